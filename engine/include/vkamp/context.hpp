@@ -1,0 +1,80 @@
+// Context: one selected device, its queue, command pool, pipeline cache and
+// compiled kernels (Kompute's Manager). Everything else borrows a Context.
+#pragma once
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vulkan/vulkan.h>
+
+#include "vkamp/device_info.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/instance.hpp"
+#include "vkamp/kernel.hpp"
+
+namespace vkamp {
+
+struct ContextOptions {
+  // Index or name substring; empty means $VKAMP_DEVICE, then the best device.
+  std::string device;
+  // Khronos validation layer; unset means $VKAMP_VALIDATION.
+  std::optional<bool> validation;
+  // Pipeline cache file; empty means $VKAMP_PIPELINE_CACHE, then
+  // $XDG_CACHE_HOME/vkamp (or ~/.cache/vkamp); "none" keeps it in memory.
+  std::string pipeline_cache;
+  // Take the fp16-storage path even where shaderFloat16 exists (tests the
+  // fallback). $VKAMP_FP16_STORAGE_ONLY=1 sets it too.
+  bool fp16_storage_only = false;
+};
+
+class Context {
+ public:
+  explicit Context(ContextOptions options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  PrecisionPath path() const { return path_; }
+  bool validation() const { return instance_.validation(); }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  VkCommandPool command_pool() const { return pool_; }
+  VkPipelineCache pipeline_cache() const { return cache_; }
+
+  // The shader variant name for a storage format: "fp16" runs fp16 math,
+  // "fp16s" keeps fp16 in memory and computes in fp32.
+  std::string variant(Format f) const;
+
+  // A compiled kernel, built once per spec and cached.
+  Kernel& kernel(const KernelSpec& spec);
+
+  // A memory type with `required` flags, preferring `preferred` ones too.
+  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                       VkMemoryPropertyFlags preferred = 0) const;
+
+  // Runs a one-off command buffer to completion (uploads, downloads).
+  void run_now(void (*record)(VkCommandBuffer, void*), void* user);
+  // Every time the host blocks on the GPU. Training reads this to prove a
+  // steady-state step never waits.
+  void count_host_wait() { host_waits_.fetch_add(1); }
+  uint64_t host_waits() const { return host_waits_.load(); }
+
+ private:
+  void save_pipeline_cache();
+
+  Instance instance_;
+  DeviceInfo info_;
+  PrecisionPath path_ = PrecisionPath::Unsupported;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::string cache_path_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::atomic<uint64_t> host_waits_{0};
+};
+
+}  // namespace vkamp

@@ -1,0 +1,61 @@
+// What a physical device can do, and which precision path vkamp takes on it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkamp {
+
+class Instance;
+
+enum class PrecisionPath {
+  Fp16Arithmetic,  // shaderFloat16 + 16-bit storage: fp16 math in shaders
+  Fp16Storage,     // 16-bit storage only: fp16 in memory, fp32 math
+  Unsupported,     // no 16-bit storage: vkamp cannot run mixed precision here
+};
+
+const char* precision_path_name(PrecisionPath p);
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+  uint32_t vendor_id = 0, device_id = 0;
+  std::string driver;  // driver name and info, e.g. "llvmpipe (Mesa 22.3.6)"
+  uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
+
+  bool shader_float16 = false;
+  bool storage_buffer_16bit = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix present
+  bool bfloat16 = false;            // VK_KHR_shader_bfloat16 present
+  uint32_t subgroup_size = 0;
+  VkSubgroupFeatureFlags subgroup_ops = 0;
+  bool timestamps = false;          // on the compute queue
+  double timestamp_period_ns = 0;
+  uint32_t timestamp_valid_bits = 0;
+  bool unified_memory = false;      // device-local memory the host can map
+  uint64_t device_local_bytes = 0;
+  uint32_t compute_queue_family = UINT32_MAX;
+  uint32_t max_shared_memory = 0;
+  std::string unsupported_reason;   // set when path() is Unsupported
+
+  PrecisionPath path() const;
+};
+
+const char* device_type_name(VkPhysicalDeviceType t);
+std::string api_version_string(uint32_t v);
+std::string subgroup_ops_string(VkSubgroupFeatureFlags ops);
+
+// Every physical device, probed. Never throws for a device that lacks features.
+std::vector<DeviceInfo> probe_devices(const Instance& instance);
+
+// Picks a device by index ("1") or case-insensitive name substring ("nvidia").
+// An empty selector prefers discrete, then integrated, virtual, CPU. Throws a
+// vkamp::Error listing the devices when nothing matches.
+size_t select_device(const std::vector<DeviceInfo>& devices, std::string_view selector);
+
+}  // namespace vkamp

@@ -1,0 +1,47 @@
+// Kernel: one compute pipeline built from an embedded shader, with its
+// descriptor layout (storage buffers at bindings 0..n-1), push constants and
+// specialization constants (constant_id 0..k-1, 32-bit each).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkamp {
+
+class Context;
+
+struct KernelSpec {
+  std::string shader;               // "gemm.fp16"
+  uint32_t buffers = 0;             // storage buffers, bindings 0..buffers-1
+  uint32_t push_bytes = 0;          // push-constant block size
+  std::vector<uint32_t> constants;  // specialization constants, ids 0..k-1
+
+  std::string key() const;
+};
+
+class Kernel {
+ public:
+  Kernel(Context& ctx, const KernelSpec& spec);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  const KernelSpec& spec() const { return spec_; }
+  VkPipeline pipeline() const { return pipeline_; }
+  VkPipelineLayout layout() const { return layout_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
+
+ private:
+  void build(Context& ctx);
+  void destroy();
+
+  VkDevice device_;
+  KernelSpec spec_;
+  VkShaderModule module_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+}  // namespace vkamp

@@ -1,0 +1,34 @@
+// GEMM for training: C[m x n] = alpha * op(A) * op(B) (+ C when accumulate),
+// fp32 accumulation, A/B/C in the storage format, all row-major.
+// Tiled in shared memory; any m, n, k (no multiple-of-tile requirement).
+#pragma once
+#include <cstdint>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::ops {
+
+struct Gemm {
+  uint32_t m = 0, n = 0, k = 0;
+  bool trans_a = false;  // A stored k x m instead of m x k
+  bool trans_b = false;  // B stored n x k instead of k x n
+  float alpha = 1.0f;
+  bool accumulate = false;
+};
+
+void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
+
+// The three products a linear layer Y = X W^T needs, X: batch x in,
+// W: out x in, Y: batch x out.
+void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
+                    uint32_t batch, uint32_t in, uint32_t out);
+// dX = dY W
+void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
+                           uint32_t batch, uint32_t in, uint32_t out);
+// dW = dY^T X (+ dW when accumulate)
+void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,
+                            uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);
+
+}  // namespace vkamp::ops

@@ -1,0 +1,30 @@
+// Losses, computed in fp32 from logits/predictions in the storage format.
+// Both give the mean over the batch; their gradients are multiplied by a
+// loss-scale value read from an fp32 GPU buffer, so dynamic loss scaling
+// never needs the host.
+#pragma once
+#include <cstdint>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::ops {
+
+// loss[0] (fp32) = mean_r (logsumexp(logits[r,:]) - logits[r, labels[r]]).
+// labels: uint32; a label >= classes gives NaN. row_loss: fp32 scratch, rows.
+void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
+                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes);
+// dlogits = (softmax(logits) - onehot(labels)) * scale[0] / rows.
+void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
+                           BufferView scale, BufferView dlogits, uint32_t rows, uint32_t classes);
+
+// loss[0] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
+// scratch holds reduce_scratch_bytes(n).
+void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,
+                 BufferView loss, uint32_t n);
+// dy = 2 (y - t) / n * scale[0].
+void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferView scale,
+                  BufferView dy, uint32_t n);
+
+}  // namespace vkamp::ops

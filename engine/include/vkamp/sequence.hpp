@@ -1,0 +1,85 @@
+// Sequence: a command buffer recorded once and replayed many times (Kompute's
+// Sequence). Dispatches are separated by a compute memory barrier unless
+// recorded inside a `parallel` group. With timestamps on, every dispatch is
+// bracketed by GPU timestamp queries that timings() reads after a wait.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+#include "vkamp/buffer.hpp"
+
+namespace vkamp {
+
+class Context;
+class Kernel;
+
+struct Groups {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// ceil(n / d), for workgroup counts.
+constexpr uint32_t div_up(uint64_t n, uint64_t d) { return uint32_t((n + d - 1) / d); }
+
+struct DispatchTime {
+  std::string label;
+  double ms;
+};
+
+class Sequence {
+ public:
+  explicit Sequence(Context& ctx, bool timestamps = false, uint32_t max_timed_dispatches = 512);
+  ~Sequence();
+  Sequence(const Sequence&) = delete;
+  Sequence& operator=(const Sequence&) = delete;
+
+  // Starts a new recording, dropping the previous one.
+  void begin();
+  void dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const void* push,
+                uint32_t push_bytes, Groups groups, const char* label = "");
+  template <class Push>
+  void dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const Push& push,
+                Groups groups, const char* label = "") {
+    dispatch(kernel, buffers, &push, sizeof(Push), groups, label);
+  }
+  // Copies and fills recorded in order with the dispatches.
+  void copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset = 0,
+            size_t dst_offset = 0);
+  void fill(const Buffer& dst, uint32_t pattern);
+  // Dispatches recorded between these two may run concurrently.
+  void begin_parallel() { parallel_ = true; }
+  void end_parallel() { parallel_ = false; }
+  void end();
+
+  // Replays the recording. submit() returns at once; wait() blocks (and is
+  // counted as a host wait on the context).
+  void submit();
+  void wait();
+  bool done() const;
+  void run() { submit(); wait(); }
+
+  Context& context() const { return ctx_; }
+  uint32_t dispatch_count() const { return dispatches_; }
+  // Per-dispatch GPU time of the last completed run (timestamps on only).
+  std::vector<DispatchTime> timings() const;
+
+ private:
+  void barrier_before_command();
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+
+  Context& ctx_;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> pools_;
+  size_t pool_in_use_ = 0;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t max_timed_ = 0;
+  std::vector<std::string> labels_;
+  uint32_t dispatches_ = 0;
+  bool recording_ = false, recorded_ = false, pending_ = false, parallel_ = false;
+  bool first_command_ = true;
+};
+
+}  // namespace vkamp

@@ -1,0 +1,190 @@
+#include "vkamp/context.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "vkamp/error.hpp"
+
+namespace vkamp {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string default_cache_path(const DeviceInfo& info) {
+  std::string dir = env_or("XDG_CACHE_HOME", "");
+  if (dir.empty()) {
+    std::string home = env_or("HOME", "");
+    if (home.empty()) return "";
+    dir = home + "/.cache";
+  }
+  char uuid[2 * VK_UUID_SIZE + 1];
+  for (unsigned i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", info.pipeline_cache_uuid[i]);
+  return dir + "/vkamp/pipelines-" + uuid + ".bin";
+}
+
+}  // namespace
+
+Context::Context(ContextOptions opt)
+    : instance_(opt.validation.value_or(validation_requested_by_env())) {
+  auto devices = probe_devices(instance_);
+  std::string selector = opt.device.empty() ? env_or("VKAMP_DEVICE", "") : opt.device;
+  info_ = devices[select_device(devices, selector)];
+  path_ = info_.path();
+  if (path_ == PrecisionPath::Unsupported)
+    throw Error("device \"" + info_.name + "\" cannot run vkamp: " + info_.unsupported_reason);
+  if (opt.fp16_storage_only || env_or("VKAMP_FP16_STORAGE_ONLY", "0") != "0")
+    path_ = PrecisionPath::Fp16Storage;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = info_.compute_queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+
+  VkPhysicalDevice16BitStorageFeatures storage16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  storage16.storageBuffer16BitAccess = VK_TRUE;
+  VkPhysicalDeviceShaderFloat16Int8Features float16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  float16.shaderFloat16 = VK_TRUE;
+  VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats.pNext = &storage16;
+  std::vector<const char*> extensions;
+  if (path_ == PrecisionPath::Fp16Arithmetic) {
+    storage16.pNext = &float16;
+    if (info_.api_version < VK_API_VERSION_1_2)
+      extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  }
+
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &feats;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = uint32_t(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
+  VKAMP_VK(vkCreateDevice(info_.handle, &dci, nullptr, &device_));
+  vkGetDeviceQueue(device_, info_.compute_queue_family, 0, &queue_);
+  vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_);
+
+  try {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = info_.compute_queue_family;
+    VKAMP_VK(vkCreateCommandPool(device_, &pci, nullptr, &pool_));
+
+    cache_path_ = opt.pipeline_cache.empty() ? env_or("VKAMP_PIPELINE_CACHE", default_cache_path(info_))
+                                             : opt.pipeline_cache;
+    if (cache_path_ == "none") cache_path_.clear();
+    std::vector<char> blob;
+    if (!cache_path_.empty()) {
+      std::ifstream in(cache_path_, std::ios::binary);
+      blob.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    // The driver checks the blob's header (vendor, device, cache UUID) and
+    // ignores a cache from another device or driver version.
+    VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    cci.initialDataSize = blob.size();
+    cci.pInitialData = blob.empty() ? nullptr : blob.data();
+    if (vkCreatePipelineCache(device_, &cci, nullptr, &cache_) != VK_SUCCESS) {
+      cci.initialDataSize = 0;
+      cci.pInitialData = nullptr;
+      VKAMP_VK(vkCreatePipelineCache(device_, &cci, nullptr, &cache_));
+    }
+  } catch (...) {
+    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+    throw;
+  }
+}
+
+Context::~Context() {
+  if (device_) vkDeviceWaitIdle(device_);
+  kernels_.clear();
+  save_pipeline_cache();
+  vkDestroyPipelineCache(device_, cache_, nullptr);
+  vkDestroyCommandPool(device_, pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+void Context::save_pipeline_cache() {
+  if (cache_path_.empty() || !cache_) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_, cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> blob(size);
+  if (vkGetPipelineCacheData(device_, cache_, &size, blob.data()) != VK_SUCCESS) return;
+  // Written to a temporary name and renamed, so parallel test processes never
+  // read a half-written cache. A cache that cannot be saved costs only time.
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(cache_path_).parent_path(), ec);
+  std::string tmp = cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out.write(blob.data(), std::streamsize(size))) return;
+  }
+  std::filesystem::rename(tmp, cache_path_, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+std::string Context::variant(Format f) const {
+  if (f == Format::F16 && path_ != PrecisionPath::Fp16Arithmetic) return "fp16s";
+  return format_name(f);
+}
+
+Kernel& Context::kernel(const KernelSpec& spec) {
+  std::string key = spec.key();
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return *it->second;
+  auto k = std::make_unique<Kernel>(*this, spec);
+  Kernel& ref = *k;
+  kernels_.emplace(std::move(key), std::move(k));
+  return ref;
+}
+
+uint32_t Context::memory_type(uint32_t bits, VkMemoryPropertyFlags required,
+                              VkMemoryPropertyFlags preferred) const {
+  for (int pass = 0; pass < 2; ++pass) {
+    VkMemoryPropertyFlags want = required | (pass == 0 ? preferred : 0);
+    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & want) == want) return i;
+  }
+  throw Error("no Vulkan memory type has the flags vkamp needs");
+}
+
+void Context::run_now(void (*record)(VkCommandBuffer, void*), void* user) {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  VKAMP_VK(vkAllocateCommandBuffers(device_, &ai, &cb));
+  VkFence fence = VK_NULL_HANDLE;
+  VkResult r = VK_SUCCESS;
+  do {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if ((r = vkBeginCommandBuffer(cb, &bi)) != VK_SUCCESS) break;
+    record(cb, user);
+    if ((r = vkEndCommandBuffer(cb)) != VK_SUCCESS) break;
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(device_, &fci, nullptr, &fence)) != VK_SUCCESS) break;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    if ((r = vkQueueSubmit(queue_, 1, &si, fence)) != VK_SUCCESS) break;
+    count_host_wait();
+    r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
+  } while (false);
+  if (fence) vkDestroyFence(device_, fence, nullptr);
+  vkFreeCommandBuffers(device_, pool_, 1, &cb);
+  if (r != VK_SUCCESS) throw_vk_error(r, "Context::run_now", __FILE__, __LINE__);
+}
+
+}  // namespace vkamp

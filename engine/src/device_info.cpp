@@ -1,0 +1,203 @@
+#include "vkamp/device_info.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "vkamp/error.hpp"
+#include "vkamp/instance.hpp"
+
+namespace vkamp {
+namespace {
+
+bool has_device_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data());
+  for (auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
+  DeviceInfo d;
+  d.index = index;
+  d.handle = pd;
+
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  d.name = props.deviceName;
+  d.type = props.deviceType;
+  d.api_version = props.apiVersion;
+  d.vendor_id = props.vendorID;
+  d.device_id = props.deviceID;
+  std::memcpy(d.pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+  d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+  d.timestamp_period_ns = props.limits.timestampPeriod;
+
+  d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");
+  d.bfloat16 = has_device_extension(pd, "VK_KHR_shader_bfloat16");
+
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> qf(qn);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, qf.data());
+  for (uint32_t i = 0; i < qn; ++i)
+    if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      d.compute_queue_family = i;
+      d.timestamp_valid_bits = qf[i].timestampValidBits;
+      break;
+    }
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+    if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      d.device_local_bytes = std::max<uint64_t>(d.device_local_bytes, mem.memoryHeaps[i].size);
+  // Unified: the device-local heap is the host's memory (integrated GPUs,
+  // CPU drivers), so mapping it directly beats staging copies. A discrete
+  // GPU's small host-visible BAR window does not count.
+  bool shared_type = false;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+    auto f = mem.memoryTypes[i].propertyFlags;
+    if ((f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+      shared_type = true;
+  }
+  d.unified_memory = shared_type && (d.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                                     d.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
+
+  if (props.apiVersion < VK_API_VERSION_1_1) {
+    d.unsupported_reason = "Vulkan " + api_version_string(props.apiVersion) +
+                           " device; vkamp needs Vulkan 1.1 for 16-bit storage";
+    return d;
+  }
+
+  bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  bool has_driver_props = v12 || has_device_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+  if (has_driver_props) subgroup.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(pd, &props2);
+  d.subgroup_size = subgroup.subgroupSize;
+  d.subgroup_ops = subgroup.supportedOperations;
+  d.driver = has_driver_props ? std::string(driver.driverName) + " (" + driver.driverInfo + ")"
+                              : std::string("driver ") + std::to_string(props.driverVersion);
+
+  VkPhysicalDevice16BitStorageFeatures storage16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features float16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceFeatures2 feats2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats2.pNext = &storage16;
+  if (v12 || has_device_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+    storage16.pNext = &float16;
+  vkGetPhysicalDeviceFeatures2(pd, &feats2);
+  d.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
+  d.shader_float16 = float16.shaderFloat16;
+  d.timestamps = d.timestamp_valid_bits > 0;  // of the compute queue we use
+
+  if (d.compute_queue_family == UINT32_MAX) d.unsupported_reason = "no compute queue";
+  else if (!d.storage_buffer_16bit) d.unsupported_reason = "no storageBuffer16BitAccess";
+  return d;
+}
+
+}  // namespace
+
+PrecisionPath DeviceInfo::path() const {
+  if (!unsupported_reason.empty()) return PrecisionPath::Unsupported;
+  return shader_float16 ? PrecisionPath::Fp16Arithmetic : PrecisionPath::Fp16Storage;
+}
+
+const char* precision_path_name(PrecisionPath p) {
+  switch (p) {
+    case PrecisionPath::Fp16Arithmetic: return "fp16 arithmetic";
+    case PrecisionPath::Fp16Storage: return "fp16 storage, fp32 math";
+    case PrecisionPath::Unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+const char* device_type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+std::string api_version_string(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string subgroup_ops_string(VkSubgroupFeatureFlags ops) {
+  static const std::pair<VkSubgroupFeatureFlagBits, const char*> kNames[] = {
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},       {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arith"},  {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},   {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_rel"},
+      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"}, {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
+  std::string s;
+  for (auto& [bit, name] : kNames)
+    if (ops & bit) s += (s.empty() ? "" : ",") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
+std::vector<DeviceInfo> probe_devices(const Instance& instance) {
+  std::vector<DeviceInfo> out;
+  auto pds = instance.physical_devices();
+  for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(probe(pds[i], i));
+  return out;
+}
+
+size_t select_device(const std::vector<DeviceInfo>& devices, std::string_view selector) {
+  if (devices.empty()) throw Error("no Vulkan device found");
+  auto list = [&] {
+    std::string s;
+    for (auto& d : devices) s += "\n  " + std::to_string(d.index) + ": " + d.name;
+    return s;
+  };
+  if (selector.empty()) {
+    size_t best = 0;
+    for (size_t i = 1; i < devices.size(); ++i) {
+      bool usable_i = devices[i].path() != PrecisionPath::Unsupported;
+      bool usable_b = devices[best].path() != PrecisionPath::Unsupported;
+      if (usable_i != usable_b ? usable_i : type_rank(devices[i].type) < type_rank(devices[best].type))
+        best = i;
+    }
+    return best;
+  }
+  if (std::all_of(selector.begin(), selector.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    size_t idx = std::stoul(std::string(selector));
+    if (idx >= devices.size())
+      throw Error("device index " + std::string(selector) + " is out of range; devices:" + list());
+    return idx;
+  }
+  std::string want = lower(selector);
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (lower(devices[i].name).find(want) != std::string::npos) return i;
+  throw Error("no device matches \"" + std::string(selector) + "\"; devices:" + list());
+}
+
+}  // namespace vkamp

@@ -1,0 +1,44 @@
+#include "vkamp/ops/activation.hpp"
+
+#include "op_util.hpp"
+
+namespace vkamp::ops {
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::ReLU: return "relu";
+    case Activation::GELU: return "gelu";
+    case Activation::Tanh: return "tanh";
+  }
+  return "?";
+}
+
+std::optional<Activation> parse_activation(std::string_view s) {
+  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::Tanh})
+    if (s == activation_name(a)) return a;
+  return std::nullopt;
+}
+
+namespace {
+void run(Sequence& seq, Format fmt, Activation act, uint32_t backward, BufferView x, BufferView dy,
+         BufferView out, uint32_t n) {
+  size_t eb = format_bytes(fmt);
+  detail::require("activation", "x", x, n, eb);
+  detail::require("activation", "dy", dy, n, eb);
+  detail::require("activation", "out", out, n, eb);
+  struct { uint32_t n; } push{n};
+  Kernel& k = detail::kernel(seq, "activation", fmt, 3, sizeof(push), {uint32_t(act), backward});
+  seq.dispatch(k, {x, dy, out}, push, {std::min(div_up(n, 256), 65535u)}, activation_name(act));
+}
+}  // namespace
+
+void activation_forward(Sequence& seq, Format fmt, Activation act, BufferView x, BufferView y, uint32_t n) {
+  run(seq, fmt, act, 0, x, x, y, n);  // dy is unused forward; x stands in
+}
+
+void activation_backward(Sequence& seq, Format fmt, Activation act, BufferView x, BufferView dy,
+                         BufferView dx, uint32_t n) {
+  run(seq, fmt, act, 1, x, dy, dx, n);
+}
+
+}  // namespace vkamp::ops

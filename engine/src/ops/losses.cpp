@@ -1,0 +1,48 @@
+#include "vkamp/ops/losses.hpp"
+
+#include "op_util.hpp"
+#include "vkamp/ops/reduce.hpp"
+
+namespace vkamp::ops {
+
+void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
+                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes) {
+  detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, format_bytes(fmt));
+  detail::require("softmax_xent_forward", "labels", labels, rows, 4);
+  detail::require("softmax_xent_forward", "row_loss", row_loss, rows, 4);
+  struct { uint32_t rows, classes; } push{rows, classes};
+  Kernel& k = detail::kernel(seq, "softmax_xent", fmt, 3, sizeof(push));
+  seq.dispatch(k, {logits, labels, row_loss}, push, {div_up(rows, 64)}, "softmax_xent");
+  sum_f32(seq, row_loss, rows, loss, 0, 1.0f / float(rows));
+}
+
+void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
+                           BufferView scale, BufferView dlogits, uint32_t rows, uint32_t classes) {
+  size_t eb = format_bytes(fmt);
+  detail::require("softmax_xent_backward", "logits", logits, uint64_t(rows) * classes, eb);
+  detail::require("softmax_xent_backward", "labels", labels, rows, 4);
+  detail::require("softmax_xent_backward", "scale", scale, 1, 4);
+  detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(rows) * classes, eb);
+  struct { uint32_t rows, classes; } push{rows, classes};
+  Kernel& k = detail::kernel(seq, "softmax_xent_grad", fmt, 4, sizeof(push));
+  seq.dispatch(k, {logits, labels, scale, dlogits}, push, {div_up(rows, 64)}, "softmax_xent_grad");
+}
+
+void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,
+                 BufferView loss, uint32_t n) {
+  sum_squares(seq, fmt, y, &t, n, scratch, loss, 0, 1.0f / float(n));
+}
+
+void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferView scale,
+                  BufferView dy, uint32_t n) {
+  size_t eb = format_bytes(fmt);
+  detail::require("mse_backward", "y", y, n, eb);
+  detail::require("mse_backward", "t", t, n, eb);
+  detail::require("mse_backward", "scale", scale, 1, 4);
+  detail::require("mse_backward", "dy", dy, n, eb);
+  struct { uint32_t n; } push{n};
+  Kernel& k = detail::kernel(seq, "mse_grad", fmt, 4, sizeof(push));
+  seq.dispatch(k, {y, t, scale, dy}, push, {std::min(div_up(n, 256), 65535u)}, "mse_grad");
+}
+
+}  // namespace vkamp::ops

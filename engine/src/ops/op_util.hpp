@@ -1,0 +1,24 @@
+// Shared plumbing for the op wrappers: picking the shader variant for a
+// format and checking that buffers are large enough for the problem.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/kernel.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::ops::detail {
+
+// The kernel "<shader>.<variant of fmt>" with these buffers/push/constants.
+Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
+               uint32_t push_bytes, std::vector<uint32_t> constants = {});
+
+// Throws a vkamp::Error naming the op and operand when the view holds fewer
+// than `elements` values of `bytes_per_element` bytes.
+void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,
+             size_t bytes_per_element);
+
+}  // namespace vkamp::ops::detail

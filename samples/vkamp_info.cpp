@@ -1,0 +1,88 @@
+// vkamp-info: lists every Vulkan device with its driver, API version,
+// fp16/bf16/cooperative-matrix support, and the precision path vkamp takes.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "vkamp/context.hpp"
+#include "vkamp/device_info.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/instance.hpp"
+
+namespace {
+
+const char* kHelp =
+    "usage: vkamp-info [--device SEL] [--validation]\n"
+    "\n"
+    "Lists every Vulkan device and the precision path vkamp will use on it.\n"
+    "\n"
+    "  --device SEL   mark the device a vkamp run would pick for SEL: an index\n"
+    "                 or a name substring (default: $VKAMP_DEVICE, else the\n"
+    "                 first discrete GPU, then integrated, virtual, CPU)\n"
+    "  --validation   load the Khronos validation layer (also VKAMP_VALIDATION=1)\n"
+    "  -h, --help     this text\n";
+
+const char* yes(bool b) { return b ? "yes" : "no"; }
+
+std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string selector;
+  bool validation = vkamp::validation_requested_by_env();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--device" && i + 1 < argc) {
+      selector = argv[++i];
+    } else if (a.rfind("--device=", 0) == 0) {
+      selector = a.substr(9);
+    } else if (a == "--validation") {
+      validation = true;
+    } else {
+      std::fprintf(stderr, "vkamp-info: unknown argument '%s'\n\n%s", a.c_str(), kHelp);
+      return 2;
+    }
+  }
+  if (selector.empty() && std::getenv("VKAMP_DEVICE")) selector = std::getenv("VKAMP_DEVICE");
+
+  try {
+    vkamp::Instance instance(validation);
+    auto devices = vkamp::probe_devices(instance);
+    size_t chosen = vkamp::select_device(devices, selector);
+    std::printf("vkamp %s: %zu Vulkan device(s)%s\n\n", "0.1.0", devices.size(),
+                instance.validation() ? ", validation on" : "");
+    for (const auto& d : devices) {
+      std::printf("%s [%u] %s (%s)\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str(),
+                  vkamp::device_type_name(d.type));
+      std::printf("      driver          %s\n", d.driver.c_str());
+      std::printf("      Vulkan          %s\n", vkamp::api_version_string(d.api_version).c_str());
+      std::printf("      shaderFloat16   %-5s  storageBuffer16BitAccess %s\n", yes(d.shader_float16),
+                  yes(d.storage_buffer_16bit));
+      std::printf("      bfloat16 ext    %-5s  cooperative matrix       %s\n", yes(d.bfloat16),
+                  yes(d.cooperative_matrix));
+      std::printf("      subgroup        %u lanes: %s\n", d.subgroup_size,
+                  vkamp::subgroup_ops_string(d.subgroup_ops).c_str());
+      std::printf("      timestamps      %s (%u bits, %.3g ns/tick)\n", yes(d.timestamps),
+                  d.timestamp_valid_bits, d.timestamp_period_ns);
+      std::printf("      memory          %s device-local%s, %u B shared per workgroup\n",
+                  mib(d.device_local_bytes).c_str(), d.unified_memory ? " (unified)" : "",
+                  d.max_shared_memory);
+      std::printf("      precision path  %s%s%s\n", vkamp::precision_path_name(d.path()),
+                  d.unsupported_reason.empty() ? "" : ": ", d.unsupported_reason.c_str());
+      if (d.path() == vkamp::PrecisionPath::Fp16Arithmetic)
+        std::printf("                      (bf16/cb16 are stored as 16 bits, computed in fp32)\n");
+      std::printf("\n");
+    }
+    std::printf("* = the device vkamp uses%s%s\n", selector.empty() ? "" : " for --device ",
+                selector.c_str());
+  } catch (const vkamp::Error& e) {
+    std::fprintf(stderr, "vkamp-info: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

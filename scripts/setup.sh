@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package vkamp needs to build, test and run.
+# Idempotent: packages that are already installed are skipped, and apt is
+# not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libvulkan-dev glslang-tools spirv-tools
+  vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
+  libglfw3-dev libimgui-dev libstb-dev
+  libgtest-dev zlib1g-dev
+  xvfb x11-apps imagemagick
+  dataset-fashion-mnist
+)
+# Extra packages for a caller that needs them (e.g. the PyTorch peer in bench/).
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,31 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Softmax cross-entropy forward, one thread per row, in fp32:
+// row_loss[r] = logsumexp(logits[r, :]) - logits[r, label[r]].
+// sum.comp then takes the batch mean. A label out of range gives NaN, so
+// bad data cannot pass as a small loss.
+#include "types.glsl"
+
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
+layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
+layout(std430, binding = 2) writeonly buffer RowLoss { float row_loss[]; };
+layout(push_constant) uniform Push { uint rows; uint classes; } p;
+
+void main() {
+  uint r = gl_GlobalInvocationID.x;
+  if (r >= p.rows) return;
+  uint base = r * p.classes;
+  float mx = sfp2f(logits[base]);
+  for (uint c = 1u; c < p.classes; ++c) mx = max(mx, sfp2f(logits[base + c]));
+  float s = 0.0;
+  bool nan_seen = false;
+  for (uint c = 0u; c < p.classes; ++c) {
+    float v = sfp2f(logits[base + c]);
+    nan_seen = nan_seen || isnan(v);  // GLSL max() may drop a NaN
+    s += exp(v - mx);
+  }
+  uint label = labels[r];
+  float loss = label < p.classes ? mx + log(s) - sfp2f(logits[base + label]) : uintBitsToFloat(0x7FC00000u);
+  row_loss[r] = nan_seen ? uintBitsToFloat(0x7FC00000u) : loss;
+}

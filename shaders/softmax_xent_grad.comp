@@ -1,0 +1,36 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Softmax cross-entropy backward, one thread per row, in fp32:
+// dlogits = (softmax(logits) - onehot(label)) * scale[0] / rows.
+// The loss scale is read from a GPU buffer: no host round trip.
+#include "types.glsl"
+
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
+layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
+layout(std430, binding = 2) readonly buffer Scale { float scale[]; };
+layout(std430, binding = 3) writeonly buffer DLogits { sfp dlogits[]; };
+layout(push_constant) uniform Push { uint rows; uint classes; } p;
+
+void main() {
+  uint r = gl_GlobalInvocationID.x;
+  if (r >= p.rows) return;
+  uint base = r * p.classes;
+  float mx = sfp2f(logits[base]);
+  bool nan_seen = isnan(mx);
+  for (uint c = 1u; c < p.classes; ++c) {
+    float v = sfp2f(logits[base + c]);
+    nan_seen = nan_seen || isnan(v);
+    mx = max(mx, v);
+  }
+  float s = 0.0;
+  for (uint c = 0u; c < p.classes; ++c) s += exp(sfp2f(logits[base + c]) - mx);
+  float k = scale[0] / float(p.rows);
+  uint label = labels[r];
+  for (uint c = 0u; c < p.classes; ++c) {
+    float prob = exp(sfp2f(logits[base + c]) - mx) / s;
+    float g = (prob - (c == label ? 1.0 : 0.0)) * k;
+    if (nan_seen || label >= p.classes) g = uintBitsToFloat(0x7FC00000u);
+    dlogits[base + c] = f2sfp(g);
+  }
+}
