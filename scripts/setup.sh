@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make pkg-config
+  cmake ninja-build g++ make pkg-config
   libvulkan-dev glslang-tools spirv-tools
   vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   libglfw3-dev libimgui-dev libstb-dev
