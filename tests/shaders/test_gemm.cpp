@@ -1,1 +1,468 @@
-// (being written)
+// gemm: the three products of a linear layer Y = X W^T (forward, dX = dY W,
+// dW = dY^T X, with and without accumulation), the generic gemm's alpha and
+// transposes, inf/NaN propagation along rows and columns, and a
+// finite-difference check of the backward products against the GPU forward.
+//
+// A shape names the GEMM it runs: the output is m x n and each output sums
+// k products. So for LinearForward m,n,k = batch,out,in; for
+// LinearBackwardInput batch,in,out; for LinearBackwardWeight out,in,batch.
+//
+// Every input carries a NaN tail (a load past the operand's end would show
+// up as NaN in the output) and every output is poisoned, followed by a tail
+// of sentinels (a store past the end would change one).
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "support/gpu_test.hpp"
+#include "support/numerics.hpp"
+#include "vkamp/ops/gemm.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::test {
+namespace {
+
+struct Shape {
+  uint32_t m, n, k;
+};
+
+// Sizes from {1, 7, 33, 127, 1000}: single elements, partial 64x64 tiles,
+// several tiles along m, along n and along both, a 16-deep k tile cut short,
+// and a long k where fp32 accumulation error grows.
+constexpr Shape kShapes[] = {{1, 1, 1},     {7, 33, 127},   {33, 127, 7}, {127, 7, 33},
+                             {1000, 33, 7}, {7, 1000, 33}, {33, 7, 1000}, {127, 127, 127}};
+
+using FormatShape = std::tuple<Format, Shape>;
+
+std::string shape_name(const Shape& s) {
+  return "m" + std::to_string(s.m) + "_n" + std::to_string(s.n) + "_k" + std::to_string(s.k);
+}
+
+std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info) {
+  return std::string(format_name(std::get<0>(info.param))) + "_" + shape_name(std::get<1>(info.param));
+}
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr size_t kTail = 16;
+constexpr float kSentinel = -3.25f;  // exact in every format
+
+// Unit roundoff of the format (half an ulp at 1).
+double unit_roundoff(Format fmt) {
+  switch (fmt) {
+    case Format::F32: return 0x1p-24;
+    case Format::F16: return 0x1p-11;
+    case Format::BF16: return 0x1p-8;
+    case Format::CB16: return 0x1p-10;
+  }
+  return 1;
+}
+
+// One rounding to fmt (1 ulp), plus the fp32 accumulation, whose k roundings add up like a random walk to sqrt(k) fp32 ulps relative to the sum.
+double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
+  double ulps = roundings + std::sqrt(double(k)) * unit_roundoff(Format::F32) / unit_roundoff(fmt);
+  return nmse_bound(fmt, ulps);
+}
+
+Buffer input(Format fmt, std::vector<float> v) {
+  v.insert(v.end(), kTail, kNan);
+  return upload(ctx(), fmt, v);
+}
+
+// n poisoned elements (or `initial`, for accumulation) and a sentinel tail.
+Buffer output(Format fmt, size_t n, const std::vector<float>* initial = nullptr) {
+  Buffer b = poisoned(ctx(), fmt, n + kTail);
+  std::vector<float> tail(kTail, kSentinel);
+  auto tail_bytes = pack(fmt, tail);
+  b.write(tail_bytes.data(), tail_bytes.size(), n * format_bytes(fmt));
+  if (initial) {
+    auto bytes = pack(fmt, *initial);
+    b.write(bytes.data(), bytes.size());
+  }
+  return b;
+}
+
+// The first n elements of an output, after checking its tail is untouched.
+std::vector<float> result(const Buffer& b, Format fmt, size_t n) {
+  auto all = download(b, fmt, n + kTail);
+  for (size_t i = n; i < all.size(); ++i)
+    EXPECT_EQ(all[i], kSentinel) << "the shader wrote element " << i << " past the output's " << n;
+  all.resize(n);
+  return all;
+}
+
+template <class Record>
+void run(Record&& record) {
+  Sequence seq(ctx());
+  seq.begin();
+  record(seq);
+  seq.end();
+  seq.run();
+}
+
+// References in double, from the definitions of the linear layer's products.
+// y[b,o] = sum_i x[b,i] w[o,i]
+std::vector<double> ref_forward(const std::vector<float>& x, const std::vector<float>& w, uint32_t batch,
+                                uint32_t in, uint32_t out) {
+  std::vector<double> y(size_t(batch) * out);
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t o = 0; o < out; ++o) {
+      double s = 0;
+      for (uint32_t i = 0; i < in; ++i) s += double(x[b * in + i]) * w[o * in + i];
+      y[b * out + o] = s;
+    }
+  return y;
+}
+// dx[b,i] = sum_o dy[b,o] w[o,i]
+std::vector<double> ref_backward_input(const std::vector<float>& dy, const std::vector<float>& w,
+                                       uint32_t batch, uint32_t in, uint32_t out) {
+  std::vector<double> dx(size_t(batch) * in);
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t i = 0; i < in; ++i) {
+      double s = 0;
+      for (uint32_t o = 0; o < out; ++o) s += double(dy[b * out + o]) * w[o * in + i];
+      dx[b * in + i] = s;
+    }
+  return dx;
+}
+// dw[o,i] = sum_b dy[b,o] x[b,i]
+std::vector<double> ref_backward_weight(const std::vector<float>& dy, const std::vector<float>& x,
+                                        uint32_t batch, uint32_t in, uint32_t out) {
+  std::vector<double> dw(size_t(out) * in);
+  for (uint32_t o = 0; o < out; ++o)
+    for (uint32_t i = 0; i < in; ++i) {
+      double s = 0;
+      for (uint32_t b = 0; b < batch; ++b) s += double(dy[b * out + o]) * x[b * in + i];
+      dw[o * in + i] = s;
+    }
+  return dw;
+}
+
+class Gemm : public GpuTestP<FormatShape> {};
+
+TEST_P(Gemm, LinearForward) {
+  auto [fmt, s] = GetParam();
+  uint32_t batch = s.m, out = s.n, in = s.k;
+  auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+  auto w = random_values(size_t(out) * in, -1, 1, fmt);
+  Buffer bx = input(fmt, x), bw = input(fmt, w), by = output(fmt, size_t(batch) * out);
+  run([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out); });
+  EXPECT_TRUE(close_to(result(by, fmt, size_t(batch) * out), ref_forward(x, w, batch, in, out),
+                       gemm_bound(fmt, in)));
+}
+
+TEST_P(Gemm, LinearBackwardInput) {
+  auto [fmt, s] = GetParam();
+  uint32_t batch = s.m, in = s.n, out = s.k;
+  auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
+  auto w = random_values(size_t(out) * in, -1, 1, fmt);
+  Buffer bdy = input(fmt, dy), bw = input(fmt, w), bdx = output(fmt, size_t(batch) * in);
+  run([&](Sequence& seq) { ops::linear_backward_input(seq, fmt, bdy, bw, bdx, batch, in, out); });
+  EXPECT_TRUE(close_to(result(bdx, fmt, size_t(batch) * in), ref_backward_input(dy, w, batch, in, out),
+                       gemm_bound(fmt, out)));
+}
+
+TEST_P(Gemm, LinearBackwardWeight) {
+  auto [fmt, s] = GetParam();
+  uint32_t out = s.m, in = s.n, batch = s.k;
+  auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
+  auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+  Buffer bdy = input(fmt, dy), bx = input(fmt, x), bdw = output(fmt, size_t(out) * in);
+  run([&](Sequence& seq) { ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out); });
+  EXPECT_TRUE(close_to(result(bdw, fmt, size_t(out) * in), ref_backward_weight(dy, x, batch, in, out),
+                       gemm_bound(fmt, batch)));
+}
+
+// Gradient accumulation over two micro-batches: the same recording replayed
+// twice adds dY^T X to what dW held each time.
+TEST_P(Gemm, LinearBackwardWeightAccumulates) {
+  auto [fmt, s] = GetParam();
+  uint32_t out = s.m, in = s.n, batch = s.k;
+  auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
+  auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+  auto dw0 = random_values(size_t(out) * in, -4, 4, fmt);
+  Buffer bdy = input(fmt, dy), bx = input(fmt, x), bdw = output(fmt, dw0.size(), &dw0);
+  Sequence seq(ctx());
+  seq.begin();
+  ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out, /*accumulate=*/true);
+  seq.end();
+  seq.run();
+  auto once = result(bdw, fmt, dw0.size());
+  seq.run();
+  auto twice = result(bdw, fmt, dw0.size());
+  auto p = ref_backward_weight(dy, x, batch, in, out);
+  std::vector<double> ref1(p.size()), ref2(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    ref1[i] = dw0[i] + p[i];
+    ref2[i] = dw0[i] + 2 * p[i];
+  }
+  EXPECT_TRUE(close_to(once, ref1, gemm_bound(fmt, batch))) << "after one run";
+  // The second result went through two roundings to the format.
+  EXPECT_TRUE(close_to(twice, ref2, gemm_bound(fmt, 2 * batch, 2.0))) << "after two runs";
+}
+
+// The generic gemm at every transpose combination: alpha scales the product
+// only, and accumulate adds the old C unscaled.
+TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
+  auto [fmt, s] = GetParam();
+  std::uniform_real_distribution<float> mag(0.25f, 2.0f);
+  std::bernoulli_distribution neg(0.5);
+  struct Case {
+    ops::Gemm g;
+    std::vector<float> a, b, c0;
+    Buffer *ba = nullptr, *bb = nullptr, *bc = nullptr;
+  };
+  std::vector<Case> cases;
+  std::vector<Buffer> buffers;
+  buffers.reserve(3 * 8);
+  for (int t = 0; t < 8; ++t) {
+    Case c;
+    c.g = {.m = s.m, .n = s.n, .k = s.k, .trans_a = bool(t & 1), .trans_b = bool(t & 2),
+           .alpha = (neg(rng()) ? -1.0f : 1.0f) * mag(rng()), .accumulate = bool(t & 4)};
+    c.a = random_values(size_t(s.m) * s.k, -1, 1, fmt);
+    c.b = random_values(size_t(s.k) * s.n, -1, 1, fmt);
+    if (c.g.accumulate) c.c0 = random_values(size_t(s.m) * s.n, -2, 2, fmt);
+    buffers.push_back(input(fmt, c.a));
+    c.ba = &buffers.back();
+    buffers.push_back(input(fmt, c.b));
+    c.bb = &buffers.back();
+    buffers.push_back(output(fmt, size_t(s.m) * s.n, c.g.accumulate ? &c.c0 : nullptr));
+    c.bc = &buffers.back();
+    cases.push_back(std::move(c));
+  }
+  run([&](Sequence& seq) {
+    for (auto& c : cases) ops::gemm(seq, fmt, c.g, *c.ba, *c.bb, *c.bc);
+  });
+  for (auto& c : cases) {
+    const ops::Gemm& g = c.g;
+    // op(A)[i,l] and op(B)[l,j] from the storage layouts the header defines.
+    auto a = [&](uint32_t i, uint32_t l) { return double(g.trans_a ? c.a[l * g.m + i] : c.a[i * g.k + l]); };
+    auto b = [&](uint32_t l, uint32_t j) { return double(g.trans_b ? c.b[j * g.k + l] : c.b[l * g.n + j]); };
+    std::vector<double> ref(size_t(g.m) * g.n);
+    for (uint32_t i = 0; i < g.m; ++i)
+      for (uint32_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (uint32_t l = 0; l < g.k; ++l) sum += a(i, l) * b(l, j);
+        ref[i * g.n + j] = double(g.alpha) * sum + (g.accumulate ? c.c0[i * g.n + j] : 0.0);
+      }
+    EXPECT_TRUE(close_to(result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k)))
+        << "trans_a " << g.trans_a << ", trans_b " << g.trans_b << ", alpha " << g.alpha << ", accumulate "
+        << g.accumulate;
+  }
+}
+
+// A NaN in the first operand and +inf/-inf in the second must reach exactly
+// the outputs that depend on them: for Y = X W^T, NaN at X[r,.] fills row r
+// of Y and inf at W[o,.] fills column o; for dX = dY W, NaN at dY[r,.] fills
+// row r, inf at W[.,c] column c; for dW = dY^T X, NaN at dY[.,o] fills row o,
+// inf at X[.,i] column i. Everything else stays finite.
+TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
+  auto [fmt, s] = GetParam();
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng()); };
+  // NaN somewhere in `first`; +inf and -inf in `second`, in different rows
+  // of its stored matrix (rows x cols) where there are two.
+  auto spoil = [&](std::vector<float>& first, std::vector<float>& second, uint32_t rows, uint32_t cols) {
+    first[pick(first.size())] = kNan;
+    uint32_t r1 = uint32_t(pick(rows)), r2 = rows > 1 ? (r1 + 1 + uint32_t(pick(rows - 1))) % rows : r1;
+    second[size_t(r1) * cols + pick(cols)] = kInf;
+    if (r2 != r1) second[size_t(r2) * cols + pick(cols)] = -kInf;
+  };
+  struct Op {
+    const char* name;
+    std::vector<double> ref;
+    Buffer* out;
+    uint32_t rows, cols;  // of the output
+  };
+  std::vector<Buffer> buffers;
+  buffers.reserve(9);
+  std::vector<Op> ops_;
+
+  {  // forward: m,n,k = batch,out,in; NaN in X, infs in W (out x in)
+    uint32_t batch = s.m, out = s.n, in = s.k;
+    auto x = random_values(size_t(batch) * in, -1, 1, fmt), w = random_values(size_t(out) * in, -1, 1, fmt);
+    spoil(x, w, out, in);
+    buffers.push_back(input(fmt, x));
+    buffers.push_back(input(fmt, w));
+    buffers.push_back(output(fmt, size_t(batch) * out));
+    ops_.push_back({"linear_forward", ref_forward(x, w, batch, in, out), &buffers.back(), batch, out});
+  }
+  {  // dX: m,n,k = batch,in,out; NaN in dY, infs in W stored out x in (spoil its columns: transpose)
+    uint32_t batch = s.m, in = s.n, out = s.k;
+    auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
+    // Build W^T (in x out) so the infs land in different columns of W.
+    auto wt = random_values(size_t(in) * out, -1, 1, fmt);
+    spoil(dy, wt, in, out);
+    std::vector<float> w(wt.size());
+    for (uint32_t i = 0; i < in; ++i)
+      for (uint32_t o = 0; o < out; ++o) w[o * in + i] = wt[i * out + o];
+    buffers.push_back(input(fmt, dy));
+    buffers.push_back(input(fmt, w));
+    buffers.push_back(output(fmt, size_t(batch) * in));
+    ops_.push_back({"linear_backward_input", ref_backward_input(dy, w, batch, in, out), &buffers.back(), batch, in});
+  }
+  {  // dW: m,n,k = out,in,batch; NaN in dY, infs in X stored batch x in (spoil its columns)
+    uint32_t out = s.m, in = s.n, batch = s.k;
+    auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
+    auto xt = random_values(size_t(in) * batch, -1, 1, fmt);
+    spoil(dy, xt, in, batch);
+    std::vector<float> x(xt.size());
+    for (uint32_t i = 0; i < in; ++i)
+      for (uint32_t b = 0; b < batch; ++b) x[b * in + i] = xt[i * batch + b];
+    buffers.push_back(input(fmt, dy));
+    buffers.push_back(input(fmt, x));
+    buffers.push_back(output(fmt, size_t(out) * in));
+    ops_.push_back({"linear_backward_weight", ref_backward_weight(dy, x, batch, in, out), &buffers.back(), out, in});
+  }
+  run([&](Sequence& seq) {
+    ops::linear_forward(seq, fmt, buffers[0], buffers[1], buffers[2], s.m, s.k, s.n);
+    ops::linear_backward_input(seq, fmt, buffers[3], buffers[4], buffers[5], s.m, s.n, s.k);
+    ops::linear_backward_weight(seq, fmt, buffers[6], buffers[7], buffers[8], s.k, s.n, s.m);
+  });
+  for (const Op& op : ops_) {
+    SCOPED_TRACE(op.name);
+    size_t nans = 0, infs = 0, finite = 0;
+    for (double r : op.ref) (std::isnan(r) ? nans : std::isinf(r) ? infs : finite)++;
+    // The case must exercise all three kinds of output, or it proves nothing.
+    ASSERT_EQ(nans % op.cols, 0u) << "the NaN fills whole rows";
+    ASSERT_GT(nans, 0u);
+    if (op.rows > 1) ASSERT_GT(infs, 0u);
+    if (op.rows > 1 && op.cols > 2) ASSERT_GT(finite, 0u);
+    EXPECT_TRUE(close_to(result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
+                         format_shape_name);
+
+// Finite differences of L = sum(G .* Y), Y = X W^T, through the GPU forward
+// in fp32: (L(X+hV) - L(X-hV)) / 2h against <dX, V> with dX = G W from
+// linear_backward_input, and the same along W with dW = G^T X from
+// linear_backward_weight. m,n,k = batch,out,in.
+class GemmGrad : public GpuTestP<Shape> {};
+
+// sqrt(sum of squares), of a double vector.
+double norm2(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+TEST_P(GemmGrad, BackwardMatchesFiniteDifferences) {
+  const Format f = Format::F32;
+  const Shape s = GetParam();
+  const uint32_t batch = s.m, out = s.n, in = s.k;
+  const double u = unit_roundoff(f);
+  // L is linear in X and in W, so the central difference has no truncation
+  // error at any h: only fp32 rounding in the forward, which a large step
+  // divides away. h = 0.5 moves the inputs by as much as they hold.
+  const float h = 0.5f;
+  auto x = random_values(size_t(batch) * in, -1, 1, f);
+  auto w = random_values(size_t(out) * in, -1, 1, f);
+  auto g = random_values(size_t(batch) * out, -1, 1, f);
+  // Directions with |entries| in [0.5, 1): no direction is nearly zero.
+  auto direction = [&](size_t n) {
+    auto v = random_values(n, 0.5f, 1.0f, f);
+    for (float& e : v)
+      if (std::bernoulli_distribution(0.5)(rng())) e = -e;
+    return v;
+  };
+  auto vx = direction(x.size()), vw = direction(w.size());
+  auto step = [&](const std::vector<float>& p, const std::vector<float>& v, float sign) {
+    std::vector<float> r(p.size());
+    for (size_t i = 0; i < p.size(); ++i) r[i] = p[i] + sign * h * v[i];
+    return r;
+  };
+  auto xp = step(x, vx, 1), xm = step(x, vx, -1), wp = step(w, vw, 1), wm = step(w, vw, -1);
+
+  Buffer bx = input(f, x), bw = input(f, w), bg = input(f, g);
+  Buffer bxp = input(f, xp), bxm = input(f, xm), bwp = input(f, wp), bwm = input(f, wm);
+  const size_t ny = size_t(batch) * out;
+  Buffer yxp = output(f, ny), yxm = output(f, ny), ywp = output(f, ny), ywm = output(f, ny);
+  Buffer bdx = output(f, x.size()), bdw = output(f, w.size());
+  run([&](Sequence& seq) {
+    ops::linear_forward(seq, f, bxp, bw, yxp, batch, in, out);
+    ops::linear_forward(seq, f, bxm, bw, yxm, batch, in, out);
+    ops::linear_forward(seq, f, bx, bwp, ywp, batch, in, out);
+    ops::linear_forward(seq, f, bx, bwm, ywm, batch, in, out);
+    ops::linear_backward_input(seq, f, bg, bw, bdx, batch, in, out);
+    ops::linear_backward_weight(seq, f, bg, bx, bdw, batch, in, out);
+  });
+  auto dx = result(bdx, f, x.size()), dw = result(bdw, f, w.size());
+
+  // L and its rounding noise scale: an fp32 dot product of length k has
+  // error about u sqrt(k+1) sum|a||b| (independent roundings, the +1 for a
+  // product rounded before the add), and independent output errors add in
+  // quadrature through the sum over G.
+  auto loss = [&](const Buffer& y, const std::vector<float>& xs, const std::vector<float>& ws, double* noise) {
+    auto yv = result(y, f, ny);
+    double l = 0, var = 0;
+    for (uint32_t b = 0; b < batch; ++b)
+      for (uint32_t o = 0; o < out; ++o) {
+        double abs_sum = 0;
+        for (uint32_t i = 0; i < in; ++i) abs_sum += std::abs(double(xs[b * in + i]) * ws[o * in + i]);
+        double gi = g[b * out + o];
+        l += gi * yv[b * out + o];
+        var += std::pow(gi * u * std::sqrt(in + 1.0) * abs_sum, 2);
+      }
+    *noise += std::sqrt(var);
+    return l;
+  };
+
+  // Along X. The step the host actually took is xp - xm (exact in double),
+  // so compare L(xp) - L(xm) with <dX, xp - xm>; dividing by 2h gives the
+  // usual central difference.
+  {
+    double noise = 0;
+    double diff = (loss(yxp, xp, w, &noise) - loss(yxm, xm, w, &noise)) / (2 * h);
+    noise /= 2 * h;
+    double dot = 0, dx_noise = 0;
+    std::vector<double> terms(x.size());
+    for (uint32_t b = 0; b < batch; ++b)
+      for (uint32_t i = 0; i < in; ++i) {
+        size_t e = size_t(b) * in + i;
+        double d = (double(xp[e]) - xm[e]) / (2 * h);
+        terms[e] = dx[e] * d;
+        dot += terms[e];
+        double abs_sum = 0;
+        for (uint32_t o = 0; o < out; ++o) abs_sum += std::abs(double(g[b * out + o]) * w[o * in + i]);
+        dx_noise += std::pow(d * u * std::sqrt(out + 1.0) * abs_sum, 2);
+      }
+    // 10 standard deviations of the rounding noise: a false alarm is out of the question.
+    double tol = 10 * (noise + std::sqrt(dx_noise));
+    // A wrong gradient moves <dX, V> by about ||dX .* V||: the check must be
+    // far finer than that to be able to fail.
+    ASSERT_LT(tol, 0.01 * norm2(terms)) << "tolerance too loose to detect a wrong dX";
+    EXPECT_NEAR(diff, dot, tol) << "central difference along X vs <dX, V>";
+  }
+  // Along W.
+  {
+    double noise = 0;
+    double diff = (loss(ywp, x, wp, &noise) - loss(ywm, x, wm, &noise)) / (2 * h);
+    noise /= 2 * h;
+    double dot = 0, dw_noise = 0;
+    std::vector<double> terms(w.size());
+    for (uint32_t o = 0; o < out; ++o)
+      for (uint32_t i = 0; i < in; ++i) {
+        size_t e = size_t(o) * in + i;
+        double d = (double(wp[e]) - wm[e]) / (2 * h);
+        terms[e] = dw[e] * d;
+        dot += terms[e];
+        double abs_sum = 0;
+        for (uint32_t b = 0; b < batch; ++b) abs_sum += std::abs(double(g[b * out + o]) * x[b * in + i]);
+        dw_noise += std::pow(d * u * std::sqrt(batch + 1.0) * abs_sum, 2);
+      }
+    double tol = 10 * (noise + std::sqrt(dw_noise));
+    ASSERT_LT(tol, 0.01 * norm2(terms)) << "tolerance too loose to detect a wrong dW";
+    EXPECT_NEAR(diff, dot, tol) << "central difference along W vs <dW, U>";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shaders, GemmGrad, ::testing::ValuesIn(kShapes),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           return "fp32_" + shape_name(info.param);
+                         });
+
+}  // namespace
+}  // namespace vkamp::test

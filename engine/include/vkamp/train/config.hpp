@@ -1,0 +1,110 @@
+// Training configuration: one struct filled from defaults, then a YAML file
+// (--config), then command-line flags, in that order. The YAML keys use the
+// Cerebras names where they exist (fp16_type, loss_scaling_factor,
+// initial_loss_scale, steps_per_increase, min_loss_scale, max_loss_scale,
+// max_gradient_norm, max_gradient_value) and vkamp's own names otherwise.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "vkamp/float_formats.hpp"
+
+namespace vkamp::train {
+
+enum class LossScaleMode { None, Static, Dynamic };
+enum class OverflowPolicy { Skip, Apply, Retry };
+enum class OptimizerKind { SGD, Adam, AdamW };  // SGD takes momentum (0 = plain)
+enum class LrSchedule { Constant, Step, Cosine };
+
+struct ScalerConfig {
+  LossScaleMode mode = LossScaleMode::Dynamic;
+  // PyTorch GradScaler defaults (DESIGN.md section 5).
+  double initial_scale = 65536.0;  // also the fixed scale in Static mode
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  uint32_t growth_interval = 2000;  // steps_per_increase
+  double min_scale = 1.0;           // the scale never goes below (never 0)
+  double max_scale = 3.4028234663852886e38;  // fp32 max: the scale never becomes inf
+  uint32_t hysteresis = 1;          // DeepSpeed: overflows tolerated before a backoff
+  OverflowPolicy policy = OverflowPolicy::Skip;
+  uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
+  uint32_t fail_after = 100;        // stop after this many consecutive overflows at min_scale
+  uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
+};
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::SGD;
+  double lr = 0.01;
+  double momentum = 0.9;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0.0;
+  LrSchedule schedule = LrSchedule::Constant;
+  uint32_t warmup_steps = 0;   // cosine: linear warmup
+  uint32_t step_size = 1000;   // step schedule: multiply by gamma every step_size steps
+  double gamma = 0.1;
+};
+
+struct ClipConfig {
+  double max_norm = 0.0;   // 0 = off; global L2 norm of the unscaled gradients
+  double max_value = 0.0;  // 0 = off; elementwise clamp of the unscaled gradients
+};
+
+// Steps (optimizer steps, counted from 0) where an inf is written into a
+// gradient: "--inject-overflow 120,300-305".
+struct StepRange {
+  uint64_t first = 0, last = 0;
+};
+
+struct TrainConfig {
+  std::string device;                // index or name substring; empty = default
+  Format precision = Format::F16;    // fp32 | float16 | bfloat16 | cbfloat16
+  ScalerConfig scaler;
+  OptimizerConfig optimizer;
+  ClipConfig clip;
+  uint32_t batch = 128;
+  uint32_t epochs = 2;
+  uint32_t grad_accum = 1;           // micro-batches per optimizer step
+  uint64_t seed = 1;
+  std::string data_dir;              // empty = the sample's default
+  std::string metrics_path;          // JSON Lines, one record per step
+  std::string checkpoint_path;       // empty = no checkpoints
+  uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
+  bool resume = false;
+  std::vector<StepRange> inject_overflow;
+  std::string report_path;           // --report FILE.png (dashboard picture)
+  bool progress = true;              // progress bar on stderr
+};
+
+// A bad value, unknown key, or conflicting options: the message names the
+// flag or key; binaries print it and exit with status 2.
+class ConfigError : public std::exception {
+ public:
+  explicit ConfigError(std::string msg) : msg_(std::move(msg)) {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
+
+// Applies a YAML file of `key: value` lines (comments with #, blank lines
+// allowed) to cfg. Unknown keys, bad values and unreadable files throw.
+void apply_config_file(const std::string& path, TrainConfig& cfg);
+
+// Applies one setting by its YAML key (used by the file reader and by the
+// dashboard's live fields). Throws ConfigError naming the key.
+void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg);
+
+// Checks cross-field rules (both clip knobs, scales <= 0, min > max, ...).
+void validate(const TrainConfig& cfg);
+
+// Parses "120,300-305" into ranges; throws ConfigError on a bad list.
+std::vector<StepRange> parse_step_ranges(const std::string& s);
+
+const char* scale_mode_name(LossScaleMode m);
+const char* policy_name(OverflowPolicy p);
+const char* optimizer_name(OptimizerKind k);
+const char* schedule_name(LrSchedule s);
+
+}  // namespace vkamp::train
