@@ -12,6 +12,7 @@ layout(std430, binding = 3) writeonly buffer DY { sfp dy[]; };
 layout(push_constant) uniform Push { uint n; } p;
 
 void main() {
-  float k = 2.0 * scale[0] / float(p.n);
+  // Divided first: 2 * scale would overflow for scales past 2^127.
+  float k = scale[0] / float(p.n) * 2.0;
   FOR_EACH_ELEMENT(i, p.n) dy[i] = f2sfp((sfp2f(y[i]) - sfp2f(t[i])) * k);
 }

@@ -89,11 +89,8 @@ VkDescriptorSet Sequence::allocate_set(VkDescriptorSetLayout layout) {
 }
 
 void Sequence::barrier_before_command() {
-  if (first_command_) {
-    first_command_ = false;
-    return;
-  }
-  if (parallel_) return;
+  if (parallel_ && !first_command_) return;
+  first_command_ = false;
   // Every earlier shader or transfer write is visible to every later access.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -186,6 +183,24 @@ void Sequence::wait() {
   ctx_.count_host_wait();
   VKAMP_VK(vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, UINT64_MAX));
   pending_ = false;
+}
+
+void Sequence::wait_for_reuse() {
+  if (!pending_) return;
+  ctx_.count_pacing_wait();
+  VKAMP_VK(vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, UINT64_MAX));
+  pending_ = false;
+}
+
+double Sequence::gpu_ms() const {
+  double ms = 0;
+  for (auto& t : timings()) ms += t.ms;
+  return ms;
+}
+
+bool Sequence::poll() {
+  if (pending_ && vkGetFenceStatus(ctx_.device(), fence_) == VK_SUCCESS) pending_ = false;
+  return !pending_;
 }
 
 bool Sequence::done() const {

@@ -60,6 +60,10 @@ class Context {
   // steady-state step never waits.
   void count_host_wait() { host_waits_.fetch_add(1); }
   uint64_t host_waits() const { return host_waits_.load(); }
+  // Waits that only keep the host a bounded number of steps ahead of the
+  // GPU (to reuse a command buffer): the queue never drains because of them.
+  void count_pacing_wait() { pacing_waits_.fetch_add(1); }
+  uint64_t pacing_waits() const { return pacing_waits_.load(); }
 
  private:
   void save_pipeline_cache();
@@ -75,6 +79,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_{};
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::atomic<uint64_t> host_waits_{0};
+  std::atomic<uint64_t> pacing_waits_{0};
 };
 
 }  // namespace vkamp

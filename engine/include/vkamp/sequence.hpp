@@ -1,6 +1,7 @@
 // Sequence: a command buffer recorded once and replayed many times (Kompute's
-// Sequence). Dispatches are separated by a compute memory barrier unless
-// recorded inside a `parallel` group. With timestamps on, every dispatch is
+// Sequence). Every command is preceded by a compute memory barrier (also the
+// first, which orders it after earlier submissions) unless recorded inside a
+// `parallel` group. With timestamps on, every dispatch is
 // bracketed by GPU timestamp queries that timings() reads after a wait.
 #pragma once
 #include <cstdint>
@@ -57,6 +58,12 @@ class Sequence {
   // counted as a host wait on the context).
   void submit();
   void wait();
+  // Waits for the previous replay before reusing this sequence, counted as
+  // pacing (the queue stays fed) rather than as a host wait.
+  void wait_for_reuse();
+  bool pending() const { return pending_; }
+  // Non-blocking: true once the last replay has finished (or none is pending).
+  bool poll();
   bool done() const;
   void run() { submit(); wait(); }
 
@@ -64,6 +71,8 @@ class Sequence {
   uint32_t dispatch_count() const { return dispatches_; }
   // Per-dispatch GPU time of the last completed run (timestamps on only).
   std::vector<DispatchTime> timings() const;
+  // Sum of the per-dispatch times of the last completed run, in ms.
+  double gpu_ms() const;
 
  private:
   void barrier_before_command();

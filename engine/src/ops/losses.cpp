@@ -6,14 +6,15 @@
 namespace vkamp::ops {
 
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
-                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes) {
+                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
+                          uint32_t out_index) {
   detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, format_bytes(fmt));
   detail::require("softmax_xent_forward", "labels", labels, rows, 4);
   detail::require("softmax_xent_forward", "row_loss", row_loss, rows, 4);
   struct { uint32_t rows, classes; } push{rows, classes};
   Kernel& k = detail::kernel(seq, "softmax_xent", fmt, 3, sizeof(push));
   seq.dispatch(k, {logits, labels, row_loss}, push, {div_up(rows, 64)}, "softmax_xent");
-  sum_f32(seq, row_loss, rows, loss, 0, 1.0f / float(rows));
+  sum_f32(seq, row_loss, rows, loss, out_index, 1.0f / float(rows));
 }
 
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
@@ -29,8 +30,8 @@ void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferV
 }
 
 void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,
-                 BufferView loss, uint32_t n) {
-  sum_squares(seq, fmt, y, &t, n, scratch, loss, 0, 1.0f / float(n));
+                 BufferView loss, uint32_t n, uint32_t out_index) {
+  sum_squares(seq, fmt, y, &t, n, scratch, loss, out_index, 1.0f / float(n));
 }
 
 void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferView scale,

@@ -11,18 +11,19 @@
 
 namespace vkamp::ops {
 
-// loss[0] (fp32) = mean_r (logsumexp(logits[r,:]) - logits[r, labels[r]]).
+// loss[out_index] (fp32) = mean_r (logsumexp(logits[r,:]) - logits[r, labels[r]]).
 // labels: uint32; a label >= classes gives NaN. row_loss: fp32 scratch, rows.
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
-                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes);
+                          BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
+                          uint32_t out_index = 0);
 // dlogits = (softmax(logits) - onehot(labels)) * scale[0] / rows.
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                            BufferView scale, BufferView dlogits, uint32_t rows, uint32_t classes);
 
-// loss[0] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
+// loss[out_index] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
 // scratch holds reduce_scratch_bytes(n).
 void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,
-                 BufferView loss, uint32_t n);
+                 BufferView loss, uint32_t n, uint32_t out_index = 0);
 // dy = 2 (y - t) / n * scale[0].
 void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferView scale,
                   BufferView dy, uint32_t n);

@@ -5,8 +5,10 @@
 // max_gradient_norm, max_gradient_value) and vkamp's own names otherwise.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vkamp/float_formats.hpp"
@@ -95,6 +97,21 @@ void apply_config_file(const std::string& path, TrainConfig& cfg);
 // Applies one setting by its YAML key (used by the file reader and by the
 // dashboard's live fields). Throws ConfigError naming the key.
 void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg);
+
+// Like apply_setting, but error messages name `label` (a flag such as
+// "--lr") instead of the key. The command-line parser uses it.
+void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg,
+                   const std::string& label);
+
+// Every key apply_setting accepts, aliases included (learning_rate, batch_size).
+const std::vector<std::string>& setting_keys();
+
+// The candidate closest to `word` by edit distance, or "" if none is close.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+// The key an unknown key probably meant: another tool's name for the same
+// knob (growth_interval -> steps_per_increase) or a close spelling; "" if none.
+std::string suggest_key(const std::string& unknown);
 
 // Checks cross-field rules (both clip knobs, scales <= 0, min > max, ...).
 void validate(const TrainConfig& cfg);

@@ -1,0 +1,117 @@
+#include "sample_main.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "vkamp/error.hpp"
+#include "vkamp/train/checkpoint_file.hpp"
+#include "vkamp/train/cli.hpp"
+#include "vkamp/train/dataset.hpp"
+#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/train/progress_bar.hpp"
+
+namespace vkamp::samples {
+namespace {
+
+void quiet_lavapipe() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg && access(xdg, W_OK) == 0) return;
+  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
+  mkdir(dir.c_str(), 0700);
+  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+}
+
+std::string scale_text(double s) {
+  char buf[32];
+  double l = std::log2(s);
+  if (s > 0 && l == std::floor(l) && std::abs(l) >= 4) std::snprintf(buf, sizeof buf, "2^%d", int(l));
+  else std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+}  // namespace
+
+std::string describe_run(const train::TrainConfig& cfg) {
+  std::string s = format_name(cfg.precision);
+  switch (cfg.scaler.mode) {
+    case train::LossScaleMode::None: return s + ", no loss scaling";
+    case train::LossScaleMode::Static: return s + ", static loss scale " + scale_text(cfg.scaler.initial_scale);
+    case train::LossScaleMode::Dynamic: return s + ", dynamic loss scale from " + scale_text(cfg.scaler.initial_scale);
+  }
+  return s;
+}
+
+int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char** argv,
+                const std::function<int(train::TrainConfig&, Context&)>& body) {
+  try {
+    train::CliResult r = train::parse_command_line(argc, argv, cfg);
+    if (r.help) {
+      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, train::common_usage().c_str());
+      return 0;
+    }
+  } catch (const train::ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
+    return 2;
+  }
+  quiet_lavapipe();
+  std::unique_ptr<Context> ctx;
+  try {
+    ContextOptions opt;
+    opt.device = cfg.device;
+    ctx = std::make_unique<Context>(opt);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "%s on %s (%s)\n", info.name, ctx->info().name.c_str(),
+               precision_path_name(ctx->path()));
+  try {
+    return body(cfg, *ctx);
+  } catch (const train::ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  } catch (const train::DataError& e) {
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  } catch (const train::CheckpointError& e) {
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", info.name, e.what());
+    return 1;
+  }
+}
+
+train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
+                                        const std::string& label) {
+  std::unique_ptr<train::MetricsLog> log;
+  if (!cfg.metrics_path.empty()) log = std::make_unique<train::MetricsLog>(cfg.metrics_path);
+  train::ProgressBar bar(label, trainer.budget(), cfg.progress);
+  trainer.on_step = [&](const train::StepMetrics& m) {
+    if (log) log->write(m);
+    char status[128];
+    std::snprintf(status, sizeof status, "loss %.4g  scale %g%s", m.loss, m.loss_scale,
+                  m.skipped ? "  (skipped)" : "");
+    bar.update(m.applied, status);
+  };
+  trainer.on_histogram = [&](const train::TensorHistogram& h) {
+    if (log) log->write(h);
+  };
+  train::TrainSummary s = trainer.run();
+  bar.finish();
+  return s;
+}
+
+void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s) {
+  std::printf("  %-34s steps %u (applied %u, skipped %u, overflows %u), final scale %g, last loss %.4g, "
+              "%.0f samples/s\n",
+              describe_run(cfg).c_str(), s.steps, s.applied, s.skipped, s.overflows, s.final_scale,
+              s.last_loss, s.samples_per_second);
+}
+
+}  // namespace vkamp::samples

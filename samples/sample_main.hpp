@@ -1,0 +1,36 @@
+// What every headless training sample shares: flag parsing with --help,
+// readable errors with exit status 2 for bad input, the Vulkan context, and
+// a training run with a progress bar, --metrics logging and a summary.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "vkamp/context.hpp"
+#include "vkamp/train/config.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::samples {
+
+struct SampleInfo {
+  const char* name;   // "fashion_mlp"
+  const char* about;  // one paragraph for --help
+};
+
+// Parses flags over `defaults`, creates the Context, and runs `body`.
+// Returns the process exit status: 0, 1 (runtime failure, e.g. fail-fast),
+// or 2 (bad flags, config, data or checkpoint).
+int sample_main(const SampleInfo& info, train::TrainConfig defaults, int argc, char** argv,
+                const std::function<int(train::TrainConfig&, Context&)>& body);
+
+// Trains one configuration with a progress bar (labelled `label`) and the
+// --metrics log. The trainer stays usable for evaluation afterwards.
+train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
+                                        const std::string& label);
+
+// "fp16, dynamic loss scale" and the like, for headers and tables.
+std::string describe_run(const train::TrainConfig& cfg);
+
+// One line of the end-of-run summary shared by the samples.
+void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s);
+
+}  // namespace vkamp::samples

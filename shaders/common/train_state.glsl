@@ -1,0 +1,91 @@
+// The training state that lives on the GPU, shared by the step shaders.
+// Mirrored field for field by engine/include/vkamp/train/gpu_state.hpp
+// (static_asserts there pin the offsets).
+#ifndef VKAMP_TRAIN_STATE_GLSL
+#define VKAMP_TRAIN_STATE_GLSL
+
+struct TrainState {
+  float grad_multiplier;     // S / micro-batches: read by the loss gradients
+  float scale;               // the loss scale S of the current step
+  uint growth_tracker;       // clean steps since the last growth or overflow
+  uint hysteresis_left;      // overflows still tolerated before a backoff
+  uint step;                 // steps attempted (one per replay)
+  uint applied;              // optimizer updates applied: drives lr and budget
+  uint cursor;               // batches consumed
+  uint retries;              // recomputations of the current batch
+  uint skipped_total;
+  uint overflow_total;
+  uint overflows_at_min;     // consecutive overflows with S at min_scale
+  uint failed;               // fail-fast tripped
+  uint done;                 // budget reached: later replays change nothing
+  // Decisions for this step's optimizer pass, written by step_control.
+  uint apply;
+  float inv_scale;
+  float clip_coef;
+  float lr;
+  float bias_correction1;
+  float bias_correction2;
+  uint pad0, pad1, pad2, pad3, pad4;
+};
+
+// Set once by the host.
+struct TrainParams {
+  uint scale_mode;           // 0 none, 1 static, 2 dynamic
+  float growth_factor;
+  float backoff_factor;
+  uint growth_interval;
+  float min_scale;
+  float max_scale;
+  uint hysteresis;
+  uint consecutive_hysteresis;
+  uint policy;               // 0 skip, 1 apply, 2 retry
+  uint max_retries;
+  uint fail_after;
+  uint budget;               // optimizer updates to apply
+  uint micro_batches;
+  uint histogram_interval;   // 0 = never
+  uint optimizer;            // 0 sgd, 1 adam, 2 adamw
+  float base_lr;
+  float momentum;
+  float beta1, beta2, eps;
+  float weight_decay;
+  uint schedule;             // 0 constant, 1 step, 2 cosine
+  uint warmup_steps;
+  uint step_size;
+  float gamma;
+  float max_norm;            // 0 = off
+  float max_value;           // 0 = off
+  uint ring_size;            // metrics records
+  uint hist_ring_size;       // histogram slots
+  uint tensors;              // parameter tensors (histograms per tensor)
+  uint partials;             // amp_check workgroups
+  uint pad0;
+};
+
+// One per step, in a host-visible ring the host reads a few steps later.
+struct StepRecord {
+  uint step;
+  float loss;
+  float loss_scale;
+  uint skipped;
+  uint overflow;
+  float grad_norm;
+  float lr;
+  uint retries;
+  uint applied;
+  uint cursor;
+  uint done;
+  uint failed;
+  int hist_slot;             // histogram ring slot, or -1
+  uint idle;                 // the run had already stopped: nothing happened
+  uint pad1, pad2;
+};
+
+const uint kHistLogBins = 56;   // [2^-40, 2^16), one bin per binade
+const uint kHistZero = 56;
+const uint kHistInf = 57;
+const uint kHistNan = 58;
+const uint kHistBins = 59;
+const int kHistMinExp = -40;
+
+#endif

@@ -1,0 +1,50 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// The fused optimizer pass over every parameter: predicated on the step's
+// decision (a skipped step writes nothing), unscale by 1/S, clip (by value,
+// then by the global-norm coefficient), update the fp32 master weight and
+// its optimizer state, and write the 16-bit working copy in the same pass.
+// OPTIMIZER: 0 SGD (momentum if > 0), 1 Adam, 2 AdamW.
+#include "types.glsl"
+#include "train_state.glsl"
+#include "elementwise.glsl"
+
+layout(constant_id = 0) const uint OPTIMIZER = 0;
+layout(std430, binding = 0) readonly buffer State { TrainState st; };
+layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
+layout(std430, binding = 2) readonly buffer Grads { sfp g[]; };
+layout(std430, binding = 3) buffer Master { float w[]; };
+layout(std430, binding = 4) buffer M1 { float m1[]; };
+layout(std430, binding = 5) buffer M2 { float m2[]; };
+layout(std430, binding = 6) writeonly buffer Working { sfp wk[]; };
+layout(push_constant) uniform Push { uint n; } p;
+
+void main() {
+  if (st.apply == 0u) return;
+  float lr = st.lr, wd = prm.weight_decay;
+  FOR_EACH_ELEMENT(i, p.n) {
+    float grad = sfp2f(g[i]) * st.inv_scale;
+    if (prm.max_value > 0.0) grad = clamp(grad, -prm.max_value, prm.max_value);
+    grad *= st.clip_coef;
+    float x = w[i];
+    if (OPTIMIZER == 0u) {
+      grad += wd * x;
+      if (prm.momentum > 0.0) {
+        float v = prm.momentum * m1[i] + grad;
+        m1[i] = v;
+        grad = v;
+      }
+      x -= lr * grad;
+    } else {
+      if (OPTIMIZER == 1u) grad += wd * x;
+      else x -= lr * wd * x;
+      float a = prm.beta1 * m1[i] + (1.0 - prm.beta1) * grad;
+      float b = prm.beta2 * m2[i] + (1.0 - prm.beta2) * grad * grad;
+      m1[i] = a;
+      m2[i] = b;
+      x -= lr * (a / st.bias_correction1) / (sqrt(b / st.bias_correction2) + prm.eps);
+    }
+    w[i] = x;
+    wk[i] = f2sfp(x);
+  }
+}

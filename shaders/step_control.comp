@@ -1,0 +1,147 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// The step's decisions, on the GPU so the host never waits: reduce the AMP
+// partials, decide skip / apply / retry, update the loss scale (PyTorch's
+// _amp_update_scale_, with DeepSpeed's hysteresis), pick the learning rate
+// and clip coefficient, and write the step's record to the metrics ring.
+// One workgroup; thread 0 runs the scalar logic.
+#include "train_state.glsl"
+
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer State { TrainState st; };
+layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
+layout(std430, binding = 2) readonly buffer PartialSq { float partial_sq[]; };
+layout(std430, binding = 3) readonly buffer PartialBad { uint partial_bad[]; };
+layout(std430, binding = 4) readonly buffer Loss { float loss[]; };  // one per micro-batch
+layout(std430, binding = 5) buffer Hist { uint hist[]; };
+layout(std430, binding = 6) buffer HistRing { uint hist_ring[]; };
+layout(std430, binding = 7) buffer Ring { StepRecord ring[]; };
+
+shared float sq[256];
+shared uint bad[256];
+shared int hist_slot;
+
+float schedule_lr(uint applied) {
+  float lr = prm.base_lr;
+  if (prm.schedule == 1u) {
+    lr *= pow(prm.gamma, float(applied / max(prm.step_size, 1u)));
+  } else if (prm.schedule == 2u) {
+    if (applied < prm.warmup_steps) return lr * float(applied + 1u) / float(prm.warmup_steps);
+    float span = float(max(prm.budget, prm.warmup_steps + 1u) - prm.warmup_steps);
+    float progress = min(float(applied - prm.warmup_steps) / span, 1.0);
+    lr *= 0.5 * (1.0 + cos(3.14159265358979 * progress));
+  }
+  return lr;
+}
+
+void main() {
+  uint lid = gl_LocalInvocationID.x;
+  float s = 0.0;
+  uint nb = 0u;
+  for (uint i = lid; i < prm.partials; i += 256u) {
+    s += partial_sq[i];
+    nb += partial_bad[i];
+  }
+  sq[lid] = s;
+  bad[lid] = nb;
+  barrier();
+  for (uint w = 128u; w > 0u; w >>= 1) {
+    if (lid < w) {
+      sq[lid] += sq[lid + w];
+      bad[lid] += bad[lid + w];
+    }
+    barrier();
+  }
+
+  if (lid == 0u) {
+    float scale = st.scale;
+    bool found_inf = bad[0] != 0u || isinf(sq[0]) || isnan(sq[0]);
+    float grad_norm = sqrt(sq[0]) / scale;  // of the unscaled gradients
+    float mean_loss = 0.0;
+    for (uint m = 0u; m < prm.micro_batches; ++m) mean_loss += loss[m];
+    mean_loss /= float(prm.micro_batches);
+
+    bool stopped = st.done != 0u || st.failed != 0u || st.applied >= prm.budget;
+    bool apply = false, consume = false;
+    uint retries_now = st.retries;
+    if (!stopped) {
+      if (!found_inf || prm.policy == 1u) {
+        apply = true;
+        consume = true;
+      } else if (prm.policy == 2u && st.retries < prm.max_retries) {
+        st.retries += 1u;  // same batch again, at the lower scale
+      } else {
+        consume = true;
+        st.skipped_total += 1u;
+      }
+    }
+    st.apply = apply ? 1u : 0u;
+    st.inv_scale = 1.0 / scale;
+    st.lr = schedule_lr(st.applied);
+    float clip = 1.0;
+    if (prm.max_norm > 0.0 && grad_norm > prm.max_norm) clip = prm.max_norm / (grad_norm + 1e-6);
+    st.clip_coef = clip;
+    float t = float(st.applied + 1u);
+    st.bias_correction1 = 1.0 - pow(prm.beta1, t);
+    st.bias_correction2 = 1.0 - pow(prm.beta2, t);
+
+    if (!stopped) {
+      if (found_inf) st.overflow_total += 1u;
+      // Fail-fast: overflowing while already at the floor.
+      if (found_inf && prm.scale_mode == 2u && scale <= prm.min_scale) st.overflows_at_min += 1u;
+      else if (!found_inf) st.overflows_at_min = 0u;
+      if (prm.fail_after != 0u && st.overflows_at_min >= prm.fail_after) st.failed = 1u;
+
+      if (prm.scale_mode == 2u) {
+        if (found_inf) {
+          if (st.hysteresis_left <= 1u) st.scale = max(scale * prm.backoff_factor, prm.min_scale);
+          else st.hysteresis_left -= 1u;
+          st.growth_tracker = 0u;
+        } else {
+          st.growth_tracker += 1u;
+          if (prm.consecutive_hysteresis != 0u) st.hysteresis_left = prm.hysteresis;
+          if (st.growth_tracker >= prm.growth_interval) {
+            float grown = scale * prm.growth_factor;
+            if (!isinf(grown)) st.scale = min(grown, prm.max_scale);
+            st.growth_tracker = 0u;
+            st.hysteresis_left = prm.hysteresis;
+          }
+        }
+      }
+      if (apply) st.applied += 1u;
+      if (consume) {
+        st.cursor += prm.micro_batches;
+        st.retries = 0u;
+      }
+      if (st.applied >= prm.budget) st.done = 1u;
+    }
+    st.grad_multiplier = st.scale / float(prm.micro_batches);
+
+    bool histogram = prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
+    hist_slot = histogram ? int((st.step / prm.histogram_interval) % prm.hist_ring_size) : -1;
+
+    uint slot = st.step % prm.ring_size;
+    ring[slot].step = st.step;
+    ring[slot].loss = mean_loss;
+    ring[slot].loss_scale = scale;
+    ring[slot].skipped = (!stopped && !apply) ? 1u : 0u;
+    ring[slot].overflow = found_inf ? 1u : 0u;
+    ring[slot].grad_norm = grad_norm;
+    ring[slot].lr = st.lr;
+    ring[slot].retries = retries_now;
+    ring[slot].applied = st.applied;
+    ring[slot].cursor = st.cursor;
+    ring[slot].done = st.done;
+    ring[slot].failed = st.failed;
+    ring[slot].hist_slot = hist_slot;
+    ring[slot].idle = stopped ? 1u : 0u;
+    st.step += 1u;
+  }
+  barrier();
+  // Publish this step's histograms and clear the accumulator for the next.
+  uint n = prm.tensors * kHistBins;
+  for (uint i = lid; i < n; i += 256u) {
+    if (hist_slot >= 0) hist_ring[uint(hist_slot) * n + i] = hist[i];
+    hist[i] = 0u;
+  }
+}
