@@ -12,7 +12,8 @@ layout(std430, binding = 3) writeonly buffer DY { sfp dy[]; };
 layout(push_constant) uniform Push { uint n; } p;
 
 void main() {
-  // Divided first: 2 * scale would overflow for scales past 2^127.
-  float k = scale[0] / float(p.n) * 2.0;
-  FOR_EACH_ELEMENT(i, p.n) dy[i] = f2sfp((sfp2f(y[i]) - sfp2f(t[i])) * k);
+  // Doubling is exact and scale / n comes last: nothing overflows on the
+  // way to a finite result (2 * scale would, for a scale of 2^127).
+  float k = scale[0] / float(p.n);
+  FOR_EACH_ELEMENT(i, p.n) dy[i] = f2sfp((sfp2f(y[i]) - sfp2f(t[i])) * 2.0 * k);
 }

@@ -117,10 +117,10 @@ void main() {
     }
     st.grad_multiplier = st.scale / float(prm.micro_batches);
 
-    bool histogram = prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
+    bool histogram = !stopped && prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
     hist_slot = histogram ? int((st.step / prm.histogram_interval) % prm.hist_ring_size) : -1;
 
-    uint slot = st.step % prm.ring_size;
+    uint slot = st.replay % prm.ring_size;
     ring[slot].step = st.step;
     ring[slot].loss = mean_loss;
     ring[slot].loss_scale = scale;
@@ -135,7 +135,9 @@ void main() {
     ring[slot].failed = st.failed;
     ring[slot].hist_slot = hist_slot;
     ring[slot].idle = stopped ? 1u : 0u;
-    st.step += 1u;
+    ring[slot].replay = st.replay;
+    st.replay += 1u;
+    if (!stopped) st.step += 1u;
   }
   barrier();
   // Publish this step's histograms and clear the accumulator for the next.

@@ -9,7 +9,7 @@ struct TrainState {
   float scale;               // the loss scale S of the current step
   uint growth_tracker;       // clean steps since the last growth or overflow
   uint hysteresis_left;      // overflows still tolerated before a backoff
-  uint step;                 // steps attempted (one per replay)
+  uint step;                 // steps attempted (replays after the run stopped don't count)
   uint applied;              // optimizer updates applied: drives lr and budget
   uint cursor;               // batches consumed
   uint retries;              // recomputations of the current batch
@@ -25,7 +25,8 @@ struct TrainState {
   float lr;
   float bias_correction1;
   float bias_correction2;
-  uint pad0, pad1, pad2, pad3, pad4;
+  uint replay;               // replays of the step since this trainer started (ring index)
+  uint pad1, pad2, pad3, pad4;
 };
 
 // Set once by the host.
@@ -78,7 +79,8 @@ struct StepRecord {
   uint failed;
   int hist_slot;             // histogram ring slot, or -1
   uint idle;                 // the run had already stopped: nothing happened
-  uint pad1, pad2;
+  uint replay;               // TrainState.replay of this record
+  uint pad2;
 };
 
 const uint kHistLogBins = 56;   // [2^-40, 2^16), one bin per binade

@@ -1,1 +1,663 @@
-// (being written)
+// Training configuration: defaults, the YAML-subset reader, strict values,
+// cross-field checks and the command-line parser. Host only, no GPU.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "vkamp/train/cli.hpp"
+#include "vkamp/train/config.hpp"
+
+namespace vkamp::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test for the YAML files it writes.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("vkamp-cfg-" + std::to_string(getpid()) + "-" + info->test_suite_name() + "-" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    fs::path p = path_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// The message of the ConfigError that f throws ("" and a failure if none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return "";
+}
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
+
+CliResult parse(std::vector<std::string> args, TrainConfig& cfg) {
+  args.insert(args.begin(), "train");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return parse_command_line(static_cast<int>(args.size()), argv.data(), cfg);
+}
+
+TrainConfig with(const std::string& key, const std::string& value) {
+  TrainConfig c;
+  apply_setting(key, value, c);
+  return c;
+}
+
+// ---- defaults ----------------------------------------------------------------
+
+TEST(ConfigDefaults, MatchPyTorchGradScaler) {
+  const TrainConfig c;
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
+  EXPECT_EQ(c.scaler.initial_scale, 65536.0);  // 2^16
+  EXPECT_EQ(c.scaler.growth_factor, 2.0);
+  EXPECT_EQ(c.scaler.backoff_factor, 0.5);
+  EXPECT_EQ(c.scaler.growth_interval, 2000u);
+  EXPECT_GT(c.scaler.min_scale, 0.0);
+  EXPECT_TRUE(std::isfinite(c.scaler.max_scale));
+  EXPECT_EQ(c.scaler.policy, OverflowPolicy::Skip);
+  EXPECT_EQ(c.clip.max_norm, 0.0);
+  EXPECT_EQ(c.clip.max_value, 0.0);
+  EXPECT_NO_THROW(validate(c));
+}
+
+// ---- one setting at a time ---------------------------------------------------
+
+TEST(ConfigSetting, CerebrasKeysMap) {
+  EXPECT_EQ(with("fp16_type", "float16").precision, Format::F16);
+  EXPECT_EQ(with("fp16_type", "bfloat16").precision, Format::BF16);
+  EXPECT_EQ(with("fp16_type", "cbfloat16").precision, Format::CB16);
+  EXPECT_EQ(with("initial_loss_scale", "32768").scaler.initial_scale, 32768.0);
+  EXPECT_EQ(with("steps_per_increase", "1000").scaler.growth_interval, 1000u);
+  EXPECT_EQ(with("min_loss_scale", "6.103515625e-05").scaler.min_scale, std::ldexp(1.0, -14));
+  EXPECT_EQ(with("max_loss_scale", "32768").scaler.max_scale, 32768.0);
+  EXPECT_EQ(with("max_gradient_norm", "1.5").clip.max_norm, 1.5);
+  EXPECT_EQ(with("max_gradient_value", "0.25").clip.max_value, 0.25);
+  // fp16_type names only 16-bit types.
+  EXPECT_CONTAINS(error_of([] { with("fp16_type", "fp32"); }), "fp16_type");
+}
+
+TEST(ConfigSetting, LossScalingFactor) {
+  TrainConfig c;
+  c.scaler.mode = LossScaleMode::None;
+  apply_setting("loss_scaling_factor", "dynamic", c);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
+  EXPECT_EQ(c.scaler.initial_scale, 65536.0);  // unchanged
+
+  apply_setting("loss_scaling_factor", "128", c);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Static);
+  EXPECT_EQ(c.scaler.initial_scale, 128.0);
+
+  apply_setting("loss_scaling_factor", "none", c);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::None);
+
+  EXPECT_CONTAINS(error_of([] { with("loss_scaling_factor", "0"); }), "loss_scaling_factor");
+  EXPECT_CONTAINS(error_of([] { with("loss_scaling_factor", "-8"); }), "> 0");
+  EXPECT_CONTAINS(error_of([] { with("loss_scaling_factor", "dynamical"); }), "dynamical");
+}
+
+TEST(ConfigSetting, VkampKeysMap) {
+  TrainConfig c;
+  const std::pair<const char*, const char*> kv[] = {
+      {"precision", "bf16"},
+      {"device", "llvmpipe"},
+      {"growth_factor", "4"},
+      {"backoff_factor", "0.25"},
+      {"hysteresis", "2"},
+      {"overflow_policy", "retry"},
+      {"max_retries", "7"},
+      {"fail_after_overflows", "9"},
+      {"histogram_interval", "0"},
+      {"optimizer", "adamw"},
+      {"learning_rate", "0.003"},
+      {"momentum", "0.5"},
+      {"beta1", "0.8"},
+      {"beta2", "0.99"},
+      {"eps", "1e-6"},
+      {"weight_decay", "0.01"},
+      {"lr_schedule", "cosine"},
+      {"warmup_steps", "100"},
+      {"lr_step_size", "30"},
+      {"lr_gamma", "0.5"},
+      {"batch_size", "64"},
+      {"epochs", "5"},
+      {"grad_accum", "4"},
+      {"seed", "18446744073709551615"},
+      {"data", "/tmp/mnist"},
+      {"metrics", "m.jsonl"},
+      {"checkpoint", "c.ckpt"},
+      {"checkpoint_every", "500"},
+      {"resume", "true"},
+      {"inject_overflow", "3,7-9"},
+      {"report", "r.png"},
+      {"progress", "false"},
+  };
+  for (const auto& [k, v] : kv) apply_setting(k, v, c);
+  EXPECT_EQ(c.precision, Format::BF16);
+  EXPECT_EQ(c.device, "llvmpipe");
+  EXPECT_EQ(c.scaler.growth_factor, 4.0);
+  EXPECT_EQ(c.scaler.backoff_factor, 0.25);
+  EXPECT_EQ(c.scaler.hysteresis, 2u);
+  EXPECT_EQ(c.scaler.policy, OverflowPolicy::Retry);
+  EXPECT_EQ(c.scaler.max_retries, 7u);
+  EXPECT_EQ(c.scaler.fail_after, 9u);
+  EXPECT_EQ(c.scaler.histogram_interval, 0u);
+  EXPECT_EQ(c.optimizer.kind, OptimizerKind::AdamW);
+  EXPECT_EQ(c.optimizer.lr, 0.003);
+  EXPECT_EQ(c.optimizer.momentum, 0.5);
+  EXPECT_EQ(c.optimizer.beta1, 0.8);
+  EXPECT_EQ(c.optimizer.beta2, 0.99);
+  EXPECT_EQ(c.optimizer.eps, 1e-6);
+  EXPECT_EQ(c.optimizer.weight_decay, 0.01);
+  EXPECT_EQ(c.optimizer.schedule, LrSchedule::Cosine);
+  EXPECT_EQ(c.optimizer.warmup_steps, 100u);
+  EXPECT_EQ(c.optimizer.step_size, 30u);
+  EXPECT_EQ(c.optimizer.gamma, 0.5);
+  EXPECT_EQ(c.batch, 64u);
+  EXPECT_EQ(c.epochs, 5u);
+  EXPECT_EQ(c.grad_accum, 4u);
+  EXPECT_EQ(c.seed, 18446744073709551615ull);
+  EXPECT_EQ(c.data_dir, "/tmp/mnist");
+  EXPECT_EQ(c.metrics_path, "m.jsonl");
+  EXPECT_EQ(c.checkpoint_path, "c.ckpt");
+  EXPECT_EQ(c.checkpoint_every, 500u);
+  EXPECT_TRUE(c.resume);
+  ASSERT_EQ(c.inject_overflow.size(), 2u);
+  EXPECT_EQ(c.inject_overflow[1].first, 7u);
+  EXPECT_EQ(c.report_path, "r.png");
+  EXPECT_FALSE(c.progress);
+  EXPECT_NO_THROW(validate(c));
+
+  // The aliases and the other spellings.
+  EXPECT_EQ(with("lr", "0.2").optimizer.lr, 0.2);
+  EXPECT_EQ(with("batch", "32").batch, 32u);
+  EXPECT_EQ(with("precision", "fp32").precision, Format::F32);
+  EXPECT_EQ(with("precision", "float16").precision, Format::F16);
+  EXPECT_EQ(with("precision", "cbfloat16").precision, Format::CB16);
+  EXPECT_EQ(with("overflow_policy", "apply").scaler.policy, OverflowPolicy::Apply);
+  EXPECT_EQ(with("optimizer", "adam").optimizer.kind, OptimizerKind::Adam);
+  EXPECT_EQ(with("lr_schedule", "step").optimizer.schedule, LrSchedule::Step);
+}
+
+TEST(ConfigSetting, UnknownKeyIsNamedWithSuggestion) {
+  std::string m = error_of([] { with("learnin_rate", "0.1"); });
+  EXPECT_CONTAINS(m, "learnin_rate");
+  EXPECT_CONTAINS(m, "learning_rate");
+  // Other tools' names point at ours.
+  EXPECT_CONTAINS(error_of([] { with("growth_interval", "10"); }), "steps_per_increase");
+  EXPECT_CONTAINS(error_of([] { with("zzzzzz", "1"); }), "zzzzzz");
+  EXPECT_EQ(suggest_key("max_grad_norm"), "max_gradient_norm");
+  EXPECT_EQ(suggest_key("epoch"), "epochs");
+  EXPECT_EQ(suggest_key("zzzzzz"), "");
+}
+
+TEST(ConfigSetting, UnknownPrecisionIsAnError) {
+  std::string m = error_of([] { with("precision", "fp8"); });
+  EXPECT_CONTAINS(m, "precision");
+  EXPECT_CONTAINS(m, "fp8");
+  EXPECT_CONTAINS(error_of([] { with("fp16_type", "half"); }), "half");
+}
+
+TEST(ConfigSetting, NumbersAreStrict) {
+  for (const char* bad : {"12abc", "", "nan", "inf", "-inf", "1e999", "0x10", " ", "1.2.3", "+-1"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_CONTAINS(error_of([&] { with("lr", bad); }), "lr");
+  }
+  for (const char* bad : {"12abc", "", "-1", "1.5", "1e3", "4294967296", "nan"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_CONTAINS(error_of([&] { with("epochs", bad); }), "epochs");
+  }
+  EXPECT_CONTAINS(error_of([] { with("seed", "18446744073709551616"); }), "seed");
+  EXPECT_EQ(with("epochs", "4294967295").epochs, 4294967295u);
+  EXPECT_EQ(with("lr", "1e-3").optimizer.lr, 1e-3);
+  EXPECT_EQ(with("lr", "+0.5").optimizer.lr, 0.5);
+  EXPECT_CONTAINS(error_of([] { with("resume", "maybe"); }), "resume");
+}
+
+TEST(ConfigSetting, CountsMustBeAtLeastOne) {
+  for (const char* key :
+       {"batch", "epochs", "grad_accum", "steps_per_increase", "lr_step_size", "hysteresis"}) {
+    SCOPED_TRACE(key);
+    EXPECT_CONTAINS(error_of([&] { with(key, "0"); }), key);
+  }
+  EXPECT_EQ(with("histogram_interval", "0").scaler.histogram_interval, 0u);  // 0 = never
+  EXPECT_EQ(with("max_retries", "0").scaler.max_retries, 0u);
+  EXPECT_NO_THROW(validate(with("fail_after_overflows", "0")));  // 0 = never stop (step_control.comp)
+}
+
+TEST(ConfigSetting, ValueRangesPerKey) {
+  EXPECT_CONTAINS(error_of([] { with("initial_loss_scale", "0"); }), "initial_loss_scale");
+  EXPECT_CONTAINS(error_of([] { with("initial_loss_scale", "-1024"); }), "initial_loss_scale");
+  EXPECT_CONTAINS(error_of([] { with("min_loss_scale", "0"); }), "min_loss_scale");
+  EXPECT_CONTAINS(error_of([] { with("max_loss_scale", "-1"); }), "max_loss_scale");
+  EXPECT_CONTAINS(error_of([] { with("growth_factor", "1"); }), "growth_factor");
+  EXPECT_CONTAINS(error_of([] { with("backoff_factor", "1"); }), "backoff_factor");
+  EXPECT_CONTAINS(error_of([] { with("backoff_factor", "0"); }), "backoff_factor");
+  EXPECT_CONTAINS(error_of([] { with("lr", "-0.1"); }), "lr");
+  EXPECT_CONTAINS(error_of([] { with("weight_decay", "-1e-4"); }), "weight_decay");
+  EXPECT_CONTAINS(error_of([] { with("beta1", "1"); }), "beta1");
+  EXPECT_CONTAINS(error_of([] { with("beta2", "-0.1"); }), "beta2");
+  EXPECT_CONTAINS(error_of([] { with("max_gradient_norm", "-1"); }), "max_gradient_norm");
+  EXPECT_EQ(with("beta2", "0").optimizer.beta2, 0.0);
+  EXPECT_EQ(with("lr", "0").optimizer.lr, 0.0);
+}
+
+TEST(ConfigSetting, LabelReplacesKeyInMessages) {
+  TrainConfig c;
+  std::string m = error_of([&] { apply_setting("epochs", "x", c, "--epochs"); });
+  EXPECT_CONTAINS(m, "--epochs");
+}
+
+TEST(ConfigNames, RoundTripThroughTheirKeys) {
+  for (OverflowPolicy p : {OverflowPolicy::Skip, OverflowPolicy::Apply, OverflowPolicy::Retry})
+    EXPECT_EQ(with("overflow_policy", policy_name(p)).scaler.policy, p);
+  for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Adam, OptimizerKind::AdamW})
+    EXPECT_EQ(with("optimizer", optimizer_name(k)).optimizer.kind, k);
+  for (LrSchedule s : {LrSchedule::Constant, LrSchedule::Step, LrSchedule::Cosine})
+    EXPECT_EQ(with("lr_schedule", schedule_name(s)).optimizer.schedule, s);
+  EXPECT_STREQ(scale_mode_name(LossScaleMode::Dynamic), "dynamic");
+  EXPECT_STREQ(scale_mode_name(LossScaleMode::Static), "static");
+  EXPECT_STREQ(scale_mode_name(LossScaleMode::None), "none");
+  EXPECT_EQ(with("loss_scaling_factor", scale_mode_name(LossScaleMode::None)).scaler.mode,
+            LossScaleMode::None);
+}
+
+// ---- step lists --------------------------------------------------------------
+
+TEST(ConfigStepRanges, ParsesSinglesAndRanges) {
+  auto r = parse_step_ranges("120,300-305, 7 ,9-9");
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].first, 120u);
+  EXPECT_EQ(r[0].last, 120u);
+  EXPECT_EQ(r[1].first, 300u);
+  EXPECT_EQ(r[1].last, 305u);
+  EXPECT_EQ(r[2].first, 7u);
+  EXPECT_EQ(r[2].last, 7u);
+  EXPECT_EQ(r[3].first, 9u);
+  EXPECT_EQ(r[3].last, 9u);
+  EXPECT_TRUE(parse_step_ranges("").empty());
+  EXPECT_EQ(parse_step_ranges("0")[0].first, 0u);
+}
+
+TEST(ConfigStepRanges, RejectsBadLists) {
+  for (const char* bad :
+       {"5-3", "a", "1,,2", "1,", ",1", "-5", "3-", "1-2-3", "1.5", "12abc", "99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_CONTAINS(error_of([&] { parse_step_ranges(bad); }), bad);
+  }
+  EXPECT_CONTAINS(error_of([] { with("inject_overflow", "5-3"); }), "inject_overflow");
+}
+
+// ---- validate() --------------------------------------------------------------
+
+TEST(ConfigValidate, BothClipKnobsNameBothFlags) {
+  TrainConfig c;
+  c.clip.max_norm = 1.0;
+  c.clip.max_value = 0.5;
+  std::string m = error_of([&] { validate(c); });
+  EXPECT_CONTAINS(m, "--max-gradient-norm");
+  EXPECT_CONTAINS(m, "--max-gradient-value");
+  EXPECT_CONTAINS(m, "max_gradient_norm");
+  EXPECT_CONTAINS(m, "max_gradient_value");
+  c.clip.max_value = 0;
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(ConfigValidate, ZeroAndNegativeScales) {
+  {
+    TrainConfig c;
+    c.scaler.initial_scale = 0;
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), "initial-loss-scale");
+  }
+  {
+    TrainConfig c;
+    c.scaler.mode = LossScaleMode::Static;
+    c.scaler.initial_scale = -128;
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), "--loss-scale");
+  }
+  {
+    TrainConfig c;
+    c.scaler.min_scale = 0;
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), "min_loss_scale");
+  }
+  {
+    TrainConfig c;
+    c.scaler.max_scale = -1;
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), "max_loss_scale");
+  }
+  {
+    TrainConfig c;
+    c.scaler.max_scale = INFINITY;  // the scale must never be able to become inf
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), "max_loss_scale");
+  }
+}
+
+TEST(ConfigValidate, ScaleBounds) {
+  TrainConfig c;
+  c.scaler.min_scale = 1024;
+  c.scaler.max_scale = 512;
+  c.scaler.initial_scale = 768;
+  std::string m = error_of([&] { validate(c); });
+  EXPECT_CONTAINS(m, "min_loss_scale");
+  EXPECT_CONTAINS(m, "max_loss_scale");
+
+  TrainConfig d;  // Cerebras max 2^15 with PyTorch's initial 2^16
+  d.scaler.max_scale = 32768;
+  EXPECT_CONTAINS(error_of([&] { validate(d); }), "initial_loss_scale");
+  d.scaler.mode = LossScaleMode::Static;  // bounds only bind dynamic scaling
+  EXPECT_NO_THROW(validate(d));
+  d.scaler.mode = LossScaleMode::Dynamic;
+  d.scaler.initial_scale = 32768;
+  EXPECT_NO_THROW(validate(d));
+}
+
+TEST(ConfigValidate, FactorsAndOptimizerRanges) {
+  auto fails = [](auto edit, const char* needle) {
+    TrainConfig c;
+    edit(c);
+    EXPECT_CONTAINS(error_of([&] { validate(c); }), needle);
+  };
+  fails([](TrainConfig& c) { c.scaler.growth_factor = 1.0; }, "growth_factor");
+  fails([](TrainConfig& c) { c.scaler.backoff_factor = 1.0; }, "backoff_factor");
+  fails([](TrainConfig& c) { c.scaler.backoff_factor = 0.0; }, "backoff_factor");
+  fails([](TrainConfig& c) { c.optimizer.lr = -0.01; }, "lr");
+  fails([](TrainConfig& c) { c.optimizer.weight_decay = -1; }, "weight_decay");
+  fails([](TrainConfig& c) { c.optimizer.beta1 = 1.0; }, "beta1");
+  fails([](TrainConfig& c) { c.optimizer.beta2 = 1.5; }, "beta2");
+  fails([](TrainConfig& c) { c.optimizer.eps = 0; }, "eps");
+  fails([](TrainConfig& c) { c.batch = 0; }, "batch");
+  fails([](TrainConfig& c) { c.grad_accum = 0; }, "grad_accum");
+  fails([](TrainConfig& c) { c.scaler.growth_interval = 0; }, "steps_per_increase");
+  fails([](TrainConfig& c) { c.resume = true; }, "--checkpoint");
+}
+
+// ---- YAML files --------------------------------------------------------------
+
+TEST(ConfigFile, ReadsCerebrasStyleFile) {
+  TempDir dir;
+  std::string f = dir.write("cs.yaml",
+                            "# Cerebras-style mixed precision\n"
+                            "\n"
+                            "fp16_type: cbfloat16\n"
+                            "loss_scaling_factor: dynamic   # grows and backs off\n"
+                            "initial_loss_scale: 32768\n"
+                            "steps_per_increase: 2000\n"
+                            "min_loss_scale: 6.103515625e-05\n"
+                            "max_loss_scale: 32768\n"
+                            "max_gradient_norm: 1.0\n"
+                            "   \n"
+                            "data: \"/data/my # dir\"\n"
+                            "device: 'llvm''pipe'\n"
+                            "metrics: \"\"\n");
+  TrainConfig c;
+  c.metrics_path = "was set";
+  apply_config_file(f, c);
+  EXPECT_EQ(c.precision, Format::CB16);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
+  EXPECT_EQ(c.scaler.initial_scale, 32768.0);
+  EXPECT_EQ(c.scaler.growth_interval, 2000u);
+  EXPECT_EQ(c.scaler.min_scale, std::ldexp(1.0, -14));
+  EXPECT_EQ(c.scaler.max_scale, 32768.0);
+  EXPECT_EQ(c.clip.max_norm, 1.0);
+  EXPECT_EQ(c.data_dir, "/data/my # dir");
+  EXPECT_EQ(c.device, "llvm'pipe");
+  EXPECT_EQ(c.metrics_path, "");
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(ConfigFile, CrlfAndDocumentMarker) {
+  TempDir dir;
+  std::string f = dir.write("w.yaml", "---\r\nepochs: 3\r\nlr: '0.5'\r\n");
+  TrainConfig c;
+  apply_config_file(f, c);
+  EXPECT_EQ(c.epochs, 3u);
+  EXPECT_EQ(c.optimizer.lr, 0.5);
+}
+
+TEST(ConfigFile, UnknownKeyReportsFileLineAndKey) {
+  TempDir dir;
+  std::string f = dir.write("u.yaml", "epochs: 3\n# comment\nmax_grad_norm: 1.0\n");
+  TrainConfig c;
+  std::string m = error_of([&] { apply_config_file(f, c); });
+  EXPECT_CONTAINS(m, f + ":3:");
+  EXPECT_CONTAINS(m, "max_grad_norm");
+  EXPECT_CONTAINS(m, "max_gradient_norm");  // the suggestion
+}
+
+TEST(ConfigFile, BadValueReportsFileLineAndKey) {
+  TempDir dir;
+  std::string f = dir.write("b.yaml", "epochs: 3\nbatch: 12abc\n");
+  TrainConfig c;
+  std::string m = error_of([&] { apply_config_file(f, c); });
+  EXPECT_CONTAINS(m, f + ":2:");
+  EXPECT_CONTAINS(m, "batch");
+  EXPECT_CONTAINS(m, "12abc");
+}
+
+TEST(ConfigFile, MalformedLinesAreErrors) {
+  TempDir dir;
+  TrainConfig c;
+  const std::pair<const char*, const char*> cases[] = {
+      {"just text\n", "key: value"},
+      {"lr:0.1\n", "key: value"},
+      {"scaler:\n  initial_loss_scale: 8\n", "scaler"},  // nesting: unknown key first
+      {"epochs: 2\n  lr: 0.1\n", "nested"},
+      {"lr:\n", "no value"},
+      {"lr: \"0.1\n", "quote"},
+      {"lr: 0.1\nlearning_rate: 0.2\n", "twice"},
+      {"- lr: 1\n", "list"},
+  };
+  int n = 0;
+  for (const auto& [text, needle] : cases) {
+    SCOPED_TRACE(text);
+    std::string f = dir.write("m" + std::to_string(n++) + ".yaml", text);
+    std::string m = error_of([&] { apply_config_file(f, c); });
+    EXPECT_CONTAINS(m, f + ":");
+    EXPECT_CONTAINS(m, needle);
+  }
+}
+
+TEST(ConfigFile, MissingFileIsNamed) {
+  TempDir dir;
+  TrainConfig c;
+  std::string p = dir.path("absent.yaml");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(p, c); }), p);
+}
+
+// ---- command line ------------------------------------------------------------
+
+TEST(CliParse, FlagsOverrideFileInEitherOrder) {
+  TempDir dir;
+  std::string f = dir.write("f.yaml", "lr: 0.1\nepochs: 7\n");
+  {
+    TrainConfig c;
+    parse({"--lr", "0.5", "--config", f}, c);
+    EXPECT_EQ(c.optimizer.lr, 0.5);
+    EXPECT_EQ(c.epochs, 7u);  // the file still applies where no flag overrides
+  }
+  {
+    TrainConfig c;
+    parse({"--config", f, "--lr", "0.5"}, c);
+    EXPECT_EQ(c.optimizer.lr, 0.5);
+  }
+  {
+    TrainConfig c;
+    parse({"--lr=0.25", "--config=" + f}, c);
+    EXPECT_EQ(c.optimizer.lr, 0.25);
+  }
+}
+
+TEST(CliParse, CommonFlags) {
+  TrainConfig c;
+  auto r = parse(
+      {"--device", "1", "--precision", "bf16", "--loss-scale", "512", "--epochs", "3", "--batch=64", "--lr",
+       "0.05", "--data", "/d", "--inject-overflow", "120,300-305", "--metrics", "m.jsonl", "--seed", "42"},
+      c);
+  EXPECT_FALSE(r.help);
+  EXPECT_EQ(c.device, "1");
+  EXPECT_EQ(c.precision, Format::BF16);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Static);
+  EXPECT_EQ(c.scaler.initial_scale, 512.0);
+  EXPECT_EQ(c.epochs, 3u);
+  EXPECT_EQ(c.batch, 64u);
+  EXPECT_EQ(c.optimizer.lr, 0.05);
+  EXPECT_EQ(c.data_dir, "/d");
+  ASSERT_EQ(c.inject_overflow.size(), 2u);
+  EXPECT_EQ(c.inject_overflow[1].first, 300u);
+  EXPECT_EQ(c.inject_overflow[1].last, 305u);
+  EXPECT_EQ(c.metrics_path, "m.jsonl");
+  EXPECT_EQ(c.seed, 42u);
+}
+
+TEST(CliParse, YamlKeysAsDashedFlags) {
+  TrainConfig c;
+  parse({"--max-gradient-norm", "1.0", "--overflow-policy", "retry", "--steps-per-increase", "100",
+         "--initial-loss-scale", "1024", "--fp16-type=bfloat16", "--loss-scaling-factor", "dynamic",
+         "--learning-rate", "0.3", "--batch-size", "16"},
+        c);
+  EXPECT_EQ(c.clip.max_norm, 1.0);
+  EXPECT_EQ(c.scaler.policy, OverflowPolicy::Retry);
+  EXPECT_EQ(c.scaler.growth_interval, 100u);
+  EXPECT_EQ(c.scaler.initial_scale, 1024.0);
+  EXPECT_EQ(c.precision, Format::BF16);
+  EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
+  EXPECT_EQ(c.optimizer.lr, 0.3);
+  EXPECT_EQ(c.batch, 16u);
+}
+
+TEST(CliParse, LossScaleModes) {
+  TrainConfig a;
+  parse({"--loss-scale", "none"}, a);
+  EXPECT_EQ(a.scaler.mode, LossScaleMode::None);
+  TrainConfig b;
+  b.scaler.mode = LossScaleMode::None;
+  parse({"--loss-scale=dynamic"}, b);
+  EXPECT_EQ(b.scaler.mode, LossScaleMode::Dynamic);
+  TrainConfig z;
+  EXPECT_CONTAINS(error_of([&] { parse({"--loss-scale", "0"}, z); }), "--loss-scale");
+  EXPECT_CONTAINS(error_of([&] { parse({"--loss-scale=-4"}, z); }), "--loss-scale");
+  EXPECT_CONTAINS(error_of([&] { parse({"--initial-loss-scale", "0"}, z); }), "--initial-loss-scale");
+}
+
+TEST(CliParse, BooleanFlagsTakeNoValue) {
+  TrainConfig c;
+  parse({"--checkpoint", "c.ckpt", "--resume", "--no-progress", "--epochs", "2"}, c);
+  EXPECT_TRUE(c.resume);
+  EXPECT_FALSE(c.progress);
+  EXPECT_EQ(c.epochs, 2u);
+  TrainConfig d;
+  parse({"--progress=false"}, d);
+  EXPECT_FALSE(d.progress);
+  TrainConfig e;
+  EXPECT_CONTAINS(error_of([&] { parse({"--checkpoint", "c", "--resume", "true"}, e); }), "--resume");
+  EXPECT_CONTAINS(error_of([&] { parse({"--no-progress=false"}, e); }), "--no-progress");
+}
+
+TEST(CliParse, UnknownFlagIsNamed) {
+  TrainConfig c;
+  std::string m = error_of([&] { parse({"--epoch", "3"}, c); });
+  EXPECT_CONTAINS(m, "--epoch");
+  EXPECT_CONTAINS(m, "--epochs");  // the suggestion
+  EXPECT_CONTAINS(error_of([&] { parse({"--frobnicate=1"}, c); }), "--frobnicate");
+  // Underscored spellings are YAML keys, not flags.
+  EXPECT_CONTAINS(error_of([&] { parse({"--max_gradient_norm", "1"}, c); }), "--max-gradient-norm");
+  // Other tools' names point at ours.
+  EXPECT_CONTAINS(error_of([&] { parse({"--growth-interval", "5"}, c); }), "--steps-per-increase");
+}
+
+TEST(CliParse, MissingAndBadValuesNameTheFlag) {
+  TrainConfig c;
+  EXPECT_CONTAINS(error_of([&] { parse({"--epochs"}, c); }), "--epochs");
+  EXPECT_CONTAINS(error_of([&] { parse({"--lr", "--epochs", "3"}, c); }), "--lr");
+  EXPECT_CONTAINS(error_of([&] { parse({"--config"}, c); }), "--config");
+  EXPECT_CONTAINS(error_of([&] { parse({"--epochs", "three"}, c); }), "--epochs");
+  EXPECT_CONTAINS(error_of([&] { parse({"--batch=0"}, c); }), "--batch");
+  EXPECT_CONTAINS(error_of([&] { parse({"--precision", "fp8"}, c); }), "--precision");
+  EXPECT_CONTAINS(error_of([&] { parse({"--inject-overflow", "1,,2"}, c); }), "--inject-overflow");
+  EXPECT_CONTAINS(error_of([&] { parse({"--overflow-policy", "ignore"}, c); }), "--overflow-policy");
+}
+
+TEST(CliParse, PositionalArgumentIsAnError) {
+  TrainConfig c;
+  EXPECT_CONTAINS(error_of([&] { parse({"--epochs", "3", "extra"}, c); }), "extra");
+  EXPECT_CONTAINS(error_of([&] { parse({"-x"}, c); }), "-x");
+}
+
+TEST(CliParse, BothClipFlagsNameBoth) {
+  TrainConfig c;
+  std::string m = error_of([&] { parse({"--max-gradient-norm", "1.0", "--max-gradient-value", "0.5"}, c); });
+  EXPECT_CONTAINS(m, "--max-gradient-norm");
+  EXPECT_CONTAINS(m, "--max-gradient-value");
+}
+
+TEST(CliParse, ValidatesAfterFileAndFlags) {
+  TempDir dir;
+  // The file alone is invalid (initial scale above the max) but the flag fixes it.
+  std::string f = dir.write("v.yaml", "max_loss_scale: 32768\n");
+  TrainConfig c;
+  EXPECT_CONTAINS(error_of([&] { parse({"--config", f}, c); }), "initial_loss_scale");
+  TrainConfig d;
+  EXPECT_NO_THROW(parse({"--config", f, "--initial-loss-scale", "32768"}, d));
+  EXPECT_EQ(d.scaler.max_scale, 32768.0);
+  // A bad file is reported with its name and line.
+  std::string g = dir.write("bad.yaml", "\nlr: fast\n");
+  TrainConfig e;
+  EXPECT_CONTAINS(error_of([&] { parse({"--epochs", "1", "--config", g}, e); }), g + ":2:");
+}
+
+TEST(CliParse, HelpSetsHelp) {
+  TrainConfig c;
+  EXPECT_TRUE(parse({"--help"}, c).help);
+  EXPECT_TRUE(parse({"--epochs", "3", "-h"}, c).help);
+  EXPECT_EQ(c.epochs, TrainConfig{}.epochs);  // nothing applied
+  EXPECT_FALSE(parse({}, c).help);
+}
+
+TEST(CliUsage, ListsEveryFlagWithDefaults) {
+  const std::string u = common_usage();
+  for (const char* f :
+       {"--device", "--precision", "--loss-scale", "--epochs", "--batch", "--lr", "--data", "--config",
+        "--inject-overflow", "--metrics", "--seed", "--help", "--resume", "--no-progress"})
+    EXPECT_CONTAINS(u, std::string(f) + " ");
+  for (const std::string& key : setting_keys()) {
+    if (key == "learning_rate" || key == "batch_size" || key == "progress") continue;  // mentioned as aliases
+    std::string flag = "--";
+    for (char ch : key) flag += ch == '_' ? '-' : ch;
+    EXPECT_CONTAINS(u, flag + " ");
+  }
+  EXPECT_CONTAINS(u, "--learning-rate");
+  EXPECT_CONTAINS(u, "--batch-size");
+  EXPECT_CONTAINS(u, "[default: 65536]");
+  EXPECT_CONTAINS(u, "[default: 2000]");
+  EXPECT_CONTAINS(u, "[default: dynamic]");
+}
+
+}  // namespace
+}  // namespace vkamp::train

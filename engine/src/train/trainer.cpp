@@ -206,11 +206,13 @@ void Trainer::record_step(Sequence& seq) {
       ops::mse_backward(seq, fmt_, model_->output(), *batch_y_, scale_view, model_->doutput(), B * C);
     }
     model_->record_backward(seq, *batch_x_, B, m > 0);
-  }
-  if (inject_mask_) {
-    struct { uint32_t steps, index; } push{max_attempts_, model_->tensors()[0].offset};
-    Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
-    seq.dispatch(k, {*state_, *inject_mask_, model_->grads()}, push, {1}, "inject_overflow");
+    // Injected after the first micro-batch, so the inf must survive the
+    // accumulation of the others to be caught.
+    if (m == 0 && inject_mask_) {
+      struct { uint32_t steps, index; } push{max_attempts_, model_->tensors()[0].offset};
+      Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
+      seq.dispatch(k, {*state_, *inject_mask_, model_->grads()}, push, {1}, "inject_overflow");
+    }
   }
   struct { uint32_t n; } np{total};
   Kernel& amp = ctx_.kernel({"amp_check." + v, 7, sizeof(np), {}});
@@ -227,12 +229,12 @@ void Trainer::record_step(Sequence& seq) {
   seq.end();
 }
 
-void Trainer::read_record(uint32_t step, size_t slot) {
+void Trainer::read_record(uint32_t replay, size_t slot) {
   StepRecord r;
-  ring_->read(&r, sizeof(r), size_t(step % kRingSize) * sizeof(r));
-  if (r.step != step)
-    throw Error("metrics ring out of step: expected step " + std::to_string(step) + ", found " +
-                std::to_string(r.step));
+  ring_->read(&r, sizeof(r), size_t(replay % kRingSize) * sizeof(r));
+  if (r.replay != replay)
+    throw Error("metrics ring out of step: expected replay " + std::to_string(replay) + ", found " +
+                std::to_string(r.replay));
   StepMetrics m;
   m.step = r.step;
   m.loss = r.loss;
@@ -266,7 +268,7 @@ void Trainer::read_record(uint32_t step, size_t slot) {
       hist_ring_->read(words.data(), words.size() * 4, size_t(r.hist_slot) * words.size() * 4);
       for (size_t t = 0; t < tensors.size(); ++t) {
         TensorHistogram h;
-        h.step = step;
+        h.step = r.step;
         h.tensor = tensors[t].name;
         h.loss_scale = r.loss_scale;
         std::copy_n(words.begin() + t * kHistBins, kHistBins, h.bins.begin());
@@ -467,8 +469,9 @@ void Trainer::load_checkpoint(const std::string& path) {
   TrainState st;
   std::memcpy(&st, need("state", sizeof(st)).data(), sizeof(st));
   st.done = st.applied >= budget_ ? 1u : 0u;  // a longer run may continue a finished one
+  st.replay = 0;                              // replays count from this trainer's start
   state_->write(&st, sizeof(st));
-  submitted_ = drained_ = st.step;
+  submitted_ = drained_ = 0;
   stop_seen_ = failed_seen_ = false;
   summary_.applied = st.applied;
 }

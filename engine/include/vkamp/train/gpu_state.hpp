@@ -26,7 +26,8 @@ struct TrainState {
   float lr;
   float bias_correction1;
   float bias_correction2;
-  uint32_t pad[5];
+  uint32_t replay;
+  uint32_t pad[4];
 };
 static_assert(sizeof(TrainState) == 24 * 4);
 
@@ -79,7 +80,8 @@ struct StepRecord {
   uint32_t failed;
   int32_t hist_slot;
   uint32_t idle;
-  uint32_t pad[2];
+  uint32_t replay;
+  uint32_t pad;
 };
 static_assert(sizeof(StepRecord) == 16 * 4);
 

@@ -1,0 +1,446 @@
+// The training loop on the GPU: loss-scale trajectories against the CPU
+// rule, the overflow policies, clipping, accumulation, the schedule, a
+// whole-model finite-difference check, convergence, fp16-vs-fp32 agreement,
+// bit-exact resume, and no host waits in steady state.
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "scaler_reference.hpp"
+#include "support/gpu_test.hpp"
+#include "support/numerics.hpp"
+#include "vkamp/ops/losses.hpp"
+#include "vkamp/train/checkpoint_file.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::test {
+namespace {
+
+using train::StepMetrics;
+using train::TrainConfig;
+using train::Trainer;
+
+// A learnable toy problem: labels are the arg-max of a fixed random linear
+// map of the inputs.
+train::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> nd;
+  std::vector<float> proj(features * classes);
+  for (float& p : proj) p = nd(gen);
+  train::HostData d;
+  d.count = count;
+  d.features = features;
+  d.x.resize(size_t(count) * features);
+  for (float& v : d.x) v = nd(gen);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t best = 0;
+    float bv = -1e30f;
+    for (uint32_t c = 0; c < classes; ++c) {
+      float s = 0;
+      for (uint32_t f = 0; f < features; ++f) s += d.x[i * features + f] * proj[c * features + f];
+      if (s > bv) bv = s, best = c;
+    }
+    d.labels.push_back(best);
+  }
+  return d;
+}
+
+TrainConfig toy_config(Format fmt = Format::F16) {
+  TrainConfig c;
+  c.precision = fmt;
+  c.batch = 8;
+  c.epochs = 4;
+  c.seed = 7;
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0;
+  c.progress = false;
+  c.scaler.histogram_interval = 0;
+  return c;
+}
+
+const train::ModelSpec kToyModel = train::parse_model("6-5t-3");
+
+std::vector<StepMetrics> run(Trainer& t, train::TrainSummary* summary = nullptr) {
+  std::vector<StepMetrics> out;
+  t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
+  auto s = t.run();
+  if (summary) *summary = s;
+  return out;
+}
+
+class Training : public GpuTest {};
+
+TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 1024;
+  c.scaler.growth_interval = 3;
+  c.inject_overflow = train::parse_step_ranges("2,5-7,12,20-29");
+  c.scaler.min_scale = 4;
+  c.scaler.fail_after = 0;
+  auto data = toy_classification(64, 6, 3, 1);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  ScalerReference ref(c.scaler);
+  ASSERT_GT(steps.size(), 30u);
+  bool reached_min = false;
+  for (const auto& m : steps) {
+    bool inj = false;
+    for (auto r : c.inject_overflow) inj = inj || (m.step >= r.first && m.step <= r.last);
+    ASSERT_EQ(m.overflow, inj) << "step " << m.step;
+    ASSERT_EQ(m.skipped, inj) << "step " << m.step;
+    ASSERT_EQ(m.loss_scale, ref.step(inj)) << "step " << m.step;
+    reached_min = reached_min || m.loss_scale == 4.0f;
+  }
+  EXPECT_TRUE(reached_min) << "the burst at 20-29 should pin the scale at min_loss_scale";
+}
+
+TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 256;
+  c.scaler.growth_interval = 4;
+  c.scaler.hysteresis = 3;
+  c.inject_overflow = train::parse_step_ranges("1,2,3,4,10,16-17");
+  auto data = toy_classification(64, 6, 3, 2);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  ScalerReference ref(c.scaler);
+  for (const auto& m : steps) {
+    bool inj = false;
+    for (auto r : c.inject_overflow) inj = inj || (m.step >= r.first && m.step <= r.last);
+    ASSERT_EQ(m.loss_scale, ref.step(inj)) << "step " << m.step;
+  }
+  // Steps 1 and 2 are absorbed by hysteresis 3; the third overflow backs off.
+  EXPECT_EQ(steps[3].loss_scale, 256.0f);
+  EXPECT_EQ(steps[4].loss_scale, 128.0f);
+}
+
+TEST_F(Training, ScaleNeverBecomesInfOrZero) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 1e38;
+  c.scaler.growth_interval = 1;  // grows every clean step
+  auto data = toy_classification(64, 6, 3, 3);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  for (const auto& m : run(t)) ASSERT_TRUE(std::isfinite(m.loss_scale) && m.loss_scale > 0) << m.step;
+
+  TrainConfig d = toy_config();
+  d.scaler.initial_scale = 2;
+  d.scaler.min_scale = 0.5;
+  d.scaler.fail_after = 0;
+  d.inject_overflow = train::parse_step_ranges("0-20");
+  Trainer t2(ctx(), d, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t2);
+  EXPECT_EQ(steps[20].loss_scale, 0.5f);
+}
+
+TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
+  TrainConfig c = toy_config(Format::F32);
+  c.epochs = 1;
+  c.optimizer.schedule = train::LrSchedule::Step;
+  c.optimizer.step_size = 2;
+  c.optimizer.gamma = 0.5;
+  c.inject_overflow = train::parse_step_ranges("3");
+  auto data = toy_classification(64, 6, 3, 4);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  ASSERT_EQ(steps.size(), 9u);  // 8 updates + 1 skipped
+  EXPECT_TRUE(steps[3].skipped);
+  EXPECT_EQ(steps[3].applied, 3u);
+  // lr halves every 2 applied updates; the skipped step does not advance it.
+  float want[] = {0.1f, 0.1f, 0.05f, 0.05f, 0.05f, 0.025f, 0.025f, 0.0125f, 0.0125f};
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_FLOAT_EQ(steps[i].lr, want[i]) << "step " << i;
+  auto st = t.read_state();
+  EXPECT_EQ(st.applied, 8u);
+  EXPECT_EQ(st.skipped_total, 1u);
+  EXPECT_EQ(st.cursor, 9u) << "a skipped step consumes its batch";
+}
+
+TEST_F(Training, ApplyPolicyUpdatesEvenOnOverflow) {
+  TrainConfig c = toy_config(Format::F32);
+  c.epochs = 1;
+  c.scaler.policy = train::OverflowPolicy::Apply;
+  c.inject_overflow = train::parse_step_ranges("5");
+  auto data = toy_classification(64, 6, 3, 5);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_TRUE(steps[5].overflow);
+  EXPECT_FALSE(steps[5].skipped);
+  // The injected inf went into fc1.weight[0] and was applied.
+  auto w = t.model().read_master();
+  EXPECT_FALSE(std::isfinite(w[t.model().tensors()[0].offset]));
+}
+
+TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
+  TrainConfig c = toy_config();
+  c.epochs = 1;
+  c.scaler.policy = train::OverflowPolicy::Retry;
+  c.scaler.max_retries = 2;
+  c.scaler.initial_scale = 1024;
+  c.inject_overflow = train::parse_step_ranges("2-3,6-8");
+  auto data = toy_classification(64, 6, 3, 6);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  // 2-3: retried twice then the batch succeeds at step 4 on the same data.
+  EXPECT_EQ(steps[2].cursor, 2u);
+  EXPECT_EQ(steps[3].cursor, 2u);
+  EXPECT_EQ(steps[4].retries, 2u);
+  EXPECT_EQ(steps[4].loss, steps[2].loss) << "a retry recomputes the same batch";
+  EXPECT_EQ(steps[4].loss_scale, 256.0f);
+  EXPECT_FALSE(steps[4].skipped);
+  // 6-8: two retries, then the third overflow gives up and skips the batch.
+  EXPECT_EQ(steps[8].retries, 2u);
+  EXPECT_TRUE(steps[8].skipped);
+  EXPECT_EQ(steps[9].retries, 0u);
+  EXPECT_EQ(steps[9].cursor, steps[8].cursor + 1u) << "the skipped batch is consumed";
+  auto st = t.read_state();
+  EXPECT_EQ(st.applied, 8u);
+  EXPECT_EQ(st.skipped_total, 1u);
+}
+
+// One SGD step from known weights: the applied change is lr x the clipped,
+// unscaled gradient.
+std::vector<float> one_step_delta(const TrainConfig& c, const train::HostData& data, Trainer** keep = nullptr) {
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto before = t.model().read_master();
+  run(t);
+  auto after = t.model().read_master();
+  std::vector<float> d(before.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = (before[i] - after[i]) / float(c.optimizer.lr);
+  (void)keep;
+  return d;
+}
+
+TEST_F(Training, ClipsByNormAfterUnscaling) {
+  auto data = toy_classification(8, 6, 3, 8);
+  TrainConfig c = toy_config(Format::F32);
+  c.epochs = 1;  // one step: 8 examples, batch 8
+  c.scaler.initial_scale = 4096;  // the clip must not see the scale
+  auto g = one_step_delta(c, data);
+  double norm = 0;
+  for (float v : g) norm += double(v) * v;
+  norm = std::sqrt(norm);
+  ASSERT_GT(norm, 0.05);
+  c.clip.max_norm = norm / 4;
+  auto clipped = one_step_delta(c, data);
+  double cn = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    cn += double(clipped[i]) * clipped[i];
+    EXPECT_NEAR(clipped[i], g[i] / 4, 1e-4 * norm) << i;
+  }
+  EXPECT_NEAR(std::sqrt(cn), norm / 4, 1e-3 * norm);
+}
+
+TEST_F(Training, ClipsByValueAfterUnscaling) {
+  auto data = toy_classification(8, 6, 3, 9);
+  TrainConfig c = toy_config(Format::F32);
+  c.epochs = 1;
+  c.scaler.initial_scale = 4096;
+  auto g = one_step_delta(c, data);
+  float mx = 0;
+  for (float v : g) mx = std::max(mx, std::abs(v));
+  c.clip.max_value = mx / 3;
+  auto clipped = one_step_delta(c, data);
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_NEAR(clipped[i], std::clamp(g[i], -mx / 3, mx / 3), 1e-4 * mx) << i;
+}
+
+TEST_F(Training, AccumulationEqualsOneLargeBatch) {
+  auto data = toy_classification(16, 6, 3, 10);
+  TrainConfig big = toy_config(Format::F32);
+  big.batch = 16;
+  big.epochs = 1;
+  TrainConfig acc = big;
+  acc.batch = 8;
+  acc.grad_accum = 2;
+  auto a = one_step_delta(big, data);
+  auto b = one_step_delta(acc, data);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << i;
+}
+
+TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
+  auto data = toy_classification(32, 6, 3, 11);
+  TrainConfig c = toy_config();
+  c.batch = 8;
+  c.grad_accum = 2;
+  c.epochs = 1;
+  c.inject_overflow = train::parse_step_ranges("0");  // into micro-batch 0 of step 0
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  ASSERT_GE(steps.size(), 1u);
+  EXPECT_TRUE(steps[0].overflow);
+  EXPECT_TRUE(steps[0].skipped);
+  EXPECT_EQ(steps[0].applied, 0u);
+  EXPECT_EQ(steps[0].cursor, 2u) << "both micro-batches consumed";
+}
+
+TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 8;
+  c.scaler.min_scale = 2;
+  c.scaler.fail_after = 5;
+  c.inject_overflow = train::parse_step_ranges("0-1000");
+  auto data = toy_classification(64, 6, 3, 12);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  train::TrainSummary s;
+  auto steps = run(t, &s);
+  EXPECT_TRUE(s.failed);
+  EXPECT_NE(s.failure.find("min_loss_scale"), std::string::npos) << s.failure;
+  // 8 -> 4 -> 2 (two overflows), then 5 more at the floor.
+  EXPECT_EQ(steps.size(), 2u + 5u);
+}
+
+TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
+  // fp32, tanh: smooth everywhere, so central differences are accurate.
+  const uint32_t rows = 5;
+  auto spec = train::parse_model("4-6t-3");
+  train::Model model(ctx(), spec, Format::F32, rows, 3, false, false);
+  auto data = toy_classification(rows, 4, 3, 13);
+  Buffer x = upload(ctx(), Format::F32, data.x);
+  Buffer y(ctx(), rows * 4);
+  y.write(data.labels);
+  Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
+  Buffer row_loss(ctx(), rows * 4), loss(ctx(), 4);
+  auto loss_at = [&](const std::vector<float>& w) {
+    model.write_master(w);
+    Sequence s(ctx());
+    s.begin();
+    model.record_forward(s, x, rows);
+    ops::softmax_xent_forward(s, Format::F32, model.output(), y, row_loss, loss, rows, 3);
+    s.end();
+    s.run();
+    return double(loss.read<float>()[0]);
+  };
+  auto w = model.read_master();
+  loss_at(w);
+  Sequence s(ctx());
+  s.begin();
+  model.record_forward(s, x, rows);
+  ops::softmax_xent_backward(s, Format::F32, model.output(), y, one, model.doutput(), rows, 3);
+  model.record_backward(s, x, rows, false);
+  s.end();
+  s.run();
+  auto g = download(model.grads(), Format::F32, model.param_elements());
+  // Directional derivative along a random direction over all real parameters.
+  std::normal_distribution<double> nd;
+  std::vector<double> v(w.size(), 0.0);
+  double analytic = 0;
+  for (auto& t : model.tensors())
+    for (uint32_t i = t.offset; i < t.offset + t.size; ++i) {
+      v[i] = nd(rng());
+      analytic += v[i] * g[i];
+    }
+  const double h = 1e-2;
+  std::vector<float> wp(w), wm(w);
+  for (size_t i = 0; i < w.size(); ++i) {
+    wp[i] = float(w[i] + h * v[i]);
+    wm[i] = float(w[i] - h * v[i]);
+  }
+  double numeric = (loss_at(wp) - loss_at(wm)) / (2 * h);
+  // O(h^2) truncation plus fp32 loss rounding (~1e-7 / h): 1e-3 relative.
+  EXPECT_NEAR(numeric, analytic, 1e-3 * std::max(1.0, std::abs(analytic)));
+}
+
+TEST_F(Training, LossDecreasesAndFp16WithScalingTracksFp32) {
+  auto data = toy_classification(256, 6, 3, 14);
+  auto mean_loss = [](const std::vector<StepMetrics>& s, size_t from, size_t to) {
+    double m = 0;
+    for (size_t i = from; i < to; ++i) m += s[i].loss;
+    return m / double(to - from);
+  };
+  TrainConfig c32 = toy_config(Format::F32);
+  c32.epochs = 6;
+  c32.scaler.mode = train::LossScaleMode::None;
+  Trainer t32(ctx(), c32, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto s32 = run(t32);
+  TrainConfig c16 = toy_config(Format::F16);
+  c16.epochs = 6;
+  Trainer t16(ctx(), c16, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto s16 = run(t16);
+  ASSERT_EQ(s32.size(), s16.size());
+  size_t n = s32.size();
+  double first = mean_loss(s32, 0, 8), last32 = mean_loss(s32, n - 32, n), last16 = mean_loss(s16, n - 32, n);
+  EXPECT_LT(last32, 0.5 * first) << "fp32 loss did not fall";
+  EXPECT_NEAR(last16, last32, 0.05 * last32 + 0.01) << "fp16 with dynamic scaling drifted from fp32";
+  EXPECT_NEAR(t16.evaluate(data), t32.evaluate(data), 0.05);
+}
+
+TEST_F(Training, ResumeFromACheckpointIsBitExact) {
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-resume-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "ck.bin").string();
+  auto data = toy_classification(64, 6, 3, 15);
+  TrainConfig c = toy_config();
+  c.optimizer.kind = train::OptimizerKind::AdamW;
+  c.optimizer.lr = 0.01;
+  c.optimizer.weight_decay = 0.01;
+  c.scaler.growth_interval = 5;
+  c.inject_overflow = train::parse_step_ranges("9,13");
+  // Reference: straight through, 32 steps.
+  std::vector<StepMetrics> full;
+  {
+    Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+    full = run(t);
+  }
+  // Interrupted: 2 epochs with a checkpoint at the end, then resumed to 4.
+  TrainConfig first = c;
+  first.epochs = 2;
+  first.checkpoint_path = path;
+  {
+    Trainer t(ctx(), first, kToyModel, train::LossKind::SoftmaxXent, data);
+    run(t);
+  }
+  TrainConfig second = c;
+  second.checkpoint_path = path;
+  second.resume = true;
+  Trainer t(ctx(), second, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto rest = run(t);
+  ASSERT_FALSE(rest.empty());
+  size_t k = rest[0].step;
+  ASSERT_GT(k, 0u);
+  ASSERT_EQ(k + rest.size(), full.size());
+  for (size_t i = 0; i < rest.size(); ++i) {
+    EXPECT_EQ(rest[i].loss, full[k + i].loss) << "step " << k + i;
+    EXPECT_EQ(rest[i].loss_scale, full[k + i].loss_scale) << "step " << k + i;
+    EXPECT_EQ(rest[i].skipped, full[k + i].skipped) << "step " << k + i;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(Training, CorruptOrTruncatedCheckpointIsAClearError) {
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-corrupt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "ck.bin").string();
+  auto data = toy_classification(64, 6, 3, 16);
+  TrainConfig c = toy_config();
+  c.epochs = 1;
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  run(t);
+  t.save_checkpoint(path);
+  auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  try {
+    t.load_checkpoint(path);
+    ADD_FAILURE() << "a truncated checkpoint loaded";
+  } catch (const train::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  // A checkpoint for another model is refused by name.
+  t.save_checkpoint(path);
+  Trainer other(ctx(), c, train::parse_model("6-4t-3"), train::LossKind::SoftmaxXent, data);
+  EXPECT_THROW(other.load_checkpoint(path), train::CheckpointError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(Training, SteadyStateStepsNeverBlockOnTheGpu) {
+  auto data = toy_classification(256, 6, 3, 17);
+  TrainConfig c = toy_config();
+  c.epochs = 2;  // 64 steps, 3 in flight
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  train::TrainSummary s;
+  run(t, &s);
+  EXPECT_EQ(s.applied, 64u);
+  EXPECT_EQ(s.host_waits_in_loop, 0u);
+}
+
+}  // namespace
+}  // namespace vkamp::test
