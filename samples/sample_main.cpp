@@ -88,7 +88,7 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
 }
 
 train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
-                                        const std::string& label) {
+                                        const std::string& label, const Observers& also) {
   std::unique_ptr<train::MetricsLog> log;
   if (!cfg.metrics_path.empty()) log = std::make_unique<train::MetricsLog>(cfg.metrics_path);
   train::ProgressBar bar(label, trainer.budget(), cfg.progress);
@@ -98,9 +98,11 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
     std::snprintf(status, sizeof status, "loss %.4g  scale %g%s", m.loss, m.loss_scale,
                   m.skipped ? "  (skipped)" : "");
     bar.update(m.applied, status);
+    if (also.step) also.step(m);
   };
   trainer.on_histogram = [&](const train::TensorHistogram& h) {
     if (log) log->write(h);
+    if (also.histogram) also.histogram(h);
   };
   train::TrainSummary s = trainer.run();
   bar.finish();

@@ -22,10 +22,16 @@ struct SampleInfo {
 int sample_main(const SampleInfo& info, train::TrainConfig defaults, int argc, char** argv,
                 const std::function<int(train::TrainConfig&, Context&)>& body);
 
+// Extra observers of a run, called after the progress bar and the log.
+struct Observers {
+  std::function<void(const train::StepMetrics&)> step;
+  std::function<void(const train::TensorHistogram&)> histogram;
+};
+
 // Trains one configuration with a progress bar (labelled `label`) and the
 // --metrics log. The trainer stays usable for evaluation afterwards.
 train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
-                                        const std::string& label);
+                                        const std::string& label, const Observers& also = {});
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);

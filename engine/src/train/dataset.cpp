@@ -267,4 +267,28 @@ RegressionData make_regression(uint32_t count, uint32_t features, uint64_t seed,
   return d;
 }
 
+ClassificationData make_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> proj(size_t{features} * classes);
+  for (auto& p : proj) p = normal(rng);
+  ClassificationData d;
+  d.count = count;
+  d.features = features;
+  d.classes = classes;
+  d.x.resize(size_t{count} * features);
+  d.y.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    float* row = d.x.data() + size_t{i} * features;
+    for (uint32_t j = 0; j < features; ++j) row[j] = static_cast<float>(normal(rng));
+    double best = -1e300;
+    for (uint32_t c = 0; c < classes; ++c) {
+      double s = 0;
+      for (uint32_t j = 0; j < features; ++j) s += double{row[j]} * proj[size_t{c} * features + j];
+      if (s > best) best = s, d.y[i] = c;
+    }
+  }
+  return d;
+}
+
 }  // namespace vkamp::train

@@ -75,17 +75,20 @@ Model::Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows,
   m1_->fill(0);
   m2_->fill(0);
 
-  // Seeded initialisation: Kaiming-uniform (ReLU nets) or Xavier-uniform
-  // weights, zero biases.
+  // Seeded initialisation: Kaiming-uniform (ReLU nets), Xavier-uniform or
+  // zero weights; zero biases.
   std::mt19937_64 gen(seed);
   std::vector<float> w(total_, 0.0f);
   in = spec.inputs;
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     uint32_t out = spec.layers[l].out;
-    double bound = spec.init == Init::Kaiming ? std::sqrt(6.0 / in) : std::sqrt(6.0 / (in + out));
+    double bound = spec.init == Init::Kaiming  ? std::sqrt(6.0 / in)
+                   : spec.init == Init::Xavier ? std::sqrt(6.0 / (in + out))
+                                               : 0.0;
     std::uniform_real_distribution<double> dist(-bound, bound);
     const ParamTensor& t = tensors_[2 * l];
-    for (uint32_t i = 0; i < t.size; ++i) w[t.offset + i] = float(dist(gen));
+    if (bound > 0)
+      for (uint32_t i = 0; i < t.size; ++i) w[t.offset + i] = float(dist(gen));
     in = out;
   }
   write_master(w);

@@ -45,4 +45,8 @@ struct RegressionData {
 };
 RegressionData make_regression(uint32_t count, uint32_t features, uint64_t seed, float noise = 0.0f);
 
+// A learnable classification problem: x ~ N(0, 1), label = arg-max of a
+// fixed random linear map of x. Deterministic per seed.
+ClassificationData make_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed);
+
 }  // namespace vkamp::train

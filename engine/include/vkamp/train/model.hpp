@@ -15,7 +15,7 @@
 
 namespace vkamp::train {
 
-enum class Init { Kaiming, Xavier };
+enum class Init { Kaiming, Xavier, Zero };
 
 struct LayerSpec {
   uint32_t out = 0;
