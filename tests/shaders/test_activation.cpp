@@ -1,1 +1,186 @@
-// (being written)
+// Activations (ReLU, GELU in its tanh approximation, tanh), forward y = f(x)
+// and backward dx = dy * f'(x), against references in double at every format
+// and size; inf and NaN (NaN propagates both ways; ReLU's backward turns an
+// inf or NaN dy at x <= 0 into NaN rather than hide it); in place; and each
+// backward against central differences of the F32 forward.
+#include <cmath>
+#include <limits>
+
+#include "support/cases.hpp"
+#include "support/gpu_test.hpp"
+#include "support/numerics.hpp"
+#include "vkamp/ops/activation.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::test {
+namespace {
+
+using Act = ops::Activation;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNan = std::nan("");
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluA = 0.044715;
+
+// f(x), from the definitions; GELU's and tanh's values at +-inf are their limits.
+double f(Act act, double x) {
+  if (std::isnan(x)) return x;
+  switch (act) {
+    case Act::ReLU: return x > 0 ? x : 0.0;
+    case Act::GELU:
+      if (std::isinf(x)) return x > 0 ? x : 0.0;
+      return 0.5 * x * (1 + std::tanh(kGeluC * (x + kGeluA * x * x * x)));
+    case Act::Tanh: return std::tanh(x);
+  }
+  return kNan;
+}
+
+// f'(x); ReLU's is 0 at the kink.
+double df(Act act, double x) {
+  if (std::isnan(x)) return x;
+  switch (act) {
+    case Act::ReLU: return x > 0 ? 1.0 : 0.0;
+    case Act::GELU: {
+      if (std::isinf(x)) return x > 0 ? 1.0 : 0.0;
+      double t = std::tanh(kGeluC * (x + kGeluA * x * x * x));
+      return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kGeluC * (1 + 3 * kGeluA * x * x);
+    }
+    case Act::Tanh: {
+      double t = std::tanh(x);
+      return 1 - t * t;
+    }
+  }
+  return kNan;
+}
+
+// f(x), or dy * f'(x) when dy is given: an inf or NaN dy times a zero
+// derivative is NaN, as the op promises.
+std::vector<double> reference(Act act, const std::vector<float>& x, const std::vector<float>* dy) {
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = dy ? (*dy)[i] * df(act, x[i]) : f(act, x[i]);
+  return out;
+}
+
+// Upstream gradients of either sign, |dy| in [0.25, 2).
+std::vector<float> upstream(size_t n, Format fmt) {
+  std::vector<float> dy = random_values(n, 0.25f, 2, fmt);
+  for (float& v : dy) v = std::bernoulli_distribution()(rng()) ? v : -v;
+  return dy;
+}
+
+class Activation : public GpuTestP<FormatSize> {
+ protected:
+  Format fmt() const { return std::get<0>(GetParam()); }
+  uint32_t n() const { return std::get<1>(GetParam()); }
+
+  // The op on the GPU in `f` into a poisoned output, or in place (over x
+  // forward, over dy backward).
+  std::vector<float> run(Format f, Act act, const std::vector<float>& x, const std::vector<float>* dy,
+                         bool in_place = false) {
+    uint32_t count = uint32_t(x.size());
+    Buffer xb = upload(ctx(), f, x);
+    Buffer dyb = dy ? upload(ctx(), f, *dy) : poisoned(ctx(), f, 1);
+    Buffer out = poisoned(ctx(), f, count);
+    const Buffer& result = !in_place ? out : dy ? dyb : xb;
+    Sequence seq(ctx());
+    seq.begin();
+    if (dy) ops::activation_backward(seq, f, act, xb, dyb, result, count);
+    else ops::activation_forward(seq, f, act, xb, result, count);
+    seq.end();
+    seq.run();
+    return download(result, f, count);
+  }
+
+  double bound(Act act) const {
+    // ReLU selects x, dy or 0: exact in any arithmetic, 0 ulps.
+    if (act == Act::ReLU) return nmse_bound(fmt(), 0);
+    // GELU and tanh run in fp32 and round once to the format: 1 ulp. In fp32
+    // itself, exp's error and e^(-2|u|) turning u's rounding into a relative
+    // error 2|u| times larger (11 for GELU at x = -4) reach 28 ulps: 32.
+    return nmse_bound(fmt(), fmt() == Format::F32 ? 32 : 1);
+  }
+
+  void expect_matches(Act act, bool backward, bool in_place = false) {
+    // GELU' crosses zero at -0.7518 as its two terms cancel: there fp32 keeps
+    // a small absolute error but no relative one, so x stays 0.1 away.
+    double avoid = act == Act::GELU && backward ? 0.1 : 0;
+    std::vector<float> x = draw_x(-4, 4, -0.7518, avoid), dy = upstream(n(), fmt());
+    const std::vector<float>* g = backward ? &dy : nullptr;
+    EXPECT_TRUE(close_to(run(fmt(), act, x, g, in_place), reference(act, x, g), bound(act)));
+  }
+
+  // n values of the format in [lo, hi), none within `radius` of `point`.
+  std::vector<float> draw_x(float lo, float hi, double point, double radius) {
+    std::vector<float> x = random_values(n(), lo, hi, fmt());
+    for (float& v : x)
+      while (std::abs(v - point) < radius) v = random_values(1, lo, hi, fmt())[0];
+    return x;
+  }
+
+  // dx against dy * (f(x + h) - f(x - h)) / 2h, f run in F32.
+  void expect_matches_central_differences(Act act) {
+    const double h = 1.0 / 128;  // balances O(h^2) truncation against the O(u/h) rounding
+    // Off ReLU's kink: there f is not differentiable.
+    std::vector<float> x = draw_x(-3, 3, 0, act == Act::ReLU ? 2 * h : 0), dy = upstream(n(), fmt());
+    std::vector<float> plus(n()), minus(n());
+    for (uint32_t i = 0; i < n(); ++i) {
+      plus[i] = float(x[i] + h);
+      minus[i] = float(x[i] - h);
+    }
+    std::vector<float> fp = run(Format::F32, act, plus, nullptr), fm = run(Format::F32, act, minus, nullptr);
+    std::vector<float> dx = run(fmt(), act, x, &dy);
+    // Measured against |dy|: f' is O(1) for all three (a relative measure
+    // would blow up where GELU' crosses zero). Truncation (h^2/6 |f'''|) and
+    // the F32 forward's rounding (a few ulps over 2h) stay below 1e-4 of f':
+    // allow 1e-8, far below any formula mistake; dx rounds once (1 ulp).
+    const double bound = nmse_bound(fmt(), 1) + 1e-8;
+    double err = 0, norm = 0;
+    for (uint32_t i = 0; i < n(); ++i) {
+      double fd = dy[i] * (double(fp[i]) - fm[i]) / (double(plus[i]) - minus[i]);
+      err += (dx[i] - fd) * (dx[i] - fd);
+      norm += double(dy[i]) * dy[i];
+    }
+    EXPECT_LE(err / norm, bound) << "backward against central differences";
+  }
+};
+
+TEST_P(Activation, ReluForward) { expect_matches(Act::ReLU, false); }
+TEST_P(Activation, ReluBackward) { expect_matches(Act::ReLU, true); }
+TEST_P(Activation, GeluForward) { expect_matches(Act::GELU, false); }
+TEST_P(Activation, GeluBackward) { expect_matches(Act::GELU, true); }
+TEST_P(Activation, TanhForward) { expect_matches(Act::Tanh, false); }
+TEST_P(Activation, TanhBackward) { expect_matches(Act::Tanh, true); }
+
+TEST_P(Activation, InPlace) {
+  for (Act act : {Act::ReLU, Act::GELU, Act::Tanh}) {
+    SCOPED_TRACE(ops::activation_name(act));
+    expect_matches(act, false, true);
+    expect_matches(act, true, true);
+  }
+}
+
+TEST_P(Activation, InfAndNan) {
+  const double max = format_max(fmt());
+  // (x, dy) pairs: non-finite and extreme x with an ordinary dy, then
+  // non-finite dy at x on each side of 0 and at 0.
+  const std::pair<double, double> cases[] = {
+      {kInf, 1.5},  {-kInf, 1.5}, {kNan, 1.5},   {max, 1.5},    {-max, 1.5},  {0.0, 1.5},   {-0.0, -1.5},
+      {1.5, kNan},  {-1.5, kNan}, {0.0, kNan},   {1.5, kInf},   {-1.5, kInf}, {0.0, -kInf}, {-kInf, kInf},
+      {kInf, -kInf}, {-max, kInf}, {max, kNan}};
+  std::vector<float> x(n()), dy(n());
+  for (uint32_t i = 0; i < n(); ++i) std::tie(x[i], dy[i]) = cases[i % std::size(cases)];
+  for (Act act : {Act::ReLU, Act::GELU, Act::Tanh}) {
+    SCOPED_TRACE(ops::activation_name(act));
+    EXPECT_TRUE(close_to(run(fmt(), act, x, nullptr), reference(act, x, nullptr), bound(act)));
+    EXPECT_TRUE(close_to(run(fmt(), act, x, &dy), reference(act, x, &dy), bound(act)));
+  }
+}
+
+TEST_P(Activation, ReluGradientCheck) { expect_matches_central_differences(Act::ReLU); }
+TEST_P(Activation, GeluGradientCheck) { expect_matches_central_differences(Act::GELU); }
+TEST_P(Activation, TanhGradientCheck) { expect_matches_central_differences(Act::Tanh); }
+
+INSTANTIATE_TEST_SUITE_P(Shaders, Activation, all_formats_and_sizes(), format_size_name);
+
+}  // namespace
+}  // namespace vkamp::test

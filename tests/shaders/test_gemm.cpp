@@ -322,12 +322,20 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
   for (const Op& op : ops_) {
     SCOPED_TRACE(op.name);
     size_t nans = 0, infs = 0, finite = 0;
-    for (double r : op.ref) (std::isnan(r) ? nans : std::isinf(r) ? infs : finite)++;
+    for (double r : op.ref) {
+      if (std::isnan(r)) ++nans;
+      else if (std::isinf(r)) ++infs;
+      else ++finite;
+    }
     // The case must exercise all three kinds of output, or it proves nothing.
     ASSERT_EQ(nans % op.cols, 0u) << "the NaN fills whole rows";
     ASSERT_GT(nans, 0u);
-    if (op.rows > 1) ASSERT_GT(infs, 0u);
-    if (op.rows > 1 && op.cols > 2) ASSERT_GT(finite, 0u);
+    if (op.rows > 1) {
+      ASSERT_GT(infs, 0u);
+    }
+    if (op.rows > 1 && op.cols > 2) {
+      ASSERT_GT(finite, 0u);
+    }
     EXPECT_TRUE(close_to(result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k)));
   }
 }

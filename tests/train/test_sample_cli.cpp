@@ -1,0 +1,126 @@
+// The sample binaries on bad input: a clear message on stderr and exit
+// status 2, never a crash. Each runs as a child process with the
+// validation layer on; a validation message in its output fails the test.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;  // exit status, or -1 if killed by a signal
+  std::string output;
+};
+
+Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
+  std::string cmd = std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + sample + " --no-progress " +
+                    args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+::testing::AssertionResult rejected(const Result& r, const std::string& must_mention) {
+  if (r.status != 2) return ::testing::AssertionFailure() << "exit status " << r.status << ", output:\n" << r.output;
+  if (r.output.find(must_mention) == std::string::npos)
+    return ::testing::AssertionFailure() << "message does not mention \"" << must_mention << "\":\n" << r.output;
+  if (r.output.find("validation") != std::string::npos)
+    return ::testing::AssertionFailure() << "validation layer message:\n" << r.output;
+  return ::testing::AssertionSuccess();
+}
+
+class SampleCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vkamp-cli-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(SampleCli, HelpExitsZeroAndListsTheFlags) {
+  Result r = run_sample("--help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* flag : {"--device", "--precision", "--loss-scale", "--epochs", "--batch", "--lr", "--data",
+                           "--config", "--inject-overflow", "--metrics", "--seed"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
+TEST_F(SampleCli, MissingDataDirectory) {
+  EXPECT_TRUE(rejected(run_sample("--data " + path("nowhere")), "nowhere"));
+}
+
+TEST_F(SampleCli, TruncatedIdxFile) {
+  // Valid labels, and images whose header promises 60000 but holds far fewer.
+  gzFile l = gzopen(path("train-labels-idx1-ubyte.gz").c_str(), "wb");
+  unsigned char lheader[8] = {0, 0, 8, 1, 0, 0, 0xEA, 0x60};
+  gzwrite(l, lheader, sizeof lheader);
+  std::string labels(60000, '\x03');
+  gzwrite(l, labels.data(), unsigned(labels.size()));
+  gzclose(l);
+  gzFile f = gzopen(path("train-images-idx3-ubyte.gz").c_str(), "wb");
+  unsigned char header[16] = {0, 0, 8, 3, 0, 0, 0xEA, 0x60, 0, 0, 0, 28, 0, 0, 0, 28};
+  gzwrite(f, header, sizeof header);
+  std::string some(1000, '\x7f');
+  gzwrite(f, some.data(), unsigned(some.size()));
+  gzclose(f);
+  Result r = run_sample("--data " + dir_.string());
+  EXPECT_TRUE(rejected(r, "train-images-idx3-ubyte"));
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+}
+
+TEST_F(SampleCli, BothClipKnobsNameBothFlags) {
+  Result r = run_sample("--max-gradient-norm 1 --max-gradient-value 0.5");
+  EXPECT_TRUE(rejected(r, "--max-gradient-norm"));
+  EXPECT_NE(r.output.find("--max-gradient-value"), std::string::npos) << r.output;
+}
+
+TEST_F(SampleCli, ZeroOrNegativeScale) {
+  EXPECT_TRUE(rejected(run_sample("--loss-scale 0"), "--loss-scale"));
+  EXPECT_TRUE(rejected(run_sample("--loss-scale -8"), "--loss-scale"));
+  EXPECT_TRUE(rejected(run_sample("--initial-loss-scale 0"), "--initial-loss-scale"));
+}
+
+TEST_F(SampleCli, UnknownPrecision) { EXPECT_TRUE(rejected(run_sample("--precision fp8"), "fp8")); }
+
+TEST_F(SampleCli, UnknownConfigKey) {
+  std::ofstream(path("bad.yaml")) << "fp16_type: float16\nloss_scaling_factor: dynamic\nlearning_rat: 0.1\n";
+  EXPECT_TRUE(rejected(run_sample("--config " + path("bad.yaml")), "learning_rat"));
+}
+
+TEST_F(SampleCli, UnknownFlag) { EXPECT_TRUE(rejected(run_sample("--epoch 3"), "--epoch")); }
+
+TEST_F(SampleCli, EverySampleTakesTheCommonFlags) {
+  for (const char* s : {"fashion_mlp", "linreg_underflow", "overflow_storm"}) {
+    EXPECT_EQ(run_sample("--help", s).status, 0) << s;
+    EXPECT_TRUE(rejected(run_sample("--precision half", s), "half")) << s;
+  }
+}
+
+TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
+  Result r = run_sample("--epochs 25", "linreg_underflow");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("without scaling the loss stalls"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("with loss scaling it keeps falling"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+}
+
+}  // namespace
