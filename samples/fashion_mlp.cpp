@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
     std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
                 s.gpu_ms_per_step, s.amp_ms_per_step,
                 s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
+    std::printf("  by kernel (ms/step):");
+    for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
+    std::printf("\n");
     return 0;
   });
 }

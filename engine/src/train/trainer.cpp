@@ -249,9 +249,11 @@ void Trainer::read_record(uint32_t replay, size_t slot) {
   auto times = slots_[slot]->timings();
   for (auto& t : times) {
     m.step_time_ms += t.ms;
-    if (t.label == "amp_check" || t.label == "step_control" || t.label == "inject_overflow") amp_ms_sum_ += t.ms;
+    if (!r.idle) kernel_ms_sum_[t.label] += t.ms;
+    if (!r.idle && (t.label == "amp_check" || t.label == "step_control" || t.label == "inject_overflow"))
+      amp_ms_sum_ += t.ms;
   }
-  if (!times.empty()) {
+  if (!times.empty() && !r.idle) {
     gpu_ms_sum_ += m.step_time_ms;
     ++timed_steps_;
   }
@@ -345,6 +347,10 @@ TrainSummary Trainer::run() {
   if (timed_steps_) {
     summary_.gpu_ms_per_step = gpu_ms_sum_ / timed_steps_;
     summary_.amp_ms_per_step = amp_ms_sum_ / timed_steps_;
+    summary_.kernel_ms_per_step.clear();
+    for (auto& [label, ms] : kernel_ms_sum_) summary_.kernel_ms_per_step.push_back({label, ms / timed_steps_});
+    std::sort(summary_.kernel_ms_per_step.begin(), summary_.kernel_ms_per_step.end(),
+              [](auto& a, auto& b) { return a.second > b.second; });
   }
   if (failed_seen_ || st.failed) {
     summary_.failed = true;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,8 @@ struct TrainSummary {
   uint64_t pacing_waits = 0;
   double gpu_ms_per_step = 0;       // mean over records with a time
   double amp_ms_per_step = 0;       // inject + amp_check + step_control
+  // GPU ms per step by kernel label, summed over the layers, largest first.
+  std::vector<std::pair<std::string, double>> kernel_ms_per_step;
 };
 
 class Trainer {
@@ -110,6 +113,7 @@ class Trainer {
   bool stop_seen_ = false, failed_seen_ = false;
   TrainSummary summary_;
   double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
+  std::map<std::string, double> kernel_ms_sum_;
   uint32_t timed_steps_ = 0;
 };
 
