@@ -59,7 +59,7 @@ double unit_roundoff(Format fmt) {
   return 1;
 }
 
-// One rounding to fmt (1 ulp), plus the fp32 accumulation, whose k roundings add up like a random walk to sqrt(k) fp32 ulps relative to the sum.
+// Rounded once to fmt (1 ulp) after an fp32 sum whose k roundings random-walk to about sqrt(k) fp32 ulps.
 double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
   double ulps = roundings + std::sqrt(double(k)) * unit_roundoff(Format::F32) / unit_roundoff(fmt);
   return nmse_bound(fmt, ulps);

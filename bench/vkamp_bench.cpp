@@ -1,0 +1,437 @@
+// vkamp-bench: throughput of vkamp's kernels, timed on the GPU with
+// timestamp queries. `vkamp-bench gemm` times the three GEMMs of a linear
+// layer in training (forward, dX, dW) at MLP-like and square shapes, per
+// storage format, and prints GFLOP/s with each 16-bit format's rate relative
+// to fp32. The method is DESIGN.md section 7: warm up, then the median of
+// many timed dispatches.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/ops/gemm.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace {
+
+const char* kHelp =
+    "usage: vkamp-bench gemm [options]\n"
+    "\n"
+    "Times vkamp's GEMM in the three forms a linear layer Y = X W^T runs in\n"
+    "training, with GPU timestamp queries, and prints GFLOP/s per storage format:\n"
+    "\n"
+    "  forward  Y  = X W^T    m,n,k = batch,out,in\n"
+    "  dX       dX = dY W     m,n,k = batch,in,out\n"
+    "  dW       dW = dY^T X   m,n,k = out,in,batch\n"
+    "\n"
+    "Shapes: the layers of a 784-256-256-10 MLP at batch 128, and square 512\n"
+    "and 1024 (batch = in = out). --quick: the 784x256 and 256x10 layers and\n"
+    "square 512, in fp32 and fp16 only.\n"
+    "\n"
+    "Each case records the same GEMM R times in one sequence (R chosen so that\n"
+    "one run takes about 20 ms, at most 256), runs it once to warm up, then N\n"
+    "more times, and reports the median per-dispatch GPU time of the R*N\n"
+    "dispatches. The formats of one form and shape take turns run by run, so a\n"
+    "change in the machine's load shifts them alike and rate/fp32 holds.\n"
+    "GFLOP/s counts 2*m*n*k flops. A case whose dispatch would take\n"
+    "longer than --max-dispatch-s (estimated from the best rate measured so far\n"
+    "in its format) is skipped: on CPU drivers square 1024 takes seconds.\n"
+    "\n"
+    "options:\n"
+    "  --device SEL     device index or name substring (default: $VKAMP_DEVICE,\n"
+    "                   else the first discrete GPU, then integrated, virtual, CPU)\n"
+    "  --repeats N      timed runs per case, N >= 1 (default 5, or 3 where one\n"
+    "                   dispatch takes over 0.25 s)\n"
+    "  --max-dispatch-s S  skip cases estimated to take longer than S seconds\n"
+    "                   per dispatch (default 1; 0 runs every case)\n"
+    "  --formats LIST   comma-separated storage formats from fp32,fp16,bf16,cb16\n"
+    "                   (default fp32,fp16,bf16)\n"
+    "  --quick          fewer, smaller shapes\n"
+    "  -h, --help       this text\n";
+
+constexpr double kTargetRunMs = 20;  // per timed run, to choose R
+constexpr uint32_t kMaxDispatches = 256;
+constexpr double kSlowDispatchMs = 250;  // fewer default repeats above this
+
+enum class Form { Forward, BackwardInput, BackwardWeight };
+
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::Forward: return "forward X*W^T";
+    case Form::BackwardInput: return "dX = dY*W";
+    case Form::BackwardWeight: return "dW = dY^T*X";
+  }
+  return "?";
+}
+
+struct Layer {
+  uint32_t batch, in, out;
+};
+
+struct Case {
+  Form form;
+  Layer layer;
+  vkamp::Format fmt;
+  // The GEMM's output is m x n and each output sums k products.
+  uint32_t m() const { return form == Form::BackwardWeight ? layer.out : layer.batch; }
+  uint32_t n() const { return form == Form::Forward ? layer.out : layer.in; }
+  uint32_t k() const {
+    return form == Form::Forward ? layer.in : form == Form::BackwardInput ? layer.out : layer.batch;
+  }
+  double flops() const { return 2.0 * m() * n() * k(); }
+};
+
+struct Result {
+  Case c;
+  double ms = 0;            // median per dispatch
+  uint32_t dispatches = 0;  // R, per run
+  int runs = 0;             // timed runs
+  double skipped_est_ms = 0;  // > 0: not run, estimated at this many ms
+};
+
+// A buffer of n random values in [-1, 1), in the format.
+vkamp::Buffer random_buffer(vkamp::Context& ctx, vkamp::Format fmt, size_t n, std::mt19937& gen) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  auto bytes = vkamp::pack(fmt, v);
+  vkamp::Buffer b(ctx, bytes.size());
+  b.write(bytes.data(), bytes.size());
+  return b;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// One case made ready to time: its operands, a sequence holding R copies
+// of the GEMM, and the per-dispatch times of its timed runs.
+class TimedCase {
+ public:
+  TimedCase(vkamp::Context& ctx, const Case& c, std::mt19937& gen)
+      : c_(c),
+        // Operands as the layer holds them: X batch x in, W out x in, dY batch x out.
+        x_(random_buffer(ctx, c.fmt, size_t(c.layer.batch) * c.layer.in, gen)),
+        w_(random_buffer(ctx, c.fmt, size_t(c.layer.out) * c.layer.in, gen)),
+        dy_(random_buffer(ctx, c.fmt, size_t(c.layer.batch) * c.layer.out, gen)),
+        out_(ctx, size_t(c.m()) * c.n() * vkamp::format_bytes(c.fmt)),
+        seq_(ctx, /*timestamps=*/true, kMaxDispatches) {
+    // A one-dispatch probe run builds the pipeline, warms up, and sizes R.
+    std::vector<double> probe;
+    record(1);
+    run(&probe);
+    probe_ms_ = probe[0];
+    r_ = uint32_t(std::clamp(kTargetRunMs / std::max(probe_ms_, 1e-6), 1.0, double(kMaxDispatches)));
+    if (r_ > 1) {
+      record(r_);
+      run(&probe);  // the warm-up run of this recording
+    }
+  }
+
+  double probe_ms() const { return probe_ms_; }
+  void timed_run() { run(&times_); }
+  bool host_clock() const { return host_clock_; }
+  Result result(int runs) const { return {c_, median(times_), r_, runs}; }
+
+ private:
+  void record(uint32_t r) {
+    const Layer& l = c_.layer;
+    seq_.begin();
+    for (uint32_t i = 0; i < r; ++i) {
+      switch (c_.form) {
+        case Form::Forward: vkamp::ops::linear_forward(seq_, c_.fmt, x_, w_, out_, l.batch, l.in, l.out); break;
+        case Form::BackwardInput:
+          vkamp::ops::linear_backward_input(seq_, c_.fmt, dy_, w_, out_, l.batch, l.in, l.out);
+          break;
+        case Form::BackwardWeight:
+          vkamp::ops::linear_backward_weight(seq_, c_.fmt, dy_, x_, out_, l.batch, l.in, l.out);
+          break;
+      }
+    }
+    seq_.end();
+    recorded_ = r;
+  }
+  // Per-dispatch times of one run: GPU timestamps, or the host clock over
+  // the whole run where the device has none.
+  void run(std::vector<double>* times) {
+    auto t0 = std::chrono::steady_clock::now();
+    seq_.run();
+    double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    auto t = seq_.timings();
+    if (t.empty()) {
+      host_clock_ = true;
+      times->insert(times->end(), recorded_, wall / recorded_);
+    } else {
+      for (const auto& d : t) times->push_back(d.ms);
+    }
+  }
+
+  Case c_;
+  vkamp::Buffer x_, w_, dy_, out_;
+  vkamp::Sequence seq_;
+  uint32_t r_ = 1, recorded_ = 0;
+  double probe_ms_ = 0;
+  bool host_clock_ = false;
+  std::vector<double> times_;
+};
+
+class GemmBench {
+ public:
+  // repeats 0: 5 runs, or 3 where a dispatch is slow.
+  GemmBench(vkamp::Context& ctx, int repeats) : ctx_(ctx), repeats_(repeats) {}
+
+  // Cases of one form and shape in different formats, timed in turns (run i
+  // of every format before run i+1 of any) so that a change in the machine's
+  // load while they run shifts all of them alike and their ratio holds.
+  std::vector<Result> measure(const std::vector<Case>& cases) {
+    std::vector<std::unique_ptr<TimedCase>> timed;
+    double slowest = 0;
+    for (const Case& c : cases) {
+      timed.push_back(std::make_unique<TimedCase>(ctx_, c, gen_));
+      slowest = std::max(slowest, timed.back()->probe_ms());
+    }
+    int runs = repeats_ ? repeats_ : slowest > kSlowDispatchMs ? 3 : 5;
+    for (int i = 0; i < runs; ++i)
+      for (auto& t : timed) t->timed_run();
+    std::vector<Result> out;
+    for (auto& t : timed) {
+      host_clock_ = host_clock_ || t->host_clock();
+      out.push_back(t->result(runs));
+    }
+    return out;
+  }
+
+  bool host_clock() const { return host_clock_; }
+
+ private:
+  vkamp::Context& ctx_;
+  int repeats_;
+  std::mt19937 gen_{12345};
+  bool host_clock_ = false;
+};
+
+// Progress on stderr, shown only once the run has taken a couple of seconds:
+// one line rewritten in place on a terminal, a line per step otherwise.
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)) {}
+  void step(size_t done, const std::string& what) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (s < 2.0) return;
+    shown_ = true;
+    std::fprintf(stderr, "%s[%zu/%zu] %.0f s  %s%s", tty_ ? "\r\033[K" : "", done + 1, total_, s, what.c_str(),
+                 tty_ ? "" : "\n");
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (shown_ && tty_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  size_t total_;
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// lavapipe warns on stderr unless XDG_RUNTIME_DIR names a private directory.
+void ensure_runtime_dir() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg && access(xdg, W_OK) == 0) return;
+  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
+  mkdir(dir.c_str(), 0700);
+  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+}
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "vkamp-bench: %s\n\n%s", msg.c_str(), kHelp);
+  return 2;
+}
+
+int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick,
+             std::vector<vkamp::Format> formats) {
+  ensure_runtime_dir();
+  vkamp::ContextOptions opt;
+  opt.device = device;
+  opt.validation = false;  // a benchmark measures the driver, not the layer
+  vkamp::Context ctx(opt);
+  const auto& info = ctx.info();
+
+  std::vector<Layer> layers;
+  if (quick) layers = {{128, 784, 256}, {128, 256, 10}, {512, 512, 512}};
+  else layers = {{128, 784, 256}, {128, 256, 256}, {128, 256, 10}, {512, 512, 512}, {1024, 1024, 1024}};
+  std::sort(formats.begin(), formats.end());  // fp32 first: the other rows compare with it
+  formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
+
+  // Groups of cases of one form and shape, one case per format.
+  std::vector<std::vector<Case>> groups;
+  for (const Layer& l : layers)
+    for (Form f : {Form::Forward, Form::BackwardInput, Form::BackwardWeight}) {
+      groups.emplace_back();
+      for (vkamp::Format fmt : formats) groups.back().push_back({f, l, fmt});
+    }
+
+  std::printf("device   [%u] %s (%s)\n", info.index, info.name.c_str(), info.driver.c_str());
+  std::printf("path     %s; fp16 runs the \"%s\" shader variant\n", vkamp::precision_path_name(ctx.path()),
+              ctx.variant(vkamp::Format::F16).c_str());
+  std::fflush(stdout);
+
+  GemmBench bench(ctx, repeats);
+  Progress progress(groups.size());
+  std::vector<Result> results;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    std::vector<Case> run;
+    for (const Case& c : groups[gi]) {
+      // The best rate this format has reached so far gives the most
+      // optimistic estimate of this case's time.
+      double best_gflops = 0;
+      for (const Result& r : results)
+        if (r.c.fmt == c.fmt && r.skipped_est_ms == 0)
+          best_gflops = std::max(best_gflops, r.c.flops() / (r.ms * 1e6));
+      double est_ms = best_gflops > 0 ? c.flops() / (best_gflops * 1e6) : 0;
+      if (max_dispatch_s > 0 && est_ms > max_dispatch_s * 1e3) {
+        Result r;
+        r.c = c;
+        r.skipped_est_ms = est_ms;
+        results.push_back(r);
+      } else {
+        run.push_back(c);
+      }
+    }
+    if (run.empty()) continue;
+    const Case& c = run.front();
+    progress.step(gi, std::string(form_name(c.form)) + " " + std::to_string(c.m()) + "x" + std::to_string(c.n()) +
+                          "x" + std::to_string(c.k()));
+    for (Result& r : bench.measure(run)) results.push_back(r);
+  }
+  progress.finish();
+  // Table order: by group, then format.
+  std::stable_sort(results.begin(), results.end(), [&](const Result& a, const Result& b) {
+    auto key = [&](const Result& r) {
+      size_t l = 0;
+      while (l < layers.size() && (layers[l].batch != r.c.layer.batch || layers[l].in != r.c.layer.in ||
+                                   layers[l].out != r.c.layer.out))
+        ++l;
+      return std::make_tuple(l, int(r.c.form), int(r.c.fmt));
+    };
+    return key(a) < key(b);
+  });
+
+  std::printf("timing   %s, median per dispatch of R dispatches x %s timed runs, after a warm-up run\n\n",
+              bench.host_clock() ? "HOST CLOCK (no GPU timestamps on this device)" : "GPU timestamps",
+              repeats ? std::to_string(repeats).c_str() : "N");
+  std::printf("%-15s %5s %5s %5s  %-6s %10s %9s %9s %5s %4s\n", "form", "m", "n", "k", "format", "median ms",
+              "GFLOP/s", "rate/fp32", "R", "N");
+  const Result* fp32 = nullptr;
+  bool skipped = false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    const Case& c = r.c;
+    if (i > 0 && (results[i - 1].c.layer.batch != c.layer.batch || results[i - 1].c.layer.in != c.layer.in ||
+                  results[i - 1].c.layer.out != c.layer.out || results[i - 1].c.form != c.form))
+      std::printf("\n");
+    if (r.skipped_est_ms > 0) {
+      std::printf("%-15s %5u %5u %5u  %-6s   skipped: estimated %.1f s per dispatch\n", form_name(c.form), c.m(),
+                  c.n(), c.k(), vkamp::format_name(c.fmt), r.skipped_est_ms * 1e-3);
+      skipped = true;
+      continue;
+    }
+    if (c.fmt == vkamp::Format::F32) fp32 = &r;
+    bool same = fp32 && fp32->c.form == c.form && fp32->c.m() == c.m() && fp32->c.n() == c.n() &&
+                fp32->c.k() == c.k();
+    char ratio[16] = "";
+    if (same && c.fmt != vkamp::Format::F32) std::snprintf(ratio, sizeof ratio, "%.2fx", fp32->ms / r.ms);
+    std::printf("%-15s %5u %5u %5u  %-6s %10.3f %9.2f %9s %5u %4d\n", form_name(c.form), c.m(), c.n(), c.k(),
+                vkamp::format_name(c.fmt), r.ms, c.flops() / (r.ms * 1e6), ratio, r.dispatches, r.runs);
+  }
+  std::printf("\nrate/fp32: this format's GFLOP/s over fp32's for the same form and shape (>1 is faster).\n"
+              "R: dispatches recorded per run; N: timed runs.\n");
+  if (skipped) std::printf("skipped cases: run them with --max-dispatch-s 0 (or a larger limit).\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string command, device;
+  int repeats = 0;  // automatic
+  double max_dispatch_s = 1.0;
+  bool quick = false;
+  std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
+  bool formats_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      std::string eq = std::string(flag) + "=";
+      if (a.rfind(eq, 0) == 0) return argv[i] + eq.size();
+      if (a == flag && i + 1 < argc) return argv[++i];
+      return nullptr;
+    };
+    const char* v = nullptr;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--quick") {
+      quick = true;
+    } else if ((v = value("--device"))) {
+      device = v;
+    } else if ((v = value("--repeats"))) {
+      char* end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 1 || n > 100000)
+        return usage_error("--repeats needs a whole number >= 1, got '" + std::string(v) + "'");
+      repeats = int(n);
+    } else if ((v = value("--max-dispatch-s"))) {
+      char* end = nullptr;
+      double s = std::strtod(v, &end);
+      if (!*v || *end || !(s >= 0))
+        return usage_error("--max-dispatch-s needs seconds >= 0, got '" + std::string(v) + "'");
+      max_dispatch_s = s;
+    } else if ((v = value("--formats"))) {
+      formats.clear();
+      formats_given = true;
+      std::string list = v;
+      for (size_t p = 0; p <= list.size();) {
+        size_t q = list.find(',', p);
+        if (q == std::string::npos) q = list.size();
+        auto f = vkamp::parse_format(list.substr(p, q - p));
+        if (!f) return usage_error("unknown format '" + list.substr(p, q - p) + "' in --formats");
+        formats.push_back(*f);
+        p = q + 1;
+      }
+    } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s") {
+      return usage_error(a + " needs a value");
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option '" + a + "'");
+    } else if (command.empty()) {
+      command = a;
+    } else {
+      return usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
+  if (command != "gemm") return usage_error("unknown benchmark '" + command + "' (there is: gemm)");
+  if (quick && !formats_given) formats = {vkamp::Format::F32, vkamp::Format::F16};
+
+  try {
+    return run_gemm(device, repeats, max_dispatch_s, quick, formats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vkamp-bench: %s\n", e.what());
+    return 1;
+  }
+}
