@@ -72,11 +72,13 @@ std::pair<std::vector<float>, std::vector<float>> central_points(const std::vect
   return {plus, minus};
 }
 
-struct Xent {
-  std::vector<double> row_loss;
-  double loss;
-  std::vector<double> dlogits;
+template <class T>
+struct XentOf {
+  std::vector<T> row_loss;
+  T loss;
+  std::vector<T> dlogits;
 };
+using Xent = XentOf<double>;
 
 // Per-row loss logsumexp(z) - z[label], its mean, and (softmax(z) -
 // onehot(label)) * scale / rows. A row with a NaN or +inf logit or a label
@@ -116,9 +118,10 @@ class Losses : public GpuTestP<FormatSize> {
   }
 
   // Forward and backward on the GPU in `f`, every output poisoned first.
-  Xent xent(Format f, const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,
-            float scale) {
-    Buffer z = upload(ctx(), f, logits), lab(ctx(), labels.size() * 4), s = upload(ctx(), Format::F32, std::vector<float>{scale});
+  XentOf<float> xent(Format f, const std::vector<float>& logits, const std::vector<uint32_t>& labels,
+                     uint32_t classes, float scale) {
+    Buffer z = upload(ctx(), f, logits), s = upload(ctx(), Format::F32, std::vector<float>{scale});
+    Buffer lab(ctx(), labels.size() * 4);
     lab.write(labels);
     Buffer row_loss = poisoned(ctx(), Format::F32, rows()), loss = poisoned(ctx(), Format::F32, 1);
     Buffer dz = poisoned(ctx(), f, logits.size());
@@ -128,35 +131,37 @@ class Losses : public GpuTestP<FormatSize> {
     ops::softmax_xent_backward(seq, f, z, lab, s, dz, rows(), classes);
     seq.end();
     seq.run();
-    auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    return {widen(download(row_loss, Format::F32, rows())), download(loss, Format::F32, 1)[0],
-            widen(download(dz, f, logits.size()))};
+    return {download(row_loss, Format::F32, rows()), download(loss, Format::F32, 1)[0],
+            download(dz, f, logits.size())};
   }
 
   void expect_xent(const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,
                    float scale) {
     SCOPED_TRACE(::testing::Message() << classes << " classes, scale " << scale);
-    Xent got = xent(fmt(), logits, labels, classes, scale), want = xent_reference(logits, labels, classes, scale);
-    auto as_float = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+    XentOf<float> got = xent(fmt(), logits, labels, classes, scale);
+    Xent want = xent_reference(logits, labels, classes, scale);
     // The loss lse - z[label] is a difference of numbers of about max|z| +
     // log(classes): exp, log and the sums keep that to a few fp32 ulps; 8.
     double z_scale = max_abs(logits) + std::log(double(classes));
-    EXPECT_TRUE(close_to(as_float(got.row_loss), want.row_loss, nmse_bound(Format::F32, ulps_of(8, z_scale, want.row_loss))));
+    double row_ulps = ulps_of(8, z_scale, want.row_loss);
+    EXPECT_TRUE(close_to(got.row_loss, want.row_loss, nmse_bound(Format::F32, row_ulps)));
     // The mean adds an fp32 sum of same-signed terms: 32 ulps, as in sum_f32.
-    EXPECT_TRUE(close_to(std::vector<float>{float(got.loss)}, std::vector<double>{want.loss},
-                         nmse_bound(Format::F32, 32 + ulps_of(8, z_scale, std::vector<double>{want.loss}))));
+    std::vector<double> mean{want.loss};
+    double mean_ulps = 32 + ulps_of(8, z_scale, mean);
+    EXPECT_TRUE(close_to(std::vector<float>{got.loss}, mean, nmse_bound(Format::F32, mean_ulps)));
     // softmax - onehot is within a few fp32 ulps of the scale / rows factor (8),
     // then rounded once to the format (1 ulp).
     std::vector<double> dz = stored(fmt(), want.dlogits);
-    EXPECT_TRUE(close_to(as_float(got.dlogits), dz,
-                         nmse_bound(fmt(), 1) + nmse_bound(Format::F32, ulps_of(8, scale / double(rows()), dz))));
+    double dz_ulps = ulps_of(8, scale / double(rows()), dz);
+    EXPECT_TRUE(close_to(got.dlogits, dz, nmse_bound(fmt(), 1) + nmse_bound(Format::F32, dz_ulps)));
   }
 
   // MSE forward and backward on the GPU: {loss, dy...}.
   std::pair<float, std::vector<float>> mse(Format f, const std::vector<float>& y, const std::vector<float>& t,
                                            float scale) {
     uint32_t n = uint32_t(y.size());
-    Buffer yb = upload(ctx(), f, y), tb = upload(ctx(), f, t), s = upload(ctx(), Format::F32, std::vector<float>{scale});
+    Buffer yb = upload(ctx(), f, y), tb = upload(ctx(), f, t);
+    Buffer s = upload(ctx(), Format::F32, std::vector<float>{scale});
     Buffer scratch(ctx(), ops::reduce_scratch_bytes(n));
     Buffer loss = poisoned(ctx(), Format::F32, 1), dy = poisoned(ctx(), f, n);
     Sequence seq(ctx());
@@ -179,7 +184,8 @@ class Losses : public GpuTestP<FormatSize> {
       want[i] = 2 * d / n * scale;
     }
     // An fp32 sum of same-signed squares, as in sum_squares: 32 ulps.
-    EXPECT_TRUE(close_to(std::vector<float>{loss}, std::vector<double>{sum * float(1 / n)}, nmse_bound(Format::F32, 32)));
+    std::vector<double> mean{sum * float(1 / n)};  // the factor the op passes, 1 / n in fp32
+    EXPECT_TRUE(close_to(std::vector<float>{loss}, mean, nmse_bound(Format::F32, 32)));
     // y - t, the factor and the product round in fp32 (3 ulps), then the store (1 ulp).
     EXPECT_TRUE(close_to(dy, stored(fmt(), want), nmse_bound(fmt(), 1) + nmse_bound(Format::F32, 3)));
   }
@@ -234,11 +240,11 @@ TEST_P(Losses, SoftmaxCrossEntropyGradientCheck) {
     std::vector<float> z = random_values(size_t(rows()) * classes, -4, 4, fmt());
     std::vector<uint32_t> labels = random_labels(classes);
     auto [plus, minus] = central_points(z, h);
-    std::vector<double> lp = xent(Format::F32, plus, labels, classes, 1).row_loss;
-    std::vector<double> lm = xent(Format::F32, minus, labels, classes, 1).row_loss;
+    std::vector<float> lp = xent(Format::F32, plus, labels, classes, 1).row_loss;
+    std::vector<float> lm = xent(Format::F32, minus, labels, classes, 1).row_loss;
     double fd = 0;
-    for (uint32_t r = 0; r < rows(); ++r) fd += (lp[r] - lm[r]) / rows();
-    std::vector<double> dz = xent(fmt(), z, labels, classes, 1).dlogits;
+    for (uint32_t r = 0; r < rows(); ++r) fd += (double(lp[r]) - lm[r]) / rows();
+    std::vector<float> dz = xent(fmt(), z, labels, classes, 1).dlogits;
     // Measured against the largest |dz| can be (each row of softmax - onehot
     // has norm <= sqrt 2, over rows): dz itself vanishes on confident rows,
     // whose fp32 losses keep only an absolute accuracy. dz rounds once to the
@@ -250,7 +256,8 @@ TEST_P(Losses, SoftmaxCrossEntropyGradientCheck) {
 }
 
 TEST_P(Losses, Mse) {
-  for (float scale : kScales) expect_mse(random_values(rows(), -2, 2, fmt()), random_values(rows(), -2, 2, fmt()), scale);
+  for (float scale : kScales)
+    expect_mse(random_values(rows(), -2, 2, fmt()), random_values(rows(), -2, 2, fmt()), scale);
 }
 
 TEST_P(Losses, MseNanAndInf) {

@@ -180,7 +180,8 @@ TEST_P(SumF32, InfAndNan) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shaders, SumF32, ::testing::Combine(::testing::Values(Format::F32), ::testing::ValuesIn(kSizes)),
+INSTANTIATE_TEST_SUITE_P(Shaders, SumF32,
+                         ::testing::Combine(::testing::Values(Format::F32), ::testing::ValuesIn(kSizes)),
                          format_size_name);
 
 }  // namespace
