@@ -249,15 +249,6 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// lavapipe warns on stderr unless XDG_RUNTIME_DIR names a private directory.
-void ensure_runtime_dir() {
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  if (xdg && access(xdg, W_OK) == 0) return;
-  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
-  mkdir(dir.c_str(), 0700);
-  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-}
-
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "vkamp-bench: %s\n\n%s", msg.c_str(), kHelp);
   return 2;
@@ -265,7 +256,6 @@ int usage_error(const std::string& msg) {
 
 int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick,
              std::vector<vkamp::Format> formats) {
-  ensure_runtime_dir();
   vkamp::ContextOptions opt;
   opt.device = device;
   opt.validation = false;  // a benchmark measures the driver, not the layer

@@ -1,7 +1,5 @@
 #include "sample_main.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -17,14 +15,6 @@
 
 namespace vkamp::samples {
 namespace {
-
-void quiet_lavapipe() {
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  if (xdg && access(xdg, W_OK) == 0) return;
-  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
-  mkdir(dir.c_str(), 0700);
-  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-}
 
 std::string scale_text(double s) {
   char buf[32];
@@ -58,7 +48,6 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
-  quiet_lavapipe();
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions opt;

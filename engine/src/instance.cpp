@@ -1,5 +1,8 @@
 #include "vkamp/instance.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +47,14 @@ bool has_instance_extension(const char* name) {
 
 }  // namespace
 
+void ensure_runtime_dir() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg && *xdg && access(xdg, W_OK) == 0) return;
+  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
+  mkdir(dir.c_str(), 0700);
+  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+}
+
 bool validation_requested_by_env() {
   const char* v = std::getenv("VKAMP_VALIDATION");
   return v && *v && std::strcmp(v, "0") != 0;
@@ -52,6 +63,7 @@ bool validation_requested_by_env() {
 uint64_t validation_message_count() { return g_validation_messages.load(); }
 
 Instance::Instance(bool validation) {
+  ensure_runtime_dir();
   const char* kLayer = "VK_LAYER_KHRONOS_validation";
   std::vector<const char*> layers, extensions;
   if (validation) {

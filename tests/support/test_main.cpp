@@ -1,8 +1,6 @@
 // Test main: sets up a quiet lavapipe, creates the shared Context with the
 // Khronos validation layer on, and fails the run if the layer reports
 // anything, including leaked objects when the device is destroyed.
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,13 +41,7 @@ Context& ctx() {
 }  // namespace vkamp::test
 
 int main(int argc, char** argv) {
-  // lavapipe complains on stderr without a private runtime directory.
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  if (!xdg || access(xdg, W_OK) != 0) {
-    std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
-    mkdir(dir.c_str(), 0700);
-    setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-  }
+  vkamp::ensure_runtime_dir();  // lavapipe complains on stderr without one
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new vkamp::test::ContextEnvironment);
   return RUN_ALL_TESTS();

@@ -60,6 +60,12 @@ TrainConfig toy_config(Format fmt = Format::F16) {
 
 const train::ModelSpec kToyModel = train::parse_model("6-5t-3");
 
+bool injected(const TrainConfig& c, uint32_t step) {
+  for (auto r : c.inject_overflow)
+    if (step >= r.first && step <= r.last) return true;
+  return false;
+}
+
 std::vector<StepMetrics> run(Trainer& t, train::TrainSummary* summary = nullptr) {
   std::vector<StepMetrics> out;
   t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
@@ -84,8 +90,7 @@ TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
   ASSERT_GT(steps.size(), 30u);
   bool reached_min = false;
   for (const auto& m : steps) {
-    bool inj = false;
-    for (auto r : c.inject_overflow) inj = inj || (m.step >= r.first && m.step <= r.last);
+    bool inj = injected(c, m.step);
     ASSERT_EQ(m.overflow, inj) << "step " << m.step;
     ASSERT_EQ(m.skipped, inj) << "step " << m.step;
     ASSERT_EQ(m.loss_scale, ref.step(inj)) << "step " << m.step;
@@ -104,11 +109,7 @@ TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
   ScalerReference ref(c.scaler);
-  for (const auto& m : steps) {
-    bool inj = false;
-    for (auto r : c.inject_overflow) inj = inj || (m.step >= r.first && m.step <= r.last);
-    ASSERT_EQ(m.loss_scale, ref.step(inj)) << "step " << m.step;
-  }
+  for (const auto& m : steps) ASSERT_EQ(m.loss_scale, ref.step(injected(c, m.step))) << "step " << m.step;
   // Steps 1 and 2 are absorbed by hysteresis 3; the third overflow backs off.
   EXPECT_EQ(steps[3].loss_scale, 256.0f);
   EXPECT_EQ(steps[4].loss_scale, 128.0f);

@@ -8,6 +8,11 @@
 
 namespace vkamp {
 
+// Points XDG_RUNTIME_DIR at a private /tmp directory when it is unset or
+// unwritable: Mesa's lavapipe complains on stderr otherwise. Instance's
+// constructor calls it; it is idempotent.
+void ensure_runtime_dir();
+
 // True when VKAMP_VALIDATION is set to something other than "0".
 bool validation_requested_by_env();
 
