@@ -1,5 +1,7 @@
 #include "vkamp/ops/gemm.hpp"
 
+#include <cstdlib>
+
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -10,7 +12,11 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   detail::require("gemm", "B", b, uint64_t(g.k) * g.n, eb);
   detail::require("gemm", "C", c, uint64_t(g.m) * g.n, eb);
   struct { uint32_t m, n, k; float alpha; uint32_t accumulate; } push{g.m, g.n, g.k, g.alpha, g.accumulate};
-  Kernel& kern = detail::kernel(seq, "gemm", fmt, 3, sizeof(push), {g.trans_a, g.trans_b});
+  // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
+  // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
+  uint32_t tiled = seq.context().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
+  if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
+  Kernel& kern = detail::kernel(seq, "gemm", fmt, 3, sizeof(push), {g.trans_a, g.trans_b, tiled});
   seq.dispatch(kern, {a, b, c}, push, {div_up(g.n, 64), div_up(g.m, 64)}, "gemm");
 }
 
