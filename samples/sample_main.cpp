@@ -38,10 +38,11 @@ std::string describe_run(const train::TrainConfig& cfg) {
 
 int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char** argv,
                 const std::function<int(train::TrainConfig&, Context&)>& body) {
+  const train::TrainConfig defaults = cfg;
   try {
     train::CliResult r = train::parse_command_line(argc, argv, cfg);
     if (r.help) {
-      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, train::common_usage().c_str());
+      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, train::common_usage(defaults).c_str());
       return 0;
     }
   } catch (const train::ConfigError& e) {

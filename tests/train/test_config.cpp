@@ -156,7 +156,6 @@ TEST(ConfigSetting, VkampKeysMap) {
       {"checkpoint_every", "500"},
       {"resume", "true"},
       {"inject_overflow", "3,7-9"},
-      {"report", "r.png"},
       {"progress", "false"},
   };
   for (const auto& [k, v] : kv) apply_setting(k, v, c);
@@ -191,7 +190,6 @@ TEST(ConfigSetting, VkampKeysMap) {
   EXPECT_TRUE(c.resume);
   ASSERT_EQ(c.inject_overflow.size(), 2u);
   EXPECT_EQ(c.inject_overflow[1].first, 7u);
-  EXPECT_EQ(c.report_path, "r.png");
   EXPECT_FALSE(c.progress);
   EXPECT_NO_THROW(validate(c));
 

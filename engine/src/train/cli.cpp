@@ -80,8 +80,7 @@ struct Item {
 
 }  // namespace
 
-std::string common_usage() {
-  const TrainConfig d;
+std::string common_usage(const TrainConfig& d) {
   struct Row {
     std::string flag, meaning, def;
   };
@@ -146,9 +145,8 @@ std::string common_usage() {
         {"--data DIR", "dataset directory", "the sample's default"}}},
       {"Output and checkpoints",
        {{"--metrics FILE", "write one JSON Lines record per step", "none"},
-        {"--report FILE.png", "write a dashboard picture at the end", "none"},
         {"--checkpoint FILE", "checkpoint file (model, optimizer and scaler state)", "none"},
-        {"--checkpoint-every N", "steps between checkpoints (0 = only at the end and on fail-fast)",
+        {"--checkpoint-every N", "steps between checkpoints (0 = only at the end; a failed run never overwrites one)",
          std::to_string(d.checkpoint_every)},
         {"--resume", "continue from --checkpoint FILE (--no-resume to turn off)", "off"},
         {"--no-progress", "no progress bar on stderr (--progress to turn it on)",

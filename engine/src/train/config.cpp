@@ -309,8 +309,6 @@ const Setting kSettings[] = {
          fail(l, e.what());
        }
      }},
-    {"report", "report",
-     [](const std::string& v, const std::string&, TrainConfig& c) { c.report_path = v; }},
     {"progress", "progress",
      [](const std::string& v, const std::string& l, TrainConfig& c) { c.progress = parse_bool(v, l); }},
 };

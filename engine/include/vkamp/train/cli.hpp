@@ -15,7 +15,8 @@ struct CliResult {
 //   --epochs N  --batch N  --lr X  --data DIR  --config FILE
 //   --inject-overflow LIST  --metrics FILE  --seed N  --help
 // and the rest of vkamp's settings as --<yaml-key-with-dashes> VALUE.
-std::string common_usage();
+// `defaults` are the values shown as [default: ...]: the binary's own.
+std::string common_usage(const TrainConfig& defaults = TrainConfig{});
 
 // Applies --config FILE first (wherever it appears), then every other flag
 // in order, then validate(). Throws ConfigError on anything it cannot use.

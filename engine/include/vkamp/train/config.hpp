@@ -75,7 +75,6 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
-  std::string report_path;           // --report FILE.png (dashboard picture)
   bool progress = true;              // progress bar on stderr
 };
 
