@@ -36,12 +36,7 @@ int main(int argc, char** argv) {
                 train_set.count, test_set.count, cfg.batch, cfg.epochs, trainer.budget(),
                 samples::describe_run(cfg).c_str());
     train::TrainSummary s = samples::train_with_progress(trainer, cfg, "fashion_mlp");
-    if (s.failed) {
-      std::fprintf(stderr, "fashion_mlp: stopped: %s\n", s.failure.c_str());
-      if (!cfg.checkpoint_path.empty())
-        std::fprintf(stderr, "fashion_mlp: the last good checkpoint is kept at %s\n", cfg.checkpoint_path.c_str());
-      return 1;
-    }
+    if (s.failed) return samples::report_failure("fashion_mlp", cfg, s);
     double acc = trainer.evaluate(test_set);
     std::printf("test accuracy %.2f%%\n", 100 * acc);
     samples::print_summary(cfg, s);

@@ -75,7 +75,10 @@ int main(int argc, char** argv) {
     if (cfg.scaler.mode == train::LossScaleMode::None) runs[2].cfg.scaler.mode = train::LossScaleMode::Dynamic;
     runs[0].cfg.metrics_path.clear();
     runs[1].cfg.metrics_path.clear();
-    for (Run& r : runs) train_run(ctx, r, data);
+    for (Run& r : runs) {
+      train_run(ctx, r, data);
+      if (r.summary.failed) return samples::report_failure("linreg_underflow", r.cfg, r.summary);
+    }
 
     std::printf("linreg_underflow: 16 -> 1 linear, MSE, 4096 examples, batch %u, %u epochs, SGD lr %g\n\n",
                 cfg.batch, cfg.epochs, cfg.optimizer.lr);

@@ -62,10 +62,7 @@ int main(int argc, char** argv) {
     double acc = trainer.evaluate(data);
     std::printf("\n%u overflows, %u skipped steps, %u backoffs, %u growths, final scale %g, train accuracy %.1f%%\n",
                 s.overflows, s.skipped, backoffs, growths, s.final_scale, 100 * acc);
-    if (s.failed) {
-      std::fprintf(stderr, "overflow_storm: stopped: %s\n", s.failure.c_str());
-      return 1;
-    }
+    if (s.failed) return samples::report_failure("overflow_storm", cfg, s);
     return 0;
   });
 }

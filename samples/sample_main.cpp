@@ -99,6 +99,15 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
   return s;
 }
 
+int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: stopped: %s\n", name, s.failure.c_str());
+  if (!cfg.checkpoint_path.empty())
+    std::fprintf(stderr, "%s: the last good checkpoint, if one was written, is kept at %s\n", name,
+                 cfg.checkpoint_path.c_str());
+  return 1;
+}
+
 void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s) {
   std::printf("  %-34s steps %u (applied %u, skipped %u, overflows %u), final scale %g, last loss %.4g, "
               "%.0f samples/s\n",

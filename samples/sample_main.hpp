@@ -36,6 +36,10 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);
 
+// Reports a run that fail-fast stopped (and where its last good checkpoint
+// is); returns the exit status 1.
+int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s);
+
 // One line of the end-of-run summary shared by the samples.
 void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s);
 

@@ -115,6 +115,23 @@ TEST_F(SampleCli, EverySampleTakesTheCommonFlags) {
   }
 }
 
+TEST_F(SampleCli, FailFastExitsOneAndKeepsTheLastCheckpoint) {
+  // Overflows from step 50 on, floor 64: the scale reaches it and sits
+  // there; the checkpoint of step 40 must survive the failure untouched.
+  Result r = run_sample("--checkpoint " + path("ck.bin") +
+                            " --checkpoint-every 40 --inject-overflow 50-5000 --fail-after-overflows 5"
+                            " --min-loss-scale 64",
+                        "overflow_storm");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("min_loss_scale (64) through 5 consecutive overflows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("kept at"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(path("ck.bin")));
+  // Resuming from it works: it is the healthy step-40 state.
+  Result resumed = run_sample("--checkpoint " + path("ck.bin") + " --resume --inject-overflow 999999",
+                              "overflow_storm");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+}
+
 TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
   Result r = run_sample("--epochs 25", "linreg_underflow");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -357,8 +358,10 @@ TrainSummary Trainer::run() {
   }
   if (failed_seen_ || st.failed) {
     summary_.failed = true;
-    summary_.failure = "the loss scale sat at min_loss_scale (" + std::to_string(cfg_.scaler.min_scale) +
-                       ") through " + std::to_string(cfg_.scaler.fail_after) +
+    char floor[32];
+    std::snprintf(floor, sizeof floor, "%g", cfg_.scaler.min_scale);
+    summary_.failure = std::string("the loss scale sat at min_loss_scale (") + floor + ") through " +
+                       std::to_string(cfg_.scaler.fail_after) +
                        " consecutive overflows, up to step " + std::to_string(st.step) +
                        "; the gradients overflow fp16 even unscaled (lower the learning rate, clip, or "
                        "train in bf16/fp32)";
