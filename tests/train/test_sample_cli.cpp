@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -130,6 +131,37 @@ TEST_F(SampleCli, FailFastExitsOneAndKeepsTheLastCheckpoint) {
   Result resumed = run_sample("--checkpoint " + path("ck.bin") + " --resume --inject-overflow 999999",
                               "overflow_storm");
   EXPECT_EQ(resumed.status, 0) << resumed.output;
+}
+
+TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
+  Result r = run_sample("--epochs 1 --inject-overflow 3 --histogram-interval 4 --metrics " + path("m.jsonl"),
+                        "overflow_storm");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path("m.jsonl"));
+  std::string line;
+  int steps = 0, histograms = 0;
+  const char* keys[] = {"\"step\": ", "\"loss\": ", "\"loss_scale\": ", "\"skipped\": ", "\"overflow\": ",
+                        "\"grad_norm\": ", "\"lr\": ", "\"retries\": ", "\"step_time\": "};
+  while (std::getline(in, line)) {
+    ASSERT_EQ(line.front(), '{');
+    ASSERT_EQ(line.back(), '}');
+    if (line.find("\"type\": \"histogram\"") != std::string::npos) {
+      ++histograms;
+      continue;
+    }
+    size_t at = 0;
+    for (const char* k : keys) {  // exactly these keys, in this order
+      size_t p = line.find(k, at);
+      ASSERT_NE(p, std::string::npos) << k << " missing in " << line;
+      at = p + 1;
+    }
+    EXPECT_EQ(std::count(line.begin(), line.end(), ':'), 9) << line;
+    if (steps == 3) EXPECT_NE(line.find("\"overflow\": true"), std::string::npos) << line;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 32 + 1) << "one record per step: 32 updates and the skipped one";
+  EXPECT_GT(histograms, 0);
+  EXPECT_EQ(histograms % 4, 0) << "one histogram per tensor (4 tensors) each time";
 }
 
 TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {

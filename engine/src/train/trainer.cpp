@@ -250,40 +250,40 @@ void Trainer::read_record(uint32_t replay, size_t slot) {
   m.retries = r.retries;
   m.applied = r.applied;
   m.cursor = r.cursor;
-  auto times = slots_[slot]->timings();
-  for (auto& t : times) {
+  if (r.failed) failed_seen_ = true;
+  if (r.done || r.failed) stop_seen_ = true;
+  if (r.idle) return;  // a replay after the run stopped: nothing happened
+
+  for (auto& t : slots_[slot]->timings()) {
     m.step_time_ms += t.ms;
-    if (!r.idle) kernel_ms_sum_[t.label] += t.ms;
-    if (!r.idle && (t.label == "amp_check" || t.label == "step_control" || t.label == "inject_overflow"))
-      amp_ms_sum_ += t.ms;
+    kernel_ms_sum_[t.label] += t.ms;
+    if (t.label == "amp_check" || t.label == "step_control" || t.label == "inject_overflow") amp_ms_sum_ += t.ms;
   }
-  if (!times.empty() && !r.idle) {
+  if (m.step_time_ms > 0) {
     gpu_ms_sum_ += m.step_time_ms;
     ++timed_steps_;
   }
-  if (!r.idle) {
-    summary_.steps++;
-    summary_.applied = r.applied;
-    summary_.skipped += m.skipped;
-    summary_.overflows += m.overflow;
-    summary_.last_loss = m.loss;
-    if (on_step) on_step(m);
-    if (r.hist_slot >= 0 && on_histogram) {
-      const auto& tensors = model_->tensors();
-      std::vector<uint32_t> words(tensors.size() * kHistBins);
-      hist_ring_->read(words.data(), words.size() * 4, size_t(r.hist_slot) * words.size() * 4);
-      for (size_t t = 0; t < tensors.size(); ++t) {
-        TensorHistogram h;
-        h.step = r.step;
-        h.tensor = tensors[t].name;
-        h.loss_scale = r.loss_scale;
-        std::copy_n(words.begin() + t * kHistBins, kHistBins, h.bins.begin());
-        on_histogram(h);
-      }
-    }
+  summary_.steps++;
+  summary_.applied = r.applied;
+  summary_.skipped += m.skipped;
+  summary_.overflows += m.overflow;
+  summary_.last_loss = m.loss;
+  if (on_step) on_step(m);
+  if (r.hist_slot >= 0 && on_histogram) publish_histograms(r);
+}
+
+void Trainer::publish_histograms(const StepRecord& r) {
+  const auto& tensors = model_->tensors();
+  std::vector<uint32_t> words(tensors.size() * kHistBins);
+  hist_ring_->read(words.data(), words.size() * 4, size_t(r.hist_slot) * words.size() * 4);
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    TensorHistogram h;
+    h.step = r.step;
+    h.tensor = tensors[t].name;
+    h.loss_scale = r.loss_scale;
+    std::copy_n(words.begin() + t * kHistBins, kHistBins, h.bins.begin());
+    on_histogram(h);
   }
-  if (r.failed) failed_seen_ = true;
-  if (r.done || r.failed) stop_seen_ = true;
 }
 
 void Trainer::drain_completed(bool block_all) {
@@ -323,11 +323,10 @@ TrainState Trainer::read_state() {
 TrainSummary Trainer::run() {
   auto t0 = std::chrono::steady_clock::now();
   if (cfg_.resume && !cfg_.checkpoint_path.empty()) load_checkpoint(cfg_.checkpoint_path);
-  uint32_t first = submitted_;
-  uint32_t last_checkpoint = first;
+  uint32_t last_checkpoint = 0;
   uint64_t waits0 = ctx_.host_waits(), pacing0 = ctx_.pacing_waits(), checkpoint_waits = 0;
   while (!stop_seen_ && submitted_ < max_attempts_) {
-    if (cfg_.checkpoint_every && !cfg_.checkpoint_path.empty() && submitted_ > first &&
+    if (cfg_.checkpoint_every && !cfg_.checkpoint_path.empty() && submitted_ > 0 &&
         submitted_ % cfg_.checkpoint_every == 0 && last_checkpoint != submitted_) {
       uint64_t w = ctx_.host_waits();
       flush();

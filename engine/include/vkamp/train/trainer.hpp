@@ -94,7 +94,8 @@ class Trainer {
   void record_step(Sequence& seq);
   void submit_next();
   void drain_completed(bool block_all);
-  void read_record(uint32_t step, size_t slot);
+  void read_record(uint32_t replay, size_t slot);
+  void publish_histograms(const StepRecord& r);
   void flush() { drain_completed(true); }
 
   Context& ctx_;
