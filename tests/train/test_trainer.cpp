@@ -11,6 +11,7 @@
 #include "support/numerics.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
+#include "vkamp/train/dataset.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -20,29 +21,10 @@ using train::StepMetrics;
 using train::TrainConfig;
 using train::Trainer;
 
-// A learnable toy problem: labels are the arg-max of a fixed random linear
-// map of the inputs.
+// A learnable toy problem (the engine's make_classification).
 train::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<float> nd;
-  std::vector<float> proj(features * classes);
-  for (float& p : proj) p = nd(gen);
-  train::HostData d;
-  d.count = count;
-  d.features = features;
-  d.x.resize(size_t(count) * features);
-  for (float& v : d.x) v = nd(gen);
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t best = 0;
-    float bv = -1e30f;
-    for (uint32_t c = 0; c < classes; ++c) {
-      float s = 0;
-      for (uint32_t f = 0; f < features; ++f) s += d.x[i * features + f] * proj[c * features + f];
-      if (s > bv) bv = s, best = c;
-    }
-    d.labels.push_back(best);
-  }
-  return d;
+  auto d = train::make_classification(count, features, classes, seed);
+  return {d.count, d.features, d.x, d.y, {}};
 }
 
 TrainConfig toy_config(Format fmt = Format::F16) {
