@@ -9,12 +9,6 @@
 
 using namespace vkamp;
 
-namespace {
-train::HostData to_host(const train::ClassificationData& d) {
-  return {d.count, d.features, d.x, d.y, {}};
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   train::TrainConfig cfg;
   cfg.batch = 128;
@@ -28,8 +22,8 @@ int main(int argc, char** argv) {
                            "test accuracy, the skipped steps and the final loss scale."};
   return samples::sample_main(info, cfg, argc, argv, [](train::TrainConfig& cfg, Context& ctx) {
     std::string dir = cfg.data_dir.empty() ? train::kDefaultFashionMnistDir : cfg.data_dir;
-    auto train_set = to_host(train::load_fashion_mnist(dir, false));
-    auto test_set = to_host(train::load_fashion_mnist(dir, true));
+    auto train_set = train::HostData::classification(train::load_fashion_mnist(dir, false));
+    auto test_set = train::HostData::classification(train::load_fashion_mnist(dir, true));
     train::Trainer trainer(ctx, cfg, train::parse_model("784-256r-256r-10"), train::LossKind::SoftmaxXent,
                            train_set);
     std::printf("fashion_mlp: 784-256-256-10, %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",

@@ -29,8 +29,7 @@ int main(int argc, char** argv) {
       "hysteresis 2. Prints each backoff, growth and skipped step, then a summary.\n"
       "Every flag can change that (try --overflow-policy retry or --hysteresis 1)."};
   return samples::sample_main(info, cfg, argc, argv, [](train::TrainConfig& cfg, Context& ctx) {
-    auto cls = train::make_classification(2048, 32, 10, cfg.seed);
-    train::HostData data{cls.count, cls.features, cls.x, cls.y, {}};
+    auto data = train::HostData::classification(train::make_classification(2048, 32, 10, cfg.seed));
     train::Trainer trainer(ctx, cfg, train::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
     std::printf("overflow_storm: %s, hysteresis %u, steps_per_increase %u, policy %s\n",
                 samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.growth_interval,

@@ -23,8 +23,7 @@ using train::Trainer;
 
 // A learnable toy problem (the engine's make_classification).
 train::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
-  auto d = train::make_classification(count, features, classes, seed);
-  return {d.count, d.features, d.x, d.y, {}};
+  return train::HostData::classification(train::make_classification(count, features, classes, seed));
 }
 
 TrainConfig toy_config(Format fmt = Format::F16) {

@@ -24,6 +24,11 @@ uint32_t mode_code(LossScaleMode m) {
   return m == LossScaleMode::None ? 0 : m == LossScaleMode::Static ? 1 : 2;
 }
 
+// The OPTIMIZER specialization constant of optimizer.comp and TrainParams.optimizer.
+uint32_t optimizer_code(OptimizerKind k) {
+  return k == OptimizerKind::SGD ? 0 : k == OptimizerKind::Adam ? 1 : 2;
+}
+
 float initial_scale(const ScalerConfig& s) {
   return s.mode == LossScaleMode::None ? 1.0f : float(s.initial_scale);
 }
@@ -119,7 +124,7 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   p.micro_batches = M;
   p.histogram_interval = sc.histogram_interval;
   const OptimizerConfig& oc = cfg.optimizer;
-  p.optimizer = sgd ? 0 : oc.kind == OptimizerKind::Adam ? 1 : 2;
+  p.optimizer = optimizer_code(oc.kind);
   p.base_lr = float(oc.lr);
   p.momentum = float(oc.momentum);
   p.beta1 = float(oc.beta1);
@@ -225,8 +230,7 @@ void Trainer::record_step(Sequence& seq) {
   Kernel& ctl = ctx_.kernel({"step_control", 8, 0, {}});
   seq.dispatch(ctl, {*state_, *params_, *partial_sq_, *partial_bad_, *loss_, *hist_, *hist_ring_, *ring_},
                nullptr, 0, {1}, "step_control");
-  uint32_t opt = cfg_.optimizer.kind == OptimizerKind::SGD ? 0 : cfg_.optimizer.kind == OptimizerKind::Adam ? 1 : 2;
-  Kernel& optk = ctx_.kernel({"optimizer." + v, 7, sizeof(np), {opt}});
+  Kernel& optk = ctx_.kernel({"optimizer." + v, 7, sizeof(np), {optimizer_code(cfg_.optimizer.kind)}});
   seq.dispatch(optk, {*state_, *params_, model_->grads(), model_->master(), model_->moment1(), model_->moment2(),
                       model_->working()},
                np, {std::min(div_up(total, 256), 65535u)}, "optimizer");

@@ -15,6 +15,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/config.hpp"
+#include "vkamp/train/dataset.hpp"
 #include "vkamp/train/gpu_state.hpp"
 #include "vkamp/train/model.hpp"
 
@@ -28,6 +29,8 @@ struct HostData {
   std::vector<float> x;            // count x features
   std::vector<uint32_t> labels;    // SoftmaxXent: count
   std::vector<float> targets;      // MSE: count x model outputs
+
+  static HostData classification(const ClassificationData& d) { return {d.count, d.features, d.x, d.y, {}}; }
 };
 
 struct StepMetrics {
