@@ -65,6 +65,16 @@ double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
   return nmse_bound(fmt, ulps);
 }
 
+// Initial values for an accumulating output, given the sign of what will be
+// added to them: a sum that cancels (4 - 3.99) has an error relative to its
+// summands, not to itself, so a relative bound on it would measure the
+// cancellation rather than the kernel.
+std::vector<float> initial_like(const std::vector<double>& added, float max_magnitude, Format fmt) {
+  auto v = random_values(added.size(), 0, max_magnitude, fmt);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::copysign(v[i], float(added[i]));
+  return v;
+}
+
 Buffer input(Format fmt, std::vector<float> v) {
   v.insert(v.end(), kTail, kNan);
   return upload(ctx(), fmt, v);
@@ -181,7 +191,8 @@ TEST_P(Gemm, LinearBackwardWeightAccumulates) {
   uint32_t out = s.m, in = s.n, batch = s.k;
   auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
-  auto dw0 = random_values(size_t(out) * in, -4, 4, fmt);
+  auto p = ref_backward_weight(dy, x, batch, in, out);
+  auto dw0 = initial_like(p, 4, fmt);
   Buffer bdy = input(fmt, dy), bx = input(fmt, x), bdw = output(fmt, dw0.size(), &dw0);
   Sequence seq(ctx());
   seq.begin();
@@ -191,7 +202,6 @@ TEST_P(Gemm, LinearBackwardWeightAccumulates) {
   auto once = result(bdw, fmt, dw0.size());
   seq.run();
   auto twice = result(bdw, fmt, dw0.size());
-  auto p = ref_backward_weight(dy, x, batch, in, out);
   std::vector<double> ref1(p.size()), ref2(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
     ref1[i] = dw0[i] + p[i];
@@ -211,6 +221,7 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
   struct Case {
     ops::Gemm g;
     std::vector<float> a, b, c0;
+    std::vector<double> product;  // alpha op(A) op(B), in double
     Buffer *ba = nullptr, *bb = nullptr, *bc = nullptr;
   };
   std::vector<Case> cases;
@@ -222,7 +233,18 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
            .alpha = (neg(rng()) ? -1.0f : 1.0f) * mag(rng()), .accumulate = bool(t & 4)};
     c.a = random_values(size_t(s.m) * s.k, -1, 1, fmt);
     c.b = random_values(size_t(s.k) * s.n, -1, 1, fmt);
-    if (c.g.accumulate) c.c0 = random_values(size_t(s.m) * s.n, -2, 2, fmt);
+    const ops::Gemm& g = c.g;
+    // op(A)[i,l] and op(B)[l,j] from the storage layouts the header defines.
+    auto a = [&](uint32_t i, uint32_t l) { return double(g.trans_a ? c.a[l * g.m + i] : c.a[i * g.k + l]); };
+    auto b = [&](uint32_t l, uint32_t j) { return double(g.trans_b ? c.b[j * g.k + l] : c.b[l * g.n + j]); };
+    c.product.assign(size_t(g.m) * g.n, 0.0);
+    for (uint32_t i = 0; i < g.m; ++i)
+      for (uint32_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (uint32_t l = 0; l < g.k; ++l) sum += a(i, l) * b(l, j);
+        c.product[i * g.n + j] = double(g.alpha) * sum;
+      }
+    if (g.accumulate) c.c0 = initial_like(c.product, 2, fmt);
     buffers.push_back(input(fmt, c.a));
     c.ba = &buffers.back();
     buffers.push_back(input(fmt, c.b));
@@ -236,16 +258,9 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
   });
   for (auto& c : cases) {
     const ops::Gemm& g = c.g;
-    // op(A)[i,l] and op(B)[l,j] from the storage layouts the header defines.
-    auto a = [&](uint32_t i, uint32_t l) { return double(g.trans_a ? c.a[l * g.m + i] : c.a[i * g.k + l]); };
-    auto b = [&](uint32_t l, uint32_t j) { return double(g.trans_b ? c.b[j * g.k + l] : c.b[l * g.n + j]); };
-    std::vector<double> ref(size_t(g.m) * g.n);
-    for (uint32_t i = 0; i < g.m; ++i)
-      for (uint32_t j = 0; j < g.n; ++j) {
-        double sum = 0;
-        for (uint32_t l = 0; l < g.k; ++l) sum += a(i, l) * b(l, j);
-        ref[i * g.n + j] = double(g.alpha) * sum + (g.accumulate ? c.c0[i * g.n + j] : 0.0);
-      }
+    std::vector<double> ref = c.product;
+    if (g.accumulate)
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
     EXPECT_TRUE(close_to(result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k)))
         << "trans_a " << g.trans_a << ", trans_b " << g.trans_b << ", alpha " << g.alpha << ", accumulate "
         << g.accumulate;
