@@ -39,9 +39,11 @@ function(vkamp_shader name)
     set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common ${defs})
     add_custom_command(
       OUTPUT ${hdr}
-      COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet --depfile ${out_dir}/${id}.d -o ${spv} ${src}
+      COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet -o ${spv} ${src}
       COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv}
-      COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet --vn vkamp_spv_${id} -o ${hdr} ${src}
+      # The depfile comes from the step that writes the header: ninja wants
+      # it to name the rule's output, or it reruns the rule on every build.
+      COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet --depfile ${out_dir}/${id}.d --vn vkamp_spv_${id} -o ${hdr} ${src}
       DEPENDS ${src}
       DEPFILE ${out_dir}/${id}.d
       COMMENT "glslang ${key}"
