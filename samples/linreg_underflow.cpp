@@ -10,6 +10,7 @@
 
 #include "sample_main.hpp"
 #include "vkamp/train/dataset.hpp"
+#include "vkamp/train/workloads.hpp"
 
 using namespace vkamp;
 
@@ -22,7 +23,7 @@ struct Run {
   train::TrainSummary summary;
 };
 
-void train_run(Context& ctx, Run& r, const train::HostData& data) {
+void train_run(Context& ctx, Run& r, const train::HostData& data, ui::RunHistory* history = nullptr) {
   auto spec = train::parse_model("16-1");
   spec.init = train::Init::Zero;
   train::Trainer trainer(ctx, r.cfg, spec, train::LossKind::MSE, data);
@@ -34,7 +35,7 @@ void train_run(Context& ctx, Run& r, const train::HostData& data) {
     for (uint32_t b : h.bins) total += b;
     r.zero_fraction = total > 0 ? h.bins[train::kHistZero] / total : 0;
   };
-  r.summary = samples::train_with_progress(trainer, r.cfg, samples::describe_run(r.cfg), obs);
+  r.summary = samples::train_with_progress(trainer, r.cfg, samples::describe_run(r.cfg), obs, history);
 }
 
 // Mean loss over the last `n` steps: the level a run has settled at.
@@ -48,12 +49,8 @@ double settled(const std::vector<float>& loss, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  train::TrainConfig cfg;
-  cfg.batch = 256;
-  cfg.epochs = 40;
-  cfg.optimizer.lr = 0.5;
-  cfg.optimizer.momentum = 0.0;
-  cfg.scaler.histogram_interval = 16;
+  const train::Workload& job = train::find_workload("linreg");
+  train::TrainConfig cfg = job.defaults;
   samples::SampleInfo info{
       "linreg_underflow",
       "Linear regression on y = 1e-4 (x.w + b), x uniform in [-1, 1]^16, 4096 examples,\n"
@@ -61,11 +58,9 @@ int main(int argc, char** argv) {
       "(default fp16) without loss scaling; and --precision with --loss-scale (default\n"
       "dynamic; 'none' is taken as dynamic here). Without scaling the fp16 gradients\n"
       "underflow and the loss stalls; with scaling fp16 follows fp32 down to fp16's own\n"
-      "resolution of the targets. --metrics FILE logs the scaled run."};
-  return samples::sample_main(info, cfg, argc, argv, [](train::TrainConfig& cfg, Context& ctx) {
-    auto reg = train::make_regression(4096, 16, cfg.seed);
-    train::HostData data{reg.count, reg.features, reg.x, {}, reg.y};
-    for (float& y : data.targets) y *= 1e-4f;
+      "resolution of the targets. --metrics FILE and --report FILE.png show the scaled run."};
+  return samples::sample_main(info, cfg, argc, argv, [&](train::TrainConfig& cfg, Context& ctx) {
+    train::HostData data = job.load(cfg).train;
 
     Run runs[3];
     for (Run& r : runs) r.cfg = cfg;
@@ -75,8 +70,9 @@ int main(int argc, char** argv) {
     if (cfg.scaler.mode == train::LossScaleMode::None) runs[2].cfg.scaler.mode = train::LossScaleMode::Dynamic;
     runs[0].cfg.metrics_path.clear();
     runs[1].cfg.metrics_path.clear();
+    ui::RunHistory scaled;  // --report draws the scaled run
     for (Run& r : runs) {
-      train_run(ctx, r, data);
+      train_run(ctx, r, data, &r == &runs[2] ? &scaled : nullptr);
       if (r.summary.failed) return samples::report_failure("linreg_underflow", r.cfg, r.summary);
     }
 
@@ -104,6 +100,8 @@ int main(int argc, char** argv) {
     std::printf("  %-40s %.4e  (%.1fx the floor), %.0f%% zero, final scale %g, %u skipped\n",
                 samples::describe_run(runs[2].cfg).c_str(), lsc, lsc / floor16, 100 * runs[2].zero_fraction,
                 runs[2].summary.final_scale, runs[2].summary.skipped);
+    scaled.eval_name = "";
+    samples::write_report(runs[2].cfg, scaled);
     bool stalled = lno > 100 * floor16, tracks = lsc < 20 * floor16;
     std::printf("\n%s\n%s\n",
                 stalled ? "without scaling the loss stalls far above the floor: the gradients flush to zero"
@@ -111,6 +109,5 @@ int main(int argc, char** argv) {
                 tracks ? "with loss scaling it keeps falling, to within 20x of the floor"
                        : "note: the scaled run stopped short of the floor");
     return stalled && tracks ? 0 : 1;
-    return 0;
   });
 }

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     std::vector<train::StepMetrics> steps;
     samples::Observers obs;
     obs.step = [&](const train::StepMetrics& m) { steps.push_back(m); };
-    auto s = samples::train_with_progress(trainer, cfg, "overflow_storm", obs);
+    ui::RunHistory history;
+    auto s = samples::train_with_progress(trainer, cfg, "overflow_storm", obs, &history);
 
     uint32_t backoffs = 0, growths = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -59,8 +60,11 @@ int main(int argc, char** argv) {
       if (!what.empty()) std::printf("  step %4u  scale %8g  %s\n", m.step, m.loss_scale, what.c_str());
     }
     double acc = trainer.evaluate(data);
+    history.eval_name = "train accuracy";
+    history.evals.push_back({s.steps, acc});
     std::printf("\n%u overflows, %u skipped steps, %u backoffs, %u growths, final scale %g, train accuracy %.1f%%\n",
                 s.overflows, s.skipped, backoffs, growths, s.final_scale, 100 * acc);
+    samples::write_report(cfg, history);
     if (s.failed) return samples::report_failure("overflow_storm", cfg, s);
     return 0;
   });

@@ -1,9 +1,13 @@
 #include "sample_main.hpp"
 
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "vkamp/error.hpp"
@@ -12,6 +16,7 @@
 #include "vkamp/train/dataset.hpp"
 #include "vkamp/train/metrics_log.hpp"
 #include "vkamp/train/progress_bar.hpp"
+#include "report.hpp"
 
 namespace vkamp::samples {
 namespace {
@@ -49,6 +54,15 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
+  if (!cfg.report_path.empty()) {
+    // Fail now rather than after training when the picture cannot be written.
+    std::string dir = std::filesystem::path(cfg.report_path).parent_path().string();
+    if (access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
+      std::fprintf(stderr, "%s: --report %s: cannot write into %s: %s\n", info.name, cfg.report_path.c_str(),
+                   dir.empty() ? "." : dir.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions opt;
@@ -78,7 +92,15 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
 }
 
 train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
-                                        const std::string& label, const Observers& also) {
+                                        const std::string& label, const Observers& also,
+                                        ui::RunHistory* history) {
+  if (history) {
+    history->title = label + " · " + describe_run(cfg);
+    history->samples_per_step = cfg.batch * cfg.grad_accum;
+    history->budget = trainer.budget();
+    history->histogram_interval = cfg.scaler.histogram_interval;
+    history->status = "training";
+  }
   std::unique_ptr<train::MetricsLog> log;
   if (!cfg.metrics_path.empty()) log = std::make_unique<train::MetricsLog>(cfg.metrics_path);
   train::ProgressBar bar(label, trainer.budget(), cfg.progress);
@@ -88,15 +110,27 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
     std::snprintf(status, sizeof status, "loss %.4g  scale %g%s", m.loss, m.loss_scale,
                   m.skipped ? "  (skipped)" : "");
     bar.update(m.applied, status);
+    if (history) history->add(m);
     if (also.step) also.step(m);
   };
   trainer.on_histogram = [&](const train::TensorHistogram& h) {
     if (log) log->write(h);
+    if (history) history->add(h);
     if (also.histogram) also.histogram(h);
   };
   train::TrainSummary s = trainer.run();
   bar.finish();
+  if (history) history->status = s.failed ? "stopped: " + s.failure : "finished";
   return s;
+}
+
+void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history) {
+  if (cfg.report_path.empty()) return;
+  ui::ReportOptions opt;
+  opt.path = cfg.report_path;
+  opt.device = cfg.device;
+  ui::render_report(history, opt);
+  std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
 }
 
 int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s) {

@@ -8,6 +8,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/train/config.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "run_history.hpp"
 
 namespace vkamp::samples {
 
@@ -29,9 +30,15 @@ struct Observers {
 };
 
 // Trains one configuration with a progress bar (labelled `label`) and the
-// --metrics log. The trainer stays usable for evaluation afterwards.
+// --metrics log, recording the run into `history` when given (for
+// --report). The trainer stays usable for evaluation afterwards.
 train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
-                                        const std::string& label, const Observers& also = {});
+                                        const std::string& label, const Observers& also = {},
+                                        ui::RunHistory* history = nullptr);
+
+// --report FILE.png: draws the dashboard of `history` offscreen and writes
+// it (nothing when cfg.report_path is empty). Prints where it went.
+void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history);
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);

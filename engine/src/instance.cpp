@@ -62,10 +62,10 @@ bool validation_requested_by_env() {
 
 uint64_t validation_message_count() { return g_validation_messages.load(); }
 
-Instance::Instance(bool validation) {
+Instance::Instance(bool validation, const std::vector<const char*>& extra_extensions) {
   ensure_runtime_dir();
   const char* kLayer = "VK_LAYER_KHRONOS_validation";
-  std::vector<const char*> layers, extensions;
+  std::vector<const char*> layers, extensions = extra_extensions;
   if (validation) {
     if (!has_layer(kLayer))
       throw Error("validation was requested but VK_LAYER_KHRONOS_validation is not installed "

@@ -22,7 +22,8 @@ uint64_t validation_message_count();
 class Instance {
  public:
   // validation = true loads VK_LAYER_KHRONOS_validation, or throws if absent.
-  explicit Instance(bool validation);
+  // extra_extensions: e.g. the surface extensions a window needs.
+  explicit Instance(bool validation, const std::vector<const char*>& extra_extensions = {});
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;

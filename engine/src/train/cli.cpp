@@ -145,6 +145,7 @@ std::string common_usage(const TrainConfig& d) {
         {"--data DIR", "dataset directory", "the sample's default"}}},
       {"Output and checkpoints",
        {{"--metrics FILE", "write one JSON Lines record per step", "none"},
+        {"--report FILE.png", "draw the dashboard of the run into a PNG at the end (no display needed)", "none"},
         {"--checkpoint FILE", "checkpoint file (model, optimizer and scaler state)", "none"},
         {"--checkpoint-every N", "steps between checkpoints (0 = only at the end; a failed run never overwrites one)",
          std::to_string(d.checkpoint_every)},

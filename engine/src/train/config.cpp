@@ -295,6 +295,8 @@ const Setting kSettings[] = {
      [](const std::string& v, const std::string&, TrainConfig& c) { c.data_dir = v; }},
     {"metrics", "metrics",
      [](const std::string& v, const std::string&, TrainConfig& c) { c.metrics_path = v; }},
+    {"report", "report",
+     [](const std::string& v, const std::string&, TrainConfig& c) { c.report_path = v; }},
     {"checkpoint", "checkpoint",
      [](const std::string& v, const std::string&, TrainConfig& c) { c.checkpoint_path = v; }},
     {"checkpoint_every", "checkpoint_every",
@@ -572,6 +574,14 @@ void validate(const TrainConfig& cfg) {
   auto finite = [&](double x, const char* key) {
     if (!std::isfinite(x)) err(names(key) + " must be a finite number (got " + fmt(x) + ")");
   };
+
+  // The picture is a PNG; a typo'd name should fail now, not after training.
+  auto ends_with = [](const std::string& s, const char* tail) {
+    size_t n = std::strlen(tail);
+    return s.size() >= n && std::equal(s.end() - n, s.end(), tail, [](char a, char b) { return std::tolower(a) == b; });
+  };
+  if (!cfg.report_path.empty() && !ends_with(cfg.report_path, ".png"))
+    err(names("report") + " writes a PNG picture: give a file name ending in .png (got \"" + cfg.report_path + "\")");
 
   // Gradient clipping: one knob or none (Cerebras: max_gradient_norm xor max_gradient_value).
   finite(cfg.clip.max_norm, "max_gradient_norm");

@@ -29,6 +29,21 @@ uint32_t optimizer_code(OptimizerKind k) {
   return k == OptimizerKind::SGD ? 0 : k == OptimizerKind::Adam ? 1 : 2;
 }
 
+// The loss-scaling part of TrainParams.
+void set_scaler_params(TrainParams& p, const ScalerConfig& sc) {
+  p.scale_mode = mode_code(sc.mode);
+  p.growth_factor = float(sc.growth_factor);
+  p.backoff_factor = float(sc.backoff_factor);
+  p.growth_interval = sc.growth_interval;
+  p.min_scale = float(sc.min_scale);
+  p.max_scale = float(std::min(sc.max_scale, 3.4028234663852886e38));
+  p.hysteresis = std::max(1u, sc.hysteresis);
+  p.consecutive_hysteresis = 0;
+  p.policy = sc.policy == OverflowPolicy::Skip ? 0 : sc.policy == OverflowPolicy::Apply ? 1 : 2;
+  p.max_retries = sc.max_retries;
+  p.fail_after = sc.fail_after;
+}
+
 float initial_scale(const ScalerConfig& s) {
   return s.mode == LossScaleMode::None ? 1.0f : float(s.initial_scale);
 }
@@ -109,17 +124,7 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
 
   TrainParams p{};
   const ScalerConfig& sc = cfg.scaler;
-  p.scale_mode = mode_code(sc.mode);
-  p.growth_factor = float(sc.growth_factor);
-  p.backoff_factor = float(sc.backoff_factor);
-  p.growth_interval = sc.growth_interval;
-  p.min_scale = float(sc.min_scale);
-  p.max_scale = float(std::min(sc.max_scale, 3.4028234663852886e38));
-  p.hysteresis = std::max(1u, sc.hysteresis);
-  p.consecutive_hysteresis = 0;
-  p.policy = sc.policy == OverflowPolicy::Skip ? 0 : sc.policy == OverflowPolicy::Apply ? 1 : 2;
-  p.max_retries = sc.max_retries;
-  p.fail_after = sc.fail_after;
+  set_scaler_params(p, sc);
   p.budget = budget_;
   p.micro_batches = M;
   p.histogram_interval = sc.histogram_interval;
@@ -170,13 +175,13 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   }
   tensor_ranges_ = std::make_unique<Buffer>(ctx, ranges.size() * 4);
   tensor_ranges_->write(ranges);
-  if (!cfg.inject_overflow.empty()) {
-    std::vector<uint32_t> mask((max_attempts_ + 31) / 32, 0);
-    for (auto r : cfg.inject_overflow)
-      for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) mask[s / 32] |= 1u << (s % 32);
-    inject_mask_ = std::make_unique<Buffer>(ctx, mask.size() * 4);
-    inject_mask_->write(mask);
-  }
+  // Fault injection: one bit per step, from --inject-overflow and the app's
+  // button. Always recorded (one thread per step) so the app can inject live.
+  inject_bits_.assign((max_attempts_ + 31) / 32, 0);
+  for (auto r : cfg.inject_overflow)
+    for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
+  inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
+  inject_mask_->write(inject_bits_);
 
   for (uint32_t i = 0; i < kInFlight; ++i) {
     slots_.push_back(std::make_unique<Sequence>(ctx, /*timestamps=*/true, 1024));
@@ -217,7 +222,7 @@ void Trainer::record_step(Sequence& seq) {
     model_->record_backward(seq, *batch_x_, B, m > 0);
     // Injected after the first micro-batch, so the inf must survive the
     // accumulation of the others to be caught.
-    if (m == 0 && inject_mask_) {
+    if (m == 0) {
       struct { uint32_t steps, index; } push{max_attempts_, model_->tensors()[0].offset};
       Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
       seq.dispatch(k, {*state_, *inject_mask_, model_->grads()}, push, {1}, "inject_overflow");
@@ -325,30 +330,45 @@ TrainState Trainer::read_state() {
 }
 
 TrainSummary Trainer::run() {
-  auto t0 = std::chrono::steady_clock::now();
-  if (cfg_.resume && !cfg_.checkpoint_path.empty()) load_checkpoint(cfg_.checkpoint_path);
-  uint32_t last_checkpoint = 0;
-  uint64_t waits0 = ctx_.host_waits(), pacing0 = ctx_.pacing_waits(), checkpoint_waits = 0;
-  while (!stop_seen_ && submitted_ < max_attempts_) {
-    if (cfg_.checkpoint_every && !cfg_.checkpoint_path.empty() && submitted_ > 0 &&
-        submitted_ % cfg_.checkpoint_every == 0 && last_checkpoint != submitted_) {
-      uint64_t w = ctx_.host_waits();
-      flush();
-      if (!failed_seen_) save_checkpoint(cfg_.checkpoint_path);
-      last_checkpoint = submitted_;
-      checkpoint_waits += ctx_.host_waits() - w;
-      if (stop_seen_) break;
-    }
-    submit_next();
-    drain_completed(false);
+  start();
+  while (advance()) {
   }
-  summary_.host_waits_in_loop = ctx_.host_waits() - waits0 - checkpoint_waits;
-  summary_.pacing_waits = ctx_.pacing_waits() - pacing0;
+  return finish();
+}
+
+void Trainer::start() {
+  t0_ = std::chrono::steady_clock::now();
+  if (cfg_.resume && !cfg_.checkpoint_path.empty()) load_checkpoint(cfg_.checkpoint_path);
+  last_checkpoint_ = 0;
+  waits0_ = ctx_.host_waits();
+  pacing0_ = ctx_.pacing_waits();
+  checkpoint_waits_ = 0;
+}
+
+bool Trainer::advance() {
+  if (stop_seen_ || submitted_ >= max_attempts_) return false;
+  if (cfg_.checkpoint_every && !cfg_.checkpoint_path.empty() && submitted_ > 0 &&
+      submitted_ % cfg_.checkpoint_every == 0 && last_checkpoint_ != submitted_) {
+    uint64_t w = ctx_.host_waits();
+    flush();
+    if (!failed_seen_) save_checkpoint(cfg_.checkpoint_path);
+    last_checkpoint_ = submitted_;
+    checkpoint_waits_ += ctx_.host_waits() - w;
+    if (stop_seen_) return false;
+  }
+  submit_next();
+  drain_completed(false);
+  return !stop_seen_ && submitted_ < max_attempts_;
+}
+
+TrainSummary Trainer::finish() {
+  summary_.host_waits_in_loop = ctx_.host_waits() - waits0_ - checkpoint_waits_;
+  summary_.pacing_waits = ctx_.pacing_waits() - pacing0_;
   flush();
   TrainState st;
   state_->read(&st, sizeof(st));
   summary_.final_scale = st.scale;
-  summary_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  summary_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   summary_.samples_per_second =
       summary_.seconds > 0 ? double(summary_.steps) * cfg_.batch * cfg_.grad_accum / summary_.seconds : 0;
   if (timed_steps_) {
@@ -377,6 +397,38 @@ TrainSummary Trainer::run() {
     save_checkpoint(cfg_.checkpoint_path);
   }
   return summary_;
+}
+
+void Trainer::set_scaler(const ScalerConfig& sc) {
+  TrainConfig next = cfg_;
+  next.scaler = sc;
+  validate(next);
+  if (sc.mode != cfg_.scaler.mode)
+    throw ConfigError("the loss-scale mode cannot change during a run; start a new run");
+  flush();
+  TrainParams p;
+  params_->read(&p, sizeof(p));
+  set_scaler_params(p, sc);
+  params_->write(&p, sizeof(p));
+  TrainState st;
+  state_->read(&st, sizeof(st));
+  if (sc.mode != LossScaleMode::None) {
+    st.scale = sc.mode == LossScaleMode::Static ? float(sc.initial_scale)
+                                                : std::clamp(st.scale, p.min_scale, p.max_scale);
+    st.grad_multiplier = st.scale / float(cfg_.grad_accum);
+  }
+  st.hysteresis_left = std::min(st.hysteresis_left, p.hysteresis);
+  state_->write(&st, sizeof(st));
+  cfg_ = next;
+}
+
+void Trainer::inject_overflow_next() {
+  flush();
+  TrainState st;
+  state_->read(&st, sizeof(st));
+  if (st.step >= max_attempts_) return;
+  inject_bits_[st.step / 32] |= 1u << (st.step % 32);
+  inject_mask_->write(inject_bits_);
 }
 
 double Trainer::evaluate(const HostData& data) {

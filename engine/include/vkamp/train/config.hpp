@@ -71,6 +71,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   std::string data_dir;              // empty = the sample's default
   std::string metrics_path;          // JSON Lines, one record per step
+  std::string report_path;           // PNG of the dashboard at the end of the run
   std::string checkpoint_path;       // empty = no checkpoints
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;

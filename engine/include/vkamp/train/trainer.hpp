@@ -4,6 +4,7 @@
 // host reads each step's record a few steps later from a host-visible ring.
 #pragma once
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -80,7 +81,24 @@ class Trainer {
 
   // Trains until the update budget (epochs) is spent or fail-fast trips.
   // Checkpoints as configured. Resumes first when cfg.resume is set.
+  // run() is start(), advance() until it returns false, then finish().
   TrainSummary run();
+  void start();
+  // Submits one more step and reads the records that are ready; false once
+  // the run is over (budget spent, fail-fast, or every step overflowing).
+  bool advance();
+  TrainSummary finish();
+  // Waits for the submitted steps and reads their records (a pause, a
+  // single step in the app).
+  void sync() { flush(); }
+
+  // Live controls (the app). Each waits for the steps in flight first.
+  // New dynamic-scaling knobs, validated like the config; the current
+  // scale is clamped into [min, max]. Throws ConfigError.
+  void set_scaler(const ScalerConfig& sc);
+  // Writes an inf into a gradient at the next step, as --inject-overflow.
+  void inject_overflow_next();
+  const TrainConfig& config() const { return cfg_; }
 
   // Accuracy (SoftmaxXent) or mean squared error (MSE) over a dataset.
   double evaluate(const HostData& data);
@@ -117,6 +135,10 @@ class Trainer {
   bool stop_seen_ = false, failed_seen_ = false;
   TrainSummary summary_;
   double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
+  std::chrono::steady_clock::time_point t0_;
+  uint32_t last_checkpoint_ = 0;
+  uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0;
+  std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
   std::map<std::string, double> kernel_ms_sum_;
   uint32_t timed_steps_ = 0;
 };

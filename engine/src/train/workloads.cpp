@@ -1,0 +1,58 @@
+#include "vkamp/train/workloads.hpp"
+
+#include "vkamp/train/dataset.hpp"
+
+namespace vkamp::train {
+namespace {
+
+Datasets fashion_mnist(const TrainConfig& cfg) {
+  std::string dir = cfg.data_dir.empty() ? kDefaultFashionMnistDir : cfg.data_dir;
+  return {HostData::classification(load_fashion_mnist(dir, false)),
+          HostData::classification(load_fashion_mnist(dir, true))};
+}
+
+Workload fashion_mlp() {
+  Workload w{"fashion_mlp", "784-256-256-10 ReLU MLP on Fashion-MNIST, momentum SGD", "784-256r-256r-10",
+             LossKind::SoftmaxXent, TrainConfig{}, fashion_mnist};
+  w.defaults.batch = 128;
+  w.defaults.epochs = 2;
+  w.defaults.optimizer.lr = 0.05;
+  w.defaults.optimizer.momentum = 0.9;
+  return w;
+}
+
+// Targets 1e-4 times a random linear map: the unscaled fp16 gradients of
+// this regression underflow, the loss-scaling literature's example.
+Workload linreg() {
+  Workload w{"linreg", "16-feature linear regression with targets ~1e-4 (fp16 underflow)", "16-1", LossKind::MSE,
+             TrainConfig{}, [](const TrainConfig& cfg) {
+               RegressionData reg = make_regression(4096, 16, cfg.seed);
+               HostData data{reg.count, reg.features, reg.x, {}, reg.y};
+               for (float& y : data.targets) y *= 1e-4f;
+               return Datasets{data, {}};
+             }};
+  w.defaults.batch = 256;
+  w.defaults.epochs = 40;
+  w.defaults.optimizer.lr = 0.5;
+  w.defaults.optimizer.momentum = 0.0;
+  w.defaults.scaler.histogram_interval = 16;
+  return w;
+}
+
+}  // namespace
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> all{fashion_mlp(), linreg()};
+  return all;
+}
+
+const Workload& find_workload(const std::string& name) {
+  std::string known;
+  for (const Workload& w : workloads()) {
+    if (w.name == name) return w;
+    known += (known.empty() ? "" : ", ") + w.name;
+  }
+  throw ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
+}
+
+}  // namespace vkamp::train

@@ -1,0 +1,37 @@
+// The dashboard: every panel of a training run, drawn with ImGui into the
+// current frame. The live app (vkamp-studio) and the offscreen --report
+// picture draw the same function; the app adds its controls on the left.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "plot.hpp"
+#include "run_history.hpp"
+
+namespace vkamp::ui {
+
+struct DashboardState {
+  int histogram_tensor = 0;  // which tensor's histogram is drawn large
+  bool show_raw_loss = true;
+};
+
+// Fills the whole display with one window: a header, `controls` (when
+// given) in a column on the left, and the panels. `probe`, when given,
+// receives every series drawn this frame.
+void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe,
+                    const std::function<void()>& controls = {});
+
+// Fractions of one tensor's gradients, from its exponent histogram.
+struct HistogramFractions {
+  double zero = 0;               // exactly zero (in fp16 this includes what underflowed)
+  double underflow_unscaled = 0;  // 0 < |g| < 2^-24: lost to fp16 without scaling
+  double underflow_scaled = 0;    // 0 < |g * scale| < 2^-24: lost at the current scale
+  double overflow_scaled = 0;     // |g * scale| > 65504, inf or NaN
+  double total = 0;               // elements counted
+};
+HistogramFractions fractions(const train::TensorHistogram& h);
+
+// "2^15" for powers of two, "%g" otherwise.
+std::string scale_label(double s);
+
+}  // namespace vkamp::ui

@@ -1,0 +1,109 @@
+#include "run_history.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vkamp::ui {
+namespace {
+
+// Exponential moving average of the loss; long enough to read a trend
+// through minibatch noise, short enough to follow a learning-rate change.
+constexpr float kSmoothing = 0.05f;
+
+template <class T>
+void append_from(std::vector<T>& dst, const std::vector<T>& src) {
+  if (src.size() > dst.size()) dst.insert(dst.end(), src.begin() + dst.size(), src.end());
+}
+
+}  // namespace
+
+uint32_t RunHistory::backoffs() const {
+  return uint32_t(std::count_if(events.begin(), events.end(), [](auto& e) { return e.kind == ScaleChange::Backoff; }));
+}
+
+uint32_t RunHistory::growths() const { return uint32_t(events.size()) - backoffs(); }
+
+void RunHistory::add(const train::StepMetrics& m) {
+  if (!loss_scale.empty() && m.loss_scale != loss_scale.back())
+    events.push_back({m.step, m.loss_scale < loss_scale.back() ? ScaleChange::Backoff : ScaleChange::Growth,
+                      loss_scale.back(), m.loss_scale});
+  step.push_back(float(m.step));
+  loss.push_back(m.loss);
+  // A skipped step's loss may be inf; it must not poison the average.
+  float prev = loss_smooth.empty() ? m.loss : loss_smooth.back();
+  if (!std::isfinite(prev)) prev = m.loss;
+  loss_smooth.push_back(std::isfinite(m.loss) ? prev + kSmoothing * (m.loss - prev) : prev);
+  loss_scale.push_back(m.loss_scale);
+  grad_norm.push_back(m.grad_norm);
+  step_ms.push_back(float(m.step_time_ms));
+  skipped.push_back(m.skipped);
+  if (m.skipped) skipped_steps.push_back(m.step);
+  overflows += m.overflow;
+  applied = m.applied;
+}
+
+void RunHistory::add(const train::TensorHistogram& h) {
+  for (auto& old : histograms)
+    if (old.tensor == h.tensor) {
+      old = h;
+      return;
+    }
+  histograms.push_back(h);
+}
+
+void SharedHistory::reset(const RunHistory& blank) {
+  std::lock_guard lock(mu_);
+  h_ = blank;
+  ++generation_;
+}
+
+void SharedHistory::add(const train::StepMetrics& m) {
+  std::lock_guard lock(mu_);
+  h_.add(m);
+}
+
+void SharedHistory::add(const train::TensorHistogram& h) {
+  std::lock_guard lock(mu_);
+  h_.add(h);
+}
+
+void SharedHistory::add_eval(EvalPoint e) {
+  std::lock_guard lock(mu_);
+  h_.evals.push_back(e);
+}
+
+void SharedHistory::set_status(const std::string& s) {
+  std::lock_guard lock(mu_);
+  h_.status = s;
+}
+
+void SharedHistory::pull(RunHistory& dst) {
+  std::lock_guard lock(mu_);
+  if (pulled_generation_ != generation_) {
+    dst = h_;
+    pulled_generation_ = generation_;
+    return;
+  }
+  append_from(dst.step, h_.step);
+  append_from(dst.loss, h_.loss);
+  append_from(dst.loss_smooth, h_.loss_smooth);
+  append_from(dst.loss_scale, h_.loss_scale);
+  append_from(dst.grad_norm, h_.grad_norm);
+  append_from(dst.step_ms, h_.step_ms);
+  append_from(dst.skipped, h_.skipped);
+  append_from(dst.skipped_steps, h_.skipped_steps);
+  append_from(dst.events, h_.events);
+  append_from(dst.evals, h_.evals);
+  dst.applied = h_.applied;
+  dst.overflows = h_.overflows;
+  dst.histograms = h_.histograms;
+  dst.status = h_.status;
+  dst.title = h_.title;
+}
+
+RunHistory SharedHistory::snapshot() {
+  std::lock_guard lock(mu_);
+  return h_;
+}
+
+}  // namespace vkamp::ui

@@ -1,0 +1,76 @@
+// What the dashboard draws: the history of one training run, built from
+// the trainer's step records and histograms. The trainer's thread appends
+// to a SharedHistory; the UI thread pulls what is new into its own copy
+// once per frame, so drawing never holds the lock and never waits on the GPU.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::ui {
+
+enum class ScaleChange : uint8_t { Backoff, Growth };
+
+struct ScaleEvent {
+  uint32_t step;
+  ScaleChange kind;
+  float from, to;
+};
+
+struct EvalPoint {
+  uint32_t step;     // optimizer steps attempted when it was measured
+  double accuracy;   // in [0, 1] (classification) or the MSE (regression)
+};
+
+struct RunHistory {
+  std::string title;        // "fashion_mlp · fp16, dynamic loss scale"
+  std::string eval_name = "test accuracy";
+  uint32_t samples_per_step = 0;  // batch x micro-batches, for throughput
+  uint32_t budget = 0;            // optimizer updates the run will apply
+  uint32_t histogram_interval = 0;  // steps between histograms (0 = none)
+
+  // One entry per step record, in step order.
+  std::vector<float> step, loss, loss_smooth, loss_scale, grad_norm, step_ms;
+  std::vector<uint8_t> skipped;
+  std::vector<uint32_t> skipped_steps;  // the steps whose update was skipped
+  std::vector<ScaleEvent> events;       // scale backoffs and growths
+  std::vector<EvalPoint> evals;
+  uint32_t applied = 0, overflows = 0;
+  // The newest exponent histogram of each parameter tensor.
+  std::vector<train::TensorHistogram> histograms;
+  std::string status;  // "training", "paused", "finished", an error...
+
+  size_t records() const { return step.size(); }
+  uint32_t backoffs() const;
+  uint32_t growths() const;
+
+  void add(const train::StepMetrics& m);
+  void add(const train::TensorHistogram& h);
+};
+
+// The shared copy: the trainer's thread writes, the UI thread pulls.
+class SharedHistory {
+ public:
+  // Starts a new run: `blank` carries its title and constants.
+  void reset(const RunHistory& blank);
+  void add(const train::StepMetrics& m);
+  void add(const train::TensorHistogram& h);
+  void add_eval(EvalPoint e);
+  void set_status(const std::string& s);
+  // Brings `dst` up to date: appends the new records, replaces the rest.
+  // A reset since the last pull starts dst over.
+  void pull(RunHistory& dst);
+  // A full copy (exporting metrics, the end-of-run report).
+  RunHistory snapshot();
+
+ private:
+  std::mutex mu_;
+  RunHistory h_;
+  uint64_t generation_ = 0;  // bumped by reset()
+  uint64_t pulled_generation_ = ~0ull;
+};
+
+}  // namespace vkamp::ui
