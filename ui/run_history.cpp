@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vkamp/train/metrics_log.hpp"
+
 namespace vkamp::ui {
 namespace {
 
@@ -27,6 +29,7 @@ void RunHistory::add(const train::StepMetrics& m) {
   if (!loss_scale.empty() && m.loss_scale != loss_scale.back())
     events.push_back({m.step, m.loss_scale < loss_scale.back() ? ScaleChange::Backoff : ScaleChange::Growth,
                       loss_scale.back(), m.loss_scale});
+  raw_steps.push_back(m);
   step.push_back(float(m.step));
   loss.push_back(m.loss);
   // A skipped step's loss may be inf; it must not poison the average.
@@ -43,12 +46,24 @@ void RunHistory::add(const train::StepMetrics& m) {
 }
 
 void RunHistory::add(const train::TensorHistogram& h) {
+  raw_histograms.push_back(h);
   for (auto& old : histograms)
     if (old.tensor == h.tensor) {
       old = h;
       return;
     }
   histograms.push_back(h);
+}
+
+void RunHistory::export_jsonl(const std::string& path) const {
+  train::MetricsLog log(path);
+  size_t h = 0;
+  for (const train::StepMetrics& m : raw_steps) {
+    log.write(m);
+    // A histogram belongs after the record of the step it was taken at.
+    for (; h < raw_histograms.size() && raw_histograms[h].step <= m.step; ++h) log.write(raw_histograms[h]);
+  }
+  for (; h < raw_histograms.size(); ++h) log.write(raw_histograms[h]);
 }
 
 void SharedHistory::reset(const RunHistory& blank) {
@@ -94,6 +109,8 @@ void SharedHistory::pull(RunHistory& dst) {
   append_from(dst.skipped_steps, h_.skipped_steps);
   append_from(dst.events, h_.events);
   append_from(dst.evals, h_.evals);
+  append_from(dst.raw_steps, h_.raw_steps);
+  append_from(dst.raw_histograms, h_.raw_histograms);
   dst.applied = h_.applied;
   dst.overflows = h_.overflows;
   dst.histograms = h_.histograms;

@@ -41,6 +41,9 @@ struct RunHistory {
   uint32_t applied = 0, overflows = 0;
   // The newest exponent histogram of each parameter tensor.
   std::vector<train::TensorHistogram> histograms;
+  // Everything as received, for exporting the metrics as JSON Lines.
+  std::vector<train::StepMetrics> raw_steps;
+  std::vector<train::TensorHistogram> raw_histograms;
   std::string status;  // "training", "paused", "finished", an error...
 
   size_t records() const { return step.size(); }
@@ -49,6 +52,8 @@ struct RunHistory {
 
   void add(const train::StepMetrics& m);
   void add(const train::TensorHistogram& h);
+  // Writes the run as --metrics does (throws vkamp::Error).
+  void export_jsonl(const std::string& path) const;
 };
 
 // The shared copy: the trainer's thread writes, the UI thread pulls.

@@ -1,0 +1,161 @@
+#include "studio_controls.hpp"
+
+#include <imgui.h>
+
+#include <cmath>
+
+#include "vkamp/train/workloads.hpp"
+
+namespace vkamp::ui {
+namespace {
+
+const ImVec4 kError(1.0f, 0.45f, 0.4f, 1.0f);
+
+// Runs `check` (which throws ConfigError) and keeps its message.
+template <class F>
+bool accepted(StudioControls& c, F&& check) {
+  try {
+    check();
+    c.error.clear();
+    return true;
+  } catch (const std::exception& e) {
+    c.error = e.what();
+    return false;
+  }
+}
+
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::TextDisabled("%s", title);
+}
+
+bool input_double(const char* label, double& v, const char* fmt = "%g") {
+  return ImGui::InputDouble(label, &v, 0, 0, fmt);
+}
+
+bool input_u32(const char* label, uint32_t& v) {
+  int i = int(std::min<uint32_t>(v, 1u << 30));
+  bool changed = ImGui::InputInt(label, &i, 0, 0);
+  if (changed) v = i < 0 ? 0 : uint32_t(i);
+  return changed;
+}
+
+void run_buttons(StudioControls& c, TrainingSession& session) {
+  SessionState s = session.state();
+  ImGui::Text("Run: %s", state_name(s));
+  bool live = s == SessionState::Running || s == SessionState::Paused;
+  ImGui::BeginDisabled(!live);
+  if (ImGui::Button(s == SessionState::Paused ? "Resume" : "Pause", ImVec2(90, 0)))
+    session.pause(s != SessionState::Paused);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(s != SessionState::Paused);
+  if (ImGui::Button("Step", ImVec2(70, 0))) session.step_once();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Inject overflow")) {
+    session.inject_overflow();
+    c.notice = "inf injected into the next step's gradients";
+  }
+  ImGui::EndDisabled();
+}
+
+void new_run(StudioControls& c, TrainingSession& session) {
+  section("New run");
+  const auto& jobs = train::workloads();
+  if (ImGui::BeginCombo("sample", jobs[c.sample].name.c_str())) {
+    for (int i = 0; i < int(jobs.size()); ++i)
+      if (ImGui::Selectable(jobs[i].name.c_str(), i == c.sample)) {
+        std::string device = c.cfg.device;
+        c.sample = i;
+        c.cfg = jobs[i].defaults;  // each sample's own defaults
+        c.cfg.device = device;
+      }
+    ImGui::EndCombo();
+  }
+  const Format formats[] = {Format::F32, Format::F16, Format::BF16, Format::CB16};
+  if (ImGui::BeginCombo("precision", format_name(c.cfg.precision))) {
+    for (Format f : formats)
+      if (ImGui::Selectable(format_name(f), f == c.cfg.precision)) c.cfg.precision = f;
+    ImGui::EndCombo();
+  }
+  int mode = int(c.cfg.scaler.mode);
+  ImGui::RadioButton("dynamic", &mode, int(train::LossScaleMode::Dynamic));
+  ImGui::SameLine();
+  ImGui::RadioButton("static", &mode, int(train::LossScaleMode::Static));
+  ImGui::SameLine();
+  ImGui::RadioButton("none", &mode, int(train::LossScaleMode::None));
+  c.cfg.scaler.mode = train::LossScaleMode(mode);
+  if (c.cfg.scaler.mode != train::LossScaleMode::None)
+    input_double(c.cfg.scaler.mode == train::LossScaleMode::Static ? "scale" : "initial scale",
+                 c.cfg.scaler.initial_scale);
+  input_u32("epochs", c.cfg.epochs);
+  input_u32("batch", c.cfg.batch);
+  input_double("lr", c.cfg.optimizer.lr);
+  if (ImGui::Button("Start new run", ImVec2(-1, 0))) {
+    if (accepted(c, [&] { train::validate(c.cfg); })) {
+      session.start(jobs[c.sample], c.cfg);
+      c.knobs = c.cfg.scaler;
+      c.notice = "started " + jobs[c.sample].name;
+    }
+  }
+}
+
+void live_knobs(StudioControls& c, TrainingSession& session) {
+  section("Dynamic scaling, live");
+  bool dynamic = c.knobs.mode == train::LossScaleMode::Dynamic;
+  ImGui::BeginDisabled(!dynamic);
+  input_double("growth factor", c.knobs.growth_factor);
+  input_double("backoff factor", c.knobs.backoff_factor);
+  input_u32("growth interval", c.knobs.growth_interval);
+  input_double("min scale", c.knobs.min_scale);
+  input_double("max scale", c.knobs.max_scale);
+  input_u32("hysteresis", c.knobs.hysteresis);
+  if (ImGui::Button("Apply knobs", ImVec2(-1, 0))) {
+    train::TrainConfig next = c.cfg;
+    next.scaler = c.knobs;
+    if (accepted(c, [&] { train::validate(next); })) {
+      session.set_scaler(c.knobs);
+      c.notice = "knobs sent to the running trainer";
+    }
+  }
+  ImGui::EndDisabled();
+  if (!dynamic) ImGui::TextDisabled("(this run does not use dynamic scaling)");
+}
+
+void files(StudioControls& c, TrainingSession& session, const RunHistory& history) {
+  section("Save");
+  ImGui::InputText("##ckpt", c.checkpoint_path, sizeof c.checkpoint_path);
+  ImGui::SameLine();
+  SessionState s = session.state();
+  ImGui::BeginDisabled(s == SessionState::Idle || s == SessionState::Failed);
+  if (ImGui::Button("Checkpoint")) {
+    session.save_checkpoint(c.checkpoint_path);
+    c.notice = std::string("saving ") + c.checkpoint_path;
+  }
+  ImGui::EndDisabled();
+  ImGui::InputText("##metrics", c.metrics_path, sizeof c.metrics_path);
+  ImGui::SameLine();
+  if (ImGui::Button("Metrics") && accepted(c, [&] { history.export_jsonl(c.metrics_path); }))
+    c.notice = "wrote " + std::to_string(history.raw_steps.size()) + " step records to " + c.metrics_path;
+}
+
+}  // namespace
+
+void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory& history) {
+  ImGui::PushItemWidth(120);
+  run_buttons(c, session);
+  new_run(c, session);
+  live_knobs(c, session);
+  files(c, session, history);
+  ImGui::PopItemWidth();
+  ImGui::Separator();
+  ImGui::PushTextWrapPos(0);
+  if (!c.error.empty()) ImGui::TextColored(kError, "%s", c.error.c_str());
+  std::string msg = session.message();
+  if (!msg.empty()) ImGui::TextUnformatted(msg.c_str());
+  if (!c.notice.empty()) ImGui::TextDisabled("%s", c.notice.c_str());
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace vkamp::ui

@@ -1,0 +1,27 @@
+// The app's control column: run buttons (pause, step, inject overflow),
+// a new run's settings (sample, precision, loss-scale mode), the dynamic
+// scaling knobs applied live, and saving a checkpoint or the metrics. Every
+// field is checked with the trainer's own validation before it is applied.
+#pragma once
+#include <string>
+
+#include "run_history.hpp"
+#include "training_session.hpp"
+#include "vkamp/train/config.hpp"
+
+namespace vkamp::ui {
+
+struct StudioControls {
+  int sample = 0;            // index into train::workloads()
+  train::TrainConfig cfg;    // the next run's settings, edited in place
+  train::ScalerConfig knobs; // the live knobs, edited before "Apply"
+  char checkpoint_path[256] = "vkamp-studio.ckpt";
+  char metrics_path[256] = "vkamp-studio-metrics.jsonl";
+  std::string error;         // the last rejected input, shown in red
+  std::string notice;        // the last thing done, shown in grey
+};
+
+// Draws the column; acts through `session`. `history` is the UI's copy.
+void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory& history);
+
+}  // namespace vkamp::ui

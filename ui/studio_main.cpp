@@ -1,0 +1,127 @@
+// vkamp-studio: trains a sample on a worker thread and draws the dashboard
+// live in a window, with controls. See studio_usage() for the flags.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "dashboard.hpp"
+#include "offscreen_target.hpp"
+#include "run_history.hpp"
+#include "studio_controls.hpp"
+#include "studio_options.hpp"
+#include "studio_window.hpp"
+#include "training_session.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/train/workloads.hpp"
+
+using namespace vkamp;
+using namespace vkamp::ui;
+
+namespace {
+
+// The test hook: every series the last frame drew, with its point count
+// and range, and where its plot sits in the picture.
+void write_probe(const std::string& path, const PlotProbe& probe, const RunHistory& h) {
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write " + path);
+  out << "{\"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
+      << ", \"histograms\": " << h.histograms.size() << ", \"evals\": " << h.evals.size() << ",\n \"series\": [";
+  for (size_t i = 0; i < probe.series.size(); ++i) {
+    const SeriesProbe& s = probe.series[i];
+    out << (i ? ",\n  " : "\n  ") << "{\"panel\": \"" << s.panel << "\", \"series\": \"" << s.series
+        << "\", \"points\": " << s.points << ", \"min\": " << train::json_number(s.min)
+        << ", \"max\": " << train::json_number(s.max) << ", \"rect\": [" << s.x0 << ", " << s.y0 << ", " << s.x1
+        << ", " << s.y1 << "]}";
+  }
+  out << "\n ]}\n";
+}
+
+struct ReportDraw {
+  const RunHistory* h;
+  DashboardState state;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  StudioOptions opt = parse_studio_options(argc, argv);
+  if (opt.help) {
+    std::printf("%s", studio_usage().c_str());
+    return 0;
+  }
+  if (!opt.error.empty()) std::fprintf(stderr, "vkamp-studio: %s\n(see vkamp-studio --help)\n", opt.error.c_str());
+
+  std::unique_ptr<StudioWindow> window;
+  try {
+    window = std::make_unique<StudioWindow>(opt.width, opt.height, opt.cfg.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
+    return opt.error.empty() ? 1 : 2;
+  }
+
+  SharedHistory shared;
+  RunHistory history;
+  DashboardState dash;
+  PlotProbe probe;
+  StudioControls controls;
+  const auto& jobs = train::workloads();
+  for (int i = 0; i < int(jobs.size()); ++i)
+    if (jobs[i].name == opt.sample) controls.sample = i;
+  controls.cfg = opt.cfg;
+  controls.knobs = opt.cfg.scaler;
+  int status = 0;
+  {
+    TrainingSession session(shared);
+    if (opt.error.empty()) {
+      session.start(jobs[controls.sample], opt.cfg, opt.paused);
+    } else {
+      // Bad input: show it, start nothing, and exit 2 in the end.
+      controls.error = opt.error;
+      RunHistory blank;
+      blank.title = "not started";
+      shared.reset(blank);
+      shared.set_status("error: " + opt.error);
+      status = 2;
+    }
+
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t steps_at_start = 0;
+    uint32_t frame = 0;
+    try {
+      while (!window->should_close() && (opt.frames == 0 || frame < opt.frames)) {
+        window->begin_frame();
+        shared.pull(history);
+        if (frame == 0) steps_at_start = history.records();
+        draw_dashboard(history, dash, &probe, [&] { draw_controls(controls, session, history); });
+        window->end_frame();
+        ++frame;
+      }
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "vkamp-studio: %u frames in %.1f s (%.1f frames/s) on %s while %llu steps trained\n",
+                   frame, seconds, frame / std::max(seconds, 1e-9), window->device_name().c_str(),
+                   (unsigned long long)(history.records() - steps_at_start));
+      if (!opt.screenshot.empty()) {
+        uint32_t w = 0, h = 0;
+        auto pixels = window->capture(w, h);
+        write_png(opt.screenshot, w, h, pixels);
+        std::fprintf(stderr, "vkamp-studio: screenshot written to %s\n", opt.screenshot.c_str());
+      }
+      if (!opt.probe.empty()) write_probe(opt.probe, probe, history);
+      if (!opt.cfg.report_path.empty()) {
+        ReportDraw rd{&history, {}};
+        auto pixels = window->render_offscreen(1600, 1000, [](void* u) {
+          auto* r = static_cast<ReportDraw*>(u);
+          draw_dashboard(*r->h, r->state, nullptr);
+        }, &rd);
+        write_png(opt.cfg.report_path, 1600, 1000, pixels);
+        std::fprintf(stderr, "vkamp-studio: dashboard picture written to %s\n", opt.cfg.report_path.c_str());
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
+      status = 1;
+    }
+  }  // the session stops its run before the window goes
+  window.reset();
+  return status;
+}

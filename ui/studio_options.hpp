@@ -1,0 +1,27 @@
+// vkamp-studio's command line: the samples' flags plus the app's own.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "vkamp/train/config.hpp"
+
+namespace vkamp::ui {
+
+struct StudioOptions {
+  std::string sample = "fashion_mlp";
+  train::TrainConfig cfg;   // the sample's defaults, then the flags
+  std::string screenshot;   // --screenshot FILE.png: the last frame
+  uint32_t frames = 0;      // --frames N: quit after N frames (0 = run until closed)
+  std::string probe;        // --probe FILE.json: what the last frame plotted (tests)
+  bool paused = false;      // --paused: load the run but wait for Start
+  int width = 1600, height = 1000;
+  bool help = false;
+  std::string error;        // a flag or config problem: shown in the window and on stderr
+};
+
+// Never throws: a bad flag leaves the sample's defaults in cfg and the
+// message in error.
+StudioOptions parse_studio_options(int argc, char** argv);
+std::string studio_usage();
+
+}  // namespace vkamp::ui

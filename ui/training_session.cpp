@@ -1,0 +1,220 @@
+#include "training_session.hpp"
+
+#include <cstdio>
+
+#include "vkamp/error.hpp"
+
+namespace vkamp::ui {
+
+const char* state_name(SessionState s) {
+  switch (s) {
+    case SessionState::Idle: return "idle";
+    case SessionState::Running: return "training";
+    case SessionState::Paused: return "paused";
+    case SessionState::Finished: return "finished";
+    case SessionState::Failed: return "stopped";
+  }
+  return "?";
+}
+
+TrainingSession::TrainingSession(SharedHistory& history) : history_(history), thread_([this] { worker(); }) {}
+
+TrainingSession::~TrainingSession() {
+  {
+    std::lock_guard lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void TrainingSession::post(std::function<void()> cmd) {
+  {
+    std::lock_guard lock(mu_);
+    commands_.push_back(std::move(cmd));
+  }
+  cv_.notify_all();
+}
+
+SessionState TrainingSession::state() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+std::string TrainingSession::message() const {
+  std::lock_guard lock(mu_);
+  return message_;
+}
+
+uint64_t TrainingSession::steps_done() const { return steps_done_.load(); }
+
+void TrainingSession::set(SessionState s, const std::string& msg) {
+  {
+    std::lock_guard lock(mu_);
+    state_ = s;
+    if (!msg.empty()) message_ = msg;
+  }
+  std::string status = state_name(s);
+  if (!msg.empty()) status += s == SessionState::Failed ? ": " + msg : " (" + msg + ")";
+  history_.set_status(s == SessionState::Failed ? "error: " + msg : status);
+}
+
+void TrainingSession::start(const train::Workload& job, const train::TrainConfig& cfg, bool paused) {
+  post([this, job, cfg, paused] {
+    trainer_.reset();
+    set(SessionState::Idle, "loading " + job.name);
+    if (!ctx_ || ctx_device_ != cfg.device) {
+      ctx_.reset();
+      ContextOptions opt;
+      opt.device = cfg.device;
+      ctx_ = std::make_unique<Context>(opt);
+      ctx_device_ = cfg.device;
+    }
+    data_ = job.load(cfg);
+    trainer_ = std::make_unique<train::Trainer>(*ctx_, cfg, train::parse_model(job.model), job.loss, data_.train);
+    RunHistory blank;
+    char title[256];
+    std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
+                  cfg.scaler.mode == train::LossScaleMode::Dynamic  ? "dynamic"
+                  : cfg.scaler.mode == train::LossScaleMode::Static ? "static"
+                                                                    : "no",
+                  ctx_->info().name.c_str());
+    blank.title = title;
+    blank.eval_name = job.loss == train::LossKind::SoftmaxXent ? "test accuracy" : "";
+    blank.samples_per_step = cfg.batch * cfg.grad_accum;
+    blank.budget = trainer_->budget();
+    blank.histogram_interval = cfg.scaler.histogram_interval;
+    history_.reset(blank);
+    steps_done_ = 0;
+    last_applied_ = 0;
+    evaluated_at_ = UINT32_MAX;
+    steps_per_eval_ = trainer_->steps_per_epoch() / cfg.grad_accum;
+    next_eval_ = steps_per_eval_;
+    trainer_->on_step = [this](const train::StepMetrics& m) {
+      history_.add(m);
+      steps_done_.fetch_add(1);
+      last_applied_ = m.applied;
+    };
+    trainer_->on_histogram = [this](const train::TensorHistogram& h) { history_.add(h); };
+    trainer_->start();
+    pending_steps_ = 0;
+    set(paused ? SessionState::Paused : SessionState::Running);
+  });
+}
+
+void TrainingSession::pause(bool paused) {
+  post([this, paused] {
+    if (!trainer_) return;
+    SessionState s = state();
+    if (paused && s == SessionState::Running) {
+      trainer_->sync();  // show every step that ran
+      set(SessionState::Paused);
+    } else if (!paused && s == SessionState::Paused) {
+      set(SessionState::Running);
+    }
+  });
+}
+
+void TrainingSession::step_once() {
+  post([this] {
+    if (trainer_ && state() == SessionState::Paused) ++pending_steps_;
+  });
+}
+
+void TrainingSession::inject_overflow() {
+  post([this] {
+    if (!trainer_) return;
+    trainer_->inject_overflow_next();
+    std::lock_guard lock(mu_);
+    message_ = "an inf goes into a gradient at the next step";
+  });
+}
+
+void TrainingSession::set_scaler(const train::ScalerConfig& sc) {
+  post([this, sc] {
+    if (!trainer_) return;
+    try {
+      trainer_->set_scaler(sc);
+      std::lock_guard lock(mu_);
+      message_ = "new loss-scaling knobs applied";
+    } catch (const train::ConfigError& e) {
+      std::lock_guard lock(mu_);
+      message_ = e.what();  // the run goes on with the old knobs
+    }
+  });
+}
+
+void TrainingSession::save_checkpoint(const std::string& path) {
+  post([this, path] {
+    if (!trainer_) return;
+    trainer_->save_checkpoint(path);
+    std::lock_guard lock(mu_);
+    message_ = "checkpoint saved to " + path;
+  });
+}
+
+void TrainingSession::evaluate_now() {
+  if (data_.test.count == 0) return;
+  double acc = trainer_->evaluate(data_.test);
+  history_.add_eval({uint32_t(steps_done_.load()), acc});
+  evaluated_at_ = last_applied_;
+}
+
+void TrainingSession::run_command_safely(const std::function<void()>& cmd) {
+  try {
+    cmd();
+  } catch (const std::exception& e) {
+    trainer_.reset();
+    std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
+    set(SessionState::Failed, e.what());
+  }
+}
+
+void TrainingSession::worker() {
+  for (;;) {
+    std::function<void()> cmd;
+    {
+      std::unique_lock lock(mu_);
+      // Sleep unless there is a command or a step to run.
+      cv_.wait(lock, [&] {
+        return quit_ || !commands_.empty() ||
+               (trainer_ && (state_ == SessionState::Running || (state_ == SessionState::Paused && pending_steps_)));
+      });
+      if (quit_) break;
+      if (!commands_.empty()) {
+        cmd = std::move(commands_.front());
+        commands_.pop_front();
+      }
+    }
+    if (cmd) {
+      run_command_safely(cmd);
+      continue;
+    }
+    run_command_safely([&] {
+      bool single = state() == SessionState::Paused;
+      bool more = trainer_->advance();
+      if (single) {
+        --pending_steps_;
+        trainer_->sync();
+      }
+      if (data_.test.count && steps_per_eval_ && last_applied_ >= next_eval_) {
+        trainer_->sync();
+        evaluate_now();
+        next_eval_ += steps_per_eval_;
+      }
+      if (!more) {
+        train::TrainSummary s = trainer_->finish();
+        if (s.failed) {
+          set(SessionState::Failed, s.failure);
+        } else {
+          if (evaluated_at_ != last_applied_) evaluate_now();
+          set(SessionState::Finished);  // the trainer stays, for a checkpoint
+        }
+      }
+    });
+  }
+  trainer_.reset();
+  ctx_.reset();
+}
+
+}  // namespace vkamp::ui

@@ -1,0 +1,72 @@
+// Training on a worker thread for the app. The UI thread posts commands
+// (start, pause, step, inject, new knobs, save); the worker runs them
+// between steps and feeds a SharedHistory, so the UI never blocks on the
+// GPU or on the trainer.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "run_history.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/train/config.hpp"
+#include "vkamp/train/trainer.hpp"
+#include "vkamp/train/workloads.hpp"
+
+namespace vkamp::ui {
+
+enum class SessionState { Idle, Running, Paused, Finished, Failed };
+const char* state_name(SessionState s);
+
+class TrainingSession {
+ public:
+  explicit TrainingSession(SharedHistory& history);
+  ~TrainingSession();  // stops the run and joins the worker
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  // Replaces the current run with a new one (loading data, building the
+  // trainer). Errors end up in state() == Failed and message().
+  void start(const train::Workload& job, const train::TrainConfig& cfg, bool paused = false);
+  void pause(bool paused);
+  void step_once();  // while paused: one more step, then its record
+  void inject_overflow();
+  void set_scaler(const train::ScalerConfig& sc);
+  void save_checkpoint(const std::string& path);
+
+  SessionState state() const;
+  std::string message() const;  // the last error or notice
+  uint64_t steps_done() const;  // records read so far in this run
+
+ private:
+  void post(std::function<void()> cmd);
+  void worker();
+  void run_command_safely(const std::function<void()>& cmd);
+  void evaluate_now();
+  void set(SessionState s, const std::string& msg = {});
+
+  SharedHistory& history_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> commands_;
+  bool quit_ = false;
+  SessionState state_ = SessionState::Idle;
+  std::string message_;
+  std::atomic<uint64_t> steps_done_{0};
+
+  // Owned by the worker thread.
+  std::unique_ptr<Context> ctx_;
+  std::string ctx_device_;
+  std::unique_ptr<train::Trainer> trainer_;
+  train::Datasets data_;
+  uint32_t steps_per_eval_ = 0, next_eval_ = 0, last_applied_ = 0, evaluated_at_ = 0;
+  uint32_t pending_steps_ = 0;
+  std::thread thread_;  // last: starts after everything above exists
+};
+
+}  // namespace vkamp::ui
