@@ -151,7 +151,7 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   float plot_h = size.y - ImGui::GetTextLineHeightWithSpacing();
   ImGui::BeginGroup();
   // x: log2 |g| (unscaled); zero sits left of the log bins, inf and NaN right.
-  const double x_zero = kHistMinExp - 2, x_inf = kHistMinExp + kHistLogBins + 1.5, x_nan = x_inf + 1.5;
+  const double x_zero = kHistMinExp - 2, x_inf = kHistMinExp + kHistLogBins + 1.5, x_nan = x_inf + 2.5;
   double total = 0;
   for (uint32_t c : t.bins) total += c;
   std::vector<float> xs, pct;

@@ -20,12 +20,21 @@ using namespace vkamp::ui;
 
 namespace {
 
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (uint8_t(c) >= 0x20) out += c;
+  }
+  return out;
+}
+
 // The test hook: every series the last frame drew, with its point count
 // and range, and where its plot sits in the picture.
 void write_probe(const std::string& path, const PlotProbe& probe, const RunHistory& h) {
   std::ofstream out(path);
   if (!out) throw Error("cannot write " + path);
-  out << "{\"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
+  out << "{\"status\": \"" << json_escape(h.status) << "\", \"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
       << ", \"histograms\": " << h.histograms.size() << ", \"evals\": " << h.evals.size() << ",\n \"series\": [";
   for (size_t i = 0; i < probe.series.size(); ++i) {
     const SeriesProbe& s = probe.series[i];
@@ -89,13 +98,17 @@ int main(int argc, char** argv) {
     uint64_t steps_at_start = 0;
     uint32_t frame = 0;
     try {
-      while (!window->should_close() && (opt.frames == 0 || frame < opt.frames)) {
+      uint32_t counted = 0;  // frames since --until-step was reached
+      while (!window->should_close() && (opt.frames == 0 || counted < opt.frames)) {
         window->begin_frame();
         shared.pull(history);
         if (frame == 0) steps_at_start = history.records();
         draw_dashboard(history, dash, &probe, [&] { draw_controls(controls, session, history); });
         window->end_frame();
         ++frame;
+        SessionState s = session.state();
+        bool ended = s == SessionState::Finished || s == SessionState::Failed || !opt.error.empty();
+        if (history.records() >= opt.until_step || (ended && frame > 1)) ++counted;
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "vkamp-studio: %u frames in %.1f s (%.1f frames/s) on %s while %llu steps trained\n",

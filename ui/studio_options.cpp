@@ -50,6 +50,8 @@ std::string studio_usage() {
          "  --sample NAME          the job to train [default: fashion_mlp]; one of:" + names + "\n"
          "  --paused               load the run but wait for Resume (or Step)\n"
          "  --frames N             quit after N frames (0 = when the window closes) [default: 0]\n"
+         "  --until-step K         with --frames: start counting once K steps have trained\n"
+         "                         (or the run has ended) [default: 0]\n"
          "  --screenshot FILE.png  write the last frame as a PNG before quitting\n"
          "  --probe FILE.json      write what the last frame plotted (for tests)\n"
          "  --size WxH             window size [default: 1600x1000]\n"
@@ -66,6 +68,7 @@ StudioOptions parse_studio_options(int argc, char** argv) {
     else if (take("--screenshot", argc, argv, i, v, err)) o.screenshot = v;
     else if (take("--probe", argc, argv, i, v, err)) o.probe = v;
     else if (take("--frames", argc, argv, i, v, err)) o.frames = parse_count(v, "--frames", 1000000, err);
+    else if (take("--until-step", argc, argv, i, v, err)) o.until_step = parse_count(v, "--until-step", 1u << 30, err);
     else if (take("--size", argc, argv, i, v, err)) {
       int w = 0, h = 0;
       char x = 0;

@@ -12,6 +12,7 @@ struct StudioOptions {
   train::TrainConfig cfg;   // the sample's defaults, then the flags
   std::string screenshot;   // --screenshot FILE.png: the last frame
   uint32_t frames = 0;      // --frames N: quit after N frames (0 = run until closed)
+  uint32_t until_step = 0;  // --until-step K: start counting frames once K steps are in
   std::string probe;        // --probe FILE.json: what the last frame plotted (tests)
   bool paused = false;      // --paused: load the run but wait for Start
   int width = 1600, height = 1000;

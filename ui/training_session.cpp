@@ -98,6 +98,10 @@ void TrainingSession::start(const train::Workload& job, const train::TrainConfig
     trainer_->on_histogram = [this](const train::TensorHistogram& h) { history_.add(h); };
     trainer_->start();
     pending_steps_ = 0;
+    {
+      std::lock_guard lock(mu_);
+      message_ = job.name + ": " + std::to_string(trainer_->budget()) + " updates on " + ctx_->info().name;
+    }
     set(paused ? SessionState::Paused : SessionState::Running);
   });
 }

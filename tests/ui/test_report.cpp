@@ -1,0 +1,176 @@
+// The offscreen dashboard (--report): a synthetic run drawn without any
+// window or X server, with the validation layer on. The picture must hold
+// the data: the plotted series have the run's points and ranges, and the
+// plot areas show the line, marker, bar and band colours.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "dashboard.hpp"
+#include "picture.hpp"
+#include "report.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/instance.hpp"
+#include "vkamp/train/gpu_state.hpp"
+
+namespace vkamp::test {
+namespace {
+
+namespace fs = std::filesystem;
+using train::kHistBins;
+
+// 300 steps: the loss decays, the scale backs off at two injected
+// overflows (skipped) and grows once; two tensors' histograms; two evals.
+ui::RunHistory synthetic_run() {
+  ui::RunHistory h;
+  h.title = "synthetic";
+  h.samples_per_step = 64;
+  h.budget = 298;
+  h.histogram_interval = 10;
+  std::mt19937 gen(7);
+  std::normal_distribution<float> noise(0, 0.05f);
+  float scale = 65536;
+  for (uint32_t s = 0; s < 300; ++s) {
+    train::StepMetrics m;
+    m.step = s;
+    m.overflow = m.skipped = s == 100 || s == 200;
+    m.loss = m.skipped ? INFINITY : 2.0f * std::exp(-float(s) / 80.0f) + 0.3f + noise(gen);
+    if (s == 101 || s == 201) scale /= 2;
+    if (s == 250) scale *= 2;
+    m.loss_scale = scale;
+    m.grad_norm = m.skipped ? INFINITY : 1.0f + noise(gen);
+    m.step_time_ms = 5 + noise(gen);
+    m.applied = s + 1 - (s >= 100) - (s >= 200);
+    h.add(m);
+  }
+  for (const char* name : {"fc1.weight", "fc1.bias"}) {
+    train::TensorHistogram t;
+    t.step = 290;
+    t.tensor = name;
+    t.loss_scale = scale;
+    for (int e = -30; e <= -5; ++e) t.bins[e - train::kHistMinExp] = 1000 - 30 * std::abs(e + 15);
+    t.bins[train::kHistZero] = 500;
+    h.add(t);
+  }
+  h.evals = {{150, 0.80}, {300, 0.86}};
+  h.status = "finished";
+  return h;
+}
+
+class Report : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("VKAMP_VALIDATION", "1", 1);
+    unsetenv("DISPLAY");  // nothing here may need an X server
+    messages_ = validation_message_count();
+    path_ = (fs::temp_directory_path() / ("vkamp-report-" + std::to_string(getpid()) + ".png")).string();
+  }
+  void TearDown() override {
+    fs::remove(path_);
+    EXPECT_EQ(validation_message_count(), messages_) << "validation layer messages (see stderr)";
+  }
+  uint64_t messages_ = 0;
+  std::string path_;
+};
+
+TEST_F(Report, PlotsEverySeriesOfTheRun) {
+  ui::RunHistory h = synthetic_run();
+  ui::ReportOptions opt;
+  opt.path = path_;
+  ui::PlotProbe probe = ui::render_report(h, opt);
+
+  const ui::SeriesProbe* smooth = probe.find("loss", "smoothed");
+  ASSERT_NE(smooth, nullptr);
+  EXPECT_EQ(smooth->points, 300u);  // the smoothed loss skips no step
+  const ui::SeriesProbe* raw = probe.find("loss", "raw");
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(raw->points, 298u);  // the two skipped steps' inf losses are gaps
+  const ui::SeriesProbe* scale = probe.find("loss_scale", "scale");
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(scale->points, 300u);
+  EXPECT_EQ(scale->min, 16384.0);
+  EXPECT_EQ(scale->max, 65536.0);
+  const ui::SeriesProbe* skipped = probe.find("loss_scale", "skipped steps");
+  ASSERT_NE(skipped, nullptr);
+  EXPECT_EQ(skipped->points, 2u);
+  EXPECT_EQ(skipped->min, 100.0);
+  EXPECT_EQ(skipped->max, 200.0);
+  const ui::SeriesProbe* growths = probe.find("loss_scale", "growths");
+  ASSERT_NE(growths, nullptr);
+  EXPECT_EQ(growths->points, 1u);
+  const ui::SeriesProbe* bins = probe.find("histogram", "bins");
+  ASSERT_NE(bins, nullptr);
+  EXPECT_EQ(bins->points, size_t(kHistBins));
+  const ui::SeriesProbe* acc = probe.find("eval", "test accuracy");
+  ASSERT_NE(acc, nullptr);
+  EXPECT_EQ(acc->points, 2u);
+  EXPECT_NEAR(acc->max, 86.0, 1e-4);
+  for (const char* panel : {"grad_norm", "step_time"}) {
+    bool found = false;
+    for (auto& s : probe.series) found |= s.panel == panel && s.points > 200;
+    EXPECT_TRUE(found) << panel;
+  }
+
+  Picture pic = Picture::load(path_);
+  ASSERT_FALSE(pic.empty()) << "no PNG at " << path_;
+  EXPECT_EQ(pic.width, 1600);
+  EXPECT_EQ(pic.height, 1000);
+  auto in = [&](const ui::SeriesProbe* s, uint8_t r, uint8_t g, uint8_t b) {
+    return pic.count_near(s->x0, s->y0, s->x1, s->y1, r, g, b);
+  };
+  // The colours are dashboard.cpp's: smoothed loss, scale line, skipped
+  // markers, histogram bars, the shaded fp16 normal range.
+  EXPECT_GT(in(smooth, 120, 190, 255), 300u);
+  EXPECT_GT(in(scale, 250, 200, 80), 300u);
+  EXPECT_GT(in(scale, 240, 70, 70), 20u);
+  EXPECT_GT(in(bins, 210, 210, 230), 500u);
+  EXPECT_GT(pic.distinct_colours(bins->x0, bins->y0, bins->x1, bins->y1), 6u);
+}
+
+TEST_F(Report, AnEmptyRunStillDrawsTheFrame) {
+  ui::RunHistory h;
+  h.title = "nothing yet";
+  ui::ReportOptions opt;
+  opt.path = path_;
+  opt.width = 800;
+  opt.height = 600;
+  ui::PlotProbe probe = ui::render_report(h, opt);
+  const ui::SeriesProbe* smooth = probe.find("loss", "smoothed");
+  ASSERT_NE(smooth, nullptr);
+  EXPECT_EQ(smooth->points, 0u);
+  Picture pic = Picture::load(path_);
+  ASSERT_FALSE(pic.empty());
+  EXPECT_EQ(pic.width, 800);
+  // Frames, grids and tick labels, but no line colour.
+  EXPECT_GT(pic.distinct_colours(0, 0, 800, 600), 4u);
+  EXPECT_EQ(pic.count_near(smooth->x0, smooth->y0, smooth->x1, smooth->y1, 120, 190, 255, 10), 0u);
+}
+
+TEST_F(Report, AnUnwritablePathIsAnError) {
+  ui::ReportOptions opt;
+  opt.path = "/nonexistent-dir/x.png";
+  EXPECT_THROW(ui::render_report(synthetic_run(), opt), Error);
+}
+
+TEST(HistogramFractions, CountWhatFp16LosesWithAndWithoutTheScale) {
+  train::TensorHistogram t;
+  t.loss_scale = 1024;  // 2^10
+  t.bins[-30 - train::kHistMinExp] = 10;  // [2^-30, 2^-29): lost unscaled, kept at 2^10
+  t.bins[-36 - train::kHistMinExp] = 5;   // [2^-36, 2^-35): lost either way
+  t.bins[-10 - train::kHistMinExp] = 20;  // fine
+  t.bins[6 - train::kHistMinExp] = 4;     // [64, 128) x 1024 > 65504: overflows scaled
+  t.bins[train::kHistZero] = 1;
+  ui::HistogramFractions f = ui::fractions(t);
+  EXPECT_EQ(f.total, 40.0);
+  EXPECT_DOUBLE_EQ(f.underflow_unscaled, 15.0 / 40);
+  EXPECT_DOUBLE_EQ(f.underflow_scaled, 5.0 / 40);
+  EXPECT_DOUBLE_EQ(f.overflow_scaled, 4.0 / 40);
+  EXPECT_DOUBLE_EQ(f.zero, 1.0 / 40);
+}
+
+}  // namespace
+}  // namespace vkamp::test

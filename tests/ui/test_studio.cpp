@@ -1,0 +1,182 @@
+// vkamp-studio under Xvfb with lavapipe and the validation layer: it trains
+// while drawing, and its last frame (--screenshot) and plotted arrays
+// (--probe) hold the run; bad flags and configs give a message in the
+// window and on stderr and exit status 2, never a crash.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "picture.hpp"
+
+namespace vkamp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string output;
+};
+
+Result run_studio(const std::string& args) {
+  std::string cmd = std::string("VKAMP_VALIDATION=1 xvfb-run -a -s '-screen 0 1600x1000x24' ") + VKAMP_STUDIO +
+                    " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// One line of the --probe file: a plotted series.
+struct Series {
+  std::string panel, name;
+  size_t points = 0;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+struct Probe {
+  std::string status;
+  size_t records = 0, skipped = 0, histograms = 0;
+  std::vector<Series> series;
+  const Series* find(const std::string& panel, const std::string& name) const {
+    for (auto& s : series)
+      if (s.panel == panel && s.name == name) return &s;
+    return nullptr;
+  }
+};
+
+std::string field(const std::string& line, const std::string& key) {
+  size_t at = line.find("\"" + key + "\": ");
+  if (at == std::string::npos) return {};
+  at += key.size() + 4;
+  if (line[at] == '"') return line.substr(at + 1, line.find('"', at + 1) - at - 1);
+  return line.substr(at, line.find_first_of(",]}", at) - at);
+}
+
+Probe read_probe(const std::string& path) {
+  Probe p;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("\"status\"") != std::string::npos) {
+      p.status = field(line, "status");
+      p.records = std::stoul(field(line, "records"));
+      p.skipped = std::stoul(field(line, "skipped"));
+      p.histograms = std::stoul(field(line, "histograms"));
+    } else if (line.find("\"panel\"") != std::string::npos) {
+      Series s;
+      s.panel = field(line, "panel");
+      s.name = field(line, "series");
+      s.points = std::stoul(field(line, "points"));
+      std::sscanf(line.c_str() + line.find("\"rect\": [") + 9, "%f, %f, %f, %f", &s.x0, &s.y0, &s.x1, &s.y1);
+      p.series.push_back(s);
+    }
+  }
+  return p;
+}
+
+class Studio : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vkamp-studio-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(Studio, TrainsWhileShowingEveryPanel) {
+  // The default sample (fashion_mlp, fp16, dynamic scaling), small batches
+  // so steps come quickly, two injected overflows, a histogram every 4 steps.
+  Result r = run_studio("--batch 32 --inject-overflow 8,9 --histogram-interval 4 --until-step 16 --frames 10 "
+                        "--screenshot " + path("shot.png") + " --probe " + path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("frames/s"), std::string::npos) << r.output;
+
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.status, "training");
+  EXPECT_GE(p.records, 16u);
+  EXPECT_EQ(p.skipped, 2u);  // steps 8 and 9
+  EXPECT_GT(p.histograms, 0u);
+  const Series* loss = p.find("loss", "smoothed");
+  const Series* scale = p.find("loss_scale", "scale");
+  const Series* skipped = p.find("loss_scale", "skipped steps");
+  const Series* bins = p.find("histogram", "bins");
+  ASSERT_TRUE(loss && scale && skipped && bins) << "a panel is missing from the probe";
+  EXPECT_GE(loss->points, 16u);
+  EXPECT_GE(scale->points, 16u);
+  EXPECT_EQ(skipped->points, 2u);
+  EXPECT_EQ(bins->points, 59u);
+
+  Picture pic = Picture::load(path("shot.png"));
+  ASSERT_FALSE(pic.empty());
+  EXPECT_EQ(pic.width, 1600);
+  EXPECT_EQ(pic.height, 1000);
+  auto near = [&](const Series* s, uint8_t r, uint8_t g, uint8_t b) {
+    return pic.count_near(s->x0, s->y0, s->x1, s->y1, r, g, b);
+  };
+  EXPECT_GT(near(loss, 120, 190, 255), 100u) << "no loss curve in the loss panel";
+  EXPECT_GT(near(scale, 250, 200, 80), 100u) << "no loss-scale line";
+  EXPECT_GT(near(scale, 240, 70, 70), 10u) << "no skipped-step markers";
+  EXPECT_GT(near(bins, 210, 210, 230), 50u) << "no histogram bars";
+  // The shaded fp16 normal range: green over the plot's background.
+  EXPECT_GT(pic.count_near(bins->x0, bins->y0, bins->x1, bins->y1, 33, 70, 44, 14), 1000u) << "no fp16 range";
+}
+
+TEST_F(Studio, BadFlagValueIsShownAndExitsTwo) {
+  Result r = run_studio("--batch 0 --frames 3 --probe " + path("probe.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--batch"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.status.rfind("error: ", 0), 0u) << p.status;
+  EXPECT_NE(p.status.find("--batch"), std::string::npos) << p.status;
+  EXPECT_EQ(p.records, 0u);
+}
+
+TEST_F(Studio, ConfigThatFailsValidationIsShownAndExitsTwo) {
+  std::ofstream(path("bad.yaml")) << "max_gradient_norm: 1.0\nmax_gradient_value: 0.5\n";
+  Result r = run_studio("--config " + path("bad.yaml") + " --frames 3 --probe " + path("probe.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("max_gradient_norm"), std::string::npos) << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_NE(p.status.find("max_gradient_value"), std::string::npos) << p.status;
+}
+
+TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
+  Result r = run_studio("--sample nosuch --frames 3 --probe " + path("probe.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("fashion_mlp"), std::string::npos) << "the message should list the samples:\n" << r.output;
+}
+
+TEST_F(Studio, WithoutADisplayItSaysWhatToDo) {
+  std::string cmd = std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + VKAMP_STUDIO + " --frames 1 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int st = pclose(p);
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by a signal:\n" << out;
+  EXPECT_EQ(WEXITSTATUS(st), 1) << out;
+  EXPECT_NE(out.find("--report"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace vkamp::test
