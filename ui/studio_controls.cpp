@@ -95,6 +95,7 @@ void new_run(StudioControls& c, TrainingSession& session) {
   if (ImGui::Button("Start new run", ImVec2(-1, 0))) {
     if (accepted(c, [&] { train::validate(c.cfg); })) {
       session.start(jobs[c.sample], c.cfg);
+      c.running = c.cfg;
       c.knobs = c.cfg.scaler;
       c.notice = "started " + jobs[c.sample].name;
     }
@@ -112,9 +113,7 @@ void live_knobs(StudioControls& c, TrainingSession& session) {
   input_double("max scale", c.knobs.max_scale);
   input_u32("hysteresis", c.knobs.hysteresis);
   if (ImGui::Button("Apply knobs", ImVec2(-1, 0))) {
-    train::TrainConfig next = c.cfg;
-    next.scaler = c.knobs;
-    if (accepted(c, [&] { train::validate(next); })) {
+    if (accepted(c, [&] { c.running = train::with_live_scaler(c.running, c.knobs); })) {
       session.set_scaler(c.knobs);
       c.notice = "knobs sent to the running trainer";
     }

@@ -14,6 +14,7 @@ namespace vkamp::ui {
 struct StudioControls {
   int sample = 0;            // index into train::workloads()
   train::TrainConfig cfg;    // the next run's settings, edited in place
+  train::TrainConfig running;  // the settings of the run in progress
   train::ScalerConfig knobs; // the live knobs, edited before "Apply"
   char checkpoint_path[256] = "vkamp-studio.ckpt";
   char metrics_path[256] = "vkamp-studio-metrics.jsonl";

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < int(jobs.size()); ++i)
     if (jobs[i].name == opt.sample) controls.sample = i;
   controls.cfg = opt.cfg;
+  controls.running = opt.cfg;
   controls.knobs = opt.cfg.scaler;
   int status = 0;
   {

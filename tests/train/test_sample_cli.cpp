@@ -13,6 +13,8 @@
 #include <fstream>
 #include <string>
 
+#include "ui/picture.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -173,3 +175,24 @@ TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
 }
 
 }  // namespace
+
+// --report draws the dashboard offscreen: no X server needed (DISPLAY is
+// unset), and the picture holds more than the empty frame.
+TEST_F(SampleCli, ReportWritesTheDashboardWithoutADisplay) {
+  unsetenv("DISPLAY");
+  Result r = run_sample("--epochs 2 --report " + path("storm.png"), "overflow_storm");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("storm.png"), std::string::npos) << r.output;
+  vkamp::test::Picture pic = vkamp::test::Picture::load(path("storm.png"));
+  ASSERT_FALSE(pic.empty());
+  EXPECT_EQ(pic.width, 1600);
+  EXPECT_EQ(pic.height, 1000);
+  // The loss-scale line's colour (dashboard.cpp) in the top right quarter.
+  EXPECT_GT(pic.count_near(800, 0, 1600, 330, 250, 200, 80), 200u);
+}
+
+TEST_F(SampleCli, ReportNeedsAPngNameAndAWritableDirectory) {
+  EXPECT_TRUE(rejected(run_sample("--report " + path("out.jpg"), "overflow_storm"), ".png"));
+  EXPECT_TRUE(rejected(run_sample("--report " + path("nowhere/out.png"), "overflow_storm"), "nowhere"));
+}

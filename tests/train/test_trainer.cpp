@@ -80,6 +80,56 @@ TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
   EXPECT_TRUE(reached_min) << "the burst at 20-29 should pin the scale at min_loss_scale";
 }
 
+// The app's live controls, between steps: an overflow injected at the next
+// step is caught and skipped there; new knobs are validated, and the
+// current scale is clamped into the new [min, max].
+TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 1024;
+  c.scaler.growth_interval = 1000;
+  auto data = toy_classification(64, 6, 3, 3);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  std::vector<StepMetrics> steps;
+  t.on_step = [&](const StepMetrics& m) { steps.push_back(m); };
+  t.start();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t.advance());
+  t.sync();
+  ASSERT_EQ(steps.size(), 5u);
+  for (auto& m : steps) ASSERT_FALSE(m.overflow) << "step " << m.step;
+
+  t.inject_overflow_next();
+  ASSERT_TRUE(t.advance());
+  t.sync();
+  ASSERT_EQ(steps.size(), 6u);
+  EXPECT_TRUE(steps[5].overflow);
+  EXPECT_TRUE(steps[5].skipped);
+  EXPECT_EQ(steps[5].loss_scale, 1024.0f);  // the scale it ran at; the backoff follows
+  ASSERT_TRUE(t.advance());
+  t.sync();
+  EXPECT_FALSE(steps[6].overflow) << "one injection, one step";
+  EXPECT_EQ(steps[6].loss_scale, 512.0f);
+
+  train::ScalerConfig bad = c.scaler;
+  bad.min_scale = 64;
+  bad.max_scale = 32;
+  EXPECT_THROW(t.set_scaler(bad), train::ConfigError);
+  train::ScalerConfig lower = c.scaler;
+  lower.max_scale = 128;
+  t.set_scaler(lower);
+  EXPECT_EQ(t.read_state().scale, 128.0f);
+  ASSERT_TRUE(t.advance());
+  t.sync();
+  EXPECT_EQ(steps.back().loss_scale, 128.0f);
+  train::ScalerConfig static_mode = c.scaler;
+  static_mode.mode = train::LossScaleMode::Static;
+  EXPECT_THROW(t.set_scaler(static_mode), train::ConfigError) << "the mode is fixed for a run";
+  while (t.advance()) {
+  }
+  train::TrainSummary s = t.finish();
+  EXPECT_FALSE(s.failed) << s.failure;
+  EXPECT_EQ(s.skipped, 1u);
+}
+
 TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
   TrainConfig c = toy_config();
   c.scaler.initial_scale = 256;

@@ -568,6 +568,17 @@ std::vector<StepRange> parse_step_ranges(const std::string& s) {
   return out;
 }
 
+TrainConfig with_live_scaler(const TrainConfig& cfg, const ScalerConfig& sc) {
+  if (sc.mode != cfg.scaler.mode)
+    throw ConfigError("the loss-scale mode cannot change during a run; start a new run");
+  TrainConfig next = cfg;
+  next.scaler = sc;
+  if (sc.mode == LossScaleMode::Dynamic && sc.min_scale <= sc.max_scale)
+    next.scaler.initial_scale = std::clamp(sc.initial_scale, sc.min_scale, sc.max_scale);
+  validate(next);
+  return next;
+}
+
 void validate(const TrainConfig& cfg) {
   const ScalerConfig& sc = cfg.scaler;
   auto err = [](const std::string& m) { throw ConfigError(m); };

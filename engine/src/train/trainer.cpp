@@ -400,11 +400,7 @@ TrainSummary Trainer::finish() {
 }
 
 void Trainer::set_scaler(const ScalerConfig& sc) {
-  TrainConfig next = cfg_;
-  next.scaler = sc;
-  validate(next);
-  if (sc.mode != cfg_.scaler.mode)
-    throw ConfigError("the loss-scale mode cannot change during a run; start a new run");
+  TrainConfig next = with_live_scaler(cfg_, sc);
   flush();
   TrainParams p;
   params_->read(&p, sizeof(p));

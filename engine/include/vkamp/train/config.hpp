@@ -115,6 +115,10 @@ std::string suggest_key(const std::string& unknown);
 
 // Checks cross-field rules (both clip knobs, scales <= 0, min > max, ...).
 void validate(const TrainConfig& cfg);
+// New loss-scaling knobs for a run in progress (the app): the mode must not
+// change, and a dynamic run's initial scale no longer matters. Returns cfg
+// with the new knobs; throws ConfigError.
+TrainConfig with_live_scaler(const TrainConfig& cfg, const ScalerConfig& sc);
 
 // Parses "120,300-305" into ranges; throws ConfigError on a bad list.
 std::vector<StepRange> parse_step_ranges(const std::string& s);
