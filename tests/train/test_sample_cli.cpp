@@ -13,29 +13,18 @@
 #include <fstream>
 #include <string>
 
+#include "support/child_process.hpp"
 #include "ui/picture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;  // exit status, or -1 if killed by a signal
-  std::string output;
-};
+using Result = vkamp::test::ChildResult;
 
 Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
-  std::string cmd = std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + sample + " --no-progress " +
-                    args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + sample +
+                                " --no-progress " + args);
 }
 
 ::testing::AssertionResult rejected(const Result& r, const std::string& must_mention) {
@@ -158,7 +147,9 @@ TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
       at = p + 1;
     }
     EXPECT_EQ(std::count(line.begin(), line.end(), ':'), 9) << line;
-    if (steps == 3) EXPECT_NE(line.find("\"overflow\": true"), std::string::npos) << line;
+    if (steps == 3) {
+      EXPECT_NE(line.find("\"overflow\": true"), std::string::npos) << line;
+    }
     ++steps;
   }
   EXPECT_EQ(steps, 32 + 1) << "one record per step: 32 updates and the skipped one";

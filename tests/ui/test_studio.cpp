@@ -14,29 +14,18 @@
 #include <string>
 
 #include "picture.hpp"
+#include "support/child_process.hpp"
 
 namespace vkamp::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string output;
-};
+using Result = ChildResult;
 
 Result run_studio(const std::string& args) {
-  std::string cmd = std::string("VKAMP_VALIDATION=1 xvfb-run -a -s '-screen 0 1600x1000x24' ") + VKAMP_STUDIO +
-                    " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return run_child(std::string("VKAMP_VALIDATION=1 xvfb-run -a -s '-screen 0 1600x1000x24' ") + VKAMP_STUDIO + " " +
+                   args);
 }
 
 // One line of the --probe file: a plotted series.
@@ -165,17 +154,9 @@ TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
 }
 
 TEST_F(Studio, WithoutADisplayItSaysWhatToDo) {
-  std::string cmd = std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + VKAMP_STUDIO + " --frames 1 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  ASSERT_TRUE(WIFEXITED(st)) << "killed by a signal:\n" << out;
-  EXPECT_EQ(WEXITSTATUS(st), 1) << out;
-  EXPECT_NE(out.find("--report"), std::string::npos) << out;
+  Result r = run_child(std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + VKAMP_STUDIO + " --frames 1");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--report"), std::string::npos) << r.output;
 }
 
 }  // namespace
