@@ -3,7 +3,9 @@
 // layer in training (forward, dX, dW) at MLP-like and square shapes, per
 // storage format, and prints GFLOP/s with each 16-bit format's rate relative
 // to fp32. The method is DESIGN.md section 7: warm up, then the median of
-// many timed dispatches.
+// many timed dispatches. `vkamp-bench conv` (conv_bench.cpp) times LeNet-5's
+// convolution and pooling layers step by step, im2col + GEMM against a
+// direct convolution kernel.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "vkamp/float_formats.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
+#include "conv_bench.hpp"
 
 namespace {
 
@@ -60,7 +63,10 @@ const char* kHelp =
     "  --formats LIST   comma-separated storage formats from fp32,fp16,bf16,cb16\n"
     "                   (default fp32,fp16,bf16)\n"
     "  --quick          fewer, smaller shapes\n"
-    "  -h, --help       this text\n";
+    "  -h, --help       this text\n"
+    "\n"
+    "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
+    "(vkamp-bench conv --help).\n";
 
 constexpr double kTargetRunMs = 20;  // per timed run, to choose R
 constexpr uint32_t kMaxDispatches = 256;
@@ -360,6 +366,7 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
 int main(int argc, char** argv) {
   std::string command, device;
   int repeats = 0;  // automatic
+  uint32_t batch = 64;  // conv
   double max_dispatch_s = 1.0;
   bool quick = false;
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
@@ -374,8 +381,14 @@ int main(int argc, char** argv) {
     };
     const char* v = nullptr;
     if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
+      std::fputs(command == "conv" ? vkamp::bench::kConvHelp : kHelp, stdout);
       return 0;
+    } else if ((v = value("--batch"))) {
+      char* end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 1 || n > 4096)
+        return usage_error("--batch needs a whole number from 1 to 4096, got '" + std::string(v) + "'");
+      batch = uint32_t(n);
     } else if (a == "--quick") {
       quick = true;
     } else if ((v = value("--device"))) {
@@ -404,7 +417,8 @@ int main(int argc, char** argv) {
         formats.push_back(*f);
         p = q + 1;
       }
-    } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s") {
+    } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s" ||
+               a == "--batch") {
       return usage_error(a + " needs a value");
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
@@ -415,10 +429,12 @@ int main(int argc, char** argv) {
     }
   }
   if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
-  if (command != "gemm") return usage_error("unknown benchmark '" + command + "' (there is: gemm)");
+  if (command != "gemm" && command != "conv")
+    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv)");
   if (quick && !formats_given) formats = {vkamp::Format::F32, vkamp::Format::F16};
 
   try {
+    if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
     return run_gemm(device, repeats, max_dispatch_s, quick, formats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());

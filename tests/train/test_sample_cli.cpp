@@ -101,7 +101,7 @@ TEST_F(SampleCli, UnknownConfigKey) {
 TEST_F(SampleCli, UnknownFlag) { EXPECT_TRUE(rejected(run_sample("--epoch 3"), "--epoch")); }
 
 TEST_F(SampleCli, EverySampleTakesTheCommonFlags) {
-  for (const char* s : {"fashion_mlp", "linreg_underflow", "overflow_storm"}) {
+  for (const char* s : {"fashion_mlp", "lenet5", "linreg_underflow", "overflow_storm"}) {
     EXPECT_EQ(run_sample("--help", s).status, 0) << s;
     EXPECT_TRUE(rejected(run_sample("--precision half", s), "half")) << s;
   }
@@ -155,6 +155,50 @@ TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
   EXPECT_EQ(steps, 32 + 1) << "one record per step: 32 updates and the skipped one";
   EXPECT_GT(histograms, 0);
   EXPECT_EQ(histograms % 4, 0) << "one histogram per tensor (4 tensors) each time";
+}
+
+// A gzipped IDX pair like Fashion-MNIST's: `count` h x w images whose
+// brightness follows the label (so a short run has something to learn).
+void write_idx_pair(const std::string& dir, const char* stem, uint32_t count, uint32_t h, uint32_t w) {
+  auto be32 = [](std::string& s, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) s += char((v >> shift) & 0xFF);
+  };
+  std::string labels("\0\0\x08\x01", 4), images("\0\0\x08\x03", 4);
+  be32(labels, count);
+  be32(images, count);
+  be32(images, h);
+  be32(images, w);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t label = i % 10;
+    labels += char(label);
+    for (uint32_t p = 0; p < h * w; ++p) images += char((p * 7 + i * 13) % 64 + label * 19);
+  }
+  for (auto [name, bytes] :
+       {std::pair{"-labels-idx1-ubyte.gz", &labels}, std::pair{"-images-idx3-ubyte.gz", &images}}) {
+    gzFile f = gzopen((dir + "/" + stem + name).c_str(), "wb");
+    gzwrite(f, bytes->data(), unsigned(bytes->size()));
+    gzclose(f);
+  }
+}
+
+TEST_F(SampleCli, Lenet5TrainsAndReportsAccuracySkipsAndScale) {
+  write_idx_pair(dir_.string(), "train", 256, 28, 28);
+  write_idx_pair(dir_.string(), "t10k", 40, 28, 28);
+  Result r = run_sample("--data " + dir_.string() + " --epochs 1 --inject-overflow 1", "lenet5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10 (61706 parameters)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("skipped 1,"), std::string::npos) << "the injected overflow is skipped:\n" << r.output;
+  EXPECT_NE(r.output.find("final scale 32768"), std::string::npos) << "one backoff from 2^16:\n" << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+}
+
+TEST_F(SampleCli, Lenet5RejectsImagesOfAnotherSize) {
+  write_idx_pair(dir_.string(), "train", 64, 16, 16);
+  write_idx_pair(dir_.string(), "t10k", 16, 16, 16);
+  Result r = run_sample("--data " + dir_.string(), "lenet5");
+  EXPECT_TRUE(rejected(r, "256 features but the model takes 784"));
 }
 
 TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {

@@ -18,4 +18,14 @@ void require(const char* op, const char* operand, const BufferView& v, uint64_t 
                 " bytes, needs " + std::to_string(need));
 }
 
+FastDivisor fast_divisor(uint32_t d) {
+  if (d == 0) throw Error("fast_divisor: division by zero");
+  uint32_t l = 0;  // ceil(log2(d))
+  while ((uint64_t(1) << l) < d) ++l;
+  // m = floor(2^32 (2^l - d) / d) + 1 < 2^32; the product fits 64 bits as 2^l - d < d.
+  uint32_t m = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
+  uint32_t shift1 = l < 1 ? l : 1, shift2 = l > 0 ? l - 1 : 0;
+  return {m, shift1 | (shift2 << 1)};
+}
+
 }  // namespace vkamp::ops::detail

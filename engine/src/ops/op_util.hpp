@@ -21,4 +21,14 @@ Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t bu
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,
              size_t bytes_per_element);
 
+// The multiplier and shifts with which fast_div() in
+// shaders/common/fastdiv.glsl divides by d >= 1 (Granlund and Montgomery
+// 1994, figure 4.1: exact for every 32-bit dividend). Laid out as the
+// shader's uvec2.
+struct FastDivisor {
+  uint32_t mul = 0;
+  uint32_t shifts = 0;  // shift1 | shift2 << 1
+};
+FastDivisor fast_divisor(uint32_t d);
+
 }  // namespace vkamp::ops::detail

@@ -63,9 +63,9 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   count_ = train.count;
   features_ = train.features;
   const uint32_t B = cfg.batch, M = cfg.grad_accum;
-  if (features_ != spec.inputs)
+  if (features_ != spec.inputs())
     throw ConfigError("the data has " + std::to_string(features_) + " features but the model takes " +
-                      std::to_string(spec.inputs));
+                      std::to_string(spec.inputs()));
   steps_per_epoch_ = count_ / B;
   if (steps_per_epoch_ < M)
     throw ConfigError("--batch " + std::to_string(B) + " x --grad-accum " + std::to_string(M) +

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""The PyTorch peer for the samples: the same network, batch, momentum SGD
+and Fashion-MNIST data, on the CPU in fp32 (PyTorch's CPU AMP has no fp16
+GradScaler path). Prints one line: samples/s and test accuracy.
+
+  --model mlp     fashion_mlp's 784-256-256-10 ReLU MLP
+  --model lenet5  lenet5's LeNet-5: conv 5x5x6 pad 2, max pool 2, conv 5x5x16,
+                  max pool 2, 120, 84, 10, ReLU
+
+--lr-schedule cosine anneals the learning rate to 0 over the run, per step,
+as vkamp's cosine schedule does (no warm-up).
+
+usage: torch_peer.py [--model mlp|lenet5] [--epochs N] [--batch N] [--lr X] [--momentum X]
+                     [--lr-schedule constant|cosine] [--threads N] [--seed N] [--data DIR]
+"""
+import argparse
+import gzip
+import os
+import struct
+import sys
+import time
+
+import torch
+
+
+def read_idx(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    zero, dtype, ndim = struct.unpack(">HBB", data[:4])
+    if zero != 0 or dtype != 8:
+        sys.exit(f"torch_peer.py: {path} is not an unsigned-byte IDX file")
+    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
+    t = torch.frombuffer(bytearray(data[4 + 4 * ndim:]), dtype=torch.uint8)
+    return t.reshape(dims)
+
+
+def load(data_dir, prefix, image):
+    def find(name):
+        for p in (os.path.join(data_dir, name + ".gz"), os.path.join(data_dir, name)):
+            if os.path.exists(p):
+                return p
+        sys.exit(f"torch_peer.py: cannot find {name} in {data_dir}")
+    x = read_idx(find(f"{prefix}-images-idx3-ubyte")).float() / 255.0
+    x = x.reshape(-1, 1, 28, 28) if image else x.reshape(-1, 784)
+    y = read_idx(find(f"{prefix}-labels-idx1-ubyte")).long()
+    return x, y
+
+
+def network(name):
+    nn = torch.nn
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["mlp", "lenet5"], default="mlp")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    image = a.model == "lenet5"
+    xtr, ytr = load(a.data, "train", image)
+    xte, yte = load(a.data, "t10k", image)
+    model = network(a.model)
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    steps = len(xtr) // a.batch
+    sched = None
+    if a.lr_schedule == "cosine":
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.epochs * steps)
+    t0 = time.perf_counter()
+    for _ in range(a.epochs):
+        perm = torch.randperm(len(xtr))
+        for s in range(steps):
+            idx = perm[s * a.batch:(s + 1) * a.batch]
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xtr[idx]), ytr[idx])
+            loss.backward()
+            opt.step()
+            if sched:
+                sched.step()
+    secs = time.perf_counter() - t0
+    with torch.no_grad():
+        acc = (model(xte).argmax(1) == yte).float().mean().item()
+    print(f"pytorch {torch.__version__} cpu fp32 {a.model} {a.lr_schedule} lr: {a.epochs * steps * a.batch / secs:.0f} samples/s, "
+          f"test accuracy {100 * acc:.2f}%, {secs:.1f} s, {a.threads} threads")
+
+
+if __name__ == "__main__":
+    main()

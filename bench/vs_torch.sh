@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A sample against PyTorch on the CPU, side by side in one run: the same
+# network, batch, momentum SGD (lr 0.05, momentum 0.9, the sample's
+# schedule) and data, PyTorch on the same number of threads as the machine
+# has cores. Prints samples/s, the ratios, test accuracy and the AMP share
+# of vkamp's step.
+#   bench/vs_torch.sh [--model mlp|lenet5] [--epochs N] [--batch N] [--threads N] [--device SEL]
+# mlp: fashion_mlp (784-256-256-10, batch 128, constant rate);
+# lenet5: lenet5 (batch 64, cosine schedule).
+# Installs python3-torch (Debian) when missing.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
+model=mlp epochs=1 batch="" threads="$(nproc)" device=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --model) model="$2"; shift 2 ;;
+    --epochs) epochs="$2"; shift 2 ;;
+    --batch) batch="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --device) device=(--device "$2"); shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "vs_torch.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+case "$model" in
+  mlp) sample=fashion_mlp; batch="${batch:-128}" schedule=constant ;;
+  lenet5) sample=lenet5; batch="${batch:-64}" schedule=cosine ;;
+  *) echo "vs_torch.sh: --model is mlp or lenet5, not $model" >&2; exit 2 ;;
+esac
+"$VKAMP_ROOT/scripts/setup.sh" python3-torch
+"$VKAMP_ROOT/scripts/build.sh" >/dev/null
+common=(--epochs "$epochs" --batch "$batch" --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --no-progress
+  "${device[@]}")
+rate() { sed -n 's/.* \([0-9.]*\) samples\/s.*/\1/p' | head -1; }
+
+echo "== vkamp $sample fp32"
+out32=$("$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp32 --loss-scale none 2>/dev/null)
+echo "$out32"
+echo "== vkamp $sample fp16, dynamic loss scaling"
+out16=$("$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp16 2>/dev/null)
+echo "$out16"
+echo "== PyTorch"
+outpt=$(/usr/bin/python3 "$VKAMP_ROOT/bench/torch_peer.py" --model "$model" --epochs "$epochs" --batch "$batch" \
+  --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --threads "$threads")
+echo "$outpt"
+
+r32=$(echo "$out32" | rate); r16=$(echo "$out16" | rate); rpt=$(echo "$outpt" | rate)
+echo
+printf "samples/s: vkamp fp32 %s, vkamp fp16 %s, pytorch %s\n" "$r32" "$r16" "$rpt"
+awk -v a="$r32" -v b="$r16" -v p="$rpt" 'BEGIN {
+  printf "ratio to pytorch: fp32 %.3f, fp16 %.3f; fp16/fp32 %.2f\n", a / p, b / p, b / a }'

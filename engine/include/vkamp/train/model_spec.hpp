@@ -1,0 +1,86 @@
+// What a sequential model is, before it exists on a device: the input shape
+// and a list of layers (Linear, Conv2d, MaxPool, AvgPool, Flatten), written
+// as a short string and read back by parse_model:
+//
+//   "784-256r-256r-10"                         an MLP on flat 784-vectors
+//   "28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"   LeNet-5 on 28x28 grey images
+//
+// Layers are separated by '-'. The first item is the input: a width ("784")
+// or an image "HxWxC" (NHWC, one example is h*w*c values, channel fastest).
+//
+//   <n>[act]            Linear to n outputs                        "256r"
+//   c<n>k<k>[p<p>][s<s>][act]
+//                       Conv2d to n channels, k x k kernel, zero
+//                       padding p (default 0), stride s (default 1) "c6k5p2r"
+//   m<w>[s<s>]          max pooling over w x w windows, stride s
+//                       (default w: windows that do not overlap)     "m2", "m3s2"
+//   a<w>[s<s>]          average pooling, likewise                    "a2"
+//   f                   flatten an image to a vector                 "f"
+//
+// act is 'r' (ReLU), 'g' (GELU, tanh approximation) or 't' (tanh), and only
+// Linear and Conv2d layers take one. Conv and pooling need an image; a
+// Linear layer needs a vector, so an image goes through 'f' first. In NHWC
+// flattening moves no data: the flattened feature order is (h, w, c), i.e.
+// feature (y * W + x) * C + c, and a Linear layer after it sees exactly the
+// bytes the layer before wrote.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkamp/ops/activation.hpp"
+
+namespace vkamp::train {
+
+enum class Init { Kaiming, Xavier, Zero };
+
+enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten };
+
+// One example's activations: an image h x w x c (NHWC), or a flat vector of
+// c values (h = w = 1, image = false).
+struct Shape {
+  uint32_t h = 1, w = 1, c = 0;
+  bool image = false;
+
+  uint32_t elements() const { return h * w * c; }
+  bool operator==(const Shape&) const = default;
+};
+
+struct LayerSpec {
+  LayerKind kind = LayerKind::Linear;
+  uint32_t out = 0;     // Linear: outputs; Conv2d: output channels
+  uint32_t kernel = 0;  // Conv2d: kernel size; pools: window size (square)
+  uint32_t stride = 1;  // Conv2d and pools
+  uint32_t pad = 0;     // Conv2d: zero padding on every side
+  bool activate = false;  // Linear and Conv2d only
+  ops::Activation act = ops::Activation::ReLU;
+
+  bool has_params() const { return kind == LayerKind::Linear || kind == LayerKind::Conv2d; }
+  bool operator==(const LayerSpec&) const = default;
+};
+
+struct ModelSpec {
+  Shape input;
+  std::vector<LayerSpec> layers;
+  Init init = Init::Kaiming;
+
+  uint32_t inputs() const { return input.elements(); }  // features per example
+  bool operator==(const ModelSpec&) const = default;
+};
+
+// Reads the syntax above. Throws ConfigError naming the model string and
+// the offending layer: an unknown layer, a bad number, a kernel or window
+// larger than its input, a Linear layer on an image without 'f', a conv or
+// pool on a vector, an activation after a pool or flatten, a model without
+// a Linear or Conv2d layer, or one that does not end in a vector.
+ModelSpec parse_model(const std::string& s);
+// The canonical string: parse_model(describe(s)) == s. Defaults are left out
+// ("c6k5", not "c6k5p0s1"; "m2", not "m2s2").
+std::string describe(const ModelSpec& spec);
+std::string describe(const LayerSpec& layer);
+
+// The activation shapes: [0] is the input, [l + 1] the output of layer l.
+// Throws ConfigError, as parse_model does, for a spec that cannot be built.
+std::vector<Shape> layer_shapes(const ModelSpec& spec);
+
+}  // namespace vkamp::train

@@ -1,0 +1,153 @@
+#include "vkamp/ops/conv.hpp"
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+#include "op_util.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/ops/bias.hpp"
+#include "vkamp/ops/gemm.hpp"
+
+namespace vkamp::ops {
+namespace {
+
+std::string describe(const Conv2d& c) {
+  return "conv2d batch " + std::to_string(c.batch) + ", input " + std::to_string(c.in_h) + "x" +
+         std::to_string(c.in_w) + "x" + std::to_string(c.in_c) + ", " + std::to_string(c.out_c) +
+         " outputs, kernel " + std::to_string(c.kernel) + ", stride " + std::to_string(c.stride) + ", pad " +
+         std::to_string(c.pad);
+}
+
+// The shaders index with 32-bit unsigned integers, and a grid-stride loop
+// steps up to 2^24 past its last element: 2^31 keeps both from wrapping.
+constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
+
+// The shape as im2col.comp and col2im.comp take it (shaders/common/conv_push.glsl).
+struct ConvPush {
+  uint32_t n;
+  uint32_t in_h, in_w, in_c;
+  uint32_t out_h, out_w;
+  uint32_t kernel, stride, pad;
+  uint32_t unused = 0;
+  detail::FastDivisor by_patch, by_in_c, by_kernel, by_out_w, by_out_h, by_in_w, by_in_h, by_stride;
+};
+static_assert(sizeof(ConvPush) == 104 && offsetof(ConvPush, by_patch) == 40, "conv_push.glsl's layout");
+
+ConvPush push_for(const Conv2d& c, uint64_t n) {
+  using detail::fast_divisor;
+  ConvPush p{};
+  p.n = uint32_t(n);
+  p.in_h = c.in_h;
+  p.in_w = c.in_w;
+  p.in_c = c.in_c;
+  p.out_h = c.out_h();
+  p.out_w = c.out_w();
+  p.kernel = c.kernel;
+  p.stride = c.stride;
+  p.pad = c.pad;
+  p.by_patch = fast_divisor(c.col_cols());
+  p.by_in_c = fast_divisor(c.in_c);
+  p.by_kernel = fast_divisor(c.kernel);
+  p.by_out_w = fast_divisor(c.out_w());
+  p.by_out_h = fast_divisor(c.out_h());
+  p.by_in_w = fast_divisor(c.in_w);
+  p.by_in_h = fast_divisor(c.in_h);
+  p.by_stride = fast_divisor(c.stride);
+  return p;
+}
+
+// A grid-stride 1-D grid of 256-wide groups over n elements.
+Groups groups_for(uint64_t n) { return {std::min(div_up(n, 256), 65535u)}; }
+
+}  // namespace
+
+void validate(const Conv2d& c) {
+  if (c.batch == 0 || c.in_h == 0 || c.in_w == 0 || c.in_c == 0 || c.out_c == 0 || c.kernel == 0 ||
+      c.stride == 0)
+    throw Error(describe(c) + ": every size, the kernel and the stride must be at least 1");
+  // In 64 bits, before Conv2d's own 32-bit arithmetic (out_h(), col_cols()) can wrap.
+  const uint64_t padded_h = uint64_t(c.in_h) + 2ull * c.pad, padded_w = uint64_t(c.in_w) + 2ull * c.pad;
+  if (padded_h > kMaxElements || padded_w > kMaxElements ||
+      uint64_t(c.kernel) * c.kernel * c.in_c > kMaxElements)
+    throw Error(describe(c) + ": a padded size or patch of 2^31 or more (the shaders index in 32 bits)");
+  if (c.kernel > padded_h || c.kernel > padded_w)
+    throw Error(describe(c) + ": the kernel is larger than the padded input");
+  if (c.col_elements() > kMaxElements || c.input_elements() > kMaxElements ||
+      c.output_elements() > kMaxElements || c.weight_elements() > kMaxElements)
+    throw Error(describe(c) + ": a tensor of 2^31 elements or more (the shaders index in 32 bits)");
+}
+
+void im2col(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView col) {
+  validate(c);
+  size_t eb = format_bytes(fmt);
+  detail::require("im2col", "x", x, c.input_elements(), eb);
+  detail::require("im2col", "col", col, c.col_elements(), eb);
+  ConvPush push = push_for(c, c.col_elements());
+  Kernel& k = detail::kernel(seq, "im2col", fmt, 2, sizeof(push));
+  seq.dispatch(k, {x, col}, push, groups_for(c.col_elements()), "im2col");
+}
+
+void col2im(Sequence& seq, Format fmt, const Conv2d& c, BufferView dcol, BufferView dx) {
+  validate(c);
+  size_t eb = format_bytes(fmt);
+  detail::require("col2im", "dcol", dcol, c.col_elements(), eb);
+  detail::require("col2im", "dx", dx, c.input_elements(), eb);
+  ConvPush push = push_for(c, c.input_elements());
+  Kernel& k = detail::kernel(seq, "col2im", fmt, 2, sizeof(push));
+  seq.dispatch(k, {dcol, dx}, push, groups_for(c.input_elements()), "col2im");
+}
+
+void conv2d_forward(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView w, BufferView b,
+                    BufferView col, BufferView y) {
+  validate(c);
+  size_t eb = format_bytes(fmt);
+  detail::require("conv2d_forward", "w", w, c.weight_elements(), eb);
+  detail::require("conv2d_forward", "b", b, c.out_c, eb);
+  detail::require("conv2d_forward", "y", y, c.output_elements(), eb);
+  uint32_t rows = uint32_t(c.col_rows());
+  im2col(seq, fmt, c, x, col);
+  linear_forward(seq, fmt, col, w, y, rows, c.col_cols(), c.out_c);
+  bias_add_forward(seq, fmt, y, b, rows, c.out_c);
+}
+
+void conv2d_forward_direct(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView w, BufferView b,
+                           BufferView y) {
+  validate(c);
+  size_t eb = format_bytes(fmt);
+  detail::require("conv2d_forward_direct", "x", x, c.input_elements(), eb);
+  detail::require("conv2d_forward_direct", "w", w, c.weight_elements(), eb);
+  detail::require("conv2d_forward_direct", "b", b, c.out_c, eb);
+  detail::require("conv2d_forward_direct", "y", y, c.output_elements(), eb);
+  struct {
+    uint32_t n, in_h, in_w, in_c, out_h, out_w, out_c, kernel, stride, pad;
+    detail::FastDivisor by_out_c, by_out_w, by_out_h;  // at offset 40, as the shader's uvec2s
+  } push{uint32_t(c.output_elements()), c.in_h, c.in_w, c.in_c, c.out_h(), c.out_w(), c.out_c,
+         c.kernel, c.stride, c.pad, detail::fast_divisor(c.out_c), detail::fast_divisor(c.out_w()),
+         detail::fast_divisor(c.out_h())};
+  static_assert(sizeof(push) == 64, "conv_direct.comp's push constants");
+  Kernel& k = detail::kernel(seq, "conv_direct", fmt, 4, sizeof(push));
+  seq.dispatch(k, {x, w, b, y}, push, groups_for(c.output_elements()), "conv_direct");
+}
+
+void conv2d_backward(Sequence& seq, Format fmt, const Conv2d& c, BufferView dy, BufferView col, BufferView w,
+                     BufferView dw, BufferView db, bool accumulate, BufferView* dcol, BufferView* dx) {
+  validate(c);
+  if ((dcol == nullptr) != (dx == nullptr))
+    throw Error("conv2d_backward: dcol and dx go together (dcol is dx's scratch)");
+  size_t eb = format_bytes(fmt);
+  detail::require("conv2d_backward", "dy", dy, c.output_elements(), eb);
+  detail::require("conv2d_backward", "col", col, c.col_elements(), eb);
+  detail::require("conv2d_backward", "dw", dw, c.weight_elements(), eb);
+  detail::require("conv2d_backward", "db", db, c.out_c, eb);
+  uint32_t rows = uint32_t(c.col_rows());
+  linear_backward_weight(seq, fmt, dy, col, dw, rows, c.col_cols(), c.out_c, accumulate);
+  bias_add_backward(seq, fmt, dy, db, rows, c.out_c, accumulate);
+  if (dx) {
+    detail::require("conv2d_backward", "w", w, c.weight_elements(), eb);
+    linear_backward_input(seq, fmt, dy, w, *dcol, rows, c.col_cols(), c.out_c);
+    col2im(seq, fmt, c, *dcol, *dx);
+  }
+}
+
+}  // namespace vkamp::ops

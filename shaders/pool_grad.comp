@@ -1,0 +1,71 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// 2-D pooling backward, NHWC, no padding: a gather, one thread per input
+// element, summing in fp32 over the windows that cover it (several when
+// stride < window), in a fixed order; one rounding to the format.
+// KIND 1, average: each window passes dy / window^2 to every input in it.
+// KIND 0, max: each window passes dy to its first maximal input (row-major
+// order within the window), found again from x, so no index buffer is kept.
+// A window holding a NaN (whose forward output is NaN) passes NaN, whatever
+// dy is, to its first NaN input: the derivative of max there is undefined,
+// and a NaN forward must not leave a finite gradient behind.
+#include "types.glsl"
+#include "elementwise.glsl"
+#include "fastdiv.glsl"
+#include "pool_push.glsl"
+
+layout(constant_id = 0) const uint KIND = 0;
+
+layout(std430, binding = 0) readonly buffer X { sfp x[]; };
+layout(std430, binding = 1) readonly buffer DY { sfp dy[]; };
+layout(std430, binding = 2) writeonly buffer DX { sfp dx[]; };
+
+// Row-major position within the window based at `base` of its first NaN,
+// else of its first maximal value; *has_nan tells which.
+uint first_max(uint base, out bool has_nan) {
+  float m = sfp2f(x[base]);
+  uint at = 0u;
+  has_nan = isnan(m);
+  for (uint ky = 0u; ky < p.window && !has_nan; ++ky)
+    for (uint kx = 0u; kx < p.window; ++kx) {
+      float v = sfp2f(x[base + (ky * p.in_w + kx) * p.channels]);
+      if (isnan(v)) {
+        has_nan = true;
+        at = ky * p.window + kx;
+        break;
+      }
+      if (v > m) {
+        m = v;
+        at = ky * p.window + kx;
+      }
+    }
+  return at;
+}
+
+void main() {
+  const float qnan = uintBitsToFloat(0x7FC00000u);
+  float inv = 1.0 / float(p.window * p.window);
+  FOR_EACH_ELEMENT(i, p.n) {
+    uint r = fast_div(i, p.by_channels), c = i - r * p.channels;
+    uint r2 = fast_div(r, p.by_in_w), xx = r - r2 * p.in_w;
+    uint b = fast_div(r2, p.by_in_h), y = r2 - b * p.in_h;
+    // Windows o with o*s <= pos <= o*s + window - 1 and o < out.
+    uint oy0 = y + 1u > p.window ? fast_div(y + p.stride - p.window, p.by_stride) : 0u;
+    uint ox0 = xx + 1u > p.window ? fast_div(xx + p.stride - p.window, p.by_stride) : 0u;
+    uint oy1 = min(fast_div(y, p.by_stride), p.out_h - 1u), ox1 = min(fast_div(xx, p.by_stride), p.out_w - 1u);
+    float s = 0.0;
+    for (uint oy = oy0; oy <= oy1; ++oy)
+      for (uint ox = ox0; ox <= ox1; ++ox) {
+        float g = sfp2f(dy[((b * p.out_h + oy) * p.out_w + ox) * p.channels + c]);
+        if (KIND == 1u) {
+          s += g * inv;
+        } else {
+          uint base = ((b * p.in_h + oy * p.stride) * p.in_w + ox * p.stride) * p.channels + c;
+          bool has_nan;
+          uint at = first_max(base, has_nan);
+          if (at == (y - oy * p.stride) * p.window + (xx - ox * p.stride)) s += has_nan ? qnan : g;
+        }
+      }
+    dx[i] = f2sfp(s);
+  }
+}
