@@ -163,8 +163,13 @@ class Case {
  private:
   void record(uint32_t r) {
     seq_.begin();
+    dispatches_.assign(steps_.size(), 0);
     for (uint32_t i = 0; i < r; ++i)
-      for (const Step& s : steps_) s.record(seq_);
+      for (size_t s = 0; s < steps_.size(); ++s) {
+        uint32_t before = seq_.dispatch_count();
+        steps_[s].record(seq_);
+        dispatches_[s] = seq_.dispatch_count() - before;  // a split-k GEMM is two
+      }
     seq_.end();
     recorded_ = r;
   }
@@ -173,7 +178,9 @@ class Case {
     seq_.run();
     double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     auto t = seq_.timings();
-    if (t.size() != size_t(recorded_) * steps_.size()) {
+    size_t per_copy = 0;
+    for (uint32_t d : dispatches_) per_copy += d;
+    if (t.size() != size_t(recorded_) * per_copy) {
       // No timestamps: the run's wall time, shared out evenly (a poor
       // split, flagged in the output).
       host_clock_ = true;
@@ -181,7 +188,13 @@ class Case {
         out[s].push_back(wall / (double(recorded_) * steps_.size()));
       return;
     }
-    for (size_t i = 0; i < t.size(); ++i) out[i % steps_.size()].push_back(t[i].ms);
+    // A step's time is the sum of its dispatches.
+    for (size_t i = 0, copy = 0; copy < recorded_; ++copy)
+      for (size_t s = 0; s < steps_.size(); ++s) {
+        double ms = 0;
+        for (uint32_t d = 0; d < dispatches_[s]; ++d) ms += t[i++].ms;
+        out[s].push_back(ms);
+      }
   }
 
   Layer layer_;
@@ -190,6 +203,7 @@ class Case {
   std::vector<Step> steps_;
   Sequence seq_;
   std::vector<std::vector<double>> times_;
+  std::vector<uint32_t> dispatches_;  // per step, in one copy
   uint32_t reps_ = 1, recorded_ = 0;
   int runs_ = 0;
   bool host_clock_ = false;

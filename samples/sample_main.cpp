@@ -15,7 +15,9 @@
 #include "vkamp/train/cli.hpp"
 #include "vkamp/train/dataset.hpp"
 #include "vkamp/train/metrics_log.hpp"
+#include "vkamp/train/model_spec.hpp"
 #include "vkamp/train/progress_bar.hpp"
+#include "vkamp/train/workloads.hpp"
 #include "report.hpp"
 
 namespace vkamp::samples {
@@ -140,6 +142,36 @@ int report_failure(const char* name, const train::TrainConfig& cfg, const train:
     std::fprintf(stderr, "%s: the last good checkpoint, if one was written, is kept at %s\n", name,
                  cfg.checkpoint_path.c_str());
   return 1;
+}
+
+int classifier_sample_main(const char* workload, const char* about, int argc, char** argv) {
+  const train::Workload& job = train::find_workload(workload);
+  return sample_main({workload, about}, job.defaults, argc, argv, [&](train::TrainConfig& cfg, Context& ctx) {
+    train::Datasets data = job.load(cfg);
+    train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
+    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",
+                workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
+                data.train.count, data.test.count, cfg.batch, cfg.epochs, trainer.budget(),
+                describe_run(cfg).c_str());
+    ui::RunHistory history;
+    train::TrainSummary s = train_with_progress(trainer, cfg, workload, {}, &history);
+    if (s.failed) {
+      write_report(cfg, history);
+      return report_failure(workload, cfg, s);
+    }
+    double acc = trainer.evaluate(data.test);
+    history.evals.push_back({s.steps, acc});
+    std::printf("test accuracy %.2f%%\n", 100 * acc);
+    print_summary(cfg, s);
+    std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
+                s.gpu_ms_per_step, s.amp_ms_per_step,
+                s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
+    std::printf("  by kernel (ms/step):");
+    for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
+    std::printf("\n");
+    write_report(cfg, history);
+    return 0;
+  });
 }
 
 void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s) {

@@ -23,6 +23,11 @@ struct SampleInfo {
 int sample_main(const SampleInfo& info, train::TrainConfig defaults, int argc, char** argv,
                 const std::function<int(train::TrainConfig&, Context&)>& body);
 
+// The whole of a classifier sample (fashion_mlp, lenet5): trains the named
+// workload (train/workloads.hpp) over its defaults and the flags, then
+// reports test accuracy, the summary, GPU time per kernel and --report.
+int classifier_sample_main(const char* workload, const char* about, int argc, char** argv);
+
 // Extra observers of a run, called after the progress bar and the log.
 struct Observers {
   std::function<void(const train::StepMetrics&)> step;

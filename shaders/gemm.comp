@@ -1,65 +1,80 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // C[m x n] = alpha * op(A) op(B) (+ C when accumulate), row-major, fp32
-// accumulation. A 64x64 tile of C per 256-thread workgroup, each thread a
-// 4x4 block; A and B tiles of depth 16 staged in shared memory as fp32.
-// Loads are bounds-checked, so m, n, k need not be tile multiples.
+// accumulation. Each thread computes a 4x4 block of C; a workgroup of
+// WX x WY threads covers a (4 WY) x (4 WX) tile. The host shapes the tile to
+// the product (ops::gemm_plan): thin outputs such as a convolution's 6 or 16
+// channels get a thin tile instead of a 64x64 one that is 90% padding.
 // TRANS_A: A is stored k x m. TRANS_B: B is stored n x k.
+// TILED = 1 stages A and B tiles of depth 16 in shared memory (GPUs);
 // TILED = 0 reads the operands straight from memory, with no shared memory
-// and no barriers: 1.5-2x faster on lavapipe, whose barriers in a
-// 256-invocation workgroup are costly and whose CPU caches do the staging
-// (bench/NOTES.md). GPUs keep the shared-memory tiles.
+// and no barriers: 1.5-2x faster on lavapipe, whose barriers are costly and
+// whose CPU caches do the staging (bench/NOTES.md).
+// SPLIT_K = 1: workgroup z sums only k in [z kc, (z+1) kc) and writes its
+// alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
+// adds the partials in order. That spreads a long k over many workgroups
+// when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
 #include "types.glsl"
 
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x_id = 3, local_size_y_id = 4) in;
 layout(constant_id = 0) const uint TRANS_A = 0;
 layout(constant_id = 1) const uint TRANS_B = 0;
 layout(constant_id = 2) const uint TILED = 1;
+layout(constant_id = 5) const uint SPLIT_K = 0;
 
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
 layout(std430, binding = 2) buffer C { sfp c[]; };
-layout(push_constant) uniform Push { uint m, n, k; float alpha; uint accumulate; } p;
+layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
+layout(push_constant) uniform Push { uint m, n, k; float alpha; uint accumulate; uint kc; } p;
 
-const uint BM = 64, BN = 64, BK = 16;
-shared float As[BK][BM + 1];  // +1 keeps column reads off one bank
-shared float Bs[BK][BN + 1];
+const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
+const uint BM = 4u * WY, BN = 4u * WX, BK = 16u;
+// +1 keeps column reads off one bank. Without TILED the arrays shrink to
+// one column: declared shared memory counts against the device's limit
+// even when no instruction touches it.
+shared float As[BK][TILED != 0u ? BM + 1u : 1u];
+shared float Bs[BK][TILED != 0u ? BN + 1u : 1u];
 
+uint k_end;
 float load_a(uint i, uint kk) {  // op(A)[i, kk]
-  if (i >= p.m || kk >= p.k) return 0.0;
+  if (i >= p.m || kk >= k_end) return 0.0;
   return TRANS_A != 0u ? sfp2f(a[kk * p.m + i]) : sfp2f(a[i * p.k + kk]);
 }
 float load_b(uint kk, uint j) {  // op(B)[kk, j]
-  if (kk >= p.k || j >= p.n) return 0.0;
+  if (kk >= k_end || j >= p.n) return 0.0;
   return TRANS_B != 0u ? sfp2f(b[j * p.k + kk]) : sfp2f(b[kk * p.n + j]);
 }
 
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
-  uint tid = ty * 16u + tx;
+  uint tid = ty * WX + tx;
   uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+  uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
+  k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
 
   float acc[4][4];
   for (uint r = 0u; r < 4u; ++r)
     for (uint q = 0u; q < 4u; ++q) acc[r][q] = 0.0;
 
   if (TILED == 0u) {
-    for (uint kk = 0u; kk < p.k; ++kk) {
+    for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[4], bv[4];
-      for (uint r = 0u; r < 4u; ++r) av[r] = load_a(row0 + ty + 16u * r, kk);
-      for (uint q = 0u; q < 4u; ++q) bv[q] = load_b(kk, col0 + tx + 16u * q);
+      for (uint r = 0u; r < 4u; ++r) av[r] = load_a(row0 + ty + WY * r, kk);
+      for (uint q = 0u; q < 4u; ++q) bv[q] = load_b(kk, col0 + tx + WX * q);
       for (uint r = 0u; r < 4u; ++r)
         for (uint q = 0u; q < 4u; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
   }
-  for (uint k0 = 0u; TILED != 0u && k0 < p.k; k0 += BK) {
-    // 1024 values per tile, 4 per thread; the fastest-moving index follows
-    // the operand's contiguous dimension so global loads coalesce.
-    for (uint e = 0u; e < 4u; ++e) {
-      uint idx = e * 256u + tid;
+  for (uint k0 = k_begin; TILED != 0u && k0 < k_end; k0 += BK) {
+    // The fastest-moving index follows the operand's contiguous dimension
+    // so global loads coalesce.
+    for (uint idx = tid; idx < BK * BM; idx += THREADS) {
       uint ai = TRANS_A != 0u ? idx % BM : idx / BK;
       uint ak = TRANS_A != 0u ? idx / BM : idx % BK;
       As[ak][ai] = load_a(row0 + ai, k0 + ak);
+    }
+    for (uint idx = tid; idx < BK * BN; idx += THREADS) {
       uint bj = TRANS_B != 0u ? idx / BK : idx % BN;
       uint bk = TRANS_B != 0u ? idx % BK : idx / BN;
       Bs[bk][bj] = load_b(k0 + bk, col0 + bj);
@@ -67,8 +82,8 @@ void main() {
     barrier();
     for (uint kk = 0u; kk < BK; ++kk) {
       float av[4], bv[4];
-      for (uint r = 0u; r < 4u; ++r) av[r] = As[kk][ty + 16u * r];
-      for (uint q = 0u; q < 4u; ++q) bv[q] = Bs[kk][tx + 16u * q];
+      for (uint r = 0u; r < 4u; ++r) av[r] = As[kk][ty + WY * r];
+      for (uint q = 0u; q < 4u; ++q) bv[q] = Bs[kk][tx + WX * q];
       for (uint r = 0u; r < 4u; ++r)
         for (uint q = 0u; q < 4u; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
@@ -76,14 +91,18 @@ void main() {
   }
 
   for (uint r = 0u; r < 4u; ++r) {
-    uint i = row0 + ty + 16u * r;
+    uint i = row0 + ty + WY * r;
     if (i >= p.m) continue;
     for (uint q = 0u; q < 4u; ++q) {
-      uint j = col0 + tx + 16u * q;
+      uint j = col0 + tx + WX * q;
       if (j >= p.n) continue;
       float v = p.alpha * acc[r][q];
-      if (p.accumulate != 0u) v += sfp2f(c[i * p.n + j]);
-      c[i * p.n + j] = f2sfp(v);
+      if (SPLIT_K != 0u) {
+        partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
+      } else {
+        if (p.accumulate != 0u) v += sfp2f(c[i * p.n + j]);
+        c[i * p.n + j] = f2sfp(v);
+      }
     }
   }
 }

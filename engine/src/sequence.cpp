@@ -51,6 +51,7 @@ void Sequence::begin() {
   for (auto p : pools_) VKAMP_VK(vkResetDescriptorPool(dev, p, 0));
   pool_in_use_ = 0;
   labels_.clear();
+  scratch_.clear();
   dispatches_ = 0;
   first_command_ = true;
   parallel_ = false;
@@ -146,6 +147,12 @@ void Sequence::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t s
   barrier_before_command();
   VkBufferCopy region{so, dof, bytes};
   vkCmdCopyBuffer(cb_, src.handle(), dst.handle(), 1, &region);
+}
+
+BufferView Sequence::scratch(size_t bytes) {
+  if (!recording_) throw Error("Sequence::scratch outside begin()/end()");
+  scratch_.push_back(std::make_unique<Buffer>(ctx_, bytes));
+  return *scratch_.back();
 }
 
 void Sequence::fill(const Buffer& dst, uint32_t pattern) {

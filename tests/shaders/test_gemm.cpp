@@ -27,11 +27,15 @@ struct Shape {
   uint32_t m, n, k;
 };
 
-// Sizes from {1, 7, 33, 127, 1000}: single elements, partial 64x64 tiles,
+// Sizes from {1, 7, 33, 127, 1000}: single elements, partial tiles,
 // several tiles along m, along n and along both, a 16-deep k tile cut short,
-// and a long k where fp32 accumulation error grows.
-constexpr Shape kShapes[] = {{1, 1, 1},     {7, 33, 127},   {33, 127, 7}, {127, 7, 33},
-                             {1000, 33, 7}, {7, 1000, 33}, {33, 7, 1000}, {127, 127, 127}};
+// and a long k where fp32 accumulation error grows. The last two are
+// convolution shapes (gemm_plan, asserted in GemmPlan below): 4099 output
+// pixels of 6 channels from 25 taps takes the thinnest, tallest tile, and
+// 6 x 25 over k = 4099 (a conv's dW) is split over k; so is 33 x 7 over 1000.
+constexpr Shape kShapes[] = {{1, 1, 1},     {7, 33, 127},   {33, 127, 7},    {127, 7, 33},
+                             {1000, 33, 7}, {7, 1000, 33},  {33, 7, 1000},   {127, 127, 127},
+                             {4099, 6, 25}, {6, 25, 4099}};
 
 using FormatShape = std::tuple<Format, Shape>;
 
@@ -486,6 +490,33 @@ INSTANTIATE_TEST_SUITE_P(Shaders, GemmGrad, ::testing::ValuesIn(kShapes),
                          [](const ::testing::TestParamInfo<Shape>& info) {
                            return "fp32_" + shape_name(info.param);
                          });
+
+// The plan behind the shapes above, so the tests keep covering the thin
+// tile and split-k if the heuristic moves. Plain host tests: no device.
+TEST(GemmPlan, ThinOutputsGetThinTiles) {
+  ops::GemmPlan conv_forward = ops::gemm_plan({.m = 4099, .n = 6, .k = 25}, /*tiled=*/false);
+  EXPECT_EQ(conv_forward.tile_n(), 8u) << "6 channels in 8 columns, not 64";
+  EXPECT_GE(conv_forward.tile_m(), 256u);
+  EXPECT_EQ(conv_forward.splits, 1u) << "k = 25 is short";
+  ops::GemmPlan wide = ops::gemm_plan({.m = 512, .n = 512, .k = 512}, false);
+  EXPECT_EQ(wide.tile_n(), 64u);
+  EXPECT_EQ(wide.tile_m(), 64u);
+  // Too few tiles to share out: 127 x 127 takes 8 tiles of 32 rows, not 4 of 64.
+  EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, false).tile_m(), 32u);
+  // The shared-memory variant keeps its tiles within 64 rows (16 KiB).
+  EXPECT_LE(ops::gemm_plan({.m = 4099, .n = 6, .k = 25}, true).tile_m(), 64u);
+}
+
+TEST(GemmPlan, SmallOutputsWithLongKAreSplit) {
+  for (bool tiled : {false, true}) {
+    ops::GemmPlan dw = ops::gemm_plan({.m = 6, .n = 25, .k = 4099, .trans_a = true}, tiled);
+    EXPECT_GT(dw.splits, 1u);
+    EXPECT_GE(uint64_t(dw.splits) * dw.k_chunk, 4099u) << "every k is in a slice";
+    EXPECT_LT(uint64_t(dw.splits - 1) * dw.k_chunk, 4099u) << "no slice is empty";
+    EXPECT_GT(ops::gemm_plan({.m = 33, .n = 7, .k = 1000}, tiled).splits, 1u);
+    EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, tiled).splits, 1u);
+  }
+}
 
 }  // namespace
 }  // namespace vkamp::test

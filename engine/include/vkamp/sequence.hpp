@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 #include <vulkan/vulkan.h>
@@ -49,6 +50,11 @@ class Sequence {
   void copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset = 0,
             size_t dst_offset = 0);
   void fill(const Buffer& dst, uint32_t pattern);
+  // A device buffer of `bytes` for intermediate results of the commands
+  // being recorded (a split-k GEMM's partial sums). It belongs to this
+  // recording, so replays never share it with another sequence, and is
+  // freed by the next begin().
+  BufferView scratch(size_t bytes);
   // Dispatches recorded between these two may run concurrently.
   void begin_parallel() { parallel_ = true; }
   void end_parallel() { parallel_ = false; }
@@ -86,6 +92,7 @@ class Sequence {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t max_timed_ = 0;
   std::vector<std::string> labels_;
+  std::vector<std::unique_ptr<Buffer>> scratch_;
   uint32_t dispatches_ = 0;
   bool recording_ = false, recorded_ = false, pending_ = false, parallel_ = false;
   bool first_command_ = true;

@@ -83,9 +83,11 @@ void im2col(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView
   size_t eb = format_bytes(fmt);
   detail::require("im2col", "x", x, c.input_elements(), eb);
   detail::require("im2col", "col", col, c.col_elements(), eb);
-  ConvPush push = push_for(c, c.col_elements());
+  // One thread per (output pixel, ky), each copying a run of kernel * in_c.
+  const uint64_t threads = c.col_rows() * c.kernel;
+  ConvPush push = push_for(c, threads);
   Kernel& k = detail::kernel(seq, "im2col", fmt, 2, sizeof(push));
-  seq.dispatch(k, {x, col}, push, groups_for(c.col_elements()), "im2col");
+  seq.dispatch(k, {x, col}, push, groups_for(threads), "im2col");
 }
 
 void col2im(Sequence& seq, Format fmt, const Conv2d& c, BufferView dcol, BufferView dx) {

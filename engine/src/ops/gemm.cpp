@@ -1,23 +1,77 @@
 #include "vkamp/ops/gemm.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "op_util.hpp"
 
 namespace vkamp::ops {
+namespace {
+
+uint32_t pow2_at_least(uint32_t v) {
+  uint32_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// Workgroups a product should have before its k is split: enough for every
+// core of a CPU driver and every multiprocessor of a large GPU.
+constexpr uint32_t kBusyGroups = 128;
+// The shortest k slice worth a workgroup (and its share of the reduction).
+constexpr uint32_t kMinSliceK = 256;
+// Fewer tiles than this along m, and m tiles shrink: 2 workgroups on a
+// 2-core CPU leave nothing to balance.
+constexpr uint32_t kMinGroups = 8;
+
+}  // namespace
+
+GemmPlan gemm_plan(const Gemm& g, bool tiled) {
+  GemmPlan plan;
+  // As many threads along n as n needs, up to 16 (a 64-wide tile), so a
+  // 6-channel output computes 8 columns, not 64.
+  plan.wx = std::min(16u, pow2_at_least(div_up(std::max(g.n, 1u), 4)));
+  plan.wy = std::min(256 / plan.wx, pow2_at_least(div_up(std::max(g.m, 1u), 4)));
+  // Shared-memory tiles of at most 64 rows stay within Vulkan's guaranteed
+  // 16 KiB of shared memory (gemm.comp stages 16 x (tile + 1) floats of each).
+  if (tiled) plan.wy = std::min(plan.wy, 16u);
+  while (plan.wy > 1 && plan.wx * plan.wy > 32 && uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) < kMinGroups)
+    plan.wy /= 2;
+  uint64_t groups = uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n());
+  if (groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
+    uint32_t splits = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
+    plan.k_chunk = div_up(g.k, splits);
+    plan.splits = div_up(g.k, plan.k_chunk);  // no empty slice
+  }
+  return plan;
+}
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
   size_t eb = format_bytes(fmt);
   detail::require("gemm", "A", a, uint64_t(g.m) * g.k, eb);
   detail::require("gemm", "B", b, uint64_t(g.k) * g.n, eb);
   detail::require("gemm", "C", c, uint64_t(g.m) * g.n, eb);
-  struct { uint32_t m, n, k; float alpha; uint32_t accumulate; } push{g.m, g.n, g.k, g.alpha, g.accumulate};
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
-  uint32_t tiled = seq.context().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1;
+  bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
-  Kernel& kern = detail::kernel(seq, "gemm", fmt, 3, sizeof(push), {g.trans_a, g.trans_b, tiled});
-  seq.dispatch(kern, {a, b, c}, push, {div_up(g.n, 64), div_up(g.m, 64)}, "gemm");
+  const GemmPlan plan = gemm_plan(g, tiled);
+  const bool split = plan.splits > 1;
+  struct { uint32_t m, n, k; float alpha; uint32_t accumulate, kc; } push{g.m, g.n, g.k, g.alpha, g.accumulate,
+                                                                             plan.k_chunk};
+  Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
+                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split});
+  Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
+  if (!split) {
+    // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
+    seq.dispatch(kern, {a, b, c, c}, push, groups, "gemm");
+    return;
+  }
+  uint64_t count = uint64_t(g.m) * g.n;
+  BufferView partial = seq.scratch(count * plan.splits * sizeof(float));
+  seq.dispatch(kern, {a, b, c, partial}, push, groups, "gemm");
+  struct { uint32_t count, splits, accumulate; } rpush{uint32_t(count), plan.splits, g.accumulate};
+  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, sizeof(rpush));
+  seq.dispatch(reduce, {partial, c}, rpush, {std::min(div_up(count, 256), 65535u)}, "gemm_reduce");
 }
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,

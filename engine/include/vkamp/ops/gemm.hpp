@@ -1,6 +1,6 @@
 // GEMM for training: C[m x n] = alpha * op(A) * op(B) (+ C when accumulate),
 // fp32 accumulation, A/B/C in the storage format, all row-major.
-// Tiled in shared memory; any m, n, k (no multiple-of-tile requirement).
+// Any m, n, k (no multiple-of-tile requirement).
 #pragma once
 #include <cstdint>
 
@@ -19,6 +19,18 @@ struct Gemm {
 };
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
+
+// How gemm() runs a product: WX x WY threads per workgroup, each computing
+// 4x4 outputs, and k cut into `splits` slices of `k_chunk` summed by a second
+// pass (split-k) when C has too few tiles to keep the device busy.
+struct GemmPlan {
+  uint32_t wx = 16, wy = 16;
+  uint32_t splits = 1, k_chunk = 0;
+  uint32_t tile_m() const { return 4 * wy; }
+  uint32_t tile_n() const { return 4 * wx; }
+};
+// `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
+GemmPlan gemm_plan(const Gemm& g, bool tiled);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.
