@@ -34,7 +34,8 @@ std::string json_escape(const std::string& s) {
 void write_probe(const std::string& path, const PlotProbe& probe, const RunHistory& h) {
   std::ofstream out(path);
   if (!out) throw Error("cannot write " + path);
-  out << "{\"status\": \"" << json_escape(h.status) << "\", \"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
+  out << "{\"title\": \"" << json_escape(h.title) << "\", \"status\": \"" << json_escape(h.status)
+      << "\", \"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
       << ", \"histograms\": " << h.histograms.size() << ", \"evals\": " << h.evals.size() << ",\n \"series\": [";
   for (size_t i = 0; i < probe.series.size(); ++i) {
     const SeriesProbe& s = probe.series[i];

@@ -36,7 +36,7 @@ struct Series {
 };
 
 struct Probe {
-  std::string status;
+  std::string title, status;
   size_t records = 0, skipped = 0, histograms = 0;
   std::vector<Series> series;
   const Series* find(const std::string& panel, const std::string& name) const {
@@ -60,6 +60,7 @@ Probe read_probe(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("\"status\"") != std::string::npos) {
+      p.title = field(line, "title");
       p.status = field(line, "status");
       p.records = std::stoul(field(line, "records"));
       p.skipped = std::stoul(field(line, "skipped"));
@@ -127,6 +128,24 @@ TEST_F(Studio, TrainsWhileShowingEveryPanel) {
   EXPECT_GT(pic.count_near(bins->x0, bins->y0, bins->x1, bins->y1, 33, 70, 44, 14), 1000u) << "no fp16 range";
 }
 
+TEST_F(Studio, TrainsLeNet5FromThePicker) {
+  // The convolutional job, picked by name as the "sample" combo does, on
+  // the packaged Fashion-MNIST, with a histogram every 2 steps.
+  Result r = run_studio("--sample lenet5 --batch 16 --histogram-interval 2 --until-step 4 --frames 3 --probe " +
+                        path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.title.rfind("lenet5 ", 0), 0u) << p.title;
+  EXPECT_NE(p.title.find("fp16, dynamic loss scaling"), std::string::npos) << p.title;
+  EXPECT_EQ(p.status, "training");
+  EXPECT_GE(p.records, 4u);
+  EXPECT_GT(p.histograms, 0u);
+  const Series* loss = p.find("loss", "smoothed");
+  ASSERT_TRUE(loss) << "no loss series in the probe";
+  EXPECT_GE(loss->points, 4u);
+}
+
 TEST_F(Studio, BadFlagValueIsShownAndExitsTwo) {
   Result r = run_studio("--batch 0 --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
@@ -150,7 +169,8 @@ TEST_F(Studio, ConfigThatFailsValidationIsShownAndExitsTwo) {
 TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
   Result r = run_studio("--sample nosuch --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("fashion_mlp"), std::string::npos) << "the message should list the samples:\n" << r.output;
+  EXPECT_NE(r.output.find("fashion_mlp, lenet5, linreg"), std::string::npos)
+      << "the message should list the samples:\n" << r.output;
 }
 
 TEST_F(Studio, WithoutADisplayItSaysWhatToDo) {
