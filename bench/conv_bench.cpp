@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/ops/bias.hpp"
@@ -76,22 +77,6 @@ struct Layer {
   ops::Conv2d conv;
   ops::Pool2d pool;
 };
-
-Buffer random_buffer(Context& ctx, Format fmt, size_t n, std::mt19937& gen) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  auto bytes = pack(fmt, v);
-  Buffer b(ctx, std::max<size_t>(bytes.size(), 4));
-  b.write(bytes.data(), bytes.size());
-  return b;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // One layer in one format: its operands, a sequence holding R copies of
 // its steps, and every timed dispatch of every step.

@@ -26,9 +26,13 @@
 #include "vkamp/float_formats.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
+#include "bench_util.hpp"
 #include "conv_bench.hpp"
 
 namespace {
+
+using vkamp::bench::median;
+using vkamp::bench::random_buffer;
 
 const char* kHelp =
     "usage: vkamp-bench gemm [options]\n"
@@ -107,23 +111,6 @@ struct Result {
   int runs = 0;             // timed runs
   double skipped_est_ms = 0;  // > 0: not run, estimated at this many ms
 };
-
-// A buffer of n random values in [-1, 1), in the format.
-vkamp::Buffer random_buffer(vkamp::Context& ctx, vkamp::Format fmt, size_t n, std::mt19937& gen) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  auto bytes = vkamp::pack(fmt, v);
-  vkamp::Buffer b(ctx, bytes.size());
-  b.write(bytes.data(), bytes.size());
-  return b;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // One case made ready to time: its operands, a sequence holding R copies
 // of the GEMM, and the per-dispatch times of its timed runs.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/gpu_test.hpp"
+#include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
@@ -49,8 +50,6 @@ std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info)
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr size_t kTail = 16;
-constexpr float kSentinel = -3.25f;  // exact in every format
 
 // Unit roundoff of the format (half an ulp at 1).
 double unit_roundoff(Format fmt) {
@@ -77,42 +76,6 @@ std::vector<float> initial_like(const std::vector<double>& added, float max_magn
   auto v = random_values(added.size(), 0, max_magnitude, fmt);
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::copysign(v[i], float(added[i]));
   return v;
-}
-
-Buffer input(Format fmt, std::vector<float> v) {
-  v.insert(v.end(), kTail, kNan);
-  return upload(ctx(), fmt, v);
-}
-
-// n poisoned elements (or `initial`, for accumulation) and a sentinel tail.
-Buffer output(Format fmt, size_t n, const std::vector<float>* initial = nullptr) {
-  Buffer b = poisoned(ctx(), fmt, n + kTail);
-  std::vector<float> tail(kTail, kSentinel);
-  auto tail_bytes = pack(fmt, tail);
-  b.write(tail_bytes.data(), tail_bytes.size(), n * format_bytes(fmt));
-  if (initial) {
-    auto bytes = pack(fmt, *initial);
-    b.write(bytes.data(), bytes.size());
-  }
-  return b;
-}
-
-// The first n elements of an output, after checking its tail is untouched.
-std::vector<float> result(const Buffer& b, Format fmt, size_t n) {
-  auto all = download(b, fmt, n + kTail);
-  for (size_t i = n; i < all.size(); ++i)
-    EXPECT_EQ(all[i], kSentinel) << "the shader wrote element " << i << " past the output's " << n;
-  all.resize(n);
-  return all;
-}
-
-template <class Record>
-void run(Record&& record) {
-  Sequence seq(ctx());
-  seq.begin();
-  record(seq);
-  seq.end();
-  seq.run();
 }
 
 // References in double, from the definitions of the linear layer's products.
@@ -160,9 +123,9 @@ TEST_P(Gemm, LinearForward) {
   uint32_t batch = s.m, out = s.n, in = s.k;
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
   auto w = random_values(size_t(out) * in, -1, 1, fmt);
-  Buffer bx = input(fmt, x), bw = input(fmt, w), by = output(fmt, size_t(batch) * out);
-  run([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out); });
-  EXPECT_TRUE(close_to(result(by, fmt, size_t(batch) * out), ref_forward(x, w, batch, in, out),
+  Buffer bx = guarded_input(fmt, x), bw = guarded_input(fmt, w), by = guarded_output(fmt, size_t(batch) * out);
+  run_once([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out); });
+  EXPECT_TRUE(close_to(guarded_result(by, fmt, size_t(batch) * out), ref_forward(x, w, batch, in, out),
                        gemm_bound(fmt, in)));
 }
 
@@ -171,9 +134,9 @@ TEST_P(Gemm, LinearBackwardInput) {
   uint32_t batch = s.m, in = s.n, out = s.k;
   auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
   auto w = random_values(size_t(out) * in, -1, 1, fmt);
-  Buffer bdy = input(fmt, dy), bw = input(fmt, w), bdx = output(fmt, size_t(batch) * in);
-  run([&](Sequence& seq) { ops::linear_backward_input(seq, fmt, bdy, bw, bdx, batch, in, out); });
-  EXPECT_TRUE(close_to(result(bdx, fmt, size_t(batch) * in), ref_backward_input(dy, w, batch, in, out),
+  Buffer bdy = guarded_input(fmt, dy), bw = guarded_input(fmt, w), bdx = guarded_output(fmt, size_t(batch) * in);
+  run_once([&](Sequence& seq) { ops::linear_backward_input(seq, fmt, bdy, bw, bdx, batch, in, out); });
+  EXPECT_TRUE(close_to(guarded_result(bdx, fmt, size_t(batch) * in), ref_backward_input(dy, w, batch, in, out),
                        gemm_bound(fmt, out)));
 }
 
@@ -182,9 +145,9 @@ TEST_P(Gemm, LinearBackwardWeight) {
   uint32_t out = s.m, in = s.n, batch = s.k;
   auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
-  Buffer bdy = input(fmt, dy), bx = input(fmt, x), bdw = output(fmt, size_t(out) * in);
-  run([&](Sequence& seq) { ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out); });
-  EXPECT_TRUE(close_to(result(bdw, fmt, size_t(out) * in), ref_backward_weight(dy, x, batch, in, out),
+  Buffer bdy = guarded_input(fmt, dy), bx = guarded_input(fmt, x), bdw = guarded_output(fmt, size_t(out) * in);
+  run_once([&](Sequence& seq) { ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out); });
+  EXPECT_TRUE(close_to(guarded_result(bdw, fmt, size_t(out) * in), ref_backward_weight(dy, x, batch, in, out),
                        gemm_bound(fmt, batch)));
 }
 
@@ -197,15 +160,15 @@ TEST_P(Gemm, LinearBackwardWeightAccumulates) {
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
   auto p = ref_backward_weight(dy, x, batch, in, out);
   auto dw0 = initial_like(p, 4, fmt);
-  Buffer bdy = input(fmt, dy), bx = input(fmt, x), bdw = output(fmt, dw0.size(), &dw0);
+  Buffer bdy = guarded_input(fmt, dy), bx = guarded_input(fmt, x), bdw = guarded_output(fmt, dw0.size(), &dw0);
   Sequence seq(ctx());
   seq.begin();
   ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out, /*accumulate=*/true);
   seq.end();
   seq.run();
-  auto once = result(bdw, fmt, dw0.size());
+  auto once = guarded_result(bdw, fmt, dw0.size());
   seq.run();
-  auto twice = result(bdw, fmt, dw0.size());
+  auto twice = guarded_result(bdw, fmt, dw0.size());
   std::vector<double> ref1(p.size()), ref2(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
     ref1[i] = dw0[i] + p[i];
@@ -249,15 +212,15 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
         c.product[i * g.n + j] = double(g.alpha) * sum;
       }
     if (g.accumulate) c.c0 = initial_like(c.product, 2, fmt);
-    buffers.push_back(input(fmt, c.a));
+    buffers.push_back(guarded_input(fmt, c.a));
     c.ba = &buffers.back();
-    buffers.push_back(input(fmt, c.b));
+    buffers.push_back(guarded_input(fmt, c.b));
     c.bb = &buffers.back();
-    buffers.push_back(output(fmt, size_t(s.m) * s.n, c.g.accumulate ? &c.c0 : nullptr));
+    buffers.push_back(guarded_output(fmt, size_t(s.m) * s.n, c.g.accumulate ? &c.c0 : nullptr));
     c.bc = &buffers.back();
     cases.push_back(std::move(c));
   }
-  run([&](Sequence& seq) {
+  run_once([&](Sequence& seq) {
     for (auto& c : cases) ops::gemm(seq, fmt, c.g, *c.ba, *c.bb, *c.bc);
   });
   for (auto& c : cases) {
@@ -265,7 +228,7 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
     std::vector<double> ref = c.product;
     if (g.accumulate)
       for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
-    EXPECT_TRUE(close_to(result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k)))
+    EXPECT_TRUE(close_to(guarded_result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k)))
         << "trans_a " << g.trans_a << ", trans_b " << g.trans_b << ", alpha " << g.alpha << ", accumulate "
         << g.accumulate;
   }
@@ -301,9 +264,9 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
     uint32_t batch = s.m, out = s.n, in = s.k;
     auto x = random_values(size_t(batch) * in, -1, 1, fmt), w = random_values(size_t(out) * in, -1, 1, fmt);
     spoil(x, w, out, in);
-    buffers.push_back(input(fmt, x));
-    buffers.push_back(input(fmt, w));
-    buffers.push_back(output(fmt, size_t(batch) * out));
+    buffers.push_back(guarded_input(fmt, x));
+    buffers.push_back(guarded_input(fmt, w));
+    buffers.push_back(guarded_output(fmt, size_t(batch) * out));
     ops_.push_back({"linear_forward", ref_forward(x, w, batch, in, out), &buffers.back(), batch, out});
   }
   {  // dX: m,n,k = batch,in,out; NaN in dY, infs in W stored out x in (spoil its columns: transpose)
@@ -315,9 +278,9 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
     std::vector<float> w(wt.size());
     for (uint32_t i = 0; i < in; ++i)
       for (uint32_t o = 0; o < out; ++o) w[o * in + i] = wt[i * out + o];
-    buffers.push_back(input(fmt, dy));
-    buffers.push_back(input(fmt, w));
-    buffers.push_back(output(fmt, size_t(batch) * in));
+    buffers.push_back(guarded_input(fmt, dy));
+    buffers.push_back(guarded_input(fmt, w));
+    buffers.push_back(guarded_output(fmt, size_t(batch) * in));
     ops_.push_back({"linear_backward_input", ref_backward_input(dy, w, batch, in, out), &buffers.back(), batch, in});
   }
   {  // dW: m,n,k = out,in,batch; NaN in dY, infs in X stored batch x in (spoil its columns)
@@ -328,12 +291,12 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
     std::vector<float> x(xt.size());
     for (uint32_t i = 0; i < in; ++i)
       for (uint32_t b = 0; b < batch; ++b) x[b * in + i] = xt[i * batch + b];
-    buffers.push_back(input(fmt, dy));
-    buffers.push_back(input(fmt, x));
-    buffers.push_back(output(fmt, size_t(out) * in));
+    buffers.push_back(guarded_input(fmt, dy));
+    buffers.push_back(guarded_input(fmt, x));
+    buffers.push_back(guarded_output(fmt, size_t(out) * in));
     ops_.push_back({"linear_backward_weight", ref_backward_weight(dy, x, batch, in, out), &buffers.back(), out, in});
   }
-  run([&](Sequence& seq) {
+  run_once([&](Sequence& seq) {
     ops::linear_forward(seq, fmt, buffers[0], buffers[1], buffers[2], s.m, s.k, s.n);
     ops::linear_backward_input(seq, fmt, buffers[3], buffers[4], buffers[5], s.m, s.n, s.k);
     ops::linear_backward_weight(seq, fmt, buffers[6], buffers[7], buffers[8], s.k, s.n, s.m);
@@ -355,7 +318,7 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
     if (op.rows > 1 && op.cols > 2) {
       ASSERT_GT(finite, 0u);
     }
-    EXPECT_TRUE(close_to(result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k)));
+    EXPECT_TRUE(close_to(guarded_result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k)));
   }
 }
 
@@ -403,12 +366,12 @@ TEST_P(GemmGrad, BackwardMatchesFiniteDifferences) {
   };
   auto xp = step(x, vx, 1), xm = step(x, vx, -1), wp = step(w, vw, 1), wm = step(w, vw, -1);
 
-  Buffer bx = input(f, x), bw = input(f, w), bg = input(f, g);
-  Buffer bxp = input(f, xp), bxm = input(f, xm), bwp = input(f, wp), bwm = input(f, wm);
+  Buffer bx = guarded_input(f, x), bw = guarded_input(f, w), bg = guarded_input(f, g);
+  Buffer bxp = guarded_input(f, xp), bxm = guarded_input(f, xm), bwp = guarded_input(f, wp), bwm = guarded_input(f, wm);
   const size_t ny = size_t(batch) * out;
-  Buffer yxp = output(f, ny), yxm = output(f, ny), ywp = output(f, ny), ywm = output(f, ny);
-  Buffer bdx = output(f, x.size()), bdw = output(f, w.size());
-  run([&](Sequence& seq) {
+  Buffer yxp = guarded_output(f, ny), yxm = guarded_output(f, ny), ywp = guarded_output(f, ny), ywm = guarded_output(f, ny);
+  Buffer bdx = guarded_output(f, x.size()), bdw = guarded_output(f, w.size());
+  run_once([&](Sequence& seq) {
     ops::linear_forward(seq, f, bxp, bw, yxp, batch, in, out);
     ops::linear_forward(seq, f, bxm, bw, yxm, batch, in, out);
     ops::linear_forward(seq, f, bx, bwp, ywp, batch, in, out);
@@ -416,14 +379,14 @@ TEST_P(GemmGrad, BackwardMatchesFiniteDifferences) {
     ops::linear_backward_input(seq, f, bg, bw, bdx, batch, in, out);
     ops::linear_backward_weight(seq, f, bg, bx, bdw, batch, in, out);
   });
-  auto dx = result(bdx, f, x.size()), dw = result(bdw, f, w.size());
+  auto dx = guarded_result(bdx, f, x.size()), dw = guarded_result(bdw, f, w.size());
 
   // L and its rounding noise scale: an fp32 dot product of length k has
   // error about u sqrt(k+1) sum|a||b| (independent roundings, the +1 for a
   // product rounded before the add), and independent output errors add in
   // quadrature through the sum over G.
   auto loss = [&](const Buffer& y, const std::vector<float>& xs, const std::vector<float>& ws, double* noise) {
-    auto yv = result(y, f, ny);
+    auto yv = guarded_result(y, f, ny);
     double l = 0, var = 0;
     for (uint32_t b = 0; b < batch; ++b)
       for (uint32_t o = 0; o < out; ++o) {

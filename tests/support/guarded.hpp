@@ -3,7 +3,7 @@
 //
 // Every input carries a NaN tail (a load past the operand's end shows up as
 // NaN in the output) and every output is poisoned and followed by a tail of
-// sentinels (a store past its end changes one), as in test_gemm.cpp.
+// sentinels (a store past its end changes one), the convention of every shader test.
 #pragma once
 #include <gtest/gtest.h>
 
