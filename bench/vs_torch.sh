@@ -5,12 +5,16 @@
 # has cores. Prints samples/s, the ratios, test accuracy and the AMP share
 # of vkamp's step.
 #   bench/vs_torch.sh [--model mlp|lenet5] [--epochs N] [--batch N] [--threads N] [--device SEL]
+#                     [--data DIR] [--rounds N]
 # mlp: fashion_mlp (784-256-256-10, batch 128, constant rate);
 # lenet5: lenet5 (batch 64, cosine schedule).
+# --rounds N runs the three N times in turns and prints each round's ratios;
+# every run also shows the share of CPU time the hypervisor stole while it
+# ran (/proc/stat), since a virtual machine's neighbours move absolute rates.
 # Installs python3-torch (Debian) when missing.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
-model=mlp epochs=1 batch="" threads="$(nproc)" device=()
+model=mlp epochs=1 batch="" threads="$(nproc)" device=() data=() rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model="$2"; shift 2 ;;
@@ -18,7 +22,9 @@ while [ $# -gt 0 ]; do
     --batch) batch="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --device) device=(--device "$2"); shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --data) data=(--data "$2"); shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "vs_torch.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -30,22 +36,38 @@ esac
 "$VKAMP_ROOT/scripts/setup.sh" python3-torch
 "$VKAMP_ROOT/scripts/build.sh" >/dev/null
 common=(--epochs "$epochs" --batch "$batch" --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --no-progress
-  "${device[@]}")
+  "${device[@]}" "${data[@]}")
 rate() { sed -n 's/.* \([0-9.]*\) samples\/s.*/\1/p' | head -1; }
+# The steal share between two "cpu" lines of /proc/stat (fields: user nice
+# system idle iowait irq softirq steal).
+steal() {
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x); split(b, y); t = 0
+    for (i = 2; i <= 9; i++) t += y[i] - x[i]
+    printf "%.0f%%", (t > 0 ? 100 * (y[9] - x[9]) / t : 0) }'
+}
+# Runs a command, prints its output and the steal line; its output is left in $out.
+timed() {
+  local c0
+  c0=$(head -1 /proc/stat)
+  out=$("$@")
+  echo "$out"
+  echo "  (CPU steal while it ran: $(steal "$c0" "$(head -1 /proc/stat)"))"
+}
 
-echo "== vkamp $sample fp32"
-out32=$("$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp32 --loss-scale none 2>/dev/null)
-echo "$out32"
-echo "== vkamp $sample fp16, dynamic loss scaling"
-out16=$("$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp16 2>/dev/null)
-echo "$out16"
-echo "== PyTorch"
-outpt=$(/usr/bin/python3 "$VKAMP_ROOT/bench/torch_peer.py" --model "$model" --epochs "$epochs" --batch "$batch" \
-  --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --threads "$threads")
-echo "$outpt"
-
-r32=$(echo "$out32" | rate); r16=$(echo "$out16" | rate); rpt=$(echo "$outpt" | rate)
-echo
-printf "samples/s: vkamp fp32 %s, vkamp fp16 %s, pytorch %s\n" "$r32" "$r16" "$rpt"
-awk -v a="$r32" -v b="$r16" -v p="$rpt" 'BEGIN {
-  printf "ratio to pytorch: fp32 %.3f, fp16 %.3f; fp16/fp32 %.2f\n", a / p, b / p, b / a }'
+for round in $(seq "$rounds"); do
+  [ "$rounds" -gt 1 ] && echo "=== round $round of $rounds"
+  echo "== vkamp $sample fp32"
+  timed "$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp32 --loss-scale none 2>/dev/null
+  r32=$(echo "$out" | rate)
+  echo "== vkamp $sample fp16, dynamic loss scaling"
+  timed "$VKAMP_BUILD/samples/$sample" "${common[@]}" --precision fp16 2>/dev/null
+  r16=$(echo "$out" | rate)
+  echo "== PyTorch"
+  timed /usr/bin/python3 "$VKAMP_ROOT/bench/torch_peer.py" --model "$model" --epochs "$epochs" --batch "$batch" \
+    --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --threads "$threads" "${data[@]}"
+  rpt=$(echo "$out" | rate)
+  echo
+  printf "samples/s: vkamp fp32 %s, vkamp fp16 %s, pytorch %s\n" "$r32" "$r16" "$rpt"
+  awk -v a="$r32" -v b="$r16" -v p="$rpt" 'BEGIN {
+    printf "ratio to pytorch: fp32 %.3f, fp16 %.3f; fp16/fp32 %.2f\n", a / p, b / p, b / a }'
+done
