@@ -478,6 +478,7 @@ TEST(GemmPlan, SmallOutputsWithLongKAreSplit) {
     EXPECT_LT(uint64_t(dw.splits - 1) * dw.k_chunk, 4099u) << "no slice is empty";
     EXPECT_GT(ops::gemm_plan({.m = 33, .n = 7, .k = 1000}, tiled).splits, 1u);
     EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, tiled).splits, 1u);
+    EXPECT_EQ(ops::gemm_plan({.m = 0, .n = 25, .k = 4099}, tiled).splits, 1u) << "an empty C splits nothing";
   }
 }
 

@@ -19,8 +19,8 @@ uint32_t pow2_at_least(uint32_t v) {
 constexpr uint32_t kBusyGroups = 128;
 // The shortest k slice worth a workgroup (and its share of the reduction).
 constexpr uint32_t kMinSliceK = 256;
-// Fewer tiles than this along m, and m tiles shrink: 2 workgroups on a
-// 2-core CPU leave nothing to balance.
+// Fewer tiles than this in all, and the tiles shrink along m: 2 workgroups
+// on a 2-core CPU leave nothing to balance.
 constexpr uint32_t kMinGroups = 8;
 
 }  // namespace
@@ -34,10 +34,10 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   // Shared-memory tiles of at most 64 rows stay within Vulkan's guaranteed
   // 16 KiB of shared memory (gemm.comp stages 16 x (tile + 1) floats of each).
   if (tiled) plan.wy = std::min(plan.wy, 16u);
-  while (plan.wy > 1 && plan.wx * plan.wy > 32 && uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) < kMinGroups)
-    plan.wy /= 2;
-  uint64_t groups = uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n());
-  if (groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
+  auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()); };
+  while (plan.wy > 1 && plan.wx * plan.wy > 32 && tiles() < kMinGroups) plan.wy /= 2;
+  const uint64_t groups = tiles();
+  if (groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
     uint32_t splits = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
     plan.k_chunk = div_up(g.k, splits);
     plan.splits = div_up(g.k, plan.k_chunk);  // no empty slice
