@@ -51,17 +51,6 @@ std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info)
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Unit roundoff of the format (half an ulp at 1).
-double unit_roundoff(Format fmt) {
-  switch (fmt) {
-    case Format::F32: return 0x1p-24;
-    case Format::F16: return 0x1p-11;
-    case Format::BF16: return 0x1p-8;
-    case Format::CB16: return 0x1p-10;
-  }
-  return 1;
-}
-
 // Rounded once to fmt (1 ulp) after an fp32 sum whose k roundings random-walk to about sqrt(k) fp32 ulps.
 double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
   double ulps = roundings + std::sqrt(double(k)) * unit_roundoff(Format::F32) / unit_roundoff(fmt);
