@@ -366,14 +366,19 @@ int main(int argc, char** argv) {
       if (a == flag && i + 1 < argc) return argv[++i];
       return nullptr;
     };
+    // A whole number in [lo, hi], or false.
+    auto whole = [](const char* text, long lo, long hi, long& n) {
+      char* end = nullptr;
+      n = std::strtol(text, &end, 10);
+      return *text && !*end && n >= lo && n <= hi;
+    };
     const char* v = nullptr;
+    long n = 0;
     if (a == "-h" || a == "--help") {
       std::fputs(command == "conv" ? vkamp::bench::kConvHelp : kHelp, stdout);
       return 0;
     } else if ((v = value("--batch"))) {
-      char* end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (!*v || *end || n < 1 || n > 4096)
+      if (!whole(v, 1, 4096, n))
         return usage_error("--batch needs a whole number from 1 to 4096, got '" + std::string(v) + "'");
       batch = uint32_t(n);
     } else if (a == "--quick") {
@@ -381,9 +386,7 @@ int main(int argc, char** argv) {
     } else if ((v = value("--device"))) {
       device = v;
     } else if ((v = value("--repeats"))) {
-      char* end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (!*v || *end || n < 1 || n > 100000)
+      if (!whole(v, 1, 100000, n))
         return usage_error("--repeats needs a whole number >= 1, got '" + std::string(v) + "'");
       repeats = int(n);
     } else if ((v = value("--max-dispatch-s"))) {
