@@ -42,6 +42,8 @@ constexpr BoolFlag kBoolFlags[] = {
     {"no-resume", "resume", false},
     {"progress", "progress", true},
     {"no-progress", "progress", false},
+    {"consecutive-hysteresis", "consecutive_hysteresis", true},
+    {"no-consecutive-hysteresis", "consecutive_hysteresis", false},
 };
 
 // Flags that are not spelled like their key.
@@ -111,6 +113,8 @@ std::string common_usage(const TrainConfig& d) {
         {"--max-loss-scale X", "the scale never grows above this", fmt(d.scaler.max_scale) + " (fp32 max)"},
         {"--hysteresis N", "overflows tolerated before a backoff (DeepSpeed)",
          std::to_string(d.scaler.hysteresis)},
+        {"--consecutive-hysteresis", "every clean step refills the hysteresis (DeepSpeed), not only a growth",
+         d.scaler.consecutive_hysteresis ? "on" : "off"},
         {"--overflow-policy P", "on an overflowed step: skip | apply | retry (recompute at the lower scale)",
          policy_name(d.scaler.policy)},
         {"--max-retries N", "retry policy: recomputations of one batch",

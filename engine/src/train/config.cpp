@@ -213,6 +213,10 @@ const Setting kSettings[] = {
      [](const std::string& v, const std::string& l, TrainConfig& c) {
        c.scaler.hysteresis = parse_u32(v, l, 1);
      }},
+    {"consecutive_hysteresis", "consecutive_hysteresis",
+     [](const std::string& v, const std::string& l, TrainConfig& c) {
+       c.scaler.consecutive_hysteresis = parse_bool(v, l);
+     }},
     {"overflow_policy", "overflow_policy",
      [](const std::string& v, const std::string& l, TrainConfig& c) {
        c.scaler.policy = parse_enum<OverflowPolicy>(

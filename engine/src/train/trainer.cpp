@@ -38,7 +38,7 @@ void set_scaler_params(TrainParams& p, const ScalerConfig& sc) {
   p.min_scale = float(sc.min_scale);
   p.max_scale = float(std::min(sc.max_scale, 3.4028234663852886e38));
   p.hysteresis = std::max(1u, sc.hysteresis);
-  p.consecutive_hysteresis = 0;
+  p.consecutive_hysteresis = sc.consecutive_hysteresis ? 1 : 0;
   p.policy = sc.policy == OverflowPolicy::Skip ? 0 : sc.policy == OverflowPolicy::Apply ? 1 : 2;
   p.max_retries = sc.max_retries;
   p.fail_after = sc.fail_after;

@@ -30,6 +30,7 @@ struct ScalerConfig {
   double min_scale = 1.0;           // the scale never goes below (never 0)
   double max_scale = 3.4028234663852886e38;  // fp32 max: the scale never becomes inf
   uint32_t hysteresis = 1;          // DeepSpeed: overflows tolerated before a backoff
+  bool consecutive_hysteresis = false;  // DeepSpeed: every clean step refills the hysteresis
   OverflowPolicy policy = OverflowPolicy::Skip;
   uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
   uint32_t fail_after = 100;        // stop after this many consecutive overflows at min_scale

@@ -1,0 +1,36 @@
+// vkamp's parameters under PyTorch's names and layouts (DESIGN.md section 11),
+// so a safetensors file written here loads into the same network built in
+// PyTorch, and a PyTorch state_dict loads here:
+//   Linear  fcN.weight [out, in], fcN.bias [out]
+//   Conv2d  convN.weight [out, in, kh, kw] (vkamp keeps out x (ky, kx, in)),
+//           convN.bias [out]
+//   the first Linear after a flatten of an H x W x C image has its input
+//   columns in PyTorch's (c, h, w) order in the file (vkamp's are (h, w, c)).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "vkamp/io/safetensors.hpp"
+#include "vkamp/train/model_spec.hpp"
+
+namespace vkamp::train {
+
+struct ParamTensor;
+
+// The parameter tensors of a spec, in vkamp's flat layout (the layout Model
+// uses: names per kind, offsets aligned to Model::kParamAlign), and the
+// padded total.
+std::vector<ParamTensor> param_layout(const ModelSpec& spec, uint32_t* padded_total = nullptr);
+
+// The fp32 masters (Model::read_master(), padded) as PyTorch tensors, stored
+// as `dtype` (F32, F16 or BF16, rounded to nearest even).
+std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
+                                             io::DType dtype);
+
+// The masters (padded, padding zero) from a file's tensors. Every parameter
+// must be present with its PyTorch shape and a float dtype (F32, F16, BF16);
+// a missing, extra, misshapen or wrongly typed tensor is a FormatError that
+// names `label` (the file) and the tensor.
+std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label);
+
+}  // namespace vkamp::train
