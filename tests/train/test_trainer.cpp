@@ -379,7 +379,16 @@ TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
   EXPECT_NEAR(numeric, analytic, 1e-4 + 1e-3 * std::abs(analytic));
 }
 
-TEST_F(Training, LossDecreasesAndFp16WithScalingTracksFp32) {
+// Each 16-bit format with dynamic scaling trains the toy problem as fp32
+// does. The bound is on the mean loss of the last 32 steps: 2% of fp32's.
+// Rounding the working weights and activations to the format (half an
+// ulp: 2^-11 fp16, 2^-10 cb16, 2^-8 = 0.4% bf16, relative) moves each
+// logit by a few such roundings, about 4 x 0.4% for bf16 at worst, and
+// the loss by no more than that relatively; the fp32 masters keep the
+// trajectories together. Measured on lavapipe: within 0.04% for all three.
+class FormatTracksFp32 : public GpuTestP<Format> {};
+
+TEST_P(FormatTracksFp32, LossDecreasesAndTracksFp32) {
   auto data = toy_classification(256, 6, 3, 14);
   auto mean_loss = [](const std::vector<StepMetrics>& s, size_t from, size_t to) {
     double m = 0;
@@ -391,7 +400,7 @@ TEST_F(Training, LossDecreasesAndFp16WithScalingTracksFp32) {
   c32.scaler.mode = train::LossScaleMode::None;
   Trainer t32(ctx(), c32, kToyModel, train::LossKind::SoftmaxXent, data);
   auto s32 = run(t32);
-  TrainConfig c16 = toy_config(Format::F16);
+  TrainConfig c16 = toy_config(GetParam());
   c16.epochs = 6;
   Trainer t16(ctx(), c16, kToyModel, train::LossKind::SoftmaxXent, data);
   auto s16 = run(t16);
@@ -399,9 +408,15 @@ TEST_F(Training, LossDecreasesAndFp16WithScalingTracksFp32) {
   size_t n = s32.size();
   double first = mean_loss(s32, 0, 8), last32 = mean_loss(s32, n - 32, n), last16 = mean_loss(s16, n - 32, n);
   EXPECT_LT(last32, 0.5 * first) << "fp32 loss did not fall";
-  EXPECT_NEAR(last16, last32, 0.05 * last32 + 0.01) << "fp16 with dynamic scaling drifted from fp32";
+  EXPECT_LT(last16, 0.5 * mean_loss(s16, 0, 8)) << format_name(GetParam()) << " loss did not fall";
+  EXPECT_NEAR(last16, last32, 0.02 * last32) << format_name(GetParam()) << " with dynamic scaling drifted from fp32";
   EXPECT_NEAR(t16.evaluate(data), t32.evaluate(data), 0.05);
+  RecordProperty("loss_fp32", std::to_string(last32));
+  RecordProperty("loss_16bit", std::to_string(last16));
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, FormatTracksFp32, ::testing::Values(Format::F16, Format::BF16, Format::CB16),
+                         [](const ::testing::TestParamInfo<Format>& i) { return std::string(format_name(i.param)); });
 
 TEST_F(Training, ResumeFromACheckpointIsBitExact) {
   auto dir = std::filesystem::temp_directory_path() / ("vkamp-resume-" + std::to_string(::getpid()));
