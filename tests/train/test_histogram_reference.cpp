@@ -1,6 +1,8 @@
 // The per-tensor exponent histograms of amp_check.comp against a CPU count
 // of the same gradients: read back after each step (histogram_interval 1),
 // unscaled, binned with std::ilogb and compared bin for bin.
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "support/gpu_test.hpp"
