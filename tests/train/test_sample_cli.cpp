@@ -246,7 +246,7 @@ TEST_F(SampleCli, Lenet5SavesBf16ConvWeightsInPyTorchShapes) {
 }
 
 TEST_F(SampleCli, BadInitFromFileExitsTwoBeforeTraining) {
-  write_idx_pair(dir_.string(), "train", 64, 28, 28);
+  write_idx_pair(dir_.string(), "train", 256, 28, 28);
   write_idx_pair(dir_.string(), "t10k", 16, 28, 28);
   const std::string data = "--data " + dir_.string() + " --epochs 1 --init-from ";
   std::ofstream(path("notes.safetensors")) << "not tensors at all\n";
