@@ -204,7 +204,8 @@ TEST(TorchLayout, ImportRejectsConvWeightsOfAnotherModel) {
   ModelSpec spec = parse_model("6x6x2-c3k3p1r-m2-f-5");
   ModelSpec other = parse_model("6x6x2-c4k3p1r-m2-f-5");
   std::vector<io::Tensor> ts = export_torch_tensors(other, distinct_masters(other), DType::F32);
-  EXPECT_TRUE(import_rejected(spec, file_of(ts), "tensor 'conv1.weight' has shape [4, 2, 3, 3], expected [3, 2, 3, 3]"));
+  EXPECT_TRUE(
+      import_rejected(spec, file_of(ts), "tensor 'conv1.weight' has shape [4, 2, 3, 3], expected [3, 2, 3, 3]"));
 }
 
 }  // namespace

@@ -225,7 +225,8 @@ void write_safetensors(const std::string& path, const TensorFile& file) {
   }
   uint64_t offset = 0;
   for (const Tensor& t : file.tensors) {
-    if (t.name == "__metadata__" || header.contains(t.name)) bad(path, "cannot write tensor name '" + t.name + "' twice or as a tensor");
+    if (t.name == "__metadata__" || header.contains(t.name))
+      bad(path, "cannot write a tensor named '" + t.name + "': the name is taken");
     uint64_t bytes = checked_bytes(t.shape, dtype_bytes(t.dtype), path, t.name);
     if (bytes != t.data.size())
       bad(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) + " bytes of data but shape " +
