@@ -204,6 +204,19 @@ TEST(ConfigSetting, VkampKeysMap) {
   EXPECT_EQ(with("lr_schedule", "step").optimizer.schedule, LrSchedule::Step);
 }
 
+TEST(ConfigSetting, SafetensorsKeys) {
+  EXPECT_EQ(with("save", "w.safetensors").save_path, "w.safetensors");
+  EXPECT_EQ(with("init_from", "pt.safetensors").init_from, "pt.safetensors");
+  EXPECT_EQ(TrainConfig{}.save_dtype, Format::F32);
+  EXPECT_EQ(with("save_dtype", "bf16").save_dtype, Format::BF16);
+  EXPECT_EQ(with("save_dtype", "FP16").save_dtype, Format::F16);
+  TrainConfig c;
+  EXPECT_CONTAINS(error_of([&] { apply_setting("save_dtype", "cb16", c, "--save-dtype"); }),
+                  "--save-dtype: unknown value 'cb16' (expected fp32 | fp16 | bf16)");
+  c.save_dtype = Format::CB16;
+  EXPECT_CONTAINS(error_of([&] { validate(c); }), "--save-dtype (save_dtype) must be fp32, fp16 or bf16");
+}
+
 TEST(ConfigSetting, UnknownKeyIsNamedWithSuggestion) {
   std::string m = error_of([] { with("learnin_rate", "0.1"); });
   EXPECT_CONTAINS(m, "learnin_rate");
