@@ -27,6 +27,7 @@ void train_run(Context& ctx, Run& r, const train::HostData& data, ui::RunHistory
   auto spec = train::parse_model("16-1");
   spec.init = train::Init::Zero;
   train::Trainer trainer(ctx, r.cfg, spec, train::LossKind::MSE, data);
+  samples::init_weights_from_file(r.cfg, trainer);  // every run starts from the same weights
   samples::Observers obs;
   obs.step = [&](const train::StepMetrics& m) { r.loss.push_back(m.loss); };
   obs.histogram = [&](const train::TensorHistogram& h) {
@@ -36,6 +37,7 @@ void train_run(Context& ctx, Run& r, const train::HostData& data, ui::RunHistory
     r.zero_fraction = total > 0 ? h.bins[train::kHistZero] / total : 0;
   };
   r.summary = samples::train_with_progress(trainer, r.cfg, samples::describe_run(r.cfg), obs, history);
+  if (!r.summary.failed) samples::save_weights(r.cfg, trainer, r.summary);
 }
 
 // Mean loss over the last `n` steps: the level a run has settled at.
@@ -70,6 +72,8 @@ int main(int argc, char** argv) {
     if (cfg.scaler.mode == train::LossScaleMode::None) runs[2].cfg.scaler.mode = train::LossScaleMode::Dynamic;
     runs[0].cfg.metrics_path.clear();
     runs[1].cfg.metrics_path.clear();
+    runs[0].cfg.save_path.clear();  // --save, like --report, keeps the scaled run
+    runs[1].cfg.save_path.clear();
     ui::RunHistory scaled;  // --report draws the scaled run
     for (Run& r : runs) {
       train_run(ctx, r, data, &r == &runs[2] ? &scaled : nullptr);

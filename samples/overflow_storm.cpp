@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   return samples::sample_main(info, cfg, argc, argv, [](train::TrainConfig& cfg, Context& ctx) {
     auto data = train::HostData::classification(train::make_classification(2048, 32, 10, cfg.seed));
     train::Trainer trainer(ctx, cfg, train::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
+    samples::init_weights_from_file(cfg, trainer);
     std::printf("overflow_storm: %s, hysteresis %u, steps_per_increase %u, policy %s\n",
                 samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.growth_interval,
                 train::policy_name(cfg.scaler.policy));
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
                 s.overflows, s.skipped, backoffs, growths, s.final_scale, 100 * acc);
     samples::write_report(cfg, history);
     if (s.failed) return samples::report_failure("overflow_storm", cfg, s);
+    samples::save_weights(cfg, trainer, s);
     return 0;
   });
 }

@@ -11,12 +11,14 @@
 #include <memory>
 
 #include "vkamp/error.hpp"
+#include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
 #include "vkamp/train/cli.hpp"
 #include "vkamp/train/dataset.hpp"
 #include "vkamp/train/metrics_log.hpp"
 #include "vkamp/train/model_spec.hpp"
 #include "vkamp/train/progress_bar.hpp"
+#include "vkamp/train/torch_layout.hpp"
 #include "vkamp/train/workloads.hpp"
 #include "report.hpp"
 
@@ -56,11 +58,12 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
-  if (!cfg.report_path.empty()) {
-    // Fail now rather than after training when the picture cannot be written.
-    std::string dir = std::filesystem::path(cfg.report_path).parent_path().string();
+  // Fail now rather than after training when an output cannot be written.
+  for (auto [flag, path] : {std::pair{"--report", &cfg.report_path}, std::pair{"--save", &cfg.save_path}}) {
+    if (path->empty()) continue;
+    std::string dir = std::filesystem::path(*path).parent_path().string();
     if (access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
-      std::fprintf(stderr, "%s: --report %s: cannot write into %s: %s\n", info.name, cfg.report_path.c_str(),
+      std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(),
                    dir.empty() ? "." : dir.c_str(), std::strerror(errno));
       return 2;
     }
@@ -85,6 +88,9 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     std::fprintf(stderr, "%s: %s\n", info.name, e.what());
     return 2;
   } catch (const train::CheckpointError& e) {
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  } catch (const io::FormatError& e) {  // --init-from or --save
     std::fprintf(stderr, "%s: %s\n", info.name, e.what());
     return 2;
   } catch (const std::exception& e) {
@@ -135,6 +141,31 @@ void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history) 
   std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
 }
 
+void init_weights_from_file(const train::TrainConfig& cfg, train::Trainer& trainer) {
+  if (cfg.init_from.empty()) return;
+  train::Model& model = trainer.model();
+  model.write_master(train::import_torch_tensors(model.spec(), io::read_safetensors(cfg.init_from), cfg.init_from));
+  std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
+}
+
+void save_weights(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+  if (cfg.save_path.empty()) return;
+  const train::Model& model = trainer.model();
+  const io::DType dtype = cfg.save_dtype == Format::F16    ? io::DType::F16
+                          : cfg.save_dtype == Format::BF16 ? io::DType::BF16
+                                                           : io::DType::F32;
+  io::TensorFile file;
+  file.tensors = train::export_torch_tensors(model.spec(), model.read_master(), dtype);
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", double(s.final_scale));
+  file.metadata = {{"vkamp.model", train::describe(model.spec())},
+                   {"vkamp.precision", format_name(cfg.precision)},
+                   {"vkamp.step", std::to_string(s.applied)},
+                   {"vkamp.loss_scale", scale}};
+  io::write_safetensors(cfg.save_path, file);
+  std::printf("  weights (%s) written to %s\n", io::dtype_name(dtype), cfg.save_path.c_str());
+}
+
 int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s: stopped: %s\n", name, s.failure.c_str());
@@ -149,6 +180,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
   return sample_main({workload, about}, job.defaults, argc, argv, [&](train::TrainConfig& cfg, Context& ctx) {
     train::Datasets data = job.load(cfg);
     train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
+    init_weights_from_file(cfg, trainer);
     std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",
                 workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
                 data.train.count, data.test.count, cfg.batch, cfg.epochs, trainer.budget(),
@@ -170,6 +202,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
     std::printf("\n");
     write_report(cfg, history);
+    save_weights(cfg, trainer, s);
     return 0;
   });
 }

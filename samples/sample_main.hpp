@@ -45,6 +45,17 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
 // it (nothing when cfg.report_path is empty). Prints where it went.
 void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history);
 
+// --init-from FILE: loads the file's weights (PyTorch names and layouts,
+// torch_layout.hpp) into the trainer's model, checked against it; call it
+// before training. Nothing when the flag is not given. Throws
+// io::FormatError naming the file.
+void init_weights_from_file(const train::TrainConfig& cfg, train::Trainer& trainer);
+
+// --save FILE.safetensors: writes the model's weights as cfg.save_dtype,
+// with the vkamp.* metadata of the run `s`. Nothing when the flag is not
+// given; call it only after a successful run. Prints where they went.
+void save_weights(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
+
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "support/child_process.hpp"
+#include "vkamp/io/safetensors.hpp"
 #include "ui/picture.hpp"
 
 namespace {
@@ -199,6 +200,76 @@ TEST_F(SampleCli, Lenet5RejectsImagesOfAnotherSize) {
   write_idx_pair(dir_.string(), "t10k", 16, 16, 16);
   Result r = run_sample("--data " + dir_.string(), "lenet5");
   EXPECT_TRUE(rejected(r, "256 features but the model takes 784"));
+}
+
+// --save writes the weights under PyTorch's names with the run's metadata;
+// --init-from starts a run from them (with lr 0 the weights stay exactly
+// those of the file, whatever the seed would have drawn).
+TEST_F(SampleCli, SaveThenInitFromTheSavedWeights) {
+  write_idx_pair(dir_.string(), "train", 256, 28, 28);
+  write_idx_pair(dir_.string(), "t10k", 40, 28, 28);
+  const std::string data = " --data " + dir_.string() + " --epochs 1";
+  Result saved = run_sample(data + " --save " + path("x.safetensors"));
+  ASSERT_EQ(saved.status, 0) << saved.output;
+  EXPECT_NE(saved.output.find("written to " + path("x.safetensors")), std::string::npos) << saved.output;
+  vkamp::io::TensorFile x = vkamp::io::read_safetensors(path("x.safetensors"));
+  EXPECT_EQ(x.metadata.at("vkamp.model"), "784-256r-256r-10");
+  EXPECT_EQ(x.metadata.at("vkamp.precision"), "fp16");
+  EXPECT_NE(saved.output.find("applied " + x.metadata.at("vkamp.step") + ","), std::string::npos) << saved.output;
+  EXPECT_NE(saved.output.find("final scale " + x.metadata.at("vkamp.loss_scale") + ","), std::string::npos)
+      << saved.output;
+  ASSERT_NE(x.find("fc1.weight"), nullptr);
+  EXPECT_EQ(x.find("fc1.weight")->shape, (std::vector<uint64_t>{256, 784}));
+  EXPECT_EQ(x.find("fc3.bias")->dtype, vkamp::io::DType::F32);
+
+  Result loaded = run_sample(data + " --seed 99 --lr 0 --init-from " + path("x.safetensors") + " --save " +
+                             path("y.safetensors"));
+  ASSERT_EQ(loaded.status, 0) << loaded.output;
+  EXPECT_NE(loaded.output.find("weights loaded from " + path("x.safetensors")), std::string::npos) << loaded.output;
+  vkamp::io::TensorFile y = vkamp::io::read_safetensors(path("y.safetensors"));
+  ASSERT_EQ(y.tensors.size(), x.tensors.size());
+  for (size_t i = 0; i < x.tensors.size(); ++i) EXPECT_EQ(y.tensors[i].data, x.tensors[i].data) << x.tensors[i].name;
+}
+
+TEST_F(SampleCli, Lenet5SavesBf16ConvWeightsInPyTorchShapes) {
+  write_idx_pair(dir_.string(), "train", 128, 28, 28);
+  write_idx_pair(dir_.string(), "t10k", 16, 28, 28);
+  Result r = run_sample("--data " + dir_.string() + " --epochs 1 --save-dtype bf16 --save " + path("l.safetensors"),
+                        "lenet5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  vkamp::io::TensorFile f = vkamp::io::read_safetensors(path("l.safetensors"));
+  EXPECT_EQ(f.metadata.at("vkamp.model"), "28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10");
+  EXPECT_EQ(f.find("conv1.weight")->shape, (std::vector<uint64_t>{6, 1, 5, 5}));
+  EXPECT_EQ(f.find("conv2.weight")->shape, (std::vector<uint64_t>{16, 6, 5, 5}));
+  EXPECT_EQ(f.find("fc1.weight")->shape, (std::vector<uint64_t>{120, 400}));
+  for (const vkamp::io::Tensor& t : f.tensors) EXPECT_EQ(t.dtype, vkamp::io::DType::BF16) << t.name;
+}
+
+TEST_F(SampleCli, BadInitFromFileExitsTwoBeforeTraining) {
+  write_idx_pair(dir_.string(), "train", 256, 28, 28);
+  write_idx_pair(dir_.string(), "t10k", 16, 28, 28);
+  const std::string data = "--data " + dir_.string() + " --epochs 1 --init-from ";
+  std::ofstream(path("notes.safetensors")) << "not tensors at all\n";
+  Result text = run_sample(data + path("notes.safetensors"));
+  EXPECT_TRUE(rejected(text, path("notes.safetensors") + ": not a safetensors file"));
+  EXPECT_EQ(text.output.find("test accuracy"), std::string::npos) << text.output;
+
+  // A real safetensors file, but for another network.
+  vkamp::io::TensorFile other;
+  other.tensors.push_back({"fc1.weight", vkamp::io::DType::F32, {2, 2}, std::vector<uint8_t>(16, 0)});
+  vkamp::io::write_safetensors(path("other.safetensors"), other);
+  Result mismatch = run_sample(data + path("other.safetensors"));
+  EXPECT_TRUE(rejected(mismatch, path("other.safetensors") + ": tensor 'fc1.weight' has shape [2, 2]"));
+  EXPECT_EQ(mismatch.output.find("test accuracy"), std::string::npos) << mismatch.output;
+
+  EXPECT_TRUE(rejected(run_sample(data + path("absent.safetensors")), path("absent.safetensors")));
+}
+
+TEST_F(SampleCli, SaveIntoAMissingDirectoryExitsTwoBeforeTraining) {
+  Result r = run_sample("--save " + path("nowhere/w.safetensors"));
+  EXPECT_TRUE(rejected(r, "--save " + path("nowhere/w.safetensors") + ": cannot write into"));
+  EXPECT_EQ(r.output.find("fashion_mlp on "), std::string::npos) << "no device was even opened:\n" << r.output;
+  EXPECT_TRUE(rejected(run_sample("--save-dtype cb16"), "--save-dtype"));
 }
 
 TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {

@@ -307,6 +307,16 @@ const Setting kSettings[] = {
      [](const std::string& v, const std::string& l, TrainConfig& c) { c.checkpoint_every = parse_u32(v, l); }},
     {"resume", "resume",
      [](const std::string& v, const std::string& l, TrainConfig& c) { c.resume = parse_bool(v, l); }},
+    {"save", "save",
+     [](const std::string& v, const std::string&, TrainConfig& c) { c.save_path = v; }},
+    {"init_from", "init_from",
+     [](const std::string& v, const std::string&, TrainConfig& c) { c.init_from = v; }},
+    {"save_dtype", "save_dtype",
+     [](const std::string& v, const std::string& l, TrainConfig& c) {
+       auto f = parse_format(lower(v));
+       if (!f || *f == Format::CB16) fail(l, "unknown value '" + v + "' (expected fp32 | fp16 | bf16)");
+       c.save_dtype = *f;
+     }},
     {"inject_overflow", "inject_overflow",
      [](const std::string& v, const std::string& l, TrainConfig& c) {
        try {
@@ -597,6 +607,10 @@ void validate(const TrainConfig& cfg) {
   };
   if (!cfg.report_path.empty() && !ends_with(cfg.report_path, ".png"))
     err(names("report") + " writes a PNG picture: give a file name ending in .png (got \"" + cfg.report_path + "\")");
+
+  // safetensors holds F32, F16 and BF16; cb16 has no PyTorch dtype.
+  if (cfg.save_dtype != Format::F32 && cfg.save_dtype != Format::F16 && cfg.save_dtype != Format::BF16)
+    err(names("save_dtype") + " must be fp32, fp16 or bf16 (got " + format_name(cfg.save_dtype) + ")");
 
   // Gradient clipping: one knob or none (Cerebras: max_gradient_norm xor max_gradient_value).
   finite(cfg.clip.max_norm, "max_gradient_norm");

@@ -31,9 +31,8 @@ std::pair<double, double> fans(const LayerSpec& L, const Shape& in) {
 Model::Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed,
              bool moments1, bool moments2)
     : ctx_(ctx), spec_(spec), shapes_(layer_shapes(spec)), fmt_(fmt), max_rows_(max_rows) {
-  // Parameter tensors, named per kind: conv1, conv2, ..., fc1, fc2, ...
-  uint32_t convs = 0, linears = 0;
-  int first_params = -1;
+  tensors_ = param_layout(spec, &total_);
+  int first_params = -1, params_seen = 0;
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     Layer L;
     L.spec = spec.layers[l];
@@ -42,15 +41,7 @@ Model::Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows,
     L.needs_dx = first_params >= 0;
     L.owner = L.spec.kind == LayerKind::Flatten ? (l == 0 ? -1 : layers_[l - 1].owner) : int(l);
     if (L.spec.has_params()) {
-      bool conv = L.spec.kind == LayerKind::Conv2d;
-      std::string name = conv ? "conv" + std::to_string(++convs) : "fc" + std::to_string(++linears);
-      uint64_t wsize = conv ? uint64_t(L.spec.out) * L.spec.kernel * L.spec.kernel * L.in.c
-                            : uint64_t(L.spec.out) * L.in.elements();
-      L.weight = int(tensors_.size());
-      for (auto [suffix, size] : {std::pair{".weight", wsize}, std::pair{".bias", uint64_t(L.spec.out)}}) {
-        tensors_.push_back({name + suffix, total_, checked(size, name + suffix)});
-        total_ = checked(uint64_t(total_) + (size + kParamAlign - 1) / kParamAlign * kParamAlign, "the parameters");
-      }
+      L.weight = 2 * params_seen++;  // param_layout: a weight then its bias per layer
       if (first_params < 0) first_params = int(l);
     }
     layers_.push_back(std::move(L));

@@ -47,8 +47,11 @@ struct TensorFile {
 // Parses a whole file held in memory; `label` names it in errors.
 TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& label);
 TensorFile read_safetensors(const std::string& path);
-// Writes atomically (a temporary file, then rename). Tensors are laid out
-// in the order given, each at an offset aligned to 8 bytes.
+// Writes atomically (a temporary file, then rename). The header is padded
+// with spaces so the data starts 8-byte aligned; the tensors follow in the
+// order given with no gaps (Hugging Face's reader rejects gaps), so in a
+// file of one dtype every tensor is aligned to its element size. A name
+// given twice, or data of the wrong size for its shape, is a FormatError.
 void write_safetensors(const std::string& path, const TensorFile& file);
 
 }  // namespace vkamp::io

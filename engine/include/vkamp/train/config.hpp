@@ -76,6 +76,9 @@ struct TrainConfig {
   std::string checkpoint_path;       // empty = no checkpoints
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
+  std::string save_path;              // safetensors file of the weights at the end; empty = none
+  std::string init_from;             // safetensors file the weights start from; empty = seeded init
+  Format save_dtype = Format::F32;   // F32, F16 or BF16 (PyTorch has no cb16)
   std::vector<StepRange> inject_overflow;
   bool progress = true;              // progress bar on stderr
 };

@@ -5,9 +5,10 @@
 // the AMP pass and the optimizer each run as one dispatch over all of them.
 //
 // Tensors, named per kind in order ("conv1.weight", "conv1.bias",
-// "fc1.weight", ...): a Linear weight is out x in (row-major, y = x W^T + b);
-// a Conv2d weight is out_c x (ky, kx, in_c), the NHWC patch order of
-// ops::Conv2d, so the conv is one GEMM over the im2col matrix.
+// "fc1.weight", ...; param_layout.hpp): a Linear weight is out x in
+// (row-major, y = x W^T + b); a Conv2d weight is out_c x (ky, kx, in_c), the
+// NHWC patch order of ops::Conv2d, so the conv is one GEMM over the im2col
+// matrix.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,20 +22,14 @@
 #include "vkamp/ops/pool.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/model_spec.hpp"
+#include "vkamp/train/param_layout.hpp"
 
 namespace vkamp::train {
 
-struct ParamTensor {
-  std::string name;     // "fc1.weight"
-  uint32_t offset = 0;  // elements; a multiple of kParamAlign
-  uint32_t size = 0;
-};
-
 class Model {
  public:
-  // Offsets are aligned so every tensor view meets any device's
-  // minStorageBufferOffsetAlignment (at most 256 bytes).
-  static constexpr uint32_t kParamAlign = 128;
+  // The alignment of every tensor's offset (param_layout.hpp).
+  static constexpr uint32_t kParamAlign = kParamTensorAlign;
 
   Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed,
         bool moments1, bool moments2);

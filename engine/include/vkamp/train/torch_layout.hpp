@@ -12,15 +12,12 @@
 
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/model_spec.hpp"
+#include "vkamp/train/param_layout.hpp"
 
 namespace vkamp::train {
 
-struct ParamTensor;
-
-// The parameter tensors of a spec, in vkamp's flat layout (the layout Model
-// uses: names per kind, offsets aligned to Model::kParamAlign), and the
-// padded total.
-std::vector<ParamTensor> param_layout(const ModelSpec& spec, uint32_t* padded_total = nullptr);
+// param_layout(spec, &padded_total) (param_layout.hpp) gives the parameter
+// tensors of a spec in vkamp's flat layout, the one Model uses.
 
 // The fp32 masters (Model::read_master(), padded) as PyTorch tensors, stored
 // as `dtype` (F32, F16 or BF16, rounded to nearest even).

@@ -1,0 +1,274 @@
+// The safetensors reader and writer. The reader checks every length, offset
+// and shape of an untrusted file before it touches the data; the writer
+// produces files that Hugging Face's reader accepts (tensors contiguous, no
+// gaps) with the data section starting 8-byte aligned.
+#include "vkamp/io/safetensors.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "vkamp/float_formats.hpp"
+
+namespace vkamp::io {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps the header's tensor order
+
+// Hugging Face's reader refuses larger headers too.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+struct DTypeInfo {
+  DType dtype;
+  const char* name;
+  size_t bytes;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F64, "F64", 8}, {DType::F32, "F32", 4}, {DType::F16, "F16", 2}, {DType::BF16, "BF16", 2},
+    {DType::I64, "I64", 8}, {DType::I32, "I32", 4}, {DType::I16, "I16", 2}, {DType::I8, "I8", 1},
+    {DType::U8, "U8", 1},   {DType::BOOL, "BOOL", 1},
+};
+
+const DTypeInfo& info(DType d) {
+  for (const DTypeInfo& i : kDTypes)
+    if (i.dtype == d) return i;
+  throw std::logic_error("safetensors: unknown DType value");
+}
+
+const DTypeInfo* find_dtype(const std::string& name) {
+  for (const DTypeInfo& i : kDTypes)
+    if (name == i.name) return &i;
+  return nullptr;
+}
+
+[[noreturn]] void bad(const std::string& label, const std::string& what) {
+  throw FormatError(label + ": " + what);
+}
+
+// a * b, or false when it does not fit in 64 bits.
+bool multiply(uint64_t a, uint64_t b, uint64_t& out) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return false;
+  out = a * b;
+  return true;
+}
+
+std::string shape_text(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+uint64_t checked_bytes(const std::vector<uint64_t>& shape, size_t element_bytes, const std::string& label,
+                       const std::string& tensor) {
+  uint64_t n = element_bytes;
+  for (uint64_t d : shape)
+    if (!multiply(n, d, n)) bad(label, "tensor '" + tensor + "': shape " + shape_text(shape) + " overflows 64 bits");
+  return n;
+}
+
+Tensor parse_entry(const std::string& name, const Json& entry, const uint8_t* data, uint64_t data_size,
+                   const std::string& label) {
+  const std::string where = "tensor '" + name + "': ";
+  if (!entry.is_object()) bad(label, where + "header entry is not a JSON object");
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field)) bad(label, where + "no \"" + field + "\" in its header entry");
+
+  const Json& dt = entry["dtype"];
+  if (!dt.is_string()) bad(label, where + "\"dtype\" is not a string");
+  const DTypeInfo* dtype = find_dtype(dt.get<std::string>());
+  if (!dtype) bad(label, where + "unknown dtype '" + dt.get<std::string>() + "'");
+
+  Tensor t;
+  t.name = name;
+  t.dtype = dtype->dtype;
+  const Json& shape = entry["shape"];
+  if (!shape.is_array()) bad(label, where + "\"shape\" is not an array");
+  for (const Json& d : shape) {
+    // nlohmann keeps non-negative integers as unsigned, negative ones as signed.
+    if (!d.is_number_unsigned()) bad(label, where + "shape entry " + d.dump() + " is not a non-negative integer");
+    t.shape.push_back(d.get<uint64_t>());
+  }
+
+  const Json& offsets = entry["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    bad(label, where + "\"data_offsets\" is not two non-negative integers: " + offsets.dump());
+  uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+  if (begin > end) bad(label, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                    ") begin after end");
+  if (end > data_size)
+    bad(label, where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                   ") run past the end of the data (" + std::to_string(data_size) + " bytes; file truncated?)");
+  uint64_t bytes = checked_bytes(t.shape, dtype->bytes, label, name);
+  if (end - begin != bytes)
+    bad(label, where + "data_offsets hold " + std::to_string(end - begin) + " bytes but shape " +
+                   shape_text(t.shape) + " of " + dtype->name + " needs " + std::to_string(bytes));
+  t.data.assign(data + begin, data + end);
+  return t;
+}
+
+std::map<std::string, std::string> parse_metadata(const Json& m, const std::string& label) {
+  if (!m.is_object()) bad(label, "\"__metadata__\" is not a JSON object");
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : m.items()) {
+    if (!value.is_string()) bad(label, "\"__metadata__\" value of '" + key + "' is not a string: " + value.dump());
+    out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+// Two tensors sharing bytes would alias; no writer produces that.
+void check_no_overlap(const std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>>& ranges,
+                      const std::string& label) {
+  auto sorted = ranges;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    const auto& [prev, prev_name] = sorted[i - 1];
+    const auto& [cur, cur_name] = sorted[i];
+    if (cur.first < prev.second && cur.first < cur.second)
+      bad(label, "tensors '" + prev_name + "' and '" + cur_name + "' overlap in the data");
+  }
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+const char* dtype_name(DType d) { return info(d).name; }
+size_t dtype_bytes(DType d) { return info(d).bytes; }
+
+uint64_t Tensor::elements() const {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;  // the reader has checked that this fits
+  return n;
+}
+
+const Tensor* TensorFile::find(const std::string& name) const {
+  for (const Tensor& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::vector<float> TensorFile::floats(const std::string& name, const std::string& label) const {
+  const Tensor* t = find(name);
+  if (!t) bad(label, "no tensor '" + name + "'");
+  switch (t->dtype) {
+    case DType::F32: return unpack(Format::F32, t->data);
+    case DType::F16: return unpack(Format::F16, t->data);
+    case DType::BF16: return unpack(Format::BF16, t->data);
+    default:
+      bad(label, "tensor '" + name + "' has dtype " + dtype_name(t->dtype) + "; expected F32, F16 or BF16");
+  }
+}
+
+TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& label) {
+  if (size < 8)
+    bad(label, "not a safetensors file: " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | bytes[i];
+  if (header_len > kMaxHeaderBytes)
+    bad(label, "not a safetensors file: header length " + std::to_string(header_len) + " is over the " +
+                   std::to_string(kMaxHeaderBytes) + "-byte limit");
+  if (header_len > size - 8)
+    bad(label, "not a safetensors file or truncated: header length " + std::to_string(header_len) +
+                   " runs past the end of the file (" + std::to_string(size) + " bytes)");
+
+  const char* header = reinterpret_cast<const char*>(bytes + 8);
+  Json root;
+  try {
+    root = Json::parse(header, header + header_len);
+  } catch (const Json::exception& e) {
+    bad(label, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!root.is_object()) bad(label, "header is not a JSON object");
+
+  const uint8_t* data = bytes + 8 + header_len;
+  const uint64_t data_size = size - 8 - header_len;
+  TensorFile file;
+  std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> ranges;
+  for (const auto& [name, entry] : root.items()) {
+    if (name == "__metadata__") {
+      file.metadata = parse_metadata(entry, label);
+      continue;
+    }
+    Tensor t = parse_entry(name, entry, data, data_size, label);
+    const Json& offsets = entry["data_offsets"];
+    ranges.push_back({{offsets[0].get<uint64_t>(), offsets[1].get<uint64_t>()}, name});
+    file.tensors.push_back(std::move(t));
+  }
+  check_no_overlap(ranges, label);
+  return file;
+}
+
+TensorFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open: " + errno_text());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) bad(path, "read error: " + errno_text());
+  return parse_safetensors(bytes.data(), bytes.size(), path);
+}
+
+void write_safetensors(const std::string& path, const TensorFile& file) {
+  Json header = Json::object();
+  if (!file.metadata.empty()) {
+    Json meta = Json::object();
+    for (const auto& [k, v] : file.metadata) meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  uint64_t offset = 0;
+  for (const Tensor& t : file.tensors) {
+    if (t.name == "__metadata__" || header.contains(t.name)) bad(path, "cannot write tensor name '" + t.name + "' twice or as a tensor");
+    uint64_t bytes = checked_bytes(t.shape, dtype_bytes(t.dtype), path, t.name);
+    if (bytes != t.data.size())
+      bad(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) + " bytes of data but shape " +
+                    shape_text(t.shape) + " of " + dtype_name(t.dtype) + " needs " + std::to_string(bytes));
+    header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  // Trailing spaces (allowed by the format) put the data at an 8-byte boundary.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
+
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) bad(path, "cannot write: cannot create " + tmp + ": " + errno_text());
+  auto write_all = [&](const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n > 0) {
+      ssize_t w = ::write(fd, c, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      c += w;
+      n -= size_t(w);
+    }
+    return true;
+  };
+  bool ok = write_all(len, 8) && write_all(text.data(), text.size());
+  for (const Tensor& t : file.tensors) ok = ok && write_all(t.data.data(), t.data.size());
+  ok = ok && ::fsync(fd) == 0;
+  std::string err = ok ? "" : errno_text();
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno_text();
+  }
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno_text();
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    bad(path, "cannot write: " + err);
+  }
+}
+
+}  // namespace vkamp::io

@@ -1,0 +1,136 @@
+// vkamp's flat parameter layout to and from PyTorch's state_dict layout.
+// Each PyTorch tensor is described by its shape and, where the element
+// orders differ, the vkamp index of every element in PyTorch order.
+#include "vkamp/train/torch_layout.hpp"
+
+#include <stdexcept>
+
+#include "vkamp/float_formats.hpp"
+
+namespace vkamp::train {
+namespace {
+
+struct TorchTensor {
+  ParamTensor param;
+  std::vector<uint64_t> shape;
+  std::vector<uint32_t> vkamp_index;  // per element in PyTorch order; empty = the same order
+};
+
+// Conv2d: PyTorch [out][in][ky][kx], vkamp [out][ky][kx][in].
+std::vector<uint32_t> conv_order(uint32_t out, uint32_t in, uint32_t k) {
+  std::vector<uint32_t> index;
+  index.reserve(size_t(out) * in * k * k);
+  for (uint32_t o = 0; o < out; ++o)
+    for (uint32_t i = 0; i < in; ++i)
+      for (uint32_t ky = 0; ky < k; ++ky)
+        for (uint32_t kx = 0; kx < k; ++kx) index.push_back(o * (k * k * in) + (ky * k + kx) * in + i);
+  return index;
+}
+
+// A Linear after flattening an H x W x C image: PyTorch flattens NCHW, so
+// its input columns run (c, h, w); vkamp's run (h, w, c).
+std::vector<uint32_t> flattened_linear_order(uint32_t out, const Shape& image) {
+  const uint32_t H = image.h, W = image.w, C = image.c, in = image.elements();
+  std::vector<uint32_t> index;
+  index.reserve(size_t(out) * in);
+  for (uint32_t o = 0; o < out; ++o)
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t w = 0; w < W; ++w) index.push_back(o * in + (h * W + w) * C + c);
+  return index;
+}
+
+std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_total) {
+  const std::vector<ParamTensor> params = param_layout(spec, padded_total);
+  const std::vector<Shape> shapes = layer_shapes(spec);
+  std::vector<TorchTensor> out;
+  size_t next = 0;  // param_layout: a weight then its bias per layer with parameters
+  for (size_t l = 0; l < spec.layers.size(); ++l) {
+    const LayerSpec& L = spec.layers[l];
+    if (!L.has_params()) continue;
+    const Shape& in = shapes[l];
+    TorchTensor weight{params[next++], {}, {}};
+    if (L.kind == LayerKind::Conv2d) {
+      weight.shape = {L.out, in.c, L.kernel, L.kernel};
+      weight.vkamp_index = conv_order(L.out, in.c, L.kernel);
+    } else {
+      weight.shape = {L.out, in.elements()};
+      // The image a run of Flattens right before this layer started from.
+      size_t f = l;
+      while (f > 0 && spec.layers[f - 1].kind == LayerKind::Flatten) --f;
+      if (f < l && shapes[f].image && shapes[f].c > 1) weight.vkamp_index = flattened_linear_order(L.out, shapes[f]);
+    }
+    out.push_back(std::move(weight));
+    out.push_back({params[next++], {L.out}, {}});
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Format storage_format(io::DType dtype) {
+  switch (dtype) {
+    case io::DType::F32: return Format::F32;
+    case io::DType::F16: return Format::F16;
+    case io::DType::BF16: return Format::BF16;
+    default:
+      throw std::invalid_argument(std::string("export_torch_tensors: cannot store weights as ") +
+                                  io::dtype_name(dtype) + " (F32, F16 or BF16)");
+  }
+}
+
+}  // namespace
+
+std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
+                                             io::DType dtype) {
+  const Format fmt = storage_format(dtype);
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
+  if (master.size() != total)
+    throw std::invalid_argument("export_torch_tensors: " + std::to_string(master.size()) +
+                                " master values but the model " + describe(spec) + " has " + std::to_string(total) +
+                                " (padded)");
+  std::vector<io::Tensor> out;
+  for (const TorchTensor& t : layout) {
+    std::vector<float> values(t.param.size);
+    for (uint32_t e = 0; e < t.param.size; ++e)
+      values[e] = master[t.param.offset + (t.vkamp_index.empty() ? e : t.vkamp_index[e])];
+    out.push_back({t.param.name, dtype, t.shape, pack(fmt, values)});
+  }
+  return out;
+}
+
+std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label) {
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
+  const std::string model = " (model " + describe(spec) + ")";
+
+  std::string unexpected;  // tensors in the file that the model does not have
+  for (const io::Tensor& t : file.tensors) {
+    bool known = false;
+    for (const TorchTensor& want : layout) known = known || want.param.name == t.name;
+    if (!known) unexpected += (unexpected.empty() ? "'" : ", '") + t.name + "'";
+  }
+
+  std::vector<float> master(total, 0.0f);
+  for (const TorchTensor& want : layout) {
+    const io::Tensor* t = file.find(want.param.name);
+    if (!t)
+      throw io::FormatError(label + ": missing tensor '" + want.param.name + "' " + shape_text(want.shape) + model +
+                            (unexpected.empty() ? "" : "; the file has unexpected tensor(s) " + unexpected));
+    if (t->shape != want.shape)
+      throw io::FormatError(label + ": tensor '" + want.param.name + "' has shape " + shape_text(t->shape) +
+                            ", expected " + shape_text(want.shape) + model);
+    std::vector<float> values = file.floats(want.param.name, label);
+    for (uint32_t e = 0; e < want.param.size; ++e)
+      master[want.param.offset + (want.vkamp_index.empty() ? e : want.vkamp_index[e])] = values[e];
+  }
+  if (!unexpected.empty()) throw io::FormatError(label + ": unexpected tensor(s) " + unexpected + model);
+  return master;
+}
+
+}  // namespace vkamp::train
