@@ -56,12 +56,14 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
-  if (!cfg.report_path.empty()) {
-    // Fail now rather than after training when the picture cannot be written.
-    std::string dir = std::filesystem::path(cfg.report_path).parent_path().string();
-    if (access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
-      std::fprintf(stderr, "%s: --report %s: cannot write into %s: %s\n", info.name, cfg.report_path.c_str(),
-                   dir.empty() ? "." : dir.c_str(), std::strerror(errno));
+  // Fail now rather than after training when an output cannot be written.
+  for (auto [flag, path] : {std::pair{"--report", &cfg.report_path}, std::pair{"--metrics", &cfg.metrics_path}}) {
+    if (path->empty()) continue;
+    std::string dir = std::filesystem::path(*path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    if (access(dir.c_str(), W_OK) != 0) {
+      std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(), dir.c_str(),
+                   std::strerror(errno));
       return 2;
     }
   }
