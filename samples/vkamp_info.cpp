@@ -37,7 +37,7 @@ std::string denormals(const vkamp::DeviceInfo& d) {
     const char* how = d.denorm_preserve[w] && d.denorm_flush_to_zero[w] ? "preserve or flush-to-zero"
                       : d.denorm_preserve[w]                            ? "preserve"
                       : d.denorm_flush_to_zero[w]                       ? "flush-to-zero"
-                                                                        : "driver's choice";
+                                                                        : "none (driver's choice)";
     s += std::string(w ? "; " : "") + names[w] + " " + how;
   }
   return s;
@@ -91,13 +91,13 @@ int main(int argc, char** argv) {
                   mib(d.device_local_bytes).c_str(), d.unified_memory ? " (unified)" : "",
                   d.max_shared_memory);
       if (d.float_controls) {
-        std::printf("      inf/NaN preserve  %s\n", per_width(d.inf_nan_preserve).c_str());
-        std::printf("      denormals       %s\n", denormals(d).c_str());
+        std::printf("      inf/NaN keep    %s (SignedZeroInfNanPreserve)\n", per_width(d.inf_nan_preserve).c_str());
+        std::printf("      denormal modes  %s\n", denormals(d).c_str());
       } else {
         std::printf("      float controls  not reported (Vulkan 1.1 without VK_KHR_shader_float_controls)\n");
       }
-      std::printf("      SignedZeroInfNanPreserve  %s for the overflow checks\n",
-                  d.requests_inf_nan_preserve() ? "requested" : "not available; bit tests only");
+      std::printf("      overflow checks exponent-bit tests%s\n",
+                  d.requests_inf_nan_preserve() ? ", SignedZeroInfNanPreserve requested (fp32)" : " only");
       std::printf("      precision path  %s%s%s\n", vkamp::precision_path_name(d.path()),
                   d.unsupported_reason.empty() ? "" : ": ", d.unsupported_reason.c_str());
       if (d.path() == vkamp::PrecisionPath::Fp16Arithmetic)
