@@ -59,12 +59,14 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
     return 2;
   }
   // Fail now rather than after training when an output cannot be written.
-  for (auto [flag, path] : {std::pair{"--report", &cfg.report_path}, std::pair{"--save", &cfg.save_path}}) {
+  for (auto [flag, path] : {std::pair{"--report", &cfg.report_path}, std::pair{"--metrics", &cfg.metrics_path},
+                            std::pair{"--save", &cfg.save_path}}) {
     if (path->empty()) continue;
     std::string dir = std::filesystem::path(*path).parent_path().string();
-    if (access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
-      std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(),
-                   dir.empty() ? "." : dir.c_str(), std::strerror(errno));
+    if (dir.empty()) dir = ".";
+    if (access(dir.c_str(), W_OK) != 0) {
+      std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(), dir.c_str(),
+                   std::strerror(errno));
       return 2;
     }
   }

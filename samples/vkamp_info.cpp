@@ -25,6 +25,24 @@ const char* kHelp =
 
 const char* yes(bool b) { return b ? "yes" : "no"; }
 
+// "fp16 yes  fp32 yes  fp64 no" for one float-controls property.
+std::string per_width(const bool (&v)[3]) {
+  return std::string("fp16 ") + yes(v[0]) + "  fp32 " + yes(v[1]) + "  fp64 " + yes(v[2]);
+}
+
+std::string denormals(const vkamp::DeviceInfo& d) {
+  std::string s;
+  const char* names[3] = {"fp16", "fp32", "fp64"};
+  for (int w = 0; w < 3; ++w) {
+    const char* how = d.denorm_preserve[w] && d.denorm_flush_to_zero[w] ? "preserve or flush-to-zero"
+                      : d.denorm_preserve[w]                            ? "preserve"
+                      : d.denorm_flush_to_zero[w]                       ? "flush-to-zero"
+                                                                        : "none (driver's choice)";
+    s += std::string(w ? "; " : "") + names[w] + " " + how;
+  }
+  return s;
+}
+
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 }  // namespace
@@ -72,6 +90,14 @@ int main(int argc, char** argv) {
       std::printf("      memory          %s device-local%s, %u B shared per workgroup\n",
                   mib(d.device_local_bytes).c_str(), d.unified_memory ? " (unified)" : "",
                   d.max_shared_memory);
+      if (d.float_controls) {
+        std::printf("      inf/NaN keep    %s (SignedZeroInfNanPreserve)\n", per_width(d.inf_nan_preserve).c_str());
+        std::printf("      denormal modes  %s\n", denormals(d).c_str());
+      } else {
+        std::printf("      float controls  not reported (Vulkan 1.1 without VK_KHR_shader_float_controls)\n");
+      }
+      std::printf("      overflow checks exponent-bit tests%s\n",
+                  d.requests_inf_nan_preserve() ? ", SignedZeroInfNanPreserve requested (fp32)" : " only");
       std::printf("      precision path  %s%s%s\n", vkamp::precision_path_name(d.path()),
                   d.unsupported_reason.empty() ? "" : ": ", d.unsupported_reason.c_str());
       if (d.path() == vkamp::PrecisionPath::Fp16Arithmetic)

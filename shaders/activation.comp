@@ -5,6 +5,7 @@
 // arithmetic type; GELU and tanh run in fp32, where exp cannot overflow
 // into NaN for ordinary inputs.
 #include "types.glsl"
+#include "nonfinite.glsl"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint ACT = 0;
@@ -41,11 +42,11 @@ const float kGeluA = 0.044715;
 float gelu_u(float v) { return kGeluC * (v + kGeluA * v * v * v); }
 
 float gelu(float v) {
-  if (isinf(v)) return v > 0.0 ? v : 0.0;
+  if (is_inf_bits(v)) return v > 0.0 ? v : 0.0;
   return 0.5 * v * tanh_parts(gelu_u(v)).one_plus_t;
 }
 float gelu_grad(float v) {
-  if (isinf(v)) return v > 0.0 ? 1.0 : 0.0;
+  if (is_inf_bits(v)) return v > 0.0 ? 1.0 : 0.0;
   TanhParts p = tanh_parts(gelu_u(v));
   // sech2 is 0 long before v * v overflows (|v| > 11): the min() keeps a
   // 0 * inf = NaN out of large finite inputs.
@@ -62,7 +63,7 @@ void main() {
         afp g = sfp2afp(dy[i]);
         // An inf or NaN dy at x <= 0 gives NaN, never a hidden 0. Tested,
         // not computed as g * 0: compilers fold that to 0 (lavapipe does).
-        afp blocked = isnan(g) || isinf(g) ? afp(uintBitsToFloat(0x7FC00000u)) : afp(0);
+        afp blocked = is_nonfinite(g) ? afp(uintBitsToFloat(0x7FC00000u)) : afp(0);
         outv[i] = afp2sfp(v > afp(0) ? g : (v <= afp(0) ? blocked : v));
       }
     } else {

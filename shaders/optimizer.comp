@@ -4,26 +4,33 @@
 // decision (a skipped step writes nothing), unscale by 1/S, clip (by value,
 // then by the global-norm coefficient), update the fp32 master weight and
 // its optimizer state, and write the 16-bit working copy in the same pass.
-// OPTIMIZER: 0 SGD (momentum if > 0), 1 Adam, 2 AdamW.
+// OPTIMIZER: 0 SGD (momentum if > 0), 1 Adam, 2 AdamW. ACCUMULATED = 1 reads
+// the fp32 sum of the micro-batch gradients instead of the 16-bit gradient.
+// A master weight that comes out non-finite (the apply policy applied an
+// inf, or the update itself overflowed) is recorded for step_control,
+// which stops the run at the next step.
 #include "types.glsl"
+#include "nonfinite.glsl"
 #include "train_state.glsl"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint OPTIMIZER = 0;
-layout(std430, binding = 0) readonly buffer State { TrainState st; };
+layout(constant_id = 1) const uint ACCUMULATED = 0;
+layout(std430, binding = 0) buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
 layout(std430, binding = 2) readonly buffer Grads { sfp g[]; };
 layout(std430, binding = 3) buffer Master { float w[]; };
 layout(std430, binding = 4) buffer M1 { float m1[]; };
 layout(std430, binding = 5) buffer M2 { float m2[]; };
 layout(std430, binding = 6) writeonly buffer Working { sfp wk[]; };
+layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
 layout(push_constant) uniform Push { uint n; } p;
 
 void main() {
   if (st.apply == 0u) return;
   float lr = st.lr, wd = prm.weight_decay;
   FOR_EACH_ELEMENT(i, p.n) {
-    float grad = sfp2f(g[i]) * st.inv_scale;
+    float grad = (ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i])) * st.inv_scale;
     if (prm.max_value > 0.0) grad = clamp(grad, -prm.max_value, prm.max_value);
     grad *= st.clip_coef;
     float x = w[i];
@@ -44,6 +51,8 @@ void main() {
       m2[i] = b;
       x -= lr * (a / st.bias_correction1) / (sqrt(b / st.bias_correction2) + prm.eps);
     }
+    // ~i, so the largest value marks the lowest index (the first tensor).
+    if (is_nonfinite(x)) atomicMax(st.nonfinite_master, ~i);
     w[i] = x;
     wk[i] = f2sfp(x);
   }

@@ -7,6 +7,7 @@
 // once to the format; dividing first keeps a window of values near fp32's
 // or bf16's largest from overflowing the sum.
 #include "types.glsl"
+#include "nonfinite.glsl"
 #include "elementwise.glsl"
 #include "fastdiv.glsl"
 #include "pool_push.glsl"
@@ -29,7 +30,7 @@ void main() {
       for (uint kx = 0u; kx < p.window; ++kx) {
         float v = sfp2f(x[base + (ky * p.in_w + kx) * p.channels]);
         if (KIND == 0u) {
-          nan_seen = nan_seen || isnan(v);
+          nan_seen = nan_seen || is_nan_bits(v);
           acc = v > acc ? v : acc;
         } else {
           acc += v * inv;

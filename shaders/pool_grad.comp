@@ -10,6 +10,7 @@
 // dy is, to its first NaN input: the derivative of max there is undefined,
 // and a NaN forward must not leave a finite gradient behind.
 #include "types.glsl"
+#include "nonfinite.glsl"
 #include "elementwise.glsl"
 #include "fastdiv.glsl"
 #include "pool_push.glsl"
@@ -25,11 +26,11 @@ layout(std430, binding = 2) writeonly buffer DX { sfp dx[]; };
 uint first_max(uint base, out bool has_nan) {
   float m = sfp2f(x[base]);
   uint at = 0u;
-  has_nan = isnan(m);
+  has_nan = is_nan_bits(m);
   for (uint ky = 0u; ky < p.window && !has_nan; ++ky)
     for (uint kx = 0u; kx < p.window; ++kx) {
       float v = sfp2f(x[base + (ky * p.in_w + kx) * p.channels]);
-      if (isnan(v)) {
+      if (is_nan_bits(v)) {
         has_nan = true;
         at = ky * p.window + kx;
         break;

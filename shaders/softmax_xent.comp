@@ -5,6 +5,7 @@
 // sum.comp then takes the batch mean. A label out of range gives NaN, so
 // bad data cannot pass as a small loss.
 #include "types.glsl"
+#include "nonfinite.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
@@ -22,7 +23,7 @@ void main() {
   bool nan_seen = false;
   for (uint c = 0u; c < p.classes; ++c) {
     float v = sfp2f(logits[base + c]);
-    nan_seen = nan_seen || isnan(v);  // GLSL max() may drop a NaN
+    nan_seen = nan_seen || is_nan_bits(v);  // GLSL max() may drop a NaN
     s += exp(v - mx);
   }
   uint label = labels[r];

@@ -4,6 +4,7 @@
 // dlogits = (softmax(logits) - onehot(label)) * scale[0] / rows.
 // The loss scale is read from a GPU buffer: no host round trip.
 #include "types.glsl"
+#include "nonfinite.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
@@ -17,10 +18,10 @@ void main() {
   if (r >= p.rows) return;
   uint base = r * p.classes;
   float mx = sfp2f(logits[base]);
-  bool nan_seen = isnan(mx);
+  bool nan_seen = is_nan_bits(mx);
   for (uint c = 1u; c < p.classes; ++c) {
     float v = sfp2f(logits[base + c]);
-    nan_seen = nan_seen || isnan(v);
+    nan_seen = nan_seen || is_nan_bits(v);
     mx = max(mx, v);
   }
   float s = 0.0;

@@ -5,12 +5,13 @@
 // _amp_update_scale_, with DeepSpeed's hysteresis), pick the learning rate
 // and clip coefficient, and write the step's record to the metrics ring.
 // One workgroup; thread 0 runs the scalar logic.
+#include "nonfinite.glsl"
 #include "train_state.glsl"
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
-layout(std430, binding = 2) readonly buffer PartialSq { float partial_sq[]; };
+layout(std430, binding = 2) readonly buffer PartialSq { vec2 partial_sq[]; };  // (s, k): s * 4^k
 layout(std430, binding = 3) readonly buffer PartialBad { uint partial_bad[]; };
 layout(std430, binding = 4) readonly buffer Loss { float loss[]; };  // one per micro-batch
 layout(std430, binding = 5) buffer Hist { uint hist[]; };
@@ -18,6 +19,7 @@ layout(std430, binding = 6) buffer HistRing { uint hist_ring[]; };
 layout(std430, binding = 7) buffer Ring { StepRecord ring[]; };
 
 shared float sq[256];
+shared int sk[256];
 shared uint bad[256];
 shared int hist_slot;
 
@@ -36,10 +38,21 @@ float schedule_lr(uint applied) {
 
 void main() {
   uint lid = gl_LocalInvocationID.x;
+  // The partials are scaled sums (amp_check.comp): s * 4^k. First the
+  // largest k, then every s rescaled to it by an exact power of two.
+  int k = -126;
+  for (uint i = lid; i < prm.partials; i += 256u) k = max(k, int(partial_sq[i].y));
+  sk[lid] = k;
+  barrier();
+  for (uint w = 128u; w > 0u; w >>= 1) {
+    if (lid < w) sk[lid] = max(sk[lid], sk[lid + w]);
+    barrier();
+  }
+  int kmax = sk[0];
   float s = 0.0;
   uint nb = 0u;
   for (uint i = lid; i < prm.partials; i += 256u) {
-    s += partial_sq[i];
+    s += partial_sq[i].x * pow2i(2 * (int(partial_sq[i].y) - kmax));
     nb += partial_bad[i];
   }
   sq[lid] = s;
@@ -55,14 +68,21 @@ void main() {
 
   if (lid == 0u) {
     float scale = st.scale;
-    bool found_inf = bad[0] != 0u || isinf(sq[0]) || isnan(sq[0]);
-    float grad_norm = sqrt(sq[0]) / scale;  // of the unscaled gradients
+    // Only a non-finite gradient is an overflow; the scaled sum of squares
+    // of finite values is finite by construction.
+    bool found_inf = bad[0] != 0u;
+    // sqrt(s) * 2^kmax / S, unscaled before the 2^kmax so that only a norm
+    // beyond fp32 itself can overflow.
+    float grad_norm = sqrt(sq[0]) / scale * pow2i(kmax);
     float mean_loss = 0.0;
     for (uint m = 0u; m < prm.micro_batches; ++m) mean_loss += loss[m];
     mean_loss /= float(prm.micro_batches);
 
+    // The last applied update left a non-finite fp32 master weight
+    // (optimizer.comp): stop here, before another update.
+    if (st.nonfinite_master != 0u) st.failed = 1u;
     bool stopped = st.done != 0u || st.failed != 0u || st.applied >= prm.budget;
-    bool apply = false, consume = false;
+    bool apply = false, consume = false, retry = false;
     uint retries_now = st.retries;
     if (!stopped) {
       if (!found_inf || prm.policy == 1u) {
@@ -70,6 +90,7 @@ void main() {
         consume = true;
       } else if (prm.policy == 2u && st.retries < prm.max_retries) {
         st.retries += 1u;  // same batch again, at the lower scale
+        retry = true;
       } else {
         consume = true;
         st.skipped_total += 1u;
@@ -94,7 +115,9 @@ void main() {
 
       if (prm.scale_mode == 2u) {
         if (found_inf) {
-          if (st.hysteresis_left <= 1u) st.scale = max(scale * prm.backoff_factor, prm.min_scale);
+          // A retry recomputes at a lower scale whatever the hysteresis:
+          // at the same scale it would overflow the same way.
+          if (retry || st.hysteresis_left <= 1u) st.scale = max(scale * prm.backoff_factor, prm.min_scale);
           else st.hysteresis_left -= 1u;
           st.growth_tracker = 0u;
         } else {
@@ -102,7 +125,7 @@ void main() {
           if (prm.consecutive_hysteresis != 0u) st.hysteresis_left = prm.hysteresis;
           if (st.growth_tracker >= prm.growth_interval) {
             float grown = scale * prm.growth_factor;
-            if (!isinf(grown)) st.scale = min(grown, prm.max_scale);
+            if (!is_nonfinite(grown)) st.scale = min(grown, prm.max_scale);
             st.growth_tracker = 0u;
             st.hysteresis_left = prm.hysteresis;
           }
@@ -136,6 +159,7 @@ void main() {
     ring[slot].hist_slot = hist_slot;
     ring[slot].idle = stopped ? 1u : 0u;
     ring[slot].replay = st.replay;
+    ring[slot].nonfinite_master = st.nonfinite_master;
     st.replay += 1u;
     if (!stopped) st.step += 1u;
   }

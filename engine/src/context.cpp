@@ -64,6 +64,13 @@ Context::Context(ContextOptions opt)
       extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   }
 
+  // Float controls are properties, not features: a Vulkan 1.2 device has
+  // them in core (the instance asks for 1.2); a 1.1 device needs the
+  // extension enabled before a shader may declare the execution mode.
+  inf_nan_preserve_ = info_.requests_inf_nan_preserve();
+  if (inf_nan_preserve_ && info_.float_controls_ext)
+    extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &feats;
   dci.queueCreateInfoCount = 1;

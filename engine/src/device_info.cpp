@@ -93,11 +93,31 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props2.pNext = &subgroup;
   bool has_driver_props = v12 || has_device_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   if (has_driver_props) subgroup.pNext = &driver;
+  d.float_controls_ext = !v12 && has_device_extension(pd, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  d.float_controls = v12 || d.float_controls_ext;
+  if (d.float_controls) {
+    void** tail = has_driver_props ? &driver.pNext : &subgroup.pNext;
+    *tail = &fc;
+  }
   vkGetPhysicalDeviceProperties2(pd, &props2);
+  if (d.float_controls) {
+    bool nan[3] = {bool(fc.shaderSignedZeroInfNanPreserveFloat16), bool(fc.shaderSignedZeroInfNanPreserveFloat32),
+                   bool(fc.shaderSignedZeroInfNanPreserveFloat64)};
+    bool keep[3] = {bool(fc.shaderDenormPreserveFloat16), bool(fc.shaderDenormPreserveFloat32),
+                    bool(fc.shaderDenormPreserveFloat64)};
+    bool ftz[3] = {bool(fc.shaderDenormFlushToZeroFloat16), bool(fc.shaderDenormFlushToZeroFloat32),
+                   bool(fc.shaderDenormFlushToZeroFloat64)};
+    for (int w = 0; w < 3; ++w) {
+      d.inf_nan_preserve[w] = nan[w];
+      d.denorm_preserve[w] = keep[w];
+      d.denorm_flush_to_zero[w] = ftz[w];
+    }
+  }
   d.subgroup_size = subgroup.subgroupSize;
   d.subgroup_ops = subgroup.supportedOperations;
   d.driver = has_driver_props ? std::string(driver.driverName) + " (" + driver.driverInfo + ")"

@@ -26,7 +26,11 @@ struct TrainState {
   float bias_correction1;
   float bias_correction2;
   uint replay;               // replays of the step since this trainer started (ring index)
-  uint pad1, pad2, pad3, pad4;
+  // ~i for the lowest index i of a non-finite fp32 master weight after an
+  // applied update (optimizer.comp, atomicMax), 0 while all are finite:
+  // zero-initialised state and old checkpoints read as "none".
+  uint nonfinite_master;
+  uint pad2, pad3, pad4;
 };
 
 // Set once by the host.
@@ -80,7 +84,7 @@ struct StepRecord {
   int hist_slot;             // histogram ring slot, or -1
   uint idle;                 // the run had already stopped: nothing happened
   uint replay;               // TrainState.replay of this record
-  uint pad2;
+  uint nonfinite_master;     // TrainState.nonfinite_master when the record was written
 };
 
 const uint kHistLogBins = 56;   // [2^-40, 2^16), one bin per binade

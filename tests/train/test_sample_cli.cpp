@@ -298,6 +298,41 @@ TEST_F(SampleCli, ReportWritesTheDashboardWithoutADisplay) {
   EXPECT_GT(pic.count_near(800, 0, 1600, 330, 250, 200, 80), 200u);
 }
 
+TEST_F(SampleCli, MetricsNeedAWritableDirectory) {
+  EXPECT_TRUE(rejected(run_sample("--metrics " + path("nowhere/m.jsonl"), "overflow_storm"), "nowhere"));
+  fs::create_directories(path("locked"));
+  fs::permissions(path("locked"), fs::perms::owner_read | fs::perms::owner_exec);
+  // root may write anywhere; the check is then access()'s answer, not ours.
+  if (access(path("locked").c_str(), W_OK) != 0)
+    EXPECT_TRUE(rejected(run_sample("--metrics " + path("locked/m.jsonl"), "overflow_storm"), "locked"));
+  fs::permissions(path("locked"), fs::perms::owner_all);
+}
+
+TEST_F(SampleCli, RetryWithoutDynamicScalingNamesBothSettings) {
+  for (const char* scale : {"128", "none"}) {
+    Result r = run_sample(std::string("--overflow-policy retry --loss-scale ") + scale, "overflow_storm");
+    EXPECT_TRUE(rejected(r, "--overflow-policy retry (overflow_policy)")) << scale;
+    EXPECT_NE(r.output.find("--loss-scale (loss_scaling_factor)"), std::string::npos) << r.output;
+  }
+}
+
+// apply applies the injected inf at step 39, so fc1.weight goes non-finite:
+// exit 1 naming the step and the tensor, and the checkpoint of step 20
+// survives (the one due at step 40 would hold the broken weights).
+TEST_F(SampleCli, ApplyStopsOnNonFiniteMasterWeightsAndKeepsTheCheckpoint) {
+  Result r = run_sample("--overflow-policy apply --inject-overflow 39 --checkpoint " + path("ck.bin") +
+                            " --checkpoint-every 20",
+                        "overflow_storm");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("non-finite at step 39: first fc1.weight[0]"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(path("ck.bin")));
+  // A run from it trains to the end: its weights are the finite ones of step 20.
+  Result resumed = run_sample("--epochs 1 --checkpoint " + path("ck.bin") + " --resume --inject-overflow 999999",
+                              "overflow_storm");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+}
+
 TEST_F(SampleCli, ReportNeedsAPngNameAndAWritableDirectory) {
   EXPECT_TRUE(rejected(run_sample("--report " + path("out.jpg"), "overflow_storm"), ".png"));
   EXPECT_TRUE(rejected(run_sample("--report " + path("nowhere/out.png"), "overflow_storm"), "nowhere"));

@@ -146,6 +146,32 @@ TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
   EXPECT_EQ(steps[4].loss_scale, 128.0f);
 }
 
+// DeepSpeed's consecutive_hysteresis: every clean step refills the
+// hysteresis, so only overflows without a clean step between them count.
+// Overflows at 3 and 6 with hysteresis 2: without it, the second one backs
+// off (the first used up the tolerance); with it, steps 4-5 refilled it.
+TEST_F(Training, ConsecutiveHysteresisRefillsOnCleanSteps) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_scale = 1024;
+  c.scaler.growth_interval = 1000;  // no growth refills it
+  c.scaler.hysteresis = 2;
+  c.inject_overflow = train::parse_step_ranges("3,6,10-11");
+  auto data = toy_classification(64, 6, 3, 2);
+  Trainer plain(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto a = run(plain);
+  c.scaler.consecutive_hysteresis = true;
+  Trainer refilled(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto b = run(refilled);
+  ASSERT_GE(a.size(), 13u);
+  ASSERT_GE(b.size(), 13u);
+  EXPECT_EQ(a[7].loss_scale, 512.0f) << "the overflow at 6 backed off";
+  EXPECT_EQ(b[7].loss_scale, 1024.0f) << "clean steps 4-5 refilled the hysteresis";
+  // Without it each later overflow backs off (10, 11); with it, two in a
+  // row exhaust it once.
+  EXPECT_EQ(a[12].loss_scale, 128.0f);
+  EXPECT_EQ(b[12].loss_scale, 512.0f);
+}
+
 TEST_F(Training, ScaleNeverBecomesInfOrZero) {
   TrainConfig c = toy_config();
   c.scaler.initial_scale = 1e38;
@@ -186,21 +212,8 @@ TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
   EXPECT_EQ(st.cursor, 9u) << "a skipped step consumes its batch";
 }
 
-TEST_F(Training, ApplyPolicyUpdatesEvenOnOverflow) {
-  TrainConfig c = toy_config(Format::F32);
-  c.epochs = 1;
-  c.scaler.policy = train::OverflowPolicy::Apply;
-  c.inject_overflow = train::parse_step_ranges("5");
-  auto data = toy_classification(64, 6, 3, 5);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
-  ASSERT_EQ(steps.size(), 8u);
-  EXPECT_TRUE(steps[5].overflow);
-  EXPECT_FALSE(steps[5].skipped);
-  // The injected inf went into fc1.weight[0] and was applied.
-  auto w = t.model().read_master();
-  EXPECT_FALSE(std::isfinite(w[t.model().tensors()[0].offset]));
-}
+// The apply policy (applies, then stops on non-finite weights) is in
+// test_overflow_policies.cpp.
 
 TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
   TrainConfig c = toy_config();
@@ -276,18 +289,8 @@ TEST_F(Training, ClipsByValueAfterUnscaling) {
     EXPECT_NEAR(clipped[i], std::clamp(g[i], -mx / 3, mx / 3), 1e-4 * mx) << i;
 }
 
-TEST_F(Training, AccumulationEqualsOneLargeBatch) {
-  auto data = toy_classification(16, 6, 3, 10);
-  TrainConfig big = toy_config(Format::F32);
-  big.batch = 16;
-  big.epochs = 1;
-  TrainConfig acc = big;
-  acc.batch = 8;
-  acc.grad_accum = 2;
-  auto a = one_step_delta(big, data);
-  auto b = one_step_delta(acc, data);
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << i;
-}
+// Accumulation against one large batch, in every format:
+// test_grad_accumulation.cpp.
 
 TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
   auto data = toy_classification(32, 6, 3, 11);

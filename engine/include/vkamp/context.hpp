@@ -46,6 +46,14 @@ class Context {
   // The shader variant name for a storage format: "fp16" runs fp16 math,
   // "fp16s" keeps fp16 in memory and computes in fp32.
   std::string variant(Format f) const;
+  // Whether the inf/NaN decision shaders (amp_check, step_control,
+  // optimizer) run with the SignedZeroInfNanPreserve execution mode: the
+  // device reports shaderSignedZeroInfNanPreserveFloat32. Their bit tests
+  // are right either way; the mode also keeps the compiler from assuming
+  // no inf/NaN in the arithmetic around them.
+  bool inf_nan_preserve() const { return inf_nan_preserve_; }
+  // "" or ".preserve": the suffix of those shaders' kernel names.
+  std::string decision_suffix() const { return inf_nan_preserve_ ? ".preserve" : ""; }
 
   // A compiled kernel, built once per spec and cached.
   Kernel& kernel(const KernelSpec& spec);
@@ -71,6 +79,7 @@ class Context {
   Instance instance_;
   DeviceInfo info_;
   PrecisionPath path_ = PrecisionPath::Unsupported;
+  bool inf_nan_preserve_ = false;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;

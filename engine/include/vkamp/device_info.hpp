@@ -43,7 +43,19 @@ struct DeviceInfo {
   uint32_t max_shared_memory = 0;
   std::string unsupported_reason;   // set when path() is Unsupported
 
+  // VK_KHR_shader_float_controls (core in Vulkan 1.2), per float width
+  // 16/32/64: whether the device promises to keep inf/NaN/-0 when a shader
+  // asks (SignedZeroInfNanPreserve), and how it may treat denormals.
+  bool float_controls = false;      // the properties below were reported
+  bool float_controls_ext = false;  // needs the KHR extension enabled (a Vulkan 1.1 device)
+  bool inf_nan_preserve[3] = {};    // [0] fp16, [1] fp32, [2] fp64
+  bool denorm_preserve[3] = {};
+  bool denorm_flush_to_zero[3] = {};
+
   PrecisionPath path() const;
+  // vkamp compiles its inf/NaN decision shaders with the
+  // SignedZeroInfNanPreserve execution mode (32-bit) when this holds.
+  bool requests_inf_nan_preserve() const { return float_controls && inf_nan_preserve[1]; }
 };
 
 const char* device_type_name(VkPhysicalDeviceType t);

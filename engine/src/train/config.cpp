@@ -648,6 +648,13 @@ void validate(const TrainConfig& cfg) {
     err(names("backoff_factor") + " must be in (0, 1), got " + fmt(sc.backoff_factor));
   if (sc.growth_interval < 1) err(names("steps_per_increase") + " must be >= 1");
   if (sc.hysteresis < 1) err(names("hysteresis") + " must be >= 1 (1 = back off on every overflow)");
+  // A retry recomputes the batch at a lower scale; a fixed scale would
+  // overflow the same way every time.
+  if (sc.policy == OverflowPolicy::Retry && sc.mode != LossScaleMode::Dynamic)
+    err(flag_of("overflow_policy") + " retry (overflow_policy) recomputes at a backed-off loss scale, which needs dynamic scaling; " +
+        "--loss-scale (loss_scaling_factor) is " +
+        (sc.mode == LossScaleMode::Static ? "a static " + fmt(sc.initial_scale) : std::string("none")) +
+        ": use --overflow-policy skip, or --loss-scale dynamic");
 
   // Optimizer.
   const OptimizerConfig& o = cfg.optimizer;

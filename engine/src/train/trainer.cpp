@@ -156,7 +156,10 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   state_ = std::make_unique<Buffer>(ctx, sizeof(st));
   state_->write(&st, sizeof(st));
 
-  partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 4);
+  partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 8);  // (s, k) per partial, amp_check.comp
+  // With micro-batches, the gradients are summed here in fp32; with one,
+  // the 16-bit gradient is read directly and this is a placeholder binding.
+  grad_sum_ = std::make_unique<Buffer>(ctx, M > 1 ? size_t(total) * 4 : 4);
   partial_bad_ = std::make_unique<Buffer>(ctx, partials_ * 4);
   loss_ = std::make_unique<Buffer>(ctx, M * 4);
   row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * 4);
@@ -219,25 +222,37 @@ void Trainer::record_step(Sequence& seq) {
       ops::mse_forward(seq, fmt_, model_->output(), *batch_y_, *reduce_scratch_, *loss_, B * C, m);
       ops::mse_backward(seq, fmt_, model_->output(), *batch_y_, scale_view, model_->doutput(), B * C);
     }
-    model_->record_backward(seq, *batch_x_, B, m > 0);
-    // Injected after the first micro-batch, so the inf must survive the
-    // accumulation of the others to be caught.
+    // Every micro-batch writes a fresh 16-bit gradient (where underflow
+    // happens, as with one batch); with M > 1 it is then added into the fp32
+    // sum, so the sum is rounded to fp32, not to the 16-bit format M times.
+    model_->record_backward(seq, *batch_x_, B, false);
+    // Injected into the first micro-batch's 16-bit gradient, so the inf must
+    // survive the accumulation of the others to be caught.
     if (m == 0) {
       struct { uint32_t steps, index; } push{max_attempts_, model_->tensors()[0].offset};
       Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
       seq.dispatch(k, {*state_, *inject_mask_, model_->grads()}, push, {1}, "inject_overflow");
     }
+    if (M > 1) {
+      struct { uint32_t n, first; } ap{total, m == 0 ? 1u : 0u};
+      Kernel& k = ctx_.kernel({"grad_accumulate." + v, 2, sizeof(ap), {}});
+      seq.dispatch(k, {model_->grads(), *grad_sum_}, ap, {std::min(div_up(total, 256), 65535u)}, "grad_accumulate");
+    }
   }
   struct { uint32_t n; } np{total};
-  Kernel& amp = ctx_.kernel({"amp_check." + v, 7, sizeof(np), {}});
-  seq.dispatch(amp, {*state_, *params_, model_->grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_},
+  const uint32_t accumulated = M > 1 ? 1 : 0;  // ACCUMULATED: read the fp32 sum
+  const std::string pre = ctx_.decision_suffix();
+  Kernel& amp = ctx_.kernel({"amp_check." + v + pre, 8, sizeof(np), {accumulated}});
+  seq.dispatch(amp, {*state_, *params_, model_->grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_,
+                     *grad_sum_},
                np, {partials_}, "amp_check");
-  Kernel& ctl = ctx_.kernel({"step_control", 8, 0, {}});
+  Kernel& ctl = ctx_.kernel({"step_control" + pre, 8, 0, {}});
   seq.dispatch(ctl, {*state_, *params_, *partial_sq_, *partial_bad_, *loss_, *hist_, *hist_ring_, *ring_},
                nullptr, 0, {1}, "step_control");
-  Kernel& optk = ctx_.kernel({"optimizer." + v, 7, sizeof(np), {optimizer_code(cfg_.optimizer.kind)}});
+  Kernel& optk =
+      ctx_.kernel({"optimizer." + v + pre, 8, sizeof(np), {optimizer_code(cfg_.optimizer.kind), accumulated}});
   seq.dispatch(optk, {*state_, *params_, model_->grads(), model_->master(), model_->moment1(), model_->moment2(),
-                      model_->working()},
+                      model_->working(), *grad_sum_},
                np, {std::min(div_up(total, 256), 65535u)}, "optimizer");
   seq.end();
 }
@@ -259,7 +274,7 @@ void Trainer::read_record(uint32_t replay, size_t slot) {
   m.retries = r.retries;
   m.applied = r.applied;
   m.cursor = r.cursor;
-  if (r.failed) failed_seen_ = true;
+  if (r.failed) failed_seen_ = true;  // fail-fast, or a non-finite master weight (r.nonfinite_master)
   if (r.done || r.failed) stop_seen_ = true;
   if (r.idle) return;  // a replay after the run stopped: nothing happened
 
@@ -350,8 +365,10 @@ bool Trainer::advance() {
   if (cfg_.checkpoint_every && !cfg_.checkpoint_path.empty() && submitted_ > 0 &&
       submitted_ % cfg_.checkpoint_every == 0 && last_checkpoint_ != submitted_) {
     uint64_t w = ctx_.host_waits();
-    flush();
-    if (!failed_seen_) save_checkpoint(cfg_.checkpoint_path);
+    // The last good checkpoint is kept: weights that went non-finite in an
+    // update no step record has reported yet must not overwrite it.
+    TrainState st = read_state();
+    if (!failed_seen_ && !st.failed && st.nonfinite_master == 0) save_checkpoint(cfg_.checkpoint_path);
     last_checkpoint_ = submitted_;
     checkpoint_waits_ += ctx_.host_waits() - w;
     if (stop_seen_) return false;
@@ -379,7 +396,10 @@ TrainSummary Trainer::finish() {
     std::sort(summary_.kernel_ms_per_step.begin(), summary_.kernel_ms_per_step.end(),
               [](auto& a, auto& b) { return a.second > b.second; });
   }
-  if (failed_seen_ || st.failed) {
+  if (st.nonfinite_master != 0) {
+    summary_.failed = true;
+    summary_.failure = nonfinite_master_text(st);
+  } else if (failed_seen_ || st.failed) {
     summary_.failed = true;
     char floor[32];
     std::snprintf(floor, sizeof floor, "%g", cfg_.scaler.min_scale);
@@ -397,6 +417,22 @@ TrainSummary Trainer::finish() {
     save_checkpoint(cfg_.checkpoint_path);
   }
   return summary_;
+}
+
+// The update of step st.step - 1 made a master weight non-finite:
+// step_control stopped the run at the next step (st.step did not advance)
+// or the budget ended with that update (st.step advanced past it).
+std::string Trainer::nonfinite_master_text(const TrainState& st) const {
+  uint32_t index = ~st.nonfinite_master;
+  std::string where = "parameter " + std::to_string(index);
+  for (const auto& t : model_->tensors())
+    if (index >= t.offset && index < t.offset + t.size)
+      where = t.name + "[" + std::to_string(index - t.offset) + "]";
+  std::string why = cfg_.scaler.policy == OverflowPolicy::Apply
+                        ? " (--overflow-policy apply applied an overflowed gradient; use skip or retry)"
+                        : " (the update overflowed fp32: lower the learning rate or clip)";
+  return "the fp32 master weights became non-finite at step " + std::to_string(st.step - 1) + ": first " +
+         where + why + "; training stopped";
 }
 
 void Trainer::set_scaler(const ScalerConfig& sc) {

@@ -2,6 +2,7 @@
 // Every field is 4 bytes, so std430 lays them out like C; the asserts pin
 // the sizes the shaders expect.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace vkamp::train {
@@ -27,7 +28,8 @@ struct TrainState {
   float bias_correction1;
   float bias_correction2;
   uint32_t replay;
-  uint32_t pad[4];
+  uint32_t nonfinite_master;  // ~index of the lowest non-finite master weight, 0 = none
+  uint32_t pad[3];
 };
 static_assert(sizeof(TrainState) == 24 * 4);
 
@@ -81,9 +83,11 @@ struct StepRecord {
   int32_t hist_slot;
   uint32_t idle;
   uint32_t replay;
-  uint32_t pad;
+  uint32_t nonfinite_master;
 };
 static_assert(sizeof(StepRecord) == 16 * 4);
+static_assert(offsetof(TrainState, nonfinite_master) == 20 * 4);
+static_assert(offsetof(StepRecord, nonfinite_master) == 15 * 4);
 
 // Exponent histogram layout (amp_check.comp): 56 log2 bins covering
 // [2^-40, 2^16), then zero, inf, NaN.

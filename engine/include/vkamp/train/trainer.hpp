@@ -118,6 +118,7 @@ class Trainer {
   void read_record(uint32_t replay, size_t slot);
   void publish_histograms(const StepRecord& r);
   void flush() { drain_completed(true); }
+  std::string nonfinite_master_text(const TrainState& st) const;
 
   Context& ctx_;
   TrainConfig cfg_;
@@ -129,6 +130,7 @@ class Trainer {
   std::unique_ptr<Buffer> data_x_, data_y_, perm_, batch_x_, batch_y_;
   std::unique_ptr<Buffer> state_, params_, partial_sq_, partial_bad_, loss_, row_loss_, reduce_scratch_;
   std::unique_ptr<Buffer> hist_, hist_ring_, ring_, tensor_ranges_, inject_mask_;
+  std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (grad_accum > 1)
   uint32_t partials_ = 0;
   std::vector<std::unique_ptr<Sequence>> slots_;
   uint32_t submitted_ = 0, drained_ = 0;  // absolute step numbers

@@ -1,0 +1,136 @@
+// What happens to an overflowed step under each policy, beyond the scale
+// rule: retry backs the scale off before every recomputation whatever the
+// hysteresis, and needs dynamic scaling; apply applies the update but
+// stops the run once a master weight is non-finite, naming the step and the
+// tensor, without overwriting the last good checkpoint.
+#include <cmath>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "support/gpu_test.hpp"
+#include "vkamp/train/dataset.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::test {
+namespace {
+
+using train::OverflowPolicy;
+using train::StepMetrics;
+using train::TrainConfig;
+using train::Trainer;
+
+const train::ModelSpec kModel = train::parse_model("6-5t-3");
+
+TrainConfig toy(Format fmt) {
+  TrainConfig c;
+  c.precision = fmt;
+  c.batch = 8;
+  c.epochs = 1;  // 8 updates
+  c.seed = 7;
+  c.progress = false;
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0;
+  c.scaler.histogram_interval = 0;
+  return c;
+}
+
+train::HostData toy_data(uint64_t seed) {
+  return train::HostData::classification(train::make_classification(64, 6, 3, seed));
+}
+
+std::vector<StepMetrics> run(Trainer& t, train::TrainSummary& s) {
+  std::vector<StepMetrics> out;
+  t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
+  s = t.run();
+  return out;
+}
+
+class OverflowPolicies : public GpuTest {};
+
+// Hysteresis 3 would absorb two overflows at the same scale; a retry at
+// the same scale recomputes the same overflow, so every retry backs off.
+TEST_F(OverflowPolicies, RetryBacksOffBeforeEveryRecomputeWhateverTheHysteresis) {
+  TrainConfig c = toy(Format::F16);
+  c.scaler.policy = OverflowPolicy::Retry;
+  c.scaler.max_retries = 2;
+  c.scaler.hysteresis = 3;
+  c.scaler.initial_scale = 1024;
+  c.scaler.growth_interval = 1000;
+  c.inject_overflow = train::parse_step_ranges("2-3");
+  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, toy_data(6));
+  train::TrainSummary s;
+  auto steps = run(t, s);
+  ASSERT_GE(steps.size(), 5u);
+  EXPECT_EQ(steps[2].loss_scale, 1024.0f);
+  EXPECT_EQ(steps[3].loss_scale, 512.0f) << "the first retry runs at a lower scale";
+  EXPECT_EQ(steps[4].loss_scale, 256.0f) << "and so does the second";
+  EXPECT_EQ(steps[4].retries, 2u);
+  EXPECT_FALSE(steps[4].skipped);
+  EXPECT_EQ(steps[3].cursor, steps[2].cursor) << "the batch is not consumed by a retry";
+  EXPECT_EQ(steps[4].loss, steps[2].loss) << "the same batch, recomputed";
+  EXPECT_FALSE(s.failed) << s.failure;
+}
+
+TEST_F(OverflowPolicies, RetryWithAStaticScaleOrNoneIsAConfigError) {
+  for (auto mode : {train::LossScaleMode::Static, train::LossScaleMode::None}) {
+    TrainConfig c = toy(Format::F16);
+    c.scaler.policy = OverflowPolicy::Retry;
+    c.scaler.mode = mode;
+    try {
+      train::validate(c);
+      ADD_FAILURE() << "retry without dynamic scaling was accepted";
+    } catch (const train::ConfigError& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("--overflow-policy retry (overflow_policy)"), std::string::npos) << m;
+      EXPECT_NE(m.find("--loss-scale (loss_scaling_factor)"), std::string::npos) << m;
+    }
+  }
+}
+
+// The injected inf at step 5 goes into fc1.weight[0] and is applied: the
+// run stops at step 6 (read from its record, no extra host wait) with the
+// step and the tensor named; the checkpoint of step 3 is kept, the one due
+// at step 6 (after the broken update) is not written.
+TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-apply-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "ck.bin").string();
+  TrainConfig c = toy(Format::F32);
+  c.scaler.policy = OverflowPolicy::Apply;
+  c.inject_overflow = train::parse_step_ranges("5");
+  c.checkpoint_path = path;
+  c.checkpoint_every = 3;
+  auto data = toy_data(5);
+  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  train::TrainSummary s;
+  auto steps = run(t, s);
+  ASSERT_EQ(steps.size(), 6u) << "steps 0-5 ran; step 6 saw the broken weights and did nothing";
+  EXPECT_TRUE(steps[5].overflow);
+  EXPECT_FALSE(steps[5].skipped) << "apply applies";
+  EXPECT_EQ(s.applied, 6u);
+  EXPECT_TRUE(s.failed);
+  EXPECT_NE(s.failure.find("non-finite at step 5: first fc1.weight[0]"), std::string::npos) << s.failure;
+  EXPECT_FALSE(std::isfinite(t.model().read_master()[t.model().tensors()[0].offset]));
+
+  Trainer fresh(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  fresh.load_checkpoint(path);
+  EXPECT_EQ(fresh.read_state().applied, 3u) << "the step-3 checkpoint";
+  for (float w : fresh.model().read_master()) ASSERT_TRUE(std::isfinite(w));
+  std::filesystem::remove_all(dir);
+}
+
+// A clean apply run (no overflow) is not stopped by the check.
+TEST_F(OverflowPolicies, ApplyWithoutOverflowsTrainsToTheEnd) {
+  TrainConfig c = toy(Format::F16);
+  c.scaler.policy = OverflowPolicy::Apply;
+  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, toy_data(8));
+  train::TrainSummary s;
+  run(t, s);
+  EXPECT_FALSE(s.failed) << s.failure;
+  EXPECT_EQ(s.applied, 8u);
+  EXPECT_EQ(s.host_waits_in_loop, 0u);
+}
+
+}  // namespace
+}  // namespace vkamp::test
