@@ -303,8 +303,9 @@ TEST_F(SampleCli, MetricsNeedAWritableDirectory) {
   fs::create_directories(path("locked"));
   fs::permissions(path("locked"), fs::perms::owner_read | fs::perms::owner_exec);
   // root may write anywhere; the check is then access()'s answer, not ours.
-  if (access(path("locked").c_str(), W_OK) != 0)
+  if (access(path("locked").c_str(), W_OK) != 0) {
     EXPECT_TRUE(rejected(run_sample("--metrics " + path("locked/m.jsonl"), "overflow_storm"), "locked"));
+  }
   fs::permissions(path("locked"), fs::perms::owner_all);
 }
 
