@@ -64,7 +64,7 @@ struct TrainParams {
   uint hist_ring_size;       // histogram slots
   uint tensors;              // parameter tensors (histograms per tensor)
   uint partials;             // amp_check workgroups
-  uint pad0;
+  uint bias_table_len;       // Adam: entries of the bias-correction table
 };
 
 // One per step, in a host-visible ring the host reads a few steps later.

@@ -85,11 +85,13 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
 
   const std::string pre = c.decision_suffix();
   Kernel& amp = c.kernel({"amp_check." + c.variant(fmt) + pre, 8, 4, {0}});
-  Kernel& ctl = c.kernel({"step_control" + pre, 8, 0, {}});
+  Buffer bias_correction(c, 8);  // p.bias_table_len = 0: not read
+  bias_correction.fill(0);
+  Kernel& ctl = c.kernel({"step_control" + pre, 9, 0, {}});
   Sequence seq(c);
   seq.begin();
   seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, n, {kPartials});
-  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring}, nullptr, 0, {1});
+  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction}, nullptr, 0, {1});
   seq.end();
   seq.run();
   StepRecord r;

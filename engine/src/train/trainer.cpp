@@ -48,6 +48,23 @@ float initial_scale(const ScalerConfig& s) {
   return s.mode == LossScaleMode::None ? 1.0f : float(s.initial_scale);
 }
 
+// Adam's bias corrections (1 - beta1^t, 1 - beta2^t) for t = 1, 2, ...,
+// in double from the fp32 betas the moment updates use, so that each moment
+// is divided by exactly the sum of its weights (1 - b) b^(t-k), rounded once.
+// The table ends at the budget, or where both corrections round to 1.
+std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget) {
+  std::vector<float> table;
+  if (oc.kind == OptimizerKind::SGD) return table;
+  const double b1 = float(oc.beta1), b2 = float(oc.beta2);
+  for (uint32_t t = 1; t <= budget; ++t) {
+    const float c1 = float(1 - std::pow(b1, t)), c2 = float(1 - std::pow(b2, t));
+    if (c1 == 1.0f && c2 == 1.0f) break;
+    table.push_back(c1);
+    table.push_back(c2);
+  }
+  return table;
+}
+
 template <class T>
 std::vector<uint8_t> bytes_of(const T* p, size_t n) {
   auto* b = reinterpret_cast<const uint8_t*>(p);
@@ -146,6 +163,10 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   p.hist_ring_size = kHistRingSize;
   p.tensors = uint32_t(tensors.size());
   p.partials = partials_;
+  const std::vector<float> bias_table = bias_correction_table(oc, budget_);
+  p.bias_table_len = uint32_t(bias_table.size() / 2);
+  bias_correction_ = std::make_unique<Buffer>(ctx, std::max<size_t>(bias_table.size(), 2) * 4);
+  if (!bias_table.empty()) bias_correction_->write(bias_table);
   params_ = std::make_unique<Buffer>(ctx, sizeof(p));
   params_->write(&p, sizeof(p));
 
@@ -246,8 +267,9 @@ void Trainer::record_step(Sequence& seq) {
   seq.dispatch(amp, {*state_, *params_, model_->grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_,
                      *grad_sum_},
                np, {partials_}, "amp_check");
-  Kernel& ctl = ctx_.kernel({"step_control" + pre, 8, 0, {}});
-  seq.dispatch(ctl, {*state_, *params_, *partial_sq_, *partial_bad_, *loss_, *hist_, *hist_ring_, *ring_},
+  Kernel& ctl = ctx_.kernel({"step_control" + pre, 9, 0, {}});
+  seq.dispatch(ctl, {*state_, *params_, *partial_sq_, *partial_bad_, *loss_, *hist_, *hist_ring_, *ring_,
+                     *bias_correction_},
                nullptr, 0, {1}, "step_control");
   Kernel& optk =
       ctx_.kernel({"optimizer." + v + pre, 8, sizeof(np), {optimizer_code(cfg_.optimizer.kind), accumulated}});

@@ -63,7 +63,7 @@ struct TrainParams {
   uint32_t hist_ring_size;
   uint32_t tensors;
   uint32_t partials;
-  uint32_t pad0;
+  uint32_t bias_table_len;
 };
 static_assert(sizeof(TrainParams) == 32 * 4);
 

@@ -130,6 +130,7 @@ class Trainer {
   std::unique_ptr<Buffer> data_x_, data_y_, perm_, batch_x_, batch_y_;
   std::unique_ptr<Buffer> state_, params_, partial_sq_, partial_bad_, loss_, row_loss_, reduce_scratch_;
   std::unique_ptr<Buffer> hist_, hist_ring_, ring_, tensor_ranges_, inject_mask_;
+  std::unique_ptr<Buffer> bias_correction_;  // Adam: (1 - beta1^t, 1 - beta2^t) per t, from the host
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (grad_accum > 1)
   uint32_t partials_ = 0;
   std::vector<std::unique_ptr<Sequence>> slots_;
