@@ -137,7 +137,7 @@ std::string common_usage(const TrainConfig& d) {
         {"--eps X", "Adam epsilon (> 0)", fmt(d.optimizer.eps)},
         {"--weight-decay X", "weight decay (decoupled for adamw)", fmt(d.optimizer.weight_decay)},
         {"--lr-schedule S", "constant | step | cosine", schedule_name(d.optimizer.schedule)},
-        {"--warmup-steps N", "cosine schedule: linear warmup steps",
+        {"--warmup-steps N", "cosine schedule: update k < N uses lr (k+1)/N, then cosine from lr to 0 at the last update",
          std::to_string(d.optimizer.warmup_steps)},
         {"--lr-step-size N", "step schedule: multiply the rate by gamma every N steps",
          std::to_string(d.optimizer.step_size)},

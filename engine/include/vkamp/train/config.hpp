@@ -44,7 +44,7 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weight_decay = 0.0;
   LrSchedule schedule = LrSchedule::Constant;
-  uint32_t warmup_steps = 0;   // cosine: linear warmup
+  uint32_t warmup_steps = 0;   // cosine: update k < warmup uses lr (k+1)/warmup, then cosine to 0
   uint32_t step_size = 1000;   // step schedule: multiply by gamma every step_size steps
   double gamma = 0.1;
 };
