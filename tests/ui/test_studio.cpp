@@ -24,8 +24,17 @@ namespace fs = std::filesystem;
 using Result = ChildResult;
 
 Result run_studio(const std::string& args) {
-  return run_child(std::string("VKAMP_VALIDATION=1 xvfb-run -a -s '-screen 0 1600x1000x24' ") + VKAMP_STUDIO + " " +
-                   args);
+  // Our own X authority file: without -f, xvfb-run makes a temporary
+  // directory and exits 5 when removing it fails, which happened in CI with
+  // two studio tests running side by side.
+  static int calls = 0;
+  const fs::path auth =
+      fs::temp_directory_path() / ("vkamp-xauth-" + std::to_string(getpid()) + "-" + std::to_string(++calls));
+  Result r = run_child(std::string("VKAMP_VALIDATION=1 xvfb-run -a -f ") + auth.string() +
+                       " -s '-screen 0 1600x1000x24' " + VKAMP_STUDIO + " " + args);
+  std::error_code ignored;
+  fs::remove(auth, ignored);
+  return r;
 }
 
 // One line of the --probe file: a plotted series.
