@@ -4,21 +4,6 @@
 
 namespace vkamp::ops {
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::ReLU: return "relu";
-    case Activation::GELU: return "gelu";
-    case Activation::Tanh: return "tanh";
-  }
-  return "?";
-}
-
-std::optional<Activation> parse_activation(std::string_view s) {
-  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::Tanh})
-    if (s == activation_name(a)) return a;
-  return std::nullopt;
-}
-
 namespace {
 void run(Sequence& seq, Format fmt, Activation act, uint32_t backward, BufferView x, BufferView dy,
          BufferView out, uint32_t n) {
