@@ -1,6 +1,6 @@
 # Compiles GLSL compute shaders to SPIR-V, validates them with spirv-val and
-# embeds them in the static library vkamp_shaders, so no binary reads .spv
-# files at run time.
+# embeds them in the object library vkamp_shaders, whose objects go into
+# libvkamp itself: no binary, installed or not, reads .spv files at run time.
 #
 # One GLSL source serves every storage format (ncnn's sfp/afp idea): the build
 # compiles it once per format with a VKAMP_<FORMAT> define, and
@@ -79,6 +79,8 @@ const ShaderCode ${id}{\"${key}\", vkamp_spv_${id}, sizeof(vkamp_spv_${id}) / si
 endfunction()
 
 # Builds vkamp_shaders from every vkamp_shader() call made before it.
+# An object library, not a static one, so the installed package is one
+# archive (libvkamp.a) with nothing else to export.
 function(vkamp_shader_library)
   get_property(ids GLOBAL PROPERTY VKAMP_SHADER_IDS)
   get_property(sources GLOBAL PROPERTY VKAMP_SHADER_SOURCES)
@@ -101,7 +103,7 @@ namespace vkamp {
 std::span<const ShaderCode* const> all_shaders() { return spv::kAll; }
 }
 " @ONLY)
-  add_library(vkamp_shaders STATIC ${sources} ${registry})
+  add_library(vkamp_shaders OBJECT ${sources} ${registry})
   target_include_directories(vkamp_shaders PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/spv
-                             PUBLIC ${PROJECT_SOURCE_DIR}/engine/include)
+                             ${PROJECT_SOURCE_DIR}/engine/include)
 endfunction()
