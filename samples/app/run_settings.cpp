@@ -3,7 +3,9 @@
 // (training_settings.cpp) by help group, so the command line, settings
 // files and --help see one table.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <string_view>
 
 #include "app/run_options.hpp"
 #include "vkamp/train/settings_file.hpp"
