@@ -8,10 +8,13 @@
 //
 // TrainConfig holds what the trainer reads, and only that. Where a run's
 // files go and which GPU it uses (data, metrics, report, device, progress
-// bar, --save/--init-from) belong to the application: samples/app/
-// run_options.hpp extends this struct with them. Checkpoints stay here: the
-// trainer writes them itself (every N steps, and on fail-fast) and
-// --resume restores its step, optimizer and scaler state.
+// bar, the weights files of --save/--init-from and their --save-dtype: the
+// samples read and write those, the trainer only holds the weights) belong
+// to the application: samples/app/run_options.hpp extends this struct with
+// them. Checkpoints stay here: the trainer writes them itself (every N
+// steps, and on fail-fast) and --resume restores its step, optimizer and
+// scaler state. The settings-file reader stays in the engine too
+// (settings_file.hpp): it knows no keys, the table it is given does.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -95,16 +98,19 @@ class ConfigError : public std::exception {
   std::string msg_;
 };
 
+// These read and write the training settings only; the application's
+// RunOptions has the same functions over its own keys too (device, data,
+// metrics, ...: samples/app/run_options.hpp).
+
 // Applies a YAML file of `key: value` lines (comments with #, blank lines
 // allowed) to cfg. Unknown keys, bad values and unreadable files throw.
 void apply_config_file(const std::string& path, TrainConfig& cfg);
 
-// Applies one setting by its YAML key (used by the file reader and by the
-// dashboard's live fields). Throws ConfigError naming the key.
+// Applies one setting by its YAML key. Throws ConfigError naming the key.
 void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg);
 
 // Like apply_setting, but error messages name `label` (a flag such as
-// "--lr") instead of the key. The command-line parser uses it.
+// "--lr") instead of the key.
 void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg,
                    const std::string& label);
 
