@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -674,6 +675,24 @@ TEST(CliUsage, ListsEveryFlagWithDefaults) {
   EXPECT_CONTAINS(u, "[default: 65536]");
   EXPECT_CONTAINS(u, "[default: 2000]");
   EXPECT_CONTAINS(u, "[default: dynamic]");
+}
+
+// One table: every row of the run's settings, the application's included,
+// is a flag in --help and a key that parses its own shown default.
+TEST(CliUsage, EveryRowIsListedAndParsesItsDefault) {
+  const std::string u = common_usage();
+  const RunOptions d;
+  for (const auto& row : app::run_settings()) {
+    SCOPED_TRACE(row.key);
+    EXPECT_CONTAINS(u, row.help_shows_negation ? "--no-" + row.flag.substr(2) : row.flag);
+    const std::string shown = row.show(d);
+    bool is_number = !shown.empty() && (std::isdigit(static_cast<unsigned char>(shown[0])) != 0);
+    if (is_number || row.key == "precision" || row.key == "optimizer" || row.key == "overflow_policy") {
+      RunOptions c;
+      EXPECT_NO_THROW(app::apply_setting(row.key, shown, c));
+      EXPECT_EQ(row.show(c), shown);
+    }
+  }
 }
 
 }  // namespace
