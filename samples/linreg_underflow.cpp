@@ -10,14 +10,14 @@
 
 #include "sample_main.hpp"
 #include "vkamp/train/dataset.hpp"
-#include "vkamp/train/workloads.hpp"
+#include "app/workloads.hpp"
 
 using namespace vkamp;
 
 namespace {
 
 struct Run {
-  train::TrainConfig cfg;
+  app::RunOptions cfg;
   std::vector<float> loss;         // per step
   double zero_fraction = 0;        // of fc1.weight's gradients, last histogram
   train::TrainSummary summary;
@@ -51,8 +51,8 @@ double settled(const std::vector<float>& loss, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const train::Workload& job = train::find_workload("linreg");
-  train::TrainConfig cfg = job.defaults;
+  const app::Workload& job = app::find_workload("linreg");
+  app::RunOptions cfg = job.defaults;
   samples::SampleInfo info{
       "linreg_underflow",
       "Linear regression on y = 1e-4 (x.w + b), x uniform in [-1, 1]^16, 4096 examples,\n"
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
       "dynamic; 'none' is taken as dynamic here). Without scaling the fp16 gradients\n"
       "underflow and the loss stalls; with scaling fp16 follows fp32 down to fp16's own\n"
       "resolution of the targets. --metrics FILE and --report FILE.png show the scaled run."};
-  return samples::sample_main(info, cfg, argc, argv, [&](train::TrainConfig& cfg, Context& ctx) {
+  return samples::sample_main(info, cfg, argc, argv, [&](app::RunOptions& cfg, Context& ctx) {
     train::HostData data = job.load(cfg).train;
 
     Run runs[3];

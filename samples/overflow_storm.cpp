@@ -11,7 +11,7 @@
 using namespace vkamp;
 
 int main(int argc, char** argv) {
-  train::TrainConfig cfg;
+  app::RunOptions cfg;
   cfg.batch = 64;
   cfg.epochs = 6;
   cfg.optimizer.lr = 0.05;
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       "scaling tuned to react visibly: initial scale 1024, steps_per_increase 15,\n"
       "hysteresis 2. Prints each backoff, growth and skipped step, then a summary.\n"
       "Every flag can change that (try --overflow-policy retry or --hysteresis 1)."};
-  return samples::sample_main(info, cfg, argc, argv, [](train::TrainConfig& cfg, Context& ctx) {
+  return samples::sample_main(info, cfg, argc, argv, [](app::RunOptions& cfg, Context& ctx) {
     auto data = train::HostData::classification(train::make_classification(2048, 32, 10, cfg.seed));
     train::Trainer trainer(ctx, cfg, train::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
     samples::init_weights_from_file(cfg, trainer);

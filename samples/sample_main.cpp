@@ -10,16 +10,16 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/cli.hpp"
+#include "app/progress_bar.hpp"
+#include "app/workloads.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
-#include "vkamp/train/cli.hpp"
 #include "vkamp/train/dataset.hpp"
 #include "vkamp/train/metrics_log.hpp"
 #include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/progress_bar.hpp"
 #include "vkamp/train/torch_layout.hpp"
-#include "vkamp/train/workloads.hpp"
 #include "report.hpp"
 
 namespace vkamp::samples {
@@ -45,13 +45,13 @@ std::string describe_run(const train::TrainConfig& cfg) {
   return s;
 }
 
-int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char** argv,
-                const std::function<int(train::TrainConfig&, Context&)>& body) {
-  const train::TrainConfig defaults = cfg;
+int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** argv,
+                const std::function<int(app::RunOptions&, Context&)>& body) {
+  const app::RunOptions defaults = cfg;
   try {
-    train::CliResult r = train::parse_command_line(argc, argv, cfg);
+    app::CliResult r = app::parse_command_line(argc, argv, cfg);
     if (r.help) {
-      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, train::common_usage(defaults).c_str());
+      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, app::common_usage(defaults).c_str());
       return 0;
     }
   } catch (const train::ConfigError& e) {
@@ -101,7 +101,7 @@ int sample_main(const SampleInfo& info, train::TrainConfig cfg, int argc, char**
   }
 }
 
-train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
+train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg,
                                         const std::string& label, const Observers& also,
                                         ui::RunHistory* history) {
   if (history) {
@@ -113,7 +113,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
   }
   std::unique_ptr<train::MetricsLog> log;
   if (!cfg.metrics_path.empty()) log = std::make_unique<train::MetricsLog>(cfg.metrics_path);
-  train::ProgressBar bar(label, trainer.budget(), cfg.progress);
+  app::ProgressBar bar(label, trainer.budget(), cfg.progress);
   trainer.on_step = [&](const train::StepMetrics& m) {
     if (log) log->write(m);
     char status[128];
@@ -134,7 +134,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const train::Tr
   return s;
 }
 
-void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history) {
+void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
   if (cfg.report_path.empty()) return;
   ui::ReportOptions opt;
   opt.path = cfg.report_path;
@@ -143,14 +143,14 @@ void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history) 
   std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
 }
 
-void init_weights_from_file(const train::TrainConfig& cfg, train::Trainer& trainer) {
+void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer) {
   if (cfg.init_from.empty()) return;
   train::Model& model = trainer.model();
   model.write_master(train::import_torch_tensors(model.spec(), io::read_safetensors(cfg.init_from), cfg.init_from));
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
-void save_weights(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
   if (cfg.save_path.empty()) return;
   const train::Model& model = trainer.model();
   const io::DType dtype = cfg.save_dtype == Format::F16    ? io::DType::F16
@@ -178,9 +178,9 @@ int report_failure(const char* name, const train::TrainConfig& cfg, const train:
 }
 
 int classifier_sample_main(const char* workload, const char* about, int argc, char** argv) {
-  const train::Workload& job = train::find_workload(workload);
-  return sample_main({workload, about}, job.defaults, argc, argv, [&](train::TrainConfig& cfg, Context& ctx) {
-    train::Datasets data = job.load(cfg);
+  const app::Workload& job = app::find_workload(workload);
+  return sample_main({workload, about}, job.defaults, argc, argv, [&](app::RunOptions& cfg, Context& ctx) {
+    app::Datasets data = job.load(cfg);
     train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
     init_weights_from_file(cfg, trainer);
     std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",

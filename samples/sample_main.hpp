@@ -6,6 +6,7 @@
 #include <string>
 
 #include "vkamp/context.hpp"
+#include "app/run_options.hpp"
 #include "vkamp/train/config.hpp"
 #include "vkamp/train/trainer.hpp"
 #include "run_history.hpp"
@@ -20,11 +21,11 @@ struct SampleInfo {
 // Parses flags over `defaults`, creates the Context, and runs `body`.
 // Returns the process exit status: 0, 1 (runtime failure, e.g. fail-fast),
 // or 2 (bad flags, config, data or checkpoint).
-int sample_main(const SampleInfo& info, train::TrainConfig defaults, int argc, char** argv,
-                const std::function<int(train::TrainConfig&, Context&)>& body);
+int sample_main(const SampleInfo& info, app::RunOptions defaults, int argc, char** argv,
+                const std::function<int(app::RunOptions&, Context&)>& body);
 
 // The whole of a classifier sample (fashion_mlp, lenet5): trains the named
-// workload (train/workloads.hpp) over its defaults and the flags, then
+// workload (app/workloads.hpp) over its defaults and the flags, then
 // reports test accuracy, the summary, GPU time per kernel and --report.
 int classifier_sample_main(const char* workload, const char* about, int argc, char** argv);
 
@@ -37,24 +38,24 @@ struct Observers {
 // Trains one configuration with a progress bar (labelled `label`) and the
 // --metrics log, recording the run into `history` when given (for
 // --report). The trainer stays usable for evaluation afterwards.
-train::TrainSummary train_with_progress(train::Trainer& trainer, const train::TrainConfig& cfg,
+train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg,
                                         const std::string& label, const Observers& also = {},
                                         ui::RunHistory* history = nullptr);
 
 // --report FILE.png: draws the dashboard of `history` offscreen and writes
 // it (nothing when cfg.report_path is empty). Prints where it went.
-void write_report(const train::TrainConfig& cfg, const ui::RunHistory& history);
+void write_report(const app::RunOptions& cfg, const ui::RunHistory& history);
 
 // --init-from FILE: loads the file's weights (PyTorch names and layouts,
 // torch_layout.hpp) into the trainer's model, checked against it; call it
 // before training. Nothing when the flag is not given. Throws
 // io::FormatError naming the file.
-void init_weights_from_file(const train::TrainConfig& cfg, train::Trainer& trainer);
+void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer);
 
 // --save FILE.safetensors: writes the model's weights as cfg.save_dtype,
 // with the vkamp.* metadata of the run `s`. Nothing when the flag is not
 // given; call it only after a successful run. Prints where they went.
-void save_weights(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s);
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);

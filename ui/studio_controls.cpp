@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "vkamp/train/workloads.hpp"
+#include "app/workloads.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -62,7 +62,7 @@ void run_buttons(StudioControls& c, TrainingSession& session) {
 
 void new_run(StudioControls& c, TrainingSession& session) {
   section("New run");
-  const auto& jobs = train::workloads();
+  const auto& jobs = app::workloads();
   if (ImGui::BeginCombo("sample", jobs[c.sample].name.c_str())) {
     for (int i = 0; i < int(jobs.size()); ++i)
       if (ImGui::Selectable(jobs[i].name.c_str(), i == c.sample)) {
@@ -93,7 +93,7 @@ void new_run(StudioControls& c, TrainingSession& session) {
   input_u32("batch", c.cfg.batch);
   input_double("lr", c.cfg.optimizer.lr);
   if (ImGui::Button("Start new run", ImVec2(-1, 0))) {
-    if (accepted(c, [&] { train::validate(c.cfg); })) {
+    if (accepted(c, [&] { app::validate(c.cfg); })) {
       session.start(jobs[c.sample], c.cfg);
       c.running = c.cfg;
       c.knobs = c.cfg.scaler;

@@ -7,13 +7,14 @@
 
 #include "run_history.hpp"
 #include "training_session.hpp"
+#include "app/run_options.hpp"
 #include "vkamp/train/config.hpp"
 
 namespace vkamp::ui {
 
 struct StudioControls {
-  int sample = 0;            // index into train::workloads()
-  train::TrainConfig cfg;    // the next run's settings, edited in place
+  int sample = 0;            // index into app::workloads()
+  app::RunOptions cfg;       // the next run's settings, edited in place
   train::TrainConfig running;  // the settings of the run in progress
   train::ScalerConfig knobs; // the live knobs, edited before "Apply"
   char checkpoint_path[256] = "vkamp-studio.ckpt";

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "app/workloads.hpp"
 #include "dashboard.hpp"
 #include "offscreen_target.hpp"
 #include "run_history.hpp"
@@ -13,7 +14,6 @@
 #include "training_session.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/train/metrics_log.hpp"
-#include "vkamp/train/workloads.hpp"
 
 using namespace vkamp;
 using namespace vkamp::ui;
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   DashboardState dash;
   PlotProbe probe;
   StudioControls controls;
-  const auto& jobs = train::workloads();
+  const auto& jobs = app::workloads();
   for (int i = 0; i < int(jobs.size()); ++i)
     if (jobs[i].name == opt.sample) controls.sample = i;
   controls.cfg = opt.cfg;

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
-#include "vkamp/train/cli.hpp"
-#include "vkamp/train/workloads.hpp"
+#include "app/cli.hpp"
+#include "app/workloads.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -40,7 +40,7 @@ uint32_t parse_count(const std::string& v, const char* flag, uint32_t max, std::
 
 std::string studio_usage() {
   std::string names;
-  for (auto& w : train::workloads()) names += "\n    " + w.name + ": " + w.about;
+  for (auto& w : app::workloads()) names += "\n    " + w.name + ": " + w.about;
   return "usage: vkamp-studio [flags]\n\n"
          "Trains a sample in mixed precision and shows the loss, the loss scale with the\n"
          "skipped steps, the gradient norm, the step time and the gradient exponent\n"
@@ -56,7 +56,7 @@ std::string studio_usage() {
          "  --probe FILE.json      write what the last frame plotted (for tests)\n"
          "  --size WxH             window size [default: 1600x1000]\n"
          "  --report FILE.png      at exit, draw the dashboard without the controls (offscreen)\n\n" +
-         train::common_usage(train::find_workload("fashion_mlp").defaults);
+         app::common_usage(app::find_workload("fashion_mlp").defaults);
 }
 
 StudioOptions parse_studio_options(int argc, char** argv) {
@@ -87,19 +87,19 @@ StudioOptions parse_studio_options(int argc, char** argv) {
       err = std::string(flag) + " needs a file name ending in " + ext + ", got \"" + *path + "\"";
   }
   try {
-    o.cfg = train::find_workload(o.sample).defaults;
+    o.cfg = app::find_workload(o.sample).defaults;
   } catch (const train::ConfigError& e) {
     if (err.empty()) err = e.what();
     o.sample = "fashion_mlp";
-    o.cfg = train::find_workload(o.sample).defaults;
+    o.cfg = app::find_workload(o.sample).defaults;
   }
   if (!err.empty()) {
     o.error = err;
     return o;
   }
-  train::TrainConfig cfg = o.cfg;
+  app::RunOptions cfg = o.cfg;
   try {
-    o.help = train::parse_command_line(int(rest.size()), rest.data(), cfg).help;
+    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg).help;
     o.cfg = cfg;
   } catch (const train::ConfigError& e) {
     o.error = e.what();  // o.cfg keeps the sample's defaults

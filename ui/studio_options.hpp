@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <string>
 
-#include "vkamp/train/config.hpp"
+#include "app/run_options.hpp"
 
 namespace vkamp::ui {
 
 struct StudioOptions {
   std::string sample = "fashion_mlp";
-  train::TrainConfig cfg;   // the sample's defaults, then the flags
+  app::RunOptions cfg;      // the sample's defaults, then the flags
   std::string screenshot;   // --screenshot FILE.png: the last frame
   uint32_t frames = 0;      // --frames N: quit after N frames (0 = run until closed)
   uint32_t until_step = 0;  // --until-step K: start counting frames once K steps are in

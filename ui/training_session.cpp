@@ -59,7 +59,7 @@ void TrainingSession::set(SessionState s, const std::string& msg) {
   history_.set_status(s == SessionState::Failed ? "error: " + msg : status);
 }
 
-void TrainingSession::start(const train::Workload& job, const train::TrainConfig& cfg, bool paused) {
+void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg, bool paused) {
   post([this, job, cfg, paused] {
     trainer_.reset();
     set(SessionState::Idle, "loading " + job.name);

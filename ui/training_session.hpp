@@ -12,11 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "app/workloads.hpp"
 #include "run_history.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/train/config.hpp"
 #include "vkamp/train/trainer.hpp"
-#include "vkamp/train/workloads.hpp"
 
 namespace vkamp::ui {
 
@@ -32,7 +32,7 @@ class TrainingSession {
 
   // Replaces the current run with a new one (loading data, building the
   // trainer). Errors end up in state() == Failed and message().
-  void start(const train::Workload& job, const train::TrainConfig& cfg, bool paused = false);
+  void start(const app::Workload& job, const app::RunOptions& cfg, bool paused = false);
   void pause(bool paused);
   void step_once();  // while paused: one more step, then its record
   void inject_overflow();
@@ -63,7 +63,7 @@ class TrainingSession {
   std::unique_ptr<Context> ctx_;
   std::string ctx_device_;
   std::unique_ptr<train::Trainer> trainer_;
-  train::Datasets data_;
+  app::Datasets data_;
   uint32_t steps_per_eval_ = 0, next_eval_ = 0, last_applied_ = 0, evaluated_at_ = 0;
   uint32_t pending_steps_ = 0;
   std::thread thread_;  // last: starts after everything above exists

@@ -296,7 +296,6 @@ Run train_steps(const Golden& g, Format fmt, train::OptimizerKind kind) {
   c.batch = g.rows;
   c.epochs = uint32_t(g.meta("steps"));
   c.seed = 1;  // shuffles the rows of the one batch: the mean loss and gradient do not depend on their order
-  c.progress = false;
   c.scaler.histogram_interval = 0;
   c.scaler.mode = fmt == Format::F32 ? train::LossScaleMode::None : train::LossScaleMode::Static;
   c.scaler.initial_scale = loss_scale(fmt);

@@ -3,19 +3,26 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "vkamp/train/cli.hpp"
+#include "app/cli.hpp"
 #include "vkamp/train/config.hpp"
 
 namespace vkamp::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The application's options extend TrainConfig with paths, device and
+// progress bar; the command line fills them.
+using app::CliResult;
+using app::common_usage;
+using app::RunOptions;
 
 // A fresh directory per test for the YAML files it writes.
 class TempDir {
@@ -57,16 +64,16 @@ std::string error_of(F&& f) {
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
 
-CliResult parse(std::vector<std::string> args, TrainConfig& cfg) {
+CliResult parse(std::vector<std::string> args, RunOptions& cfg) {
   args.insert(args.begin(), "train");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  return parse_command_line(static_cast<int>(args.size()), argv.data(), cfg);
+  return app::parse_command_line(static_cast<int>(args.size()), argv.data(), cfg);
 }
 
-TrainConfig with(const std::string& key, const std::string& value) {
-  TrainConfig c;
+RunOptions with(const std::string& key, const std::string& value) {
+  RunOptions c;
   apply_setting(key, value, c);
   return c;
 }
@@ -124,7 +131,7 @@ TEST(ConfigSetting, LossScalingFactor) {
 }
 
 TEST(ConfigSetting, VkampKeysMap) {
-  TrainConfig c;
+  RunOptions c;
   const std::pair<const char*, const char*> kv[] = {
       {"precision", "bf16"},
       {"device", "llvmpipe"},
@@ -207,10 +214,10 @@ TEST(ConfigSetting, VkampKeysMap) {
 TEST(ConfigSetting, SafetensorsKeys) {
   EXPECT_EQ(with("save", "w.safetensors").save_path, "w.safetensors");
   EXPECT_EQ(with("init_from", "pt.safetensors").init_from, "pt.safetensors");
-  EXPECT_EQ(TrainConfig{}.save_dtype, Format::F32);
+  EXPECT_EQ(RunOptions{}.save_dtype, Format::F32);
   EXPECT_EQ(with("save_dtype", "bf16").save_dtype, Format::BF16);
   EXPECT_EQ(with("save_dtype", "FP16").save_dtype, Format::F16);
-  TrainConfig c;
+  RunOptions c;
   EXPECT_CONTAINS(error_of([&] { apply_setting("save_dtype", "cb16", c, "--save-dtype"); }),
                   "--save-dtype: unknown value 'cb16' (expected fp32 | fp16 | bf16)");
   c.save_dtype = Format::CB16;
@@ -427,7 +434,7 @@ TEST(ConfigFile, ReadsCerebrasStyleFile) {
                             "data: \"/data/my # dir\"\n"
                             "device: 'llvm''pipe'\n"
                             "metrics: \"\"\n");
-  TrainConfig c;
+  RunOptions c;
   c.metrics_path = "was set";
   apply_config_file(f, c);
   EXPECT_EQ(c.precision, Format::CB16);
@@ -508,25 +515,25 @@ TEST(CliParse, FlagsOverrideFileInEitherOrder) {
   TempDir dir;
   std::string f = dir.write("f.yaml", "lr: 0.1\nepochs: 7\n");
   {
-    TrainConfig c;
+    RunOptions c;
     parse({"--lr", "0.5", "--config", f}, c);
     EXPECT_EQ(c.optimizer.lr, 0.5);
     EXPECT_EQ(c.epochs, 7u);  // the file still applies where no flag overrides
   }
   {
-    TrainConfig c;
+    RunOptions c;
     parse({"--config", f, "--lr", "0.5"}, c);
     EXPECT_EQ(c.optimizer.lr, 0.5);
   }
   {
-    TrainConfig c;
+    RunOptions c;
     parse({"--lr=0.25", "--config=" + f}, c);
     EXPECT_EQ(c.optimizer.lr, 0.25);
   }
 }
 
 TEST(CliParse, CommonFlags) {
-  TrainConfig c;
+  RunOptions c;
   auto r = parse(
       {"--device", "1", "--precision", "bf16", "--loss-scale", "512", "--epochs", "3", "--batch=64", "--lr",
        "0.05", "--data", "/d", "--inject-overflow", "120,300-305", "--metrics", "m.jsonl", "--seed", "42"},
@@ -548,7 +555,7 @@ TEST(CliParse, CommonFlags) {
 }
 
 TEST(CliParse, YamlKeysAsDashedFlags) {
-  TrainConfig c;
+  RunOptions c;
   parse({"--max-gradient-norm", "1.0", "--overflow-policy", "retry", "--steps-per-increase", "100",
          "--initial-loss-scale", "1024", "--fp16-type=bfloat16", "--loss-scaling-factor", "dynamic",
          "--learning-rate", "0.3", "--batch-size", "16"},
@@ -564,35 +571,35 @@ TEST(CliParse, YamlKeysAsDashedFlags) {
 }
 
 TEST(CliParse, LossScaleModes) {
-  TrainConfig a;
+  RunOptions a;
   parse({"--loss-scale", "none"}, a);
   EXPECT_EQ(a.scaler.mode, LossScaleMode::None);
-  TrainConfig b;
+  RunOptions b;
   b.scaler.mode = LossScaleMode::None;
   parse({"--loss-scale=dynamic"}, b);
   EXPECT_EQ(b.scaler.mode, LossScaleMode::Dynamic);
-  TrainConfig z;
+  RunOptions z;
   EXPECT_CONTAINS(error_of([&] { parse({"--loss-scale", "0"}, z); }), "--loss-scale");
   EXPECT_CONTAINS(error_of([&] { parse({"--loss-scale=-4"}, z); }), "--loss-scale");
   EXPECT_CONTAINS(error_of([&] { parse({"--initial-loss-scale", "0"}, z); }), "--initial-loss-scale");
 }
 
 TEST(CliParse, BooleanFlagsTakeNoValue) {
-  TrainConfig c;
+  RunOptions c;
   parse({"--checkpoint", "c.ckpt", "--resume", "--no-progress", "--epochs", "2"}, c);
   EXPECT_TRUE(c.resume);
   EXPECT_FALSE(c.progress);
   EXPECT_EQ(c.epochs, 2u);
-  TrainConfig d;
+  RunOptions d;
   parse({"--progress=false"}, d);
   EXPECT_FALSE(d.progress);
-  TrainConfig e;
+  RunOptions e;
   EXPECT_CONTAINS(error_of([&] { parse({"--checkpoint", "c", "--resume", "true"}, e); }), "--resume");
   EXPECT_CONTAINS(error_of([&] { parse({"--no-progress=false"}, e); }), "--no-progress");
 }
 
 TEST(CliParse, UnknownFlagIsNamed) {
-  TrainConfig c;
+  RunOptions c;
   std::string m = error_of([&] { parse({"--epoch", "3"}, c); });
   EXPECT_CONTAINS(m, "--epoch");
   EXPECT_CONTAINS(m, "--epochs");  // the suggestion
@@ -604,7 +611,7 @@ TEST(CliParse, UnknownFlagIsNamed) {
 }
 
 TEST(CliParse, MissingAndBadValuesNameTheFlag) {
-  TrainConfig c;
+  RunOptions c;
   EXPECT_CONTAINS(error_of([&] { parse({"--epochs"}, c); }), "--epochs");
   EXPECT_CONTAINS(error_of([&] { parse({"--lr", "--epochs", "3"}, c); }), "--lr");
   EXPECT_CONTAINS(error_of([&] { parse({"--config"}, c); }), "--config");
@@ -616,13 +623,13 @@ TEST(CliParse, MissingAndBadValuesNameTheFlag) {
 }
 
 TEST(CliParse, PositionalArgumentIsAnError) {
-  TrainConfig c;
+  RunOptions c;
   EXPECT_CONTAINS(error_of([&] { parse({"--epochs", "3", "extra"}, c); }), "extra");
   EXPECT_CONTAINS(error_of([&] { parse({"-x"}, c); }), "-x");
 }
 
 TEST(CliParse, BothClipFlagsNameBoth) {
-  TrainConfig c;
+  RunOptions c;
   std::string m = error_of([&] { parse({"--max-gradient-norm", "1.0", "--max-gradient-value", "0.5"}, c); });
   EXPECT_CONTAINS(m, "--max-gradient-norm");
   EXPECT_CONTAINS(m, "--max-gradient-value");
@@ -632,22 +639,22 @@ TEST(CliParse, ValidatesAfterFileAndFlags) {
   TempDir dir;
   // The file alone is invalid (initial scale above the max) but the flag fixes it.
   std::string f = dir.write("v.yaml", "max_loss_scale: 32768\n");
-  TrainConfig c;
+  RunOptions c;
   EXPECT_CONTAINS(error_of([&] { parse({"--config", f}, c); }), "initial_loss_scale");
-  TrainConfig d;
+  RunOptions d;
   EXPECT_NO_THROW(parse({"--config", f, "--initial-loss-scale", "32768"}, d));
   EXPECT_EQ(d.scaler.max_scale, 32768.0);
   // A bad file is reported with its name and line.
   std::string g = dir.write("bad.yaml", "\nlr: fast\n");
-  TrainConfig e;
+  RunOptions e;
   EXPECT_CONTAINS(error_of([&] { parse({"--epochs", "1", "--config", g}, e); }), g + ":2:");
 }
 
 TEST(CliParse, HelpSetsHelp) {
-  TrainConfig c;
+  RunOptions c;
   EXPECT_TRUE(parse({"--help"}, c).help);
   EXPECT_TRUE(parse({"--epochs", "3", "-h"}, c).help);
-  EXPECT_EQ(c.epochs, TrainConfig{}.epochs);  // nothing applied
+  EXPECT_EQ(c.epochs, RunOptions{}.epochs);  // nothing applied
   EXPECT_FALSE(parse({}, c).help);
 }
 
@@ -668,6 +675,24 @@ TEST(CliUsage, ListsEveryFlagWithDefaults) {
   EXPECT_CONTAINS(u, "[default: 65536]");
   EXPECT_CONTAINS(u, "[default: 2000]");
   EXPECT_CONTAINS(u, "[default: dynamic]");
+}
+
+// One table: every row of the run's settings, the application's included,
+// is a flag in --help and a key that parses its own shown default.
+TEST(CliUsage, EveryRowIsListedAndParsesItsDefault) {
+  const std::string u = common_usage();
+  const RunOptions d;
+  for (const auto& row : app::run_settings()) {
+    SCOPED_TRACE(row.key);
+    EXPECT_CONTAINS(u, row.help_shows_negation ? "--no-" + row.flag.substr(2) : row.flag);
+    const std::string shown = row.show(d);
+    bool is_number = !shown.empty() && (std::isdigit(static_cast<unsigned char>(shown[0])) != 0);
+    if (is_number || row.key == "precision" || row.key == "optimizer" || row.key == "overflow_policy") {
+      RunOptions c;
+      EXPECT_NO_THROW(app::apply_setting(row.key, shown, c));
+      EXPECT_EQ(row.show(c), shown);
+    }
+  }
 }
 
 }  // namespace

@@ -395,7 +395,6 @@ TEST_F(ConvModel, TinyConvNetLearnsInFp32AndFp16WithScaling) {
     c.seed = 5;
     c.optimizer.lr = 0.05;
     c.optimizer.momentum = 0.9;
-    c.progress = false;
     c.scaler.histogram_interval = fmt == Format::F16 ? 20 : 0;
     if (fmt == Format::F32) c.scaler.mode = train::LossScaleMode::None;
     train::Trainer t(ctx(), c, spec, train::LossKind::SoftmaxXent, data);

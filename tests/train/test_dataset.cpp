@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "app/data_paths.hpp"
 #include "vkamp/train/dataset.hpp"
 
 namespace fs = std::filesystem;
@@ -275,7 +276,7 @@ TEST(Dataset, RejectsBadFashionMnistLayouts) {
 
 namespace {
 void check_real_fashion_mnist(bool test) {
-  const std::string dir = vkamp::train::kDefaultFashionMnistDir;
+  const std::string dir = vkamp::app::kDefaultFashionMnistDir;
   auto data = vkamp::train::load_fashion_mnist(dir, test);
   const uint32_t n = test ? 10000 : 60000;
   EXPECT_EQ(data.count, n);
@@ -304,15 +305,15 @@ void check_real_fashion_mnist(bool test) {
 }  // namespace
 
 TEST(Dataset, LoadsRealFashionMnistTrain) {
-  if (!fs::is_directory(vkamp::train::kDefaultFashionMnistDir))
-    GTEST_SKIP() << vkamp::train::kDefaultFashionMnistDir
+  if (!fs::is_directory(vkamp::app::kDefaultFashionMnistDir))
+    GTEST_SKIP() << vkamp::app::kDefaultFashionMnistDir
                  << " is missing (apt install dataset-fashion-mnist)";
   check_real_fashion_mnist(false);
 }
 
 TEST(Dataset, LoadsRealFashionMnistTest) {
-  if (!fs::is_directory(vkamp::train::kDefaultFashionMnistDir))
-    GTEST_SKIP() << vkamp::train::kDefaultFashionMnistDir
+  if (!fs::is_directory(vkamp::app::kDefaultFashionMnistDir))
+    GTEST_SKIP() << vkamp::app::kDefaultFashionMnistDir
                  << " is missing (apt install dataset-fashion-mnist)";
   check_real_fashion_mnist(true);
 }

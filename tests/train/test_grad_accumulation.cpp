@@ -30,7 +30,6 @@ train::TrainConfig one_sgd_step(Format fmt, uint32_t batch, uint32_t micro) {
   c.grad_accum = micro;
   c.epochs = 1;  // one update: the data holds exactly batch x micro rows
   c.seed = 7;
-  c.progress = false;
   // w_after = w_before - lr g; a large power of two makes the fp32 rounding
   // of that subtraction (u32 |w|) negligible against lr g.
   c.optimizer.lr = kLr;

@@ -36,7 +36,6 @@ TEST_P(HistogramReference, BinsMatchACpuCountPerTensor) {
   c.batch = 8;
   c.epochs = 3;
   c.seed = 4;
-  c.progress = false;
   c.optimizer.lr = 0.1;
   c.scaler.histogram_interval = 1;
   // A modest scale: in fp16 the smallest gradients flush to zero or land

@@ -108,7 +108,6 @@ TEST_P(OptimizerMatchesReference, StepByStepWithASkippedStep) {
   c.batch = data.count;  // one step per epoch, always the whole data set
   c.epochs = 6;
   c.seed = 5;
-  c.progress = false;
   c.scaler.histogram_interval = 0;
   // A power-of-two scale: scaling and unscaling are exact in fp32, and the
   // backoff at the injected overflow changes the scale the later steps undo.

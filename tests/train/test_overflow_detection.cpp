@@ -177,7 +177,6 @@ TEST_P(LargeScale, FiniteGradientsAtScale2To100AreNeverSkipped) {
   c.batch = 8;
   c.epochs = 2;
   c.seed = 3;
-  c.progress = false;
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0;
   c.scaler.histogram_interval = 0;

@@ -28,7 +28,6 @@ TrainConfig toy(Format fmt) {
   c.batch = 8;
   c.epochs = 1;  // 8 updates
   c.seed = 7;
-  c.progress = false;
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0;
   c.scaler.histogram_interval = 0;

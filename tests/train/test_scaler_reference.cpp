@@ -25,7 +25,6 @@ train::TrainConfig pattern_config(bool consecutive) {
   c.batch = 8;
   c.epochs = 4;  // 32 updates
   c.seed = 9;
-  c.progress = false;
   c.scaler.histogram_interval = 0;
   c.scaler.initial_scale = 256;
   c.scaler.growth_interval = 4;

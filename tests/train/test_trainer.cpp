@@ -34,7 +34,6 @@ TrainConfig toy_config(Format fmt = Format::F16) {
   c.seed = 7;
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0;
-  c.progress = false;
   c.scaler.histogram_interval = 0;
   return c;
 }

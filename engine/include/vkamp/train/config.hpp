@@ -3,6 +3,18 @@
 // Cerebras names where they exist (fp16_type, loss_scaling_factor,
 // initial_loss_scale, steps_per_increase, min_loss_scale, max_loss_scale,
 // max_gradient_norm, max_gradient_value) and vkamp's own names otherwise.
+// Each setting's key, flag, help, default and range are one row of
+// training_settings() (setting.hpp, training_settings.cpp).
+//
+// TrainConfig holds what the trainer reads, and only that. Where a run's
+// files go and which GPU it uses (data, metrics, report, device, progress
+// bar, the weights files of --save/--init-from and their --save-dtype: the
+// samples read and write those, the trainer only holds the weights) belong
+// to the application: samples/app/run_options.hpp extends this struct with
+// them. Checkpoints stay here: the trainer writes them itself (every N
+// steps, and on fail-fast) and --resume restores its step, optimizer and
+// scaler state. The settings-file reader stays in the engine too
+// (settings_file.hpp): it knows no keys, the table it is given does.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -61,7 +73,6 @@ struct StepRange {
 };
 
 struct TrainConfig {
-  std::string device;                // index or name substring; empty = default
   Format precision = Format::F16;    // fp32 | float16 | bfloat16 | cbfloat16
   ScalerConfig scaler;
   OptimizerConfig optimizer;
@@ -70,17 +81,10 @@ struct TrainConfig {
   uint32_t epochs = 2;
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
   uint64_t seed = 1;
-  std::string data_dir;              // empty = the sample's default
-  std::string metrics_path;          // JSON Lines, one record per step
-  std::string report_path;           // PNG of the dashboard at the end of the run
   std::string checkpoint_path;       // empty = no checkpoints
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
-  std::string save_path;              // safetensors file of the weights at the end; empty = none
-  std::string init_from;             // safetensors file the weights start from; empty = seeded init
-  Format save_dtype = Format::F32;   // F32, F16 or BF16 (PyTorch has no cb16)
   std::vector<StepRange> inject_overflow;
-  bool progress = true;              // progress bar on stderr
 };
 
 // A bad value, unknown key, or conflicting options: the message names the
@@ -94,16 +98,19 @@ class ConfigError : public std::exception {
   std::string msg_;
 };
 
+// These read and write the training settings only; the application's
+// RunOptions has the same functions over its own keys too (device, data,
+// metrics, ...: samples/app/run_options.hpp).
+
 // Applies a YAML file of `key: value` lines (comments with #, blank lines
 // allowed) to cfg. Unknown keys, bad values and unreadable files throw.
 void apply_config_file(const std::string& path, TrainConfig& cfg);
 
-// Applies one setting by its YAML key (used by the file reader and by the
-// dashboard's live fields). Throws ConfigError naming the key.
+// Applies one setting by its YAML key. Throws ConfigError naming the key.
 void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg);
 
 // Like apply_setting, but error messages name `label` (a flag such as
-// "--lr") instead of the key. The command-line parser uses it.
+// "--lr") instead of the key.
 void apply_setting(const std::string& key, const std::string& value, TrainConfig& cfg,
                    const std::string& label);
 
@@ -114,10 +121,13 @@ const std::vector<std::string>& setting_keys();
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 // The key an unknown key probably meant: another tool's name for the same
-// knob (growth_interval -> steps_per_increase) or a close spelling; "" if none.
+// knob (growth_interval -> steps_per_increase) or a close spelling among
+// `keys` (default: setting_keys()); "" if none.
+std::string suggest_key(const std::string& unknown, const std::vector<std::string>& keys);
 std::string suggest_key(const std::string& unknown);
 
-// Checks cross-field rules (both clip knobs, scales <= 0, min > max, ...).
+// Checks each setting's range (its row's) and the rules across settings
+// (both clip knobs, min > max, retry without dynamic scaling, ...).
 void validate(const TrainConfig& cfg);
 // New loss-scaling knobs for a run in progress (the app): the mode must not
 // change, and a dynamic run's initial scale no longer matters. Returns cfg

@@ -14,8 +14,6 @@ class DataError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
-
 // A classification set: `count` examples of `features` values in [0, 1]
 // (images divided by 255) and a label each.
 struct ClassificationData {

@@ -1,10 +1,10 @@
-#include "vkamp/train/progress_bar.hpp"
+#include "app/progress_bar.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace vkamp::train {
+namespace vkamp::app {
 
 ProgressBar::ProgressBar(std::string label, uint64_t total, bool enabled)
     : label_(std::move(label)), total_(total ? total : 1), enabled_(enabled), tty_(isatty(2) != 0),
@@ -52,4 +52,4 @@ void ProgressBar::finish() {
   }
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::app

@@ -6,27 +6,27 @@
 #include <string>
 #include <vector>
 
-#include "vkamp/train/config.hpp"
+#include "app/run_options.hpp"
 #include "vkamp/train/trainer.hpp"
 
-namespace vkamp::train {
+namespace vkamp::app {
 
 struct Datasets {
-  HostData train, test;  // test.count == 0: evaluate on nothing
+  train::HostData train, test;  // test.count == 0: evaluate on nothing
 };
 
 struct Workload {
   std::string name;   // "fashion_mlp"
   std::string about;  // one line
   std::string model;  // parse_model() spec
-  LossKind loss = LossKind::SoftmaxXent;
-  TrainConfig defaults;
-  // Loads the data for a config (cfg.data_dir, cfg.seed). Throws DataError.
-  std::function<Datasets(const TrainConfig&)> load;
+  train::LossKind loss = train::LossKind::SoftmaxXent;
+  RunOptions defaults;
+  // Loads the data for a run (its data_dir, seed). Throws train::DataError.
+  std::function<Datasets(const RunOptions&)> load;
 };
 
 const std::vector<Workload>& workloads();
-// Throws ConfigError naming the known workloads when `name` is not one.
+// Throws train::ConfigError naming the known workloads when `name` is not one.
 const Workload& find_workload(const std::string& name);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::app

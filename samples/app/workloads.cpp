@@ -1,19 +1,23 @@
-#include "vkamp/train/workloads.hpp"
+#include "app/workloads.hpp"
 
+#include "app/data_paths.hpp"
 #include "vkamp/train/dataset.hpp"
 
-namespace vkamp::train {
+namespace vkamp::app {
+
+using train::HostData;
+using train::LossKind;
 namespace {
 
-Datasets fashion_mnist(const TrainConfig& cfg) {
+Datasets fashion_mnist(const RunOptions& cfg) {
   std::string dir = cfg.data_dir.empty() ? kDefaultFashionMnistDir : cfg.data_dir;
-  return {HostData::classification(load_fashion_mnist(dir, false)),
-          HostData::classification(load_fashion_mnist(dir, true))};
+  return {HostData::classification(train::load_fashion_mnist(dir, false)),
+          HostData::classification(train::load_fashion_mnist(dir, true))};
 }
 
 Workload fashion_mlp() {
   Workload w{"fashion_mlp", "784-256-256-10 ReLU MLP on Fashion-MNIST, momentum SGD", "784-256r-256r-10",
-             LossKind::SoftmaxXent, TrainConfig{}, fashion_mnist};
+             LossKind::SoftmaxXent, RunOptions{}, fashion_mnist};
   w.defaults.batch = 128;
   w.defaults.epochs = 2;
   w.defaults.optimizer.lr = 0.05;
@@ -26,14 +30,14 @@ Workload fashion_mlp() {
 // 5x5 to 16, max pool 2, then 120-84-10, ReLU throughout.
 Workload lenet5() {
   Workload w{"lenet5", "LeNet-5 (two 5x5 convs, max pooling, 120-84-10) on Fashion-MNIST, momentum SGD",
-             "28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10", LossKind::SoftmaxXent, TrainConfig{}, fashion_mnist};
+             "28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10", LossKind::SoftmaxXent, RunOptions{}, fashion_mnist};
   w.defaults.batch = 64;
   w.defaults.epochs = 2;
   w.defaults.optimizer.lr = 0.05;
   w.defaults.optimizer.momentum = 0.9;
   // Annealing to 0 over the run gave more test accuracy after two epochs
   // than a constant rate, with less spread between seeds (bench/NOTES.md).
-  w.defaults.optimizer.schedule = LrSchedule::Cosine;
+  w.defaults.optimizer.schedule = train::LrSchedule::Cosine;
   return w;
 }
 
@@ -41,8 +45,8 @@ Workload lenet5() {
 // this regression underflow, the loss-scaling literature's example.
 Workload linreg() {
   Workload w{"linreg", "16-feature linear regression with targets ~1e-4 (fp16 underflow)", "16-1", LossKind::MSE,
-             TrainConfig{}, [](const TrainConfig& cfg) {
-               RegressionData reg = make_regression(4096, 16, cfg.seed);
+             RunOptions{}, [](const RunOptions& cfg) {
+               train::RegressionData reg = train::make_regression(4096, 16, cfg.seed);
                HostData data{reg.count, reg.features, reg.x, {}, reg.y};
                for (float& y : data.targets) y *= 1e-4f;
                return Datasets{data, {}};
@@ -68,7 +72,7 @@ const Workload& find_workload(const std::string& name) {
     if (w.name == name) return w;
     known += (known.empty() ? "" : ", ") + w.name;
   }
-  throw ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
+  throw train::ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::app

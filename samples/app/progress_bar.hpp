@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace vkamp::train {
+namespace vkamp::app {
 
 class ProgressBar {
  public:
@@ -28,4 +28,4 @@ class ProgressBar {
   std::string last_status_;
 };
 
-}  // namespace vkamp::train
+}  // namespace vkamp::app

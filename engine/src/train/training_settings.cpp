@@ -1,0 +1,223 @@
+// The trainer's settings, one row each, in --help order. A new knob is a
+// field in TrainConfig (config.hpp) and a row here; the command line, YAML
+// files, --help and validate() all read this table.
+#include "vkamp/train/setting.hpp"
+
+namespace vkamp::train {
+namespace {
+
+const EnumNames<LossScaleMode> kScaleModeNames = {
+    {"none", LossScaleMode::None}, {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic}};
+const EnumNames<OverflowPolicy> kPolicyNames = {
+    {"skip", OverflowPolicy::Skip}, {"apply", OverflowPolicy::Apply}, {"retry", OverflowPolicy::Retry}};
+const EnumNames<OptimizerKind> kOptimizerNames = {
+    {"sgd", OptimizerKind::SGD}, {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW}};
+const EnumNames<LrSchedule> kScheduleNames = {
+    {"constant", LrSchedule::Constant}, {"step", LrSchedule::Step}, {"cosine", LrSchedule::Cosine}};
+
+using Row = Setting<TrainConfig>;
+
+Row precision_row() {
+  Row s = row<TrainConfig>(
+      "precision", {kGeneralGroup, "P", "fp32 | float16 | bfloat16 | cbfloat16 (also fp16, bf16, cb16)"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    auto f = parse_format(lower(v));
+    if (!f) fail(l, "unknown precision '" + v + "' (expected fp32 | float16 | bfloat16 | cbfloat16)");
+    c.precision = *f;
+  };
+  s.show = [](const TrainConfig& c) { return std::string(format_name(c.precision)); };
+  return s;
+}
+
+// Cerebras's name for the 16-bit precisions; fp32 is not one of them.
+Row fp16_type_row() {
+  Row s = row<TrainConfig>("fp16_type",
+                           {kGeneralGroup, "T", "Cerebras name: float16 | bfloat16 | cbfloat16 (sets --precision)"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    const std::string t = lower(v);
+    if (t == "float16") c.precision = Format::F16;
+    else if (t == "bfloat16") c.precision = Format::BF16;
+    else if (t == "cbfloat16") c.precision = Format::CB16;
+    else
+      fail(l, "unknown value '" + v +
+                  "' (expected float16 | bfloat16 | cbfloat16; for full precision use precision: fp32)");
+  };
+  s.show = [](const TrainConfig&) { return std::string(); };
+  return s;
+}
+
+// dynamic | none | a fixed scale: the mode and, when fixed, the scale.
+Row loss_scaling_factor_row() {
+  Row s = row<TrainConfig>("loss_scaling_factor",
+                           {kScalingGroup, "S", "dynamic | none | a fixed positive scale (= loss_scaling_factor)"});
+  s.flag = "--loss-scale";
+  s.flag_alias_help = "Cerebras name for --loss-scale";
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    const std::string t = lower(v);
+    if (t == "dynamic" || t == "none") {
+      c.scaler.mode = parse_name(kScaleModeNames, t, l);
+      return;
+    }
+    double x = 0;
+    try {
+      x = parse_double(v, l);
+    } catch (const ConfigError&) {
+      fail(l, "'" + v + "' is not dynamic, none or a positive number");
+    }
+    if (!(x > 0)) fail(l, "a static loss scale must be > 0 (got " + v + ")");
+    c.scaler.mode = LossScaleMode::Static;
+    c.scaler.initial_scale = x;
+  };
+  s.show = [](const TrainConfig& c) { return std::string(scale_mode_name(c.scaler.mode)); };
+  // Checked before initial_loss_scale so that a static run's bad scale names --loss-scale.
+  s.check = [](const TrainConfig& c) {
+    if (c.scaler.mode == LossScaleMode::Static && !Range::above(0).contains(c.scaler.initial_scale))
+      throw ConfigError("--loss-scale (loss_scaling_factor): the loss scale must be a finite number > 0, got " +
+                        fmt(c.scaler.initial_scale));
+  };
+  return s;
+}
+
+Row inject_overflow_row() {
+  Row s = row<TrainConfig>(
+      "inject_overflow",
+      {kTestingGroup, "LIST", "write an inf into a gradient at these optimizer steps, e.g. 120,300-305"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    try {
+      c.inject_overflow = parse_step_ranges(v);
+    } catch (const ConfigError& e) {
+      fail(l, e.what());
+    }
+  };
+  s.show = [](const TrainConfig& c) {
+    std::string list;
+    for (const StepRange& r : c.inject_overflow)
+      list += (list.empty() ? "" : ",") + std::to_string(r.first) +
+              (r.last == r.first ? "" : "-" + std::to_string(r.last));
+    return list.empty() ? std::string("none") : list;
+  };
+  s.check = [](const TrainConfig& c) {
+    for (const StepRange& r : c.inject_overflow)
+      if (r.last < r.first)
+        throw ConfigError(names("inject_overflow") + ": range " + std::to_string(r.first) + "-" +
+                          std::to_string(r.last) + " ends before it starts");
+  };
+  return s;
+}
+
+std::vector<Row> scaling_rows() {
+  using T = TrainConfig;
+  const Range positive = Range::above(0);
+  Row hysteresis_refill = toggle<T>(
+      "consecutive_hysteresis",
+      {kScalingGroup, "", "every clean step refills the hysteresis (DeepSpeed), not only a growth"},
+      VKAMP_FIELD(scaler.consecutive_hysteresis));
+  return {
+      loss_scaling_factor_row(),
+      real<T>("initial_loss_scale", {kScalingGroup, "X", "starting scale of dynamic scaling"},
+              VKAMP_FIELD(scaler.initial_scale), positive),
+      count<T>("steps_per_increase", {kScalingGroup, "N", "clean steps before the scale grows (growth interval)"},
+               VKAMP_FIELD(scaler.growth_interval), 1),
+      real<T>("growth_factor", {kScalingGroup, "X", "scale multiplier on growth (> 1)"},
+              VKAMP_FIELD(scaler.growth_factor), Range::above(1)),
+      real<T>("backoff_factor", {kScalingGroup, "X", "scale multiplier on an overflow, in (0, 1)"},
+              VKAMP_FIELD(scaler.backoff_factor), Range::between(0, 1)),
+      real<T>("min_loss_scale", {kScalingGroup, "X", "the scale never goes below this"},
+              VKAMP_FIELD(scaler.min_scale), positive),
+      real<T>("max_loss_scale", {kScalingGroup, "X", "the scale never grows above this", " (fp32 max)"},
+              VKAMP_FIELD(scaler.max_scale), positive),
+      count<T>("hysteresis", {kScalingGroup, "N", "overflows tolerated before a backoff (DeepSpeed)"},
+               VKAMP_FIELD(scaler.hysteresis), 1),
+      hysteresis_refill,
+      choice<T>("overflow_policy",
+                {kScalingGroup, "P", "on an overflowed step: skip | apply | retry (recompute at the lower scale)"},
+                VKAMP_FIELD(scaler.policy), kPolicyNames),
+      count<T>("max_retries", {kScalingGroup, "N", "retry policy: recomputations of one batch"},
+               VKAMP_FIELD(scaler.max_retries)),
+      count<T>("fail_after_overflows",
+               {kScalingGroup, "N", "stop after N consecutive overflows at the minimum scale (0 = never)"},
+               VKAMP_FIELD(scaler.fail_after)),
+      count<T>("histogram_interval", {kScalingGroup, "N", "gradient exponent histograms every N steps (0 = never)"},
+               VKAMP_FIELD(scaler.histogram_interval)),
+      real<T>("max_gradient_norm",
+              {kClippingGroup, "X", "clip the global L2 norm of the gradients to X (0 = off)"},
+              VKAMP_FIELD(clip.max_norm), Range::at_least(0)),
+      real<T>("max_gradient_value", {kClippingGroup, "X", "clamp every gradient element to [-X, X] (0 = off)"},
+              VKAMP_FIELD(clip.max_value), Range::at_least(0)),
+  };
+}
+
+std::vector<Row> optimizer_rows() {
+  using T = TrainConfig;
+  const Range decay = Range::from_to_below(0, 1);
+  Row lr = real<T>("lr", {kOptimizerGroup, "X", "learning rate"}, VKAMP_FIELD(optimizer.lr), Range::at_least(0));
+  lr.aliases = {"learning_rate"};
+  return {
+      choice<T>("optimizer", {kOptimizerGroup, "O", "sgd | adam | adamw"}, VKAMP_FIELD(optimizer.kind),
+                kOptimizerNames),
+      lr,
+      real<T>("momentum", {kOptimizerGroup, "X", "SGD momentum, in [0, 1) (0 = plain SGD)"},
+              VKAMP_FIELD(optimizer.momentum), decay),
+      real<T>("beta1", {kOptimizerGroup, "X", "Adam first-moment decay, in [0, 1)"}, VKAMP_FIELD(optimizer.beta1),
+              decay),
+      real<T>("beta2", {kOptimizerGroup, "X", "Adam second-moment decay, in [0, 1)"}, VKAMP_FIELD(optimizer.beta2),
+              decay),
+      real<T>("eps", {kOptimizerGroup, "X", "Adam epsilon (> 0)"}, VKAMP_FIELD(optimizer.eps), Range::above(0)),
+      real<T>("weight_decay", {kOptimizerGroup, "X", "weight decay (decoupled for adamw)"},
+              VKAMP_FIELD(optimizer.weight_decay), Range::at_least(0)),
+      choice<T>("lr_schedule", {kOptimizerGroup, "S", "constant | step | cosine"}, VKAMP_FIELD(optimizer.schedule),
+                kScheduleNames),
+      count<T>("warmup_steps",
+               {kOptimizerGroup, "N",
+                "cosine schedule: update k < N uses lr (k+1)/N, then cosine from lr to 0 at the last update"},
+               VKAMP_FIELD(optimizer.warmup_steps)),
+      count<T>("lr_step_size", {kOptimizerGroup, "N", "step schedule: multiply the rate by gamma every N steps"},
+               VKAMP_FIELD(optimizer.step_size), 1),
+      real<T>("lr_gamma", {kOptimizerGroup, "X", "step schedule: the multiplier"}, VKAMP_FIELD(optimizer.gamma),
+              Range::above(0)),
+  };
+}
+
+std::vector<Row> loop_rows() {
+  using T = TrainConfig;
+  Row batch = count<T>("batch", {kLoopGroup, "N", "samples per micro-batch"}, VKAMP_FIELD(batch), 1);
+  batch.aliases = {"batch_size"};
+  Row resume = toggle<T>("resume", {kOutputGroup, "", "continue from --checkpoint FILE (--no-resume to turn off)"},
+                         VKAMP_FIELD(resume));
+  return {
+      count<T>("epochs", {kLoopGroup, "N", "passes over the training set"}, VKAMP_FIELD(epochs), 1),
+      batch,
+      count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
+      text<T>("checkpoint", {kOutputGroup, "FILE", "checkpoint file (model, optimizer and scaler state)"},
+              VKAMP_FIELD(checkpoint_path), "none"),
+      count<T>("checkpoint_every",
+               {kOutputGroup, "N",
+                "steps between checkpoints (0 = only at the end; a failed run never overwrites one)"},
+               VKAMP_FIELD(checkpoint_every)),
+      resume,
+      inject_overflow_row(),
+  };
+}
+
+std::vector<Row> all_rows() {
+  std::vector<Row> rows = {
+      precision_row(), fp16_type_row(),
+      whole<TrainConfig>("seed", {kGeneralGroup, "N", "random seed for initialization and shuffling"},
+                         VKAMP_FIELD(seed))};
+  for (auto part : {scaling_rows(), optimizer_rows(), loop_rows()}) rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<Setting<TrainConfig>>& training_settings() {
+  static const std::vector<Row> rows = all_rows();
+  return rows;
+}
+
+const char* scale_mode_name(LossScaleMode m) { return name_of(kScaleModeNames, m); }
+const char* policy_name(OverflowPolicy p) { return name_of(kPolicyNames, p); }
+const char* optimizer_name(OptimizerKind k) { return name_of(kOptimizerNames, k); }
+const char* schedule_name(LrSchedule s) { return name_of(kScheduleNames, s); }
+
+}  // namespace vkamp::train

@@ -1,0 +1,23 @@
+// Command-line flags shared by every training binary (samples, studio):
+// one flag per row of run_settings(), --some-name VALUE for the key
+// some_name, plus --config FILE and --help.
+#pragma once
+#include <string>
+
+#include "app/run_options.hpp"
+
+namespace vkamp::app {
+
+struct CliResult {
+  bool help = false;  // --help was given: print usage() and exit 0
+};
+
+// The flags, grouped, for --help. `defaults` are the values shown as
+// [default: ...]: the binary's own.
+std::string common_usage(const RunOptions& defaults = RunOptions{});
+
+// Applies --config FILE first (wherever it appears), then every other flag
+// in order, then validate(). Throws train::ConfigError on anything it cannot use.
+CliResult parse_command_line(int argc, char** argv, RunOptions& opts);
+
+}  // namespace vkamp::app

@@ -1,0 +1,137 @@
+// The application's settings, one row each: where a run's files go and
+// which GPU it uses. run_settings() puts them among the training rows
+// (training_settings.cpp) by help group, so the command line, settings
+// files and --help see one table.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string_view>
+
+#include "app/run_options.hpp"
+#include "vkamp/train/settings_file.hpp"
+
+namespace vkamp::app {
+namespace {
+
+using train::Help;
+using Row = train::Setting<RunOptions>;
+
+bool ends_with_png(const std::string& s) {
+  const char* tail = ".png";
+  const size_t n = std::strlen(tail);
+  return s.size() >= n &&
+         std::equal(s.end() - n, s.end(), tail, [](char a, char b) { return std::tolower(a) == b; });
+}
+
+// The picture is a PNG; a typo'd name should fail now, not after training.
+Row report_row() {
+  Row s = train::text<RunOptions>(
+      "report",
+      {train::kOutputGroup, "FILE.png", "draw the dashboard of the run into a PNG at the end (no display needed)"},
+      VKAMP_FIELD(report_path), "none");
+  s.check = [](const RunOptions& o) {
+    if (!o.report_path.empty() && !ends_with_png(o.report_path))
+      throw train::ConfigError(train::names("report") +
+                               " writes a PNG picture: give a file name ending in .png (got \"" + o.report_path +
+                               "\")");
+  };
+  return s;
+}
+
+// safetensors holds F32, F16 and BF16; cb16 has no PyTorch dtype.
+Row save_dtype_row() {
+  Row s = train::row<RunOptions>("save_dtype",
+                                 {train::kWeightsGroup, "T", "fp32 | fp16 | bf16: the dtype of the saved weights"});
+  s.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
+    auto f = parse_format(train::lower(v));
+    if (!f || *f == Format::CB16) train::fail(l, "unknown value '" + v + "' (expected fp32 | fp16 | bf16)");
+    o.save_dtype = *f;
+  };
+  s.show = [](const RunOptions& o) { return std::string(format_name(o.save_dtype)); };
+  s.check = [](const RunOptions& o) {
+    if (o.save_dtype != Format::F32 && o.save_dtype != Format::F16 && o.save_dtype != Format::BF16)
+      throw train::ConfigError(train::names("save_dtype") + " must be fp32, fp16 or bf16 (got " +
+                               format_name(o.save_dtype) + ")");
+  };
+  return s;
+}
+
+std::vector<Row> app_rows() {
+  using train::text;
+  Row progress =
+      train::toggle<RunOptions>("progress",
+                                {train::kOutputGroup, "", "no progress bar on stderr (--progress to turn it on)"},
+                                VKAMP_FIELD(progress), "progress bar shown", "no progress bar");
+  progress.help_shows_negation = true;
+  return {
+      text<RunOptions>("device", {train::kGeneralGroup, "SEL", "GPU index or a substring of its name"},
+                       VKAMP_FIELD(device), "the first suitable GPU"),
+      text<RunOptions>("data", {train::kLoopGroup, "DIR", "dataset directory"}, VKAMP_FIELD(data_dir),
+                       "the sample's default"),
+      text<RunOptions>("metrics", {train::kOutputGroup, "FILE", "write one JSON Lines record per step"},
+                       VKAMP_FIELD(metrics_path), "none"),
+      report_row(),
+      progress,
+      text<RunOptions>("save",
+                       {train::kWeightsGroup, "FILE.safetensors",
+                        "write the trained weights at the end of a successful run"},
+                       VKAMP_FIELD(save_path), "none"),
+      save_dtype_row(),
+      text<RunOptions>("init_from",
+                       {train::kWeightsGroup, "FILE",
+                        "start from these weights (a file --save wrote, or a PyTorch state_dict; --resume "
+                        "replaces them)"},
+                       VKAMP_FIELD(init_from), "seeded initialization"),
+  };
+}
+
+const std::vector<Row>& own_rows() {
+  static const std::vector<Row> rows = app_rows();
+  return rows;
+}
+
+size_t group_index(const char* group) {
+  const auto& groups = train::kHelpGroups;
+  return size_t(std::find(std::begin(groups), std::end(groups), std::string_view(group)) - std::begin(groups));
+}
+
+// The training rows then the application's, each group together in --help order.
+std::vector<Row> merged_rows() {
+  std::vector<Row> rows;
+  for (const auto& s : train::training_settings()) rows.push_back(train::lift<RunOptions>(s));
+  rows.insert(rows.end(), own_rows().begin(), own_rows().end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return group_index(a.help.group) < group_index(b.help.group); });
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<train::Setting<RunOptions>>& run_settings() {
+  static const std::vector<Row> rows = merged_rows();
+  return rows;
+}
+
+const std::vector<std::string>& run_setting_keys() {
+  static const std::vector<std::string> keys = train::keys_of(run_settings());
+  return keys;
+}
+
+void apply_setting(const std::string& key, const std::string& value, RunOptions& opts, const std::string& label) {
+  train::apply_row(run_settings(), key, value, opts, label);
+}
+
+void apply_setting(const std::string& key, const std::string& value, RunOptions& opts) {
+  apply_setting(key, value, opts, key);
+}
+
+void apply_config_file(const std::string& path, RunOptions& opts) {
+  train::apply_settings_file(run_settings(), path, opts);
+}
+
+void validate(const RunOptions& opts) {
+  train::check_rows(own_rows(), opts);
+  train::validate(opts);
+}
+
+}  // namespace vkamp::app
