@@ -49,11 +49,11 @@ int main(int argc, char** argv) {
   cfg.optimizer.lr = 0.01;
   cfg.batch = 64;
   cfg.epochs = 40;
-  cfg.progress = false;
+  vkamp::ContextOptions options;  // the device: an application choice, not a training setting
   for (int i = 1; i < argc; i += 2) {
     const bool has_value = i + 1 < argc;
     if (has_value && std::strcmp(argv[i], "--device") == 0) {
-      cfg.device = argv[i + 1];
+      options.device = argv[i + 1];
     } else if (has_value && std::strcmp(argv[i], "--epochs") == 0 && std::atoi(argv[i + 1]) > 0) {
       cfg.epochs = uint32_t(std::atoi(argv[i + 1]));
     } else {
@@ -64,8 +64,6 @@ int main(int argc, char** argv) {
   const double kPassAccuracy = 0.90;  // chance is 0.50
 
   try {
-    vkamp::ContextOptions options;
-    options.device = cfg.device;
     vkamp::Context ctx(options);
     std::printf("device: %s\n", ctx.info().name.c_str());
 
