@@ -31,7 +31,8 @@ const train::ModelSpec kModel = train::parse_model("6-5t-3");
 class TrainingEpochs : public GpuTest {};
 
 TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
-  const train::HostData data = toy(64, 1), held_out = toy(40, 2);  // 8 updates per epoch
+  const train::HostData all = toy(104, 1);
+  const train::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
   train::TrainConfig c = toy_config(3);
   c.inject_overflow = train::parse_step_ranges("7");  // the last step of epoch 1 is skipped and redone
   Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);

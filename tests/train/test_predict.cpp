@@ -71,9 +71,9 @@ TEST_F(TrainingPredict, AnyNumberOfRowsMatchesTheForwardPassBatchByBatch) {
 }
 
 TEST_F(TrainingPredict, ArgMaxAccuracyEqualsEvaluate) {
-  Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 4));
+  const train::HostData all = toy(64 + 3 * kBatch + 7, 4), held_out = all.rows(64, 3 * kBatch + 7);
+  Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, all.rows(0, 64));
   t.run();
-  const train::HostData held_out = toy(3 * kBatch + 7, 5);
   std::vector<float> y = t.predict(held_out.x, held_out.count);
   uint32_t correct = 0;
   for (uint32_t r = 0; r < held_out.count; ++r) {

@@ -16,6 +16,18 @@ struct HostData {
   std::vector<float> targets;      // MSE: count x model outputs
 
   static HostData classification(const ClassificationData& d) { return {d.count, d.features, d.x, d.y, {}}; }
+
+  // Rows [first, first + n): a held-out split of one data set.
+  HostData rows(uint32_t first, uint32_t n) const {
+    HostData r{n, features, {}, {}, {}};
+    r.x.assign(x.begin() + size_t(first) * features, x.begin() + size_t(first + n) * features);
+    if (!labels.empty()) r.labels.assign(labels.begin() + first, labels.begin() + first + n);
+    if (!targets.empty()) {
+      const size_t width = targets.size() / count;
+      r.targets.assign(targets.begin() + first * width, targets.begin() + (first + n) * width);
+    }
+    return r;
+  }
 };
 
 }  // namespace vkamp::train
