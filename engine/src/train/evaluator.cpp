@@ -10,7 +10,9 @@ namespace vkamp::train {
 Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows)
     : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows),
       batch_x_(ctx, size_t(max_rows) * model.spec().inputs() * format_bytes(model.format())),
-      batch_y_(ctx, size_t(max_rows) * (loss == LossKind::SoftmaxXent ? 4 : model.outputs() * format_bytes(model.format()))) {}
+      // Labels (uint32) or target rows in the storage format.
+      batch_y_(ctx, size_t(max_rows) *
+                        (loss == LossKind::SoftmaxXent ? 4 : model.outputs() * format_bytes(model.format()))) {}
 
 Buffer Evaluator::upload(const std::vector<float>& values) {
   auto bytes = pack(model_.format(), values);

@@ -188,7 +188,8 @@ std::string Trainer::failure_text(const TrainState& st) const {
   }
   if (!st.done)
     return "stopped after " + std::to_string(ring_->submitted()) + " steps with only " +
-           std::to_string(st.applied) + " of " + std::to_string(budget_) + " updates applied: nearly every step overflowed";
+           std::to_string(st.applied) + " of " + std::to_string(budget_) +
+           " updates applied: nearly every step overflowed";
   return "";
 }
 
