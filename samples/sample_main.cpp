@@ -128,6 +128,11 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     if (history) history->add(h);
     if (also.histogram) also.histogram(h);
   };
+  trainer.on_epoch_end = [&](const train::EpochEnd& e) {
+    if (log) log->write(e);
+    if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value});
+    if (also.epoch_end) also.epoch_end(e);
+  };
   train::TrainSummary s = trainer.run();
   bar.finish();
   if (history) history->status = s.failed ? "stopped: " + s.failure : "finished";
@@ -183,6 +188,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     app::Datasets data = job.load(cfg);
     train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
     init_weights_from_file(cfg, trainer);
+    trainer.set_held_out(data.test);
     std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",
                 workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
                 data.train.count, data.test.count, cfg.batch, cfg.epochs, trainer.budget(),
@@ -193,8 +199,8 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
       write_report(cfg, history);
       return report_failure(workload, cfg, s);
     }
-    double acc = trainer.evaluate(data.test);
-    history.evals.push_back({s.steps, acc});
+    // The last epoch's evaluation is that of the trained weights.
+    const double acc = history.evals.empty() ? trainer.evaluate(data.test) : history.evals.back().accuracy;
     std::printf("test accuracy %.2f%%\n", 100 * acc);
     print_summary(cfg, s);
     std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",

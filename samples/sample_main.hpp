@@ -33,11 +33,13 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
 struct Observers {
   std::function<void(const train::StepMetrics&)> step;
   std::function<void(const train::TensorHistogram&)> histogram;
+  std::function<void(const train::EpochEnd&)> epoch_end;
 };
 
 // Trains one configuration with a progress bar (labelled `label`) and the
 // --metrics log, recording the run into `history` when given (for
-// --report). The trainer stays usable for evaluation afterwards.
+// --report). Each epoch's held-out evaluation (Trainer::set_held_out) goes
+// to the log and the history. The trainer stays usable afterwards.
 train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg,
                                         const std::string& label, const Observers& also = {},
                                         ui::RunHistory* history = nullptr);

@@ -4,7 +4,7 @@
 // decision (a skipped step writes nothing), unscale by 1/S, clip (by value,
 // then by the global-norm coefficient), update the fp32 master weight and
 // its optimizer state, and write the 16-bit working copy in the same pass.
-// OPTIMIZER: 0 SGD (momentum if > 0), 1 Adam, 2 AdamW. ACCUMULATED = 1 reads
+// OPTIMIZER: kOptimizerSgd (momentum if > 0), kOptimizerAdam or kOptimizerAdamW. ACCUMULATED = 1 reads
 // the fp32 sum of the micro-batch gradients instead of the 16-bit gradient.
 // A master weight that comes out non-finite (the apply policy applied an
 // inf, or the update itself overflowed) is recorded for step_control,
@@ -12,9 +12,10 @@
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "train_state.glsl"
+#include "step_codes.h"
 #include "elementwise.glsl"
 
-layout(constant_id = 0) const uint OPTIMIZER = 0;
+layout(constant_id = 0) const uint OPTIMIZER = kOptimizerSgd;
 layout(constant_id = 1) const uint ACCUMULATED = 0;
 layout(std430, binding = 0) buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
@@ -34,7 +35,7 @@ void main() {
     if (prm.max_value > 0.0) grad = clamp(grad, -prm.max_value, prm.max_value);
     grad *= st.clip_coef;
     float x = w[i];
-    if (OPTIMIZER == 0u) {
+    if (OPTIMIZER == kOptimizerSgd) {
       grad += wd * x;
       if (prm.momentum > 0.0) {
         float v = prm.momentum * m1[i] + grad;
@@ -43,7 +44,7 @@ void main() {
       }
       x -= lr * grad;
     } else {
-      if (OPTIMIZER == 1u) grad += wd * x;
+      if (OPTIMIZER == kOptimizerAdam) grad += wd * x;
       else x -= lr * wd * x;
       float a = prm.beta1 * m1[i] + (1.0 - prm.beta1) * grad;
       float b = prm.beta2 * m2[i] + (1.0 - prm.beta2) * grad * grad;

@@ -7,6 +7,7 @@
 // One workgroup; thread 0 runs the scalar logic.
 #include "nonfinite.glsl"
 #include "train_state.glsl"
+#include "step_codes.h"
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer State { TrainState st; };
@@ -30,9 +31,9 @@ shared int hist_slot;
 
 float schedule_lr(uint applied) {
   float lr = prm.base_lr;
-  if (prm.schedule == 1u) {
+  if (prm.schedule == kScheduleStep) {
     lr *= pow(prm.gamma, float(applied / max(prm.step_size, 1u)));
-  } else if (prm.schedule == 2u) {
+  } else if (prm.schedule == kScheduleCosine) {
     if (applied < prm.warmup_steps) return lr * float(applied + 1u) / float(prm.warmup_steps);
     float span = float(max(prm.budget, prm.warmup_steps + 1u) - prm.warmup_steps);
     float progress = min(float(applied - prm.warmup_steps) / span, 1.0);
@@ -90,10 +91,10 @@ void main() {
     bool apply = false, consume = false, retry = false;
     uint retries_now = st.retries;
     if (!stopped) {
-      if (!found_inf || prm.policy == 1u) {
+      if (!found_inf || prm.policy == kPolicyApply) {
         apply = true;
         consume = true;
-      } else if (prm.policy == 2u && st.retries < prm.max_retries) {
+      } else if (prm.policy == kPolicyRetry && st.retries < prm.max_retries) {
         st.retries += 1u;  // same batch again, at the lower scale
         retry = true;
       } else {
@@ -115,11 +116,11 @@ void main() {
     if (!stopped) {
       if (found_inf) st.overflow_total += 1u;
       // Fail-fast: overflowing while already at the floor.
-      if (found_inf && prm.scale_mode == 2u && scale <= prm.min_scale) st.overflows_at_min += 1u;
+      if (found_inf && prm.scale_mode == kScaleDynamic && scale <= prm.min_scale) st.overflows_at_min += 1u;
       else if (!found_inf) st.overflows_at_min = 0u;
       if (prm.fail_after != 0u && st.overflows_at_min >= prm.fail_after) st.failed = 1u;
 
-      if (prm.scale_mode == 2u) {
+      if (prm.scale_mode == kScaleDynamic) {
         if (found_inf) {
           // A retry recomputes at a lower scale whatever the hysteresis:
           // at the same scale it would overflow the same way.

@@ -35,7 +35,7 @@ struct TrainState {
 
 // Set once by the host.
 struct TrainParams {
-  uint scale_mode;           // 0 none, 1 static, 2 dynamic
+  uint scale_mode;           // kScale* (step_codes.h)
   float growth_factor;
   float backoff_factor;
   uint growth_interval;
@@ -43,18 +43,18 @@ struct TrainParams {
   float max_scale;
   uint hysteresis;
   uint consecutive_hysteresis;
-  uint policy;               // 0 skip, 1 apply, 2 retry
+  uint policy;               // kPolicy* (step_codes.h)
   uint max_retries;
   uint fail_after;
   uint budget;               // optimizer updates to apply
   uint micro_batches;
   uint histogram_interval;   // 0 = never
-  uint optimizer;            // 0 sgd, 1 adam, 2 adamw
+  uint optimizer;            // kOptimizer* (step_codes.h)
   float base_lr;
   float momentum;
   float beta1, beta2, eps;
   float weight_decay;
-  uint schedule;             // 0 constant, 1 step, 2 cosine
+  uint schedule;             // kSchedule* (step_codes.h)
   uint warmup_steps;
   uint step_size;
   float gamma;

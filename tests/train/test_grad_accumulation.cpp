@@ -16,13 +16,6 @@ const train::ModelSpec kModel = train::parse_model("6-5t-3");
 const uint32_t kRows = 32, kMicro = 8;
 const double kLr = 0x1p20;
 
-train::HostData rows_of(const train::HostData& d, uint32_t first, uint32_t count) {
-  train::HostData r{count, d.features, {}, {}, {}};
-  r.x.assign(d.x.begin() + size_t(first) * d.features, d.x.begin() + size_t(first + count) * d.features);
-  r.labels.assign(d.labels.begin() + first, d.labels.begin() + first + count);
-  return r;
-}
-
 train::TrainConfig one_sgd_step(Format fmt, uint32_t batch, uint32_t micro) {
   train::TrainConfig c;
   c.precision = fmt;
@@ -65,7 +58,7 @@ TEST_P(GradAccumulation, EightMicroBatchesEqualOneLargeBatchWithinOneRounding) {
   // sum_m |G_m,i| <= A_i.
   std::vector<double> A(big.size(), 0.0);
   for (uint32_t r = 0; r < kRows; ++r) {
-    auto g = gradient(one_sgd_step(Format::F32, 1, 1), rows_of(data, r, 1));
+    auto g = gradient(one_sgd_step(Format::F32, 1, 1), data.rows(r, 1));
     for (size_t i = 0; i < A.size(); ++i) A[i] += std::abs(g[i]) / kRows;
   }
 

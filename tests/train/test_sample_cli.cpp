@@ -195,6 +195,36 @@ TEST_F(SampleCli, Lenet5TrainsAndReportsAccuracySkipsAndScale) {
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
 }
 
+TEST_F(SampleCli, MetricsHoldOneHeldOutEvaluationPerEpoch) {
+  write_idx_pair(dir_.string(), "train", 256, 28, 28);  // 2 steps of 128 per epoch
+  write_idx_pair(dir_.string(), "t10k", 40, 28, 28);
+  Result r = run_sample("--data " + dir_.string() + " --epochs 3 --metrics " + path("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path("m.jsonl"));
+  std::string line, last_eval;
+  int evals = 0, steps = 0;
+  while (std::getline(in, line)) {
+    if (line.find("\"type\": \"eval\"") == std::string::npos) {
+      steps += line.find("\"type\"") == std::string::npos;
+      continue;
+    }
+    ++evals;
+    EXPECT_NE(line.find("\"epoch\": " + std::to_string(evals) + ","), std::string::npos) << line;
+    EXPECT_NE(line.find("\"step\": " + std::to_string(steps) + ","), std::string::npos)
+        << "after the epoch's last step record: " << line;
+    EXPECT_NE(line.find("\"accuracy\": "), std::string::npos) << line;
+    last_eval = line;
+  }
+  EXPECT_EQ(evals, 3) << "one eval record per epoch";
+  EXPECT_EQ(steps, 6);
+  // The accuracy printed at the end is the last epoch's.
+  const size_t at = last_eval.find("\"accuracy\": ");
+  ASSERT_NE(at, std::string::npos);
+  char printed[32];
+  std::snprintf(printed, sizeof printed, "test accuracy %.2f%%", 100 * std::stod(last_eval.substr(at + 12)));
+  EXPECT_NE(r.output.find(printed), std::string::npos) << printed << " not in\n" << r.output;
+}
+
 TEST_F(SampleCli, Lenet5RejectsImagesOfAnotherSize) {
   write_idx_pair(dir_.string(), "train", 64, 16, 16);
   write_idx_pair(dir_.string(), "t10k", 16, 16, 16);

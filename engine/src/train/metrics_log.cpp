@@ -45,4 +45,10 @@ void MetricsLog::write(const TensorHistogram& h) {
                h.bins[kHistZero], h.bins[kHistInf], h.bins[kHistNan]);
 }
 
+void MetricsLog::write(const EpochEnd& e) {
+  if (e.metric.empty()) return;
+  std::fprintf(f_, "{\"type\": \"eval\", \"epoch\": %u, \"step\": %u, \"%s\": %s}\n", e.epoch, e.step,
+               e.metric.c_str(), json_number(e.value).c_str());
+}
+
 }  // namespace vkamp::train

@@ -1,6 +1,7 @@
 // --metrics FILE: one JSON object per line. Step records carry exactly the
 // keys step, loss, loss_scale, skipped, overflow, grad_norm, lr, retries,
-// step_time (ms); histograms are records with "type": "histogram".
+// step_time (ms); histograms are records with "type": "histogram", and
+// held-out evaluations at epoch ends records with "type": "eval".
 #pragma once
 #include <cstdio>
 #include <string>
@@ -19,6 +20,9 @@ class MetricsLog {
 
   void write(const StepMetrics& m);
   void write(const TensorHistogram& h);
+  // {"type": "eval", "epoch": E, "step": S, "accuracy" or "mse": V}; nothing
+  // for an epoch end without an evaluation.
+  void write(const EpochEnd& e);
 
  private:
   std::FILE* f_ = nullptr;

@@ -1,76 +1,36 @@
-// The training loop. A whole step (gather, forward, loss x scale, backward,
-// fault injection, AMP pass, step control, optimizer) is recorded once per
-// in-flight slot and replayed; every decision is made on the GPU, and the
-// host reads each step's record a few steps later from a host-visible ring.
+// The training loop, a facade over its parts: the BatchFeeder (the data
+// on the GPU), the StepProgram (the whole step, recorded once per in-flight
+// slot and replayed; every decision is made on the GPU), the StepRing (the
+// host reads each step's record a few steps later), StepParams (settings
+// and state on the GPU), the Checkpointer and the Evaluator.
 #pragma once
-#include <array>
-#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
-#include "vkamp/sequence.hpp"
 #include "vkamp/train/config.hpp"
-#include "vkamp/train/dataset.hpp"
 #include "vkamp/train/gpu_state.hpp"
+#include "vkamp/train/host_data.hpp"
 #include "vkamp/train/model.hpp"
+#include "vkamp/train/run_tally.hpp"
+#include "vkamp/train/step_metrics.hpp"
+#include "vkamp/train/step_ring.hpp"
 
 namespace vkamp::train {
 
-enum class LossKind { SoftmaxXent, MSE };
-
-// A dataset in host memory, handed to the trainer, which keeps it on the GPU.
-struct HostData {
-  uint32_t count = 0, features = 0;
-  std::vector<float> x;            // count x features
-  std::vector<uint32_t> labels;    // SoftmaxXent: count
-  std::vector<float> targets;      // MSE: count x model outputs
-
-  static HostData classification(const ClassificationData& d) { return {d.count, d.features, d.x, d.y, {}}; }
-};
-
-struct StepMetrics {
-  uint32_t step = 0;
-  float loss = 0, loss_scale = 0;
-  bool skipped = false, overflow = false;
-  float grad_norm = 0, lr = 0;
-  uint32_t retries = 0;
-  double step_time_ms = 0;  // GPU time of the step (timestamps), 0 if unknown
-  uint32_t applied = 0, cursor = 0;
-};
-
-struct TensorHistogram {
-  uint32_t step = 0;
-  std::string tensor;
-  float loss_scale = 0;
-  std::array<uint32_t, kHistBins> bins{};
-};
-
-struct TrainSummary {
-  uint32_t steps = 0;     // attempted (records seen)
-  uint32_t applied = 0, skipped = 0, overflows = 0;
-  float final_scale = 0, last_loss = 0;
-  bool failed = false;
-  std::string failure;
-  double seconds = 0;
-  double samples_per_second = 0;  // applied updates x batch x micro-batches / s
-  uint64_t host_waits_in_loop = 0;  // blocking reads while stepping (must stay 0)
-  uint64_t pacing_waits = 0;
-  double gpu_ms_per_step = 0;       // mean over records with a time
-  double amp_ms_per_step = 0;       // inject + amp_check + step_control
-  // GPU ms per step by kernel label, summed over the layers, largest first.
-  std::vector<std::pair<std::string, double>> kernel_ms_per_step;
-};
+class BatchFeeder;
+class StepParams;
+class StepProgram;
+class Checkpointer;
+class Evaluator;
 
 class Trainer {
  public:
-  Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss,
-          const HostData& train);
+  Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss, const HostData& train);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -78,6 +38,13 @@ class Trainer {
   // Called on the host thread for every step record, in step order.
   std::function<void(const StepMetrics&)> on_step;
   std::function<void(const TensorHistogram&)> on_histogram;
+  // Called once per epoch, once its last update is applied and before the
+  // next step is submitted, with the held-out evaluation when one is set.
+  // Setting it makes the host drain the last steps of each epoch (counted
+  // in TrainSummary::host_waits_between_epochs, not in the loop's).
+  std::function<void(const EpochEnd&)> on_epoch_end;
+  // The held-out set on_epoch_end evaluates.
+  void set_held_out(HostData data) { held_out_ = std::move(data); }
 
   // Trains until the update budget (epochs) is spent or fail-fast trips.
   // Checkpoints as configured. Resumes first when cfg.resume is set.
@@ -102,6 +69,9 @@ class Trainer {
 
   // Accuracy (SoftmaxXent) or mean squared error (MSE) over a dataset.
   double evaluate(const HostData& data);
+  // The model's outputs (fp32, rows x outputs) for any number of rows of x
+  // (rows x inputs), batched internally.
+  std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
 
   uint32_t budget() const { return budget_; }
   uint32_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -112,42 +82,35 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
-  void record_step(Sequence& seq);
-  void submit_next();
-  void drain_completed(bool block_all);
-  void read_record(uint32_t replay, size_t slot);
-  void publish_histograms(const StepRecord& r);
-  void flush() { drain_completed(true); }
-  std::string nonfinite_master_text(const TrainState& st) const;
+  void flush();
+  void read_record(const StepRecord& r, const Sequence& slot);
+  void checkpoint_if_due();
+  void drain_before_epoch_end();
+  void end_epoch_if_due();
+  std::string failure_text(const TrainState& st) const;
 
   Context& ctx_;
   TrainConfig cfg_;
   LossKind loss_kind_;
-  Format fmt_;
-  uint32_t count_ = 0, features_ = 0;
-  uint32_t steps_per_epoch_ = 0, budget_ = 0, max_attempts_ = 0, epochs_stored_ = 0;
+  uint32_t steps_per_epoch_ = 0, updates_per_epoch_ = 0, budget_ = 0, max_attempts_ = 0;
   std::unique_ptr<Model> model_;
-  std::unique_ptr<Buffer> data_x_, data_y_, perm_, batch_x_, batch_y_;
-  std::unique_ptr<Buffer> state_, params_, partial_sq_, partial_bad_, loss_, row_loss_, reduce_scratch_;
-  std::unique_ptr<Buffer> hist_, hist_ring_, ring_, tensor_ranges_, inject_mask_;
-  std::unique_ptr<Buffer> bias_correction_;  // Adam: (1 - beta1^t, 1 - beta2^t) per t, from the host
-  std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (grad_accum > 1)
-  uint32_t partials_ = 0;
-  std::vector<std::unique_ptr<Sequence>> slots_;
-  uint32_t submitted_ = 0, drained_ = 0;  // absolute step numbers
-  bool stop_seen_ = false, failed_seen_ = false;
-  TrainSummary summary_;
-  double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
-  std::chrono::steady_clock::time_point t0_;
-  uint32_t last_checkpoint_ = 0;
-  uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0;
-  std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
-  std::map<std::string, double> kernel_ms_sum_;
-  uint32_t timed_steps_ = 0;
-};
+  std::unique_ptr<BatchFeeder> feeder_;
+  std::unique_ptr<StepParams> params_;
+  std::unique_ptr<StepProgram> program_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  std::unique_ptr<Evaluator> evaluator_;
+  // Last, so it is destroyed first: its slots wait for the steps in flight,
+  // which use the buffers of the parts above.
+  std::unique_ptr<StepRing> ring_;
 
-inline constexpr uint32_t kRingSize = 64;      // step records
-inline constexpr uint32_t kHistRingSize = 4;   // histogram slots
-inline constexpr uint32_t kInFlight = 3;       // steps the host may run ahead
+  bool stop_seen_ = false, failed_seen_ = false;
+  RunTally tally_;
+  uint32_t last_checkpoint_ = 0;
+  uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;
+  // Epoch ends, from the records' applied counts.
+  uint32_t last_applied_ = 0, next_epoch_end_ = 0;
+  std::optional<EpochEnd> epoch_ended_;
+  std::optional<HostData> held_out_;
+};
 
 }  // namespace vkamp::train

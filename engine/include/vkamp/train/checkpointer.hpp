@@ -1,0 +1,31 @@
+// Checkpoints of a training run: the fp32 masters, the optimizer moments,
+// the GPU TrainState and the seed (the data order), in the file format of
+// checkpoint_file.hpp. A checkpoint loads only into the same model,
+// precision and seed.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "vkamp/train/gpu_state.hpp"
+#include "vkamp/train/model.hpp"
+
+namespace vkamp::train {
+
+class Checkpointer {
+ public:
+  Checkpointer(Model& model, uint64_t seed) : model_(model), seed_(seed) {}
+
+  // The caller has waited for the steps in flight. Throws CheckpointError.
+  void save(const std::string& path, const TrainState& st) const;
+  // Writes the masters (and working copy) and moments into the model and
+  // returns the saved state. Throws CheckpointError naming what differs.
+  TrainState load(const std::string& path) const;
+
+ private:
+  std::string meta() const;
+
+  Model& model_;
+  uint64_t seed_;
+};
+
+}  // namespace vkamp::train

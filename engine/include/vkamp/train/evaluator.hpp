@@ -1,0 +1,44 @@
+// Inference with a training model, in batches of at most the model's
+// max_rows, so callers have no batch limit: accuracy or mean squared error
+// over a dataset, and the raw outputs of any number of rows.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/sequence.hpp"
+#include "vkamp/train/host_data.hpp"
+#include "vkamp/train/model.hpp"
+
+namespace vkamp::train {
+
+class Evaluator {
+ public:
+  // `max_rows`: the rows the model was built for.
+  Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows);
+
+  // Accuracy (SoftmaxXent) or mean squared error (MSE) over `data`.
+  double evaluate(const HostData& data);
+  // The model's outputs (fp32, rows x outputs) for `rows` rows of x (rows x inputs).
+  std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
+
+ private:
+  // Uploads `values` in the model's storage format.
+  Buffer upload(const std::vector<float>& values);
+  // Records, for every batch b of `rows`, the copy of its inputs from `x`,
+  // the forward pass, then `after(b, batch_rows)`.
+  template <class After>
+  void record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after);
+  double accuracy(const Buffer& x, const HostData& data);
+  double mean_squared_error(const Buffer& x, const HostData& data);
+
+  Context& ctx_;
+  Model& model_;
+  LossKind loss_;
+  uint32_t max_rows_;
+  Buffer batch_x_, batch_y_;
+};
+
+}  // namespace vkamp::train

@@ -1,0 +1,51 @@
+// What a training run adds up from its step records: counts, the last
+// loss, throughput and the GPU time per step by kernel, for TrainSummary.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vkamp/sequence.hpp"
+#include "vkamp/train/step_metrics.hpp"
+
+namespace vkamp::train {
+
+struct TrainSummary {
+  uint32_t steps = 0;     // attempted (records seen)
+  uint32_t applied = 0, skipped = 0, overflows = 0;
+  float final_scale = 0, last_loss = 0;
+  bool failed = false;
+  std::string failure;
+  double seconds = 0;
+  double samples_per_second = 0;  // applied updates x batch x micro-batches / s
+  uint64_t host_waits_in_loop = 0;  // blocking reads while stepping (must stay 0)
+  uint64_t host_waits_between_epochs = 0;  // draining for on_epoch_end (and its evaluation)
+  uint64_t pacing_waits = 0;
+  double gpu_ms_per_step = 0;       // mean over records with a time
+  double amp_ms_per_step = 0;       // inject + amp_check + step_control
+  // GPU ms per step by kernel label, summed over the layers, largest first.
+  std::vector<std::pair<std::string, double>> kernel_ms_per_step;
+};
+
+class RunTally {
+ public:
+  void start() { t0_ = std::chrono::steady_clock::now(); }
+  // Adds a step that ran; fills m.step_time_ms from the slot's timings.
+  void add(StepMetrics& m, const std::vector<DispatchTime>& timings);
+  // Updates applied before this trainer started (a resumed run).
+  void set_applied(uint32_t applied) { summary_.applied = applied; }
+  // The summary so far; `samples_per_step` is batch x micro-batches.
+  TrainSummary summary(uint32_t samples_per_step) const;
+
+ private:
+  TrainSummary summary_;
+  double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
+  uint32_t timed_steps_ = 0;
+  std::map<std::string, double> kernel_ms_sum_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace vkamp::train

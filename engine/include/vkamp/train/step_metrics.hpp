@@ -1,0 +1,43 @@
+// What the trainer reports to its callbacks: each step's record, the
+// gradient exponent histograms, and each epoch's end.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "vkamp/train/gpu_state.hpp"
+
+namespace vkamp::train {
+
+struct StepMetrics {
+  uint32_t step = 0;
+  float loss = 0, loss_scale = 0;
+  bool skipped = false, overflow = false;
+  float grad_norm = 0, lr = 0;
+  uint32_t retries = 0;
+  double step_time_ms = 0;  // GPU time of the step (timestamps), 0 if unknown
+  uint32_t applied = 0, cursor = 0;
+};
+
+struct TensorHistogram {
+  uint32_t step = 0;
+  std::string tensor;
+  float loss_scale = 0;
+  std::array<uint32_t, kHistBins> bins{};
+};
+
+struct EpochEnd {
+  uint32_t epoch = 0;    // the epoch just finished, from 1
+  uint32_t step = 0;     // steps attempted so far (skipped and retried ones too)
+  uint32_t applied = 0;  // updates applied so far
+  // On the held-out set (Trainer::set_held_out), with the weights of the
+  // epoch's last update: "accuracy" (SoftmaxXent) or "mse" (MSE); the
+  // metric is empty without a held-out set.
+  std::string metric;
+  double value = 0;
+};
+
+// The metrics of a step record.
+StepMetrics step_metrics(const StepRecord& r);
+
+}  // namespace vkamp::train

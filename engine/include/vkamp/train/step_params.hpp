@@ -1,0 +1,57 @@
+// The step's settings and state on the GPU: the TrainParams the step
+// shaders read (loss scaling, overflow policy, optimizer, schedule,
+// clipping), the TrainState they update, and Adam's bias-correction table.
+// Built from a TrainConfig; the scaler part can change between steps.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/train/config.hpp"
+#include "vkamp/train/gpu_state.hpp"
+
+namespace vkamp::train {
+
+// The sizes the shaders need besides the config.
+struct StepShape {
+  uint32_t budget = 0;          // optimizer updates to apply
+  uint32_t tensors = 0;         // parameter tensors
+  uint32_t partials = 0;        // amp_check workgroups
+  uint32_t ring_size = 0;       // step records
+  uint32_t hist_ring_size = 0;  // histogram slots
+};
+
+// TrainParams for `cfg` (bias_table_len stays 0: the table sets it).
+TrainParams train_params(const TrainConfig& cfg, const StepShape& shape);
+
+// Adam's bias corrections (1 - beta1^t, 1 - beta2^t) for t = 1, 2, ...,
+// flattened; empty for SGD. Ends at the budget, or where both round to 1.
+std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget);
+
+// The optimizer.comp specialization constant for `k`.
+uint32_t optimizer_code(OptimizerKind k);
+
+class StepParams {
+ public:
+  StepParams(Context& ctx, const TrainConfig& cfg, const StepShape& shape);
+
+  Buffer& params() { return *params_; }
+  Buffer& state() { return *state_; }
+  Buffer& bias_corrections() { return *bias_correction_; }
+
+  // Plain reads and writes of the state: the caller has waited for the steps in flight.
+  TrainState read_state();
+  void write_state(const TrainState& st);
+
+  // New scaler knobs between steps (the steps in flight waited for): the
+  // params change, and the current scale is clamped into [min, max] (or set,
+  // for a static scale).
+  void set_scaler(const ScalerConfig& sc, uint32_t grad_accum);
+
+ private:
+  std::unique_ptr<Buffer> params_, state_, bias_correction_;
+};
+
+}  // namespace vkamp::train

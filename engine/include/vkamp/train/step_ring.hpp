@@ -1,0 +1,61 @@
+// The step-record ring: the host-visible ring of StepRecords and histogram
+// slots that step_control writes, and the in-flight command slots that
+// replay the recorded step. The host submits up to kInFlight steps ahead
+// and reads each record once its slot has completed, without waiting,
+// except to reuse a slot (pacing) or when asked to drain.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/sequence.hpp"
+#include "vkamp/train/step_metrics.hpp"
+
+namespace vkamp::train {
+
+inline constexpr uint32_t kRingSize = 64;      // step records
+inline constexpr uint32_t kHistRingSize = 4;   // histogram slots
+inline constexpr uint32_t kInFlight = 3;       // steps the host may run ahead
+
+class StepRing {
+ public:
+  StepRing(Context& ctx, std::vector<std::string> tensor_names);
+  ~StepRing();
+  StepRing(const StepRing&) = delete;
+  StepRing& operator=(const StepRing&) = delete;
+
+  Buffer& records() { return *ring_; }
+  Buffer& histograms() { return *hist_ring_; }
+  // Records the step into every in-flight slot.
+  void record_slots(const std::function<void(Sequence&)>& record_step);
+
+  // Called for every record read, in step order, with the slot that ran it
+  // (for its timings).
+  std::function<void(const StepRecord&, const Sequence& slot)> on_record;
+
+  // Submits the next step, first reading the record of the slot it reuses.
+  void submit_next();
+  // Reads the records of the completed steps; with block_all, waits for all.
+  void drain(bool block_all);
+  uint32_t submitted() const { return submitted_; }
+  uint32_t in_flight() const { return submitted_ - drained_; }
+  // Replays count from 0 again (TrainState.replay was reset).
+  void restart() { submitted_ = drained_ = 0; }
+
+  // The histograms record `r` points to, one per tensor.
+  std::vector<TensorHistogram> histograms_of(const StepRecord& r);
+
+ private:
+  void read_next();
+
+  std::vector<std::string> tensor_names_;
+  std::unique_ptr<Buffer> ring_, hist_ring_;
+  std::vector<std::unique_ptr<Sequence>> slots_;
+  uint32_t submitted_ = 0, drained_ = 0;  // replay numbers
+};
+
+}  // namespace vkamp::train

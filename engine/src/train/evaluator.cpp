@@ -1,0 +1,105 @@
+#include "vkamp/train/evaluator.hpp"
+
+#include <algorithm>
+
+#include "vkamp/error.hpp"
+#include "vkamp/ops/reduce.hpp"
+
+namespace vkamp::train {
+
+Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows)
+    : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows),
+      batch_x_(ctx, size_t(max_rows) * model.spec().inputs() * format_bytes(model.format())),
+      // Labels (uint32) or target rows in the storage format.
+      batch_y_(ctx, size_t(max_rows) *
+                        (loss == LossKind::SoftmaxXent ? 4 : model.outputs() * format_bytes(model.format()))) {}
+
+Buffer Evaluator::upload(const std::vector<float>& values) {
+  auto bytes = pack(model_.format(), values);
+  Buffer b(ctx_, bytes.size());
+  b.write(bytes.data(), bytes.size());
+  return b;
+}
+
+template <class After>
+void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after) {
+  const size_t row_bytes = size_t(model_.spec().inputs()) * format_bytes(model_.format());
+  for (uint32_t b = 0; b * max_rows_ < rows; ++b) {
+    const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
+    seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
+    model_.record_forward(seq, batch_x_, n);
+    after(b, n);
+  }
+}
+
+double Evaluator::evaluate(const HostData& data) {
+  if (data.features != model_.spec().inputs()) throw Error("evaluate: feature count differs from the training data");
+  Buffer x = upload(data.x);
+  return loss_ == LossKind::SoftmaxXent ? accuracy(x, data) : mean_squared_error(x, data);
+}
+
+double Evaluator::accuracy(const Buffer& x, const HostData& data) {
+  const uint32_t C = model_.outputs();
+  Buffer y(ctx_, size_t(data.count) * 4);
+  y.write(data.labels);
+  Buffer correct(ctx_, 4);
+  Kernel& k = ctx_.kernel({"accuracy." + ctx_.variant(model_.format()), 3, 8, {}});
+  Sequence seq(ctx_);
+  seq.begin();
+  seq.fill(correct, 0);
+  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
+    seq.copy(y, batch_y_, size_t(rows) * 4, size_t(b) * max_rows_ * 4);
+    struct { uint32_t rows, classes; } push{rows, C};
+    seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows, 64)}, "accuracy");
+  });
+  seq.end();
+  seq.run();
+  uint32_t n = 0;
+  correct.read(&n, 4);
+  return double(n) / data.count;
+}
+
+double Evaluator::mean_squared_error(const Buffer& x, const HostData& data) {
+  const uint32_t C = model_.outputs();
+  const size_t target_row = size_t(C) * format_bytes(model_.format());
+  Buffer y = upload(data.targets);
+  Buffer scratch(ctx_, ops::reduce_scratch_bytes(max_rows_ * C));
+  const uint32_t batches = div_up(data.count, max_rows_);
+  Buffer sums(ctx_, size_t(batches) * 4);
+  Sequence seq(ctx_);
+  seq.begin();
+  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
+    seq.copy(y, batch_y_, rows * target_row, size_t(b) * max_rows_ * target_row);
+    BufferView target(batch_y_);
+    ops::sum_squares(seq, model_.format(), model_.output(), &target, rows * C, scratch, sums, b);
+  });
+  seq.end();
+  seq.run();
+  auto s = sums.read<float>();
+  double total = 0;
+  for (uint32_t b = 0; b < batches; ++b) total += s[b];
+  return total / (double(data.count) * C);
+}
+
+std::vector<float> Evaluator::predict(const std::vector<float>& x, uint32_t rows) {
+  const uint32_t C = model_.outputs();
+  if (x.size() != size_t(rows) * model_.spec().inputs())
+    throw Error("predict: x has " + std::to_string(x.size()) + " values, not " + std::to_string(rows) + " rows of " +
+                std::to_string(model_.spec().inputs()));
+  if (rows == 0) return {};
+  const size_t out_row = size_t(C) * format_bytes(model_.format());
+  Buffer xb = upload(x);
+  Buffer out(ctx_, rows * out_row);
+  Sequence seq(ctx_);
+  seq.begin();
+  record_batches(seq, xb, rows, [&](uint32_t b, uint32_t n) {
+    seq.copy(model_.output(), out, n * out_row, 0, size_t(b) * max_rows_ * out_row);
+  });
+  seq.end();
+  seq.run();
+  std::vector<uint8_t> bytes(rows * out_row);
+  out.read(bytes.data(), bytes.size());
+  return unpack(model_.format(), bytes);
+}
+
+}  // namespace vkamp::train

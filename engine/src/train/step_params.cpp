@@ -1,0 +1,133 @@
+#include "vkamp/train/step_params.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "step_codes.h"
+
+namespace vkamp::train {
+namespace {
+
+uint32_t scale_mode_code(LossScaleMode m) {
+  return m == LossScaleMode::None ? kScaleNone : m == LossScaleMode::Static ? kScaleStatic : kScaleDynamic;
+}
+
+uint32_t policy_code(OverflowPolicy p) {
+  return p == OverflowPolicy::Skip ? kPolicySkip : p == OverflowPolicy::Apply ? kPolicyApply : kPolicyRetry;
+}
+
+uint32_t schedule_code(LrSchedule s) {
+  return s == LrSchedule::Constant ? kScheduleConstant : s == LrSchedule::Step ? kScheduleStep : kScheduleCosine;
+}
+
+// The loss-scaling part of TrainParams: the part the app may change live.
+void set_scaler_params(TrainParams& p, const ScalerConfig& sc) {
+  p.scale_mode = scale_mode_code(sc.mode);
+  p.growth_factor = float(sc.growth_factor);
+  p.backoff_factor = float(sc.backoff_factor);
+  p.growth_interval = sc.growth_interval;
+  p.min_scale = float(sc.min_scale);
+  p.max_scale = float(std::min(sc.max_scale, 3.4028234663852886e38));
+  p.hysteresis = std::max(1u, sc.hysteresis);
+  p.consecutive_hysteresis = sc.consecutive_hysteresis ? 1 : 0;
+  p.policy = policy_code(sc.policy);
+  p.max_retries = sc.max_retries;
+  p.fail_after = sc.fail_after;
+}
+
+void set_optimizer_params(TrainParams& p, const OptimizerConfig& oc) {
+  p.optimizer = optimizer_code(oc.kind);
+  p.base_lr = float(oc.lr);
+  p.momentum = float(oc.momentum);
+  p.beta1 = float(oc.beta1);
+  p.beta2 = float(oc.beta2);
+  p.eps = float(oc.eps);
+  p.weight_decay = float(oc.weight_decay);
+  p.schedule = schedule_code(oc.schedule);
+  p.warmup_steps = oc.warmup_steps;
+  p.step_size = oc.step_size;
+  p.gamma = float(oc.gamma);
+}
+
+TrainState initial_state(const TrainConfig& cfg, const TrainParams& p) {
+  TrainState st{};
+  st.scale = cfg.scaler.mode == LossScaleMode::None ? 1.0f : float(cfg.scaler.initial_scale);
+  st.grad_multiplier = st.scale / float(cfg.grad_accum);
+  st.hysteresis_left = p.hysteresis;
+  return st;
+}
+
+}  // namespace
+
+uint32_t optimizer_code(OptimizerKind k) {
+  return k == OptimizerKind::SGD ? kOptimizerSgd : k == OptimizerKind::Adam ? kOptimizerAdam : kOptimizerAdamW;
+}
+
+TrainParams train_params(const TrainConfig& cfg, const StepShape& shape) {
+  TrainParams p{};
+  set_scaler_params(p, cfg.scaler);
+  p.budget = shape.budget;
+  p.micro_batches = cfg.grad_accum;
+  p.histogram_interval = cfg.scaler.histogram_interval;
+  set_optimizer_params(p, cfg.optimizer);
+  p.max_norm = float(cfg.clip.max_norm);
+  p.max_value = float(cfg.clip.max_value);
+  p.ring_size = shape.ring_size;
+  p.hist_ring_size = shape.hist_ring_size;
+  p.tensors = shape.tensors;
+  p.partials = shape.partials;
+  return p;
+}
+
+// In double from the fp32 betas the moment updates use, so that each moment
+// is divided by exactly the sum of its weights (1 - b) b^(t-k), rounded once.
+std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget) {
+  std::vector<float> table;
+  if (oc.kind == OptimizerKind::SGD) return table;
+  const double b1 = float(oc.beta1), b2 = float(oc.beta2);
+  for (uint32_t t = 1; t <= budget; ++t) {
+    const float c1 = float(1 - std::pow(b1, t)), c2 = float(1 - std::pow(b2, t));
+    if (c1 == 1.0f && c2 == 1.0f) break;
+    table.push_back(c1);
+    table.push_back(c2);
+  }
+  return table;
+}
+
+StepParams::StepParams(Context& ctx, const TrainConfig& cfg, const StepShape& shape) {
+  TrainParams p = train_params(cfg, shape);
+  const std::vector<float> table = bias_correction_table(cfg.optimizer, shape.budget);
+  p.bias_table_len = uint32_t(table.size() / 2);
+  bias_correction_ = std::make_unique<Buffer>(ctx, std::max<size_t>(table.size(), 2) * 4);
+  if (!table.empty()) bias_correction_->write(table);
+  params_ = std::make_unique<Buffer>(ctx, sizeof(p));
+  params_->write(&p, sizeof(p));
+  const TrainState st = initial_state(cfg, p);
+  state_ = std::make_unique<Buffer>(ctx, sizeof(st));
+  state_->write(&st, sizeof(st));
+}
+
+TrainState StepParams::read_state() {
+  TrainState st;
+  state_->read(&st, sizeof(st));
+  return st;
+}
+
+void StepParams::write_state(const TrainState& st) { state_->write(&st, sizeof(st)); }
+
+void StepParams::set_scaler(const ScalerConfig& sc, uint32_t grad_accum) {
+  TrainParams p;
+  params_->read(&p, sizeof(p));
+  set_scaler_params(p, sc);
+  params_->write(&p, sizeof(p));
+  TrainState st = read_state();
+  if (sc.mode != LossScaleMode::None) {
+    st.scale = sc.mode == LossScaleMode::Static ? float(sc.initial_scale)
+                                                : std::clamp(st.scale, p.min_scale, p.max_scale);
+    st.grad_multiplier = st.scale / float(grad_accum);
+  }
+  st.hysteresis_left = std::min(st.hysteresis_left, p.hysteresis);
+  write_state(st);
+}
+
+}  // namespace vkamp::train

@@ -1,0 +1,119 @@
+#include "vkamp/train/step_program.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "vkamp/ops/losses.hpp"
+#include "vkamp/ops/reduce.hpp"
+
+namespace vkamp::train {
+
+StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
+                         StepParams& params, StepRing& ring, uint32_t max_attempts)
+    : ctx_(ctx), fmt_(cfg.precision), loss_(loss), batch_(cfg.batch), micro_batches_(cfg.grad_accum),
+      max_attempts_(max_attempts), optimizer_(cfg.optimizer.kind), model_(model), feeder_(feeder),
+      params_(params), ring_(ring) {
+  const auto& tensors = model.tensors();
+  const uint32_t total = model.param_elements(), B = batch_, M = micro_batches_;
+  partials_ = partials_for(total);
+  partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 8);  // (s, k) per partial, amp_check.comp
+  partial_bad_ = std::make_unique<Buffer>(ctx, partials_ * 4);
+  // With micro-batches, the gradients are summed here in fp32; with one,
+  // the 16-bit gradient is read directly and this is a placeholder binding.
+  grad_sum_ = std::make_unique<Buffer>(ctx, M > 1 ? size_t(total) * 4 : 4);
+  loss_values_ = std::make_unique<Buffer>(ctx, M * 4);
+  row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * 4);
+  reduce_scratch_ = std::make_unique<Buffer>(ctx, ops::reduce_scratch_bytes(B * model.outputs()));
+  hist_ = std::make_unique<Buffer>(ctx, tensors.size() * kHistBins * 4);
+  hist_->fill(0);
+  std::vector<uint32_t> ranges;
+  for (auto& t : tensors) {
+    ranges.push_back(t.offset);
+    ranges.push_back(t.offset + t.size);
+  }
+  tensor_ranges_ = std::make_unique<Buffer>(ctx, ranges.size() * 4);
+  tensor_ranges_->write(ranges);
+  // Fault injection: one bit per step, from --inject-overflow and the app's
+  // button. Always recorded (one thread per step) so the app can inject live.
+  inject_bits_.assign((max_attempts_ + 31) / 32, 0);
+  for (auto r : cfg.inject_overflow)
+    for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
+  inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
+  inject_mask_->write(inject_bits_);
+}
+
+// About 16 gradients per invocation: enough workgroups to fill a GPU for
+// big models, few enough that the per-workgroup reductions (barriers) stay
+// cheap; on lavapipe 1 per invocation made this pass 20% of a step.
+uint32_t StepProgram::partials_for(uint32_t params) { return std::max(1u, std::min(div_up(params, 4096), 1024u)); }
+
+void StepProgram::inject_overflow_at(uint32_t step) {
+  if (step >= max_attempts_) return;
+  inject_bits_[step / 32] |= 1u << (step % 32);
+  inject_mask_->write(inject_bits_);
+}
+
+void StepProgram::record(Sequence& seq) {
+  seq.begin();
+  for (uint32_t m = 0; m < micro_batches_; ++m) record_micro_batch(seq, m);
+  record_decision_and_update(seq);
+  seq.end();
+}
+
+void StepProgram::record_loss(Sequence& seq, uint32_t m) {
+  const uint32_t B = batch_, C = model_.outputs();
+  BufferView scale_view(params_.state(), 0, 4);  // TrainState::grad_multiplier
+  Buffer& y = feeder_.batch_y();
+  if (loss_ == LossKind::SoftmaxXent) {
+    ops::softmax_xent_forward(seq, fmt_, model_.output(), y, *row_loss_, *loss_values_, B, C, m);
+    ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), B, C);
+  } else {
+    ops::mse_forward(seq, fmt_, model_.output(), y, *reduce_scratch_, *loss_values_, B * C, m);
+    ops::mse_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), B * C);
+  }
+}
+
+void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
+  const std::string v = ctx_.variant(fmt_);
+  const uint32_t total = model_.param_elements();
+  feeder_.record_gather(seq, params_.state(), m);
+  model_.record_forward(seq, feeder_.batch_x(), batch_);
+  record_loss(seq, m);
+  // Every micro-batch writes a fresh 16-bit gradient (where underflow
+  // happens, as with one batch); with M > 1 it is then added into the fp32
+  // sum, so the sum is rounded to fp32, not to the 16-bit format M times.
+  model_.record_backward(seq, feeder_.batch_x(), batch_, false);
+  // Injected into the first micro-batch's 16-bit gradient, so the inf must
+  // survive the accumulation of the others to be caught.
+  if (m == 0) {
+    struct { uint32_t steps, index; } push{max_attempts_, model_.tensors()[0].offset};
+    Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
+    seq.dispatch(k, {params_.state(), *inject_mask_, model_.grads()}, push, {1}, "inject_overflow");
+  }
+  if (micro_batches_ > 1) {
+    struct { uint32_t n, first; } ap{total, m == 0 ? 1u : 0u};
+    Kernel& k = ctx_.kernel({"grad_accumulate." + v, 2, sizeof(ap), {}});
+    seq.dispatch(k, {model_.grads(), *grad_sum_}, ap, {std::min(div_up(total, 256), 65535u)}, "grad_accumulate");
+  }
+}
+
+void StepProgram::record_decision_and_update(Sequence& seq) {
+  const uint32_t total = model_.param_elements();
+  const std::string v = ctx_.variant(fmt_), pre = ctx_.decision_suffix();
+  Buffer &state = params_.state(), &prm = params_.params();
+  struct { uint32_t n; } np{total};
+  const uint32_t accumulated = micro_batches_ > 1 ? 1 : 0;  // ACCUMULATED: read the fp32 sum
+  Kernel& amp = ctx_.kernel({"amp_check." + v + pre, 8, sizeof(np), {accumulated}});
+  seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_},
+               np, {partials_}, "amp_check");
+  Kernel& ctl = ctx_.kernel({"step_control" + pre, 9, 0, {}});
+  seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
+                     ring_.records(), params_.bias_corrections()},
+               nullptr, 0, {1}, "step_control");
+  Kernel& optk = ctx_.kernel({"optimizer." + v + pre, 8, sizeof(np), {optimizer_code(optimizer_), accumulated}});
+  seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),
+                      model_.working(), *grad_sum_},
+               np, {std::min(div_up(total, 256), 65535u)}, "optimizer");
+}
+
+}  // namespace vkamp::train

@@ -1,0 +1,80 @@
+// Trainer::on_epoch_end: once per epoch, after the epoch's last update and
+// before any step of the next, with the held-out evaluation of exactly the
+// weights of that update; the steady-state loop still never waits.
+#include "support/gpu_test.hpp"
+#include "vkamp/train/dataset.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::test {
+namespace {
+
+using train::EpochEnd;
+using train::Trainer;
+
+train::HostData toy(uint32_t count, uint64_t seed) {
+  return train::HostData::classification(train::make_classification(count, 6, 3, seed));
+}
+
+train::TrainConfig toy_config(uint32_t epochs) {
+  train::TrainConfig c;
+  c.batch = 8;
+  c.epochs = epochs;
+  c.seed = 11;
+  c.optimizer.lr = 0.1;
+  c.scaler.histogram_interval = 0;
+  return c;
+}
+
+const train::ModelSpec kModel = train::parse_model("6-5t-3");
+
+class TrainingEpochs : public GpuTest {};
+
+TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
+  const train::HostData all = toy(104, 1);
+  const train::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
+  train::TrainConfig c = toy_config(3);
+  c.inject_overflow = train::parse_step_ranges("7");  // the last step of epoch 1 is skipped and redone
+  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  t.set_held_out(held_out);
+  std::vector<EpochEnd> ends;
+  uint32_t steps_seen = 0;
+  t.on_step = [&](const train::StepMetrics&) { ++steps_seen; };
+  t.on_epoch_end = [&](const EpochEnd& e) {
+    EXPECT_EQ(steps_seen, e.step) << "fired after the epoch's last record, before any later one";
+    ends.push_back(e);
+  };
+  train::TrainSummary s = t.run();
+  ASSERT_EQ(ends.size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(ends[i].epoch, i + 1);
+    EXPECT_EQ(ends[i].applied, 8 * (i + 1));
+    EXPECT_EQ(ends[i].step, 8 * (i + 1) + 1) << "the skipped step 7 counts as attempted";
+    EXPECT_EQ(ends[i].metric, "accuracy");
+    EXPECT_GE(ends[i].value, 0.0);
+    EXPECT_LE(ends[i].value, 1.0);
+  }
+  EXPECT_GT(ends.back().value, 0.5) << "the toy problem is learnable: 3 epochs should beat chance (1/3)";
+  EXPECT_EQ(ends.back().value, t.evaluate(held_out)) << "the last epoch end sees the final weights";
+  EXPECT_EQ(s.host_waits_in_loop, 0u) << "draining at epoch ends is counted apart";
+  EXPECT_GT(s.host_waits_between_epochs, 0u);
+
+  // A run of one epoch ends with the weights the first epoch end evaluated.
+  train::TrainConfig one = c;
+  one.epochs = 1;
+  Trainer first(ctx(), one, kModel, train::LossKind::SoftmaxXent, data);
+  first.run();
+  EXPECT_EQ(first.evaluate(held_out), ends[0].value) << "epoch 1 was evaluated after a later step ran";
+}
+
+TEST_F(TrainingEpochs, WithoutAHeldOutSetItStillFiresWithNoMetric) {
+  Trainer t(ctx(), toy_config(2), kModel, train::LossKind::SoftmaxXent, toy(64, 3));
+  std::vector<EpochEnd> ends;
+  t.on_epoch_end = [&](const EpochEnd& e) { ends.push_back(e); };
+  t.run();
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_TRUE(ends[0].metric.empty());
+  EXPECT_EQ(ends[1].applied, 16u);
+}
+
+}  // namespace
+}  // namespace vkamp::test
