@@ -75,14 +75,18 @@ std::vector<uint8_t> bytes_of(const T* p, size_t n) {
 
 Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss,
                  const HostData& train)
+    : Trainer(ctx, cfg, build_graph(spec), loss, train) {}
+
+Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train)
     : ctx_(ctx), cfg_(cfg), loss_kind_(loss), fmt_(cfg.precision) {
   validate(cfg_);
   count_ = train.count;
   features_ = train.features;
   const uint32_t B = cfg.batch, M = cfg.grad_accum;
-  if (features_ != spec.inputs())
+  const uint32_t model_inputs = model.input_tensor().shape.elements();
+  if (features_ != model_inputs)
     throw ConfigError("the data has " + std::to_string(features_) + " features but the model takes " +
-                      std::to_string(spec.inputs()));
+                      std::to_string(model_inputs));
   steps_per_epoch_ = count_ / B;
   if (steps_per_epoch_ < M)
     throw ConfigError("--batch " + std::to_string(B) + " x --grad-accum " + std::to_string(M) +
@@ -95,7 +99,7 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   epochs_stored_ = std::min<uint32_t>(cfg.epochs + 2, 64);
 
   bool sgd = cfg.optimizer.kind == OptimizerKind::SGD;
-  model_ = std::make_unique<Model>(ctx, spec, fmt_, B, cfg.seed, !sgd || cfg.optimizer.momentum > 0, !sgd);
+  model_ = std::make_unique<Model>(ctx, std::move(model), fmt_, B, cfg.seed, !sgd || cfg.optimizer.momentum > 0, !sgd);
   const uint32_t outputs = model_->outputs();
   const size_t eb = format_bytes(fmt_);
 
@@ -540,7 +544,7 @@ double Trainer::evaluate(const HostData& data) {
 void Trainer::save_checkpoint(const std::string& path) {
   flush();
   CheckpointFile ck;
-  std::string meta = "model=" + describe(model_->spec()) + " precision=" + format_name(fmt_) +
+  std::string meta = "model=" + model_->description() + " precision=" + format_name(fmt_) +
                      " params=" + std::to_string(model_->param_elements());
   ck.sections["meta"] = std::vector<uint8_t>(meta.begin(), meta.end());
   auto w = model_->read_master();
@@ -570,7 +574,7 @@ void Trainer::load_checkpoint(const std::string& path) {
     return it->second;
   };
   std::string meta(need("meta", 0).begin(), need("meta", 0).end());
-  std::string want = "model=" + describe(model_->spec()) + " precision=" + format_name(fmt_) +
+  std::string want = "model=" + model_->description() + " precision=" + format_name(fmt_) +
                      " params=" + std::to_string(model_->param_elements());
   if (meta != want) throw CheckpointError("checkpoint " + path + " holds " + meta + "; this run is " + want);
   const auto& seed = need("seed", 8);

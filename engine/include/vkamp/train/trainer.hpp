@@ -71,6 +71,8 @@ class Trainer {
  public:
   Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss,
           const HostData& train);
+  // Any graph (graph/graph.hpp) as the model.
+  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
