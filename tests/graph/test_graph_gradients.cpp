@@ -50,7 +50,7 @@ TEST_F(GraphGradients, ConcatMatchesFiniteDifferences) {
   g.input("x", graph::Shape::vector(4));
   g.param("fc1.weight", {5, 4});
   g.param("fc2.weight", {2, 4});
-  g.param("head.weight", {3, 11});
+  g.param("head.weight", {3, 12});
   g.linear("fc1", "x", "fc1.weight");
   g.activation("a", "fc1", ops::Activation::Tanh);
   g.linear("fc2", "x", "fc2.weight");

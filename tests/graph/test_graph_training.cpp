@@ -58,7 +58,9 @@ TEST_F(GraphTraining, DeepChainReusesActivationMemory) {
   g.set_output(g.linear("head", x, "head.weight"));
   train::Model m(ctx(), std::move(g), Format::F16, 64, 1, true, true);
   graph::MemoryReport r = m.memory();
-  EXPECT_LT(r.activations * 3, r.activations_unshared) << "a 12-layer chain should need a few live buffers";
+  // Training keeps every forward value for the backward, so the reuse is
+  // the gradients': each takes the bytes of one whose producer has run.
+  EXPECT_LT(r.activations * 3, r.activations_unshared * 2) << "gradients should share bytes along the chain";
   EXPECT_EQ(r.parameters, uint64_t(m.param_elements()) * (4 + 2 + 2));
   EXPECT_EQ(r.optimizer_state, uint64_t(m.param_elements()) * 8);
   expect_no_live_overlap(m.executor().placements());

@@ -40,6 +40,7 @@ Shape shape_of(const Graph& g, const std::string& name, const std::vector<uint32
 }
 
 // Adds the nodes in an order where every input exists before its use.
+// (Indices, not erasure: assigning a YAML::Node rewrites the node it refers to.)
 void add_nodes(Graph& g, const YAML::Node& nodes) {
   std::vector<YAML::Node> pending;
   std::set<std::string> names;
@@ -50,24 +51,27 @@ void add_nodes(Graph& g, const YAML::Node& nodes) {
     if (!names.insert(name).second || g.has_tensor(name)) g.fail(name, "the name '" + name + "' is already used");
     pending.push_back(n);
   }
-  while (!pending.empty()) {
-    size_t before = pending.size();
-    for (auto it = pending.begin(); it != pending.end();) {
-      auto inputs = (*it)["inputs"] ? (*it)["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
-      std::string name = (*it)["name"].as<std::string>();
+  std::vector<bool> added(pending.size(), false);
+  for (size_t left = pending.size(); left > 0;) {
+    size_t before = left;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (added[i]) continue;
+      const YAML::Node& n = pending[i];
+      auto inputs = n["inputs"] ? n["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
+      std::string name = n["name"].as<std::string>();
       bool ready = true;
       for (const std::string& in : inputs) {
         if (!g.has_tensor(in) && !names.count(in)) g.fail(name, "unknown input '" + in + "'");
         ready = ready && g.has_tensor(in);
       }
-      if (!ready) {
-        ++it;
-        continue;
-      }
-      g.node(name, (*it)["op"].as<std::string>(), inputs, attributes_of(g, name, *it));
-      it = pending.erase(it);
+      if (!ready) continue;
+      g.node(name, n["op"].as<std::string>(), inputs, attributes_of(g, name, n));
+      added[i] = true;
+      --left;
     }
-    if (pending.size() == before) g.fail(pending.front()["name"].as<std::string>(), "is part of a cycle");
+    if (left == before)
+      for (size_t i = 0; i < pending.size(); ++i)
+        if (!added[i]) g.fail(pending[i]["name"].as<std::string>(), "is part of a cycle");
   }
 }
 
