@@ -75,9 +75,13 @@ std::vector<uint8_t> bytes_of(const T* p, size_t n) {
 
 Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss,
                  const HostData& train)
-    : Trainer(ctx, cfg, build_graph(spec), loss, train) {}
+    : Trainer(ctx, cfg, build_graph(spec), &spec, loss, train) {}
 
 Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train)
+    : Trainer(ctx, cfg, std::move(model), nullptr, loss, train) {}
+
+Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
+                 const HostData& train)
     : ctx_(ctx), cfg_(cfg), loss_kind_(loss), fmt_(cfg.precision) {
   validate(cfg_);
   count_ = train.count;
@@ -99,7 +103,9 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossK
   epochs_stored_ = std::min<uint32_t>(cfg.epochs + 2, 64);
 
   bool sgd = cfg.optimizer.kind == OptimizerKind::SGD;
-  model_ = std::make_unique<Model>(ctx, std::move(model), fmt_, B, cfg.seed, !sgd || cfg.optimizer.momentum > 0, !sgd);
+  const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
+  model_ = spec ? std::make_unique<Model>(ctx, *spec, fmt_, B, cfg.seed, m1, m2)
+                : std::make_unique<Model>(ctx, std::move(model), fmt_, B, cfg.seed, m1, m2);
   const uint32_t outputs = model_->outputs();
   const size_t eb = format_bytes(fmt_);
 

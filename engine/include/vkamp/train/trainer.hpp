@@ -114,6 +114,9 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
+  // spec: the model string's spec when there is one (checkpoints, exports).
+  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
+          const HostData& train);
   void record_step(Sequence& seq);
   void submit_next();
   void drain_completed(bool block_all);
