@@ -209,6 +209,12 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     std::printf("  by kernel (ms/step):");
     for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
     std::printf("\n");
+    const graph::MemoryReport mem = trainer.model().memory();
+    auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
+    std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
+                "workspace %.2f\n",
+                mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
+                mib(mem.workspace));
     write_report(cfg, history);
     save_weights(cfg, trainer, s);
     return 0;

@@ -9,7 +9,7 @@ packages=(
   libvulkan-dev glslang-tools spirv-tools
   vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   libglfw3-dev libimgui-dev libstb-dev
-  libgtest-dev zlib1g-dev nlohmann-json3-dev
+  libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-cpp-dev
   xvfb x11-apps imagemagick
   dataset-fashion-mnist
 )

@@ -80,8 +80,8 @@ void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, Buffe
 }
 
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
-                           uint32_t batch, uint32_t in, uint32_t out) {
-  gemm(seq, fmt, {.m = batch, .n = in, .k = out}, dy, w, dx);
+                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate) {
+  gemm(seq, fmt, {.m = batch, .n = in, .k = out, .accumulate = accumulate}, dy, w, dx);
 }
 
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,

@@ -29,7 +29,7 @@ const std::vector<uint8_t>& section(const CheckpointFile& ck, const std::string&
 }  // namespace
 
 std::string Checkpointer::meta() const {
-  return "model=" + describe(model_.spec()) + " precision=" + format_name(model_.format()) +
+  return "model=" + model_.description() + " precision=" + format_name(model_.format()) +
          " params=" + std::to_string(model_.param_elements());
 }
 

@@ -9,7 +9,7 @@ namespace vkamp::train {
 
 Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows)
     : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows),
-      batch_x_(ctx, size_t(max_rows) * model.spec().inputs() * format_bytes(model.format())),
+      batch_x_(ctx, size_t(max_rows) * model.inputs() * format_bytes(model.format())),
       // Labels (uint32) or target rows in the storage format.
       batch_y_(ctx, size_t(max_rows) *
                         (loss == LossKind::SoftmaxXent ? 4 : model.outputs() * format_bytes(model.format()))) {}
@@ -23,7 +23,7 @@ Buffer Evaluator::upload(const std::vector<float>& values) {
 
 template <class After>
 void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after) {
-  const size_t row_bytes = size_t(model_.spec().inputs()) * format_bytes(model_.format());
+  const size_t row_bytes = size_t(model_.inputs()) * format_bytes(model_.format());
   for (uint32_t b = 0; b * max_rows_ < rows; ++b) {
     const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
     seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
@@ -33,7 +33,7 @@ void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, Af
 }
 
 double Evaluator::evaluate(const HostData& data) {
-  if (data.features != model_.spec().inputs()) throw Error("evaluate: feature count differs from the training data");
+  if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
   Buffer x = upload(data.x);
   return loss_ == LossKind::SoftmaxXent ? accuracy(x, data) : mean_squared_error(x, data);
 }
@@ -83,9 +83,9 @@ double Evaluator::mean_squared_error(const Buffer& x, const HostData& data) {
 
 std::vector<float> Evaluator::predict(const std::vector<float>& x, uint32_t rows) {
   const uint32_t C = model_.outputs();
-  if (x.size() != size_t(rows) * model_.spec().inputs())
+  if (x.size() != size_t(rows) * model_.inputs())
     throw Error("predict: x has " + std::to_string(x.size()) + " values, not " + std::to_string(rows) + " rows of " +
-                std::to_string(model_.spec().inputs()));
+                std::to_string(model_.inputs()));
   if (rows == 0) return {};
   const size_t out_row = size_t(C) * format_bytes(model_.format());
   Buffer xb = upload(x);

@@ -20,12 +20,20 @@ std::vector<std::string> tensor_names(const Model& model) {
 }  // namespace
 
 Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss, const HostData& train)
+    : Trainer(ctx, cfg, build_graph(spec), &spec, loss, train) {}
+
+Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train)
+    : Trainer(ctx, cfg, std::move(model), nullptr, loss, train) {}
+
+Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
+                 const HostData& train)
     : ctx_(ctx), cfg_(cfg), loss_kind_(loss) {
   validate(cfg_);
   const uint32_t B = cfg.batch, M = cfg.grad_accum;
-  if (train.features != spec.inputs())
+  const uint32_t model_inputs = model.input_tensor().shape.elements();
+  if (train.features != model_inputs)
     throw ConfigError("the data has " + std::to_string(train.features) + " features but the model takes " +
-                      std::to_string(spec.inputs()));
+                      std::to_string(model_inputs));
   steps_per_epoch_ = train.count / B;
   if (steps_per_epoch_ < M)
     throw ConfigError("--batch " + std::to_string(B) + " x --grad-accum " + std::to_string(M) +
@@ -39,7 +47,9 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, Lo
   max_attempts_ = budget_ * tries * 4 + 1000;
 
   const bool sgd = cfg.optimizer.kind == OptimizerKind::SGD;
-  model_ = std::make_unique<Model>(ctx, spec, cfg.precision, B, cfg.seed, !sgd || cfg.optimizer.momentum > 0, !sgd);
+  const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
+  model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2)
+                : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2);
   feeder_ = std::make_unique<BatchFeeder>(ctx, cfg.precision, loss, train, model_->outputs(), B, cfg.epochs, cfg.seed);
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));
   StepShape shape{budget_, uint32_t(model_->tensors().size()), StepProgram::partials_for(model_->param_elements()),

@@ -36,9 +36,9 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled);
 // W: out x in, Y: batch x out.
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
                     uint32_t batch, uint32_t in, uint32_t out);
-// dX = dY W
+// dX = dY W (+ dX when accumulate: X feeds another op too)
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
-                           uint32_t batch, uint32_t in, uint32_t out);
+                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);
 // dW = dY^T X (+ dW when accumulate)
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,
                             uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);

@@ -28,23 +28,18 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/graph/graph.hpp"
+#include "vkamp/graph/shape.hpp"
 #include "vkamp/ops/activation.hpp"
 
 namespace vkamp::train {
 
-enum class Init { Kaiming, Xavier, Zero };
+using graph::Init;
 
 enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten };
 
-// One example's activations: an image h x w x c (NHWC), or a flat vector of
-// c values (h = w = 1, image = false).
-struct Shape {
-  uint32_t h = 1, w = 1, c = 0;
-  bool image = false;
-
-  uint32_t elements() const { return h * w * c; }
-  bool operator==(const Shape&) const = default;
-};
+// One example's activations (graph/shape.hpp).
+using graph::Shape;
 
 struct LayerSpec {
   LayerKind kind = LayerKind::Linear;
@@ -82,5 +77,12 @@ std::string describe(const LayerSpec& layer);
 // The activation shapes: [0] is the input, [l + 1] the output of layer l.
 // Throws ConfigError, as parse_model does, for a spec that cannot be built.
 std::vector<Shape> layer_shapes(const ModelSpec& spec);
+
+// The spec as a graph (graph.hpp): per Linear layer "fc<i>" with parameters
+// "fc<i>.weight" {out, in} and "fc<i>.bias", per Conv2d "conv<i>" likewise
+// with weight {out_c, k, k, in_c}, an activation node "<layer>.act" after
+// either when it has one, pools "pool<i>", "flatten<i>"; input "x". The
+// graph's origin is the canonical model string.
+graph::Graph build_graph(const ModelSpec& spec);
 
 }  // namespace vkamp::train

@@ -6,19 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/graph/param_layout.hpp"
 #include "vkamp/train/model_spec.hpp"
 
 namespace vkamp::train {
 
-// Offsets are aligned so every tensor view meets any device's
-// minStorageBufferOffsetAlignment (at most 256 bytes).
-inline constexpr uint32_t kParamTensorAlign = 128;
-
-struct ParamTensor {
-  std::string name;     // "fc1.weight"
-  uint32_t offset = 0;  // elements; a multiple of kParamTensorAlign
-  uint32_t size = 0;
-};
+using graph::kParamTensorAlign;
+using graph::ParamTensor;
 
 // Named per kind in layer order ("conv1.weight", "conv1.bias", ...,
 // "fc1.weight", ...), a weight then its bias for every Linear and Conv2d

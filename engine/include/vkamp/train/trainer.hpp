@@ -31,6 +31,8 @@ class Evaluator;
 class Trainer {
  public:
   Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss, const HostData& train);
+  // Any graph (graph/graph.hpp) as the model.
+  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -82,6 +84,9 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
  private:
+  // spec: the model string's spec when there is one (checkpoints, exports).
+  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
+          const HostData& train);
   void flush();
   void read_record(const StepRecord& r, const Sequence& slot);
   void checkpoint_if_due();

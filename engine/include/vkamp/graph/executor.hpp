@@ -1,0 +1,74 @@
+// Records a graph's forward and backward into a Sequence. Backward runs in
+// reverse topological order; the first contribution to a gradient writes
+// it, later ones (a tensor or parameter used twice) add to it. Activations,
+// their gradients and op scratch live in two pools laid out by the memory
+// plan (memory_plan.hpp) over the step's timeline: forward node k at time
+// k, the loss at N, backward of node k at 2N - k.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/graph/graph.hpp"
+#include "vkamp/graph/memory_plan.hpp"
+#include "vkamp/graph/op.hpp"
+#include "vkamp/graph/param_store.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::graph {
+
+class Executor {
+ public:
+  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Y = graph(x) for rows <= max_rows rows of x.
+  void record_forward(Sequence& seq, BufferView x, uint32_t rows);
+  // Parameter gradients from doutput(), added to grads() when accumulate.
+  // Reads the activations of the last record_forward on the same x and rows.
+  void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate);
+
+  Buffer& output() { return *output_; }
+  Buffer& doutput() { return *doutput_; }
+  uint64_t activation_bytes() const { return activation_plan_.pool_bytes + output_->bytes() + doutput_->bytes(); }
+  uint64_t activation_unshared_bytes() const;
+  uint64_t workspace_bytes() const { return workspace_plan_.pool_bytes; }
+
+  // The planned buffers, for tests: byte range in its pool and lifetime.
+  struct Placement {
+    bool workspace = false;  // which pool
+    uint64_t offset = 0, bytes = 0;
+    uint32_t first = 0, last = 0;
+  };
+  std::vector<Placement> placements() const;
+
+ private:
+  class Run;
+  struct NodeState;
+  struct Storage;
+  void analyse();
+  void plan();
+
+  const Graph& graph_;
+  Format fmt_;
+  uint32_t max_rows_;
+  ParamStore& params_;
+  std::vector<std::unique_ptr<NodeState>> nodes_;
+  std::vector<int> root_;              // per tensor: the tensor whose bytes it is (views)
+  std::vector<bool> requires_grad_, receives_grad_;
+  std::vector<int> value_slot_, grad_slot_;  // per root tensor: index into the activation lifetimes
+  std::vector<Lifetime> activation_lifetimes_, workspace_lifetimes_;
+  MemoryPlan activation_plan_, workspace_plan_;
+  std::unique_ptr<Buffer> activation_pool_, workspace_pool_, output_, doutput_;
+  // While recording a backward: which gradients hold a contribution.
+  std::vector<bool> written_;
+  bool accumulate_params_ = false;
+  std::optional<BufferView> x_;  // the input of the step being recorded
+};
+
+}  // namespace vkamp::graph

@@ -1,0 +1,114 @@
+// A model as a DAG of ops over named tensors, and the builder that makes
+// it. Every tensor has a name: the model input, the parameters (with their
+// dims and initialisation), and one output per node, named after the node.
+// A node names its inputs; the builder checks each op's inputs and infers
+// its output shape as the node is added, so a Graph is always a valid DAG in
+// topological order (nodes can only use tensors that exist).
+//
+//   graph::Graph g;
+//   g.input("x", graph::Shape::vector(16));
+//   g.param("fc1.weight", {32, 16});
+//   g.param("fc1.bias", {32}, graph::Init::Zero);
+//   g.linear("fc1", "x", "fc1.weight", "fc1.bias");
+//   g.activation("relu1", "fc1", ops::Activation::ReLU);
+//   ...
+//   g.add("residual", "relu2", "x");
+//   g.set_output("residual");
+//
+// Errors are ConfigError naming the node (and the origin, a file name, when
+// one was set).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vkamp/graph/shape.hpp"
+#include "vkamp/ops/activation.hpp"
+
+namespace vkamp::graph {
+
+// How a parameter starts: Kaiming- or Xavier-uniform from its fans, or 0.
+enum class Init { Kaiming, Xavier, Zero };
+
+enum class TensorKind { Input, Param, Activation };
+
+struct Tensor {
+  std::string name;
+  TensorKind kind = TensorKind::Activation;
+  Shape shape;                 // per example (Input, Activation); Param: c = element count
+  std::vector<uint32_t> dims;  // Param only: e.g. {out, in}, {out_c, k, k, in_c}, {out}
+  Init init = Init::Zero;      // Param only
+  int producer = -1;           // the node writing it; -1 for inputs and parameters
+};
+
+// Elements of a parameter (the product of its dims).
+uint64_t elements(const Tensor& t);
+
+// The attributes any op may read; each op documents which it uses.
+struct Attributes {
+  uint32_t window = 0;  // pooling window
+  uint32_t stride = 1;  // conv2d and pooling (pooling: 0 means the window)
+  uint32_t pad = 0;     // conv2d
+  ops::Activation act = ops::Activation::ReLU;
+  bool operator==(const Attributes&) const = default;
+};
+
+struct Node {
+  std::string name;  // also the name of its output tensor
+  std::string op;    // a registered op ("linear", "add", ...; op_registry.hpp)
+  std::vector<std::string> inputs;
+  Attributes attrs;
+};
+
+class Graph {
+ public:
+  // Where the graph came from, for error messages ("model.yaml").
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+  const std::string& origin() const { return origin_; }
+
+  std::string input(const std::string& name, Shape shape);
+  std::string param(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming);
+  // Any registered op: checks the inputs, infers the output shape.
+  std::string node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                          Attributes attrs = {});
+
+  // Shorthands for the built-in ops.
+  std::string linear(const std::string& name, const std::string& x, const std::string& weight,
+                            const std::string& bias = "");
+  std::string conv2d(const std::string& name, const std::string& x, const std::string& weight,
+                            const std::string& bias, uint32_t stride = 1, uint32_t pad = 0);
+  std::string max_pool(const std::string& name, const std::string& x, uint32_t window, uint32_t stride = 0);
+  std::string avg_pool(const std::string& name, const std::string& x, uint32_t window, uint32_t stride = 0);
+  std::string flatten(const std::string& name, const std::string& x);
+  std::string activation(const std::string& name, const std::string& x, ops::Activation act);
+  std::string add(const std::string& name, const std::string& a, const std::string& b);
+  std::string concat(const std::string& name, std::vector<std::string> xs);
+
+  void set_output(const std::string& name);
+
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Tensor& tensor(const std::string& name) const;
+  int tensor_index(const std::string& name) const;  // -1 when unknown
+  bool has_tensor(const std::string& name) const { return tensor_index(name) >= 0; }
+  int input_index() const { return input_; }
+  int output_index() const { return output_; }
+  const Tensor& input_tensor() const;
+  const Tensor& output_tensor() const;
+  std::vector<int> param_indices() const;  // in declaration order: the flat layout's order
+
+  // Throws ConfigError "<origin>: node '<name>': <what>".
+  [[noreturn]] void fail(const std::string& node, const std::string& what) const;
+
+ private:
+  int add_tensor(Tensor t, const std::string& node);
+
+  std::string origin_;
+  std::vector<Tensor> tensors_;
+  std::vector<Node> nodes_;
+  std::map<std::string, int> by_name_;
+  int input_ = -1, output_ = -1;
+};
+
+}  // namespace vkamp::graph

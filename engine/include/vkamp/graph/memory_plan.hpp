@@ -1,0 +1,36 @@
+// Device memory for activations: every buffer has a lifetime (first and
+// last step of the recorded forward + backward timeline that touches it),
+// and buffers whose lifetimes do not meet share bytes. Greedy first-fit
+// over one pool, largest buffers first: each is placed at the lowest
+// aligned offset that overlaps no placed buffer alive at the same time.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace vkamp::graph {
+
+struct Lifetime {
+  uint64_t bytes = 0;
+  uint32_t first = 0, last = 0;  // inclusive
+};
+
+struct MemoryPlan {
+  std::vector<uint64_t> offsets;  // one per Lifetime, in the order given
+  uint64_t pool_bytes = 0;        // the pool's size
+  uint64_t unshared_bytes = 0;    // what separate buffers would take
+};
+
+// `alignment` > 0: every offset is a multiple of it.
+MemoryPlan plan_memory(const std::vector<Lifetime>& buffers, uint64_t alignment);
+
+// Device memory of a model, by purpose, in bytes.
+struct MemoryReport {
+  uint64_t parameters = 0;       // fp32 masters, 16-bit working copy and gradients
+  uint64_t optimizer_state = 0;  // moments
+  uint64_t activations = 0;      // activations and their gradients (planned)
+  uint64_t activations_unshared = 0;  // the same without reuse
+  uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
+  uint64_t total() const { return parameters + optimizer_state + activations + workspace; }
+};
+
+}  // namespace vkamp::graph

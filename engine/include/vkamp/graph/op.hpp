@@ -1,0 +1,77 @@
+// What an op is to the graph: how it checks its inputs and infers its
+// output shape, how it records its forward and its backward, and which
+// scratch memory it needs. Each op lives in one file under
+// engine/src/graph/ops/ and is registered once (op_registry.cpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/graph/graph.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::graph {
+
+// The shapes an op sees when the graph is built: its inputs (parameters
+// with their dims) and attributes.
+struct OpShapes {
+  const Node& node;
+  std::vector<const Tensor*> in;
+  Shape out;  // filled by infer; read by the scratch sizes
+  std::vector<bool> grads;  // per input: whether its gradient is wanted (empty while building)
+};
+
+// Where an input's gradient goes: overwrite it, or add to it because
+// another consumer (or an earlier micro-batch, for parameters) already
+// wrote part of the sum.
+struct GradTarget {
+  BufferView view;
+  bool accumulate = false;
+};
+
+// One node's buffers while a step is recorded (implemented by Executor).
+class OpRun {
+ public:
+  virtual ~OpRun() = default;
+  Sequence& seq;
+  Format fmt;
+  uint32_t rows;
+  const OpShapes& shapes;
+
+  OpRun(Sequence& s, Format f, uint32_t r, const OpShapes& sh) : seq(s), fmt(f), rows(r), shapes(sh) {}
+
+  virtual BufferView in(size_t i) = 0;  // forward value; a parameter's working copy
+  virtual BufferView out() = 0;
+  virtual BufferView kept() = 0;        // op scratch kept from forward to backward
+  virtual BufferView workspace() = 0;   // op scratch for the backward only
+  virtual BufferView dout() = 0;
+  virtual bool wants_grad(size_t i) = 0;
+  // The gradient of input i; each call counts as this node's contribution.
+  virtual GradTarget grad(size_t i) = 0;
+  // For kernels that can only overwrite: `write` fills a view with this
+  // node's contribution, which is added to the gradient when it already
+  // holds another.
+  virtual void overwrite_grad(size_t i, const std::function<void(BufferView)>& write) = 0;
+};
+
+struct OpDef {
+  std::string name;
+  size_t min_inputs = 1, max_inputs = 1;
+  // The input kinds: an input position at or past params_from must be a
+  // parameter, and one before it must not.
+  size_t params_from = size_t(-1);
+  bool backward_reads_inputs = false;  // keeps its activation inputs alive until its backward
+  bool view = false;                   // the output is the first input's bytes (flatten)
+  // Checks the inputs and returns the output shape; throws
+  // std::invalid_argument saying what is wrong (Graph adds the node's name).
+  std::function<Shape(const OpShapes&)> infer;
+  // Scratch per example (elements): kept from forward to backward, and
+  // backward-only.
+  std::function<uint64_t(const OpShapes&)> kept_per_row, workspace_per_row;
+  std::function<void(OpRun&)> forward, backward;
+};
+
+}  // namespace vkamp::graph

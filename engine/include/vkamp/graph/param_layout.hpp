@@ -1,0 +1,28 @@
+// Where each parameter of a graph lives in the flat parameter buffers
+// (masters, working copy, gradients, moments): in declaration order, each
+// tensor's offset aligned so that every view meets any device's
+// minStorageBufferOffsetAlignment (at most 256 bytes), padding left zero.
+// One layout per kind whatever the graph, so the AMP pass and the
+// optimizer each stay one dispatch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkamp::graph {
+
+class Graph;
+
+inline constexpr uint32_t kParamTensorAlign = 128;
+
+struct ParamTensor {
+  std::string name;     // "fc1.weight"
+  uint32_t offset = 0;  // elements; a multiple of kParamTensorAlign
+  uint32_t size = 0;
+};
+
+// *padded_total (when given) is the padded element count. Throws
+// vkamp::Error when the total does not fit in 32 bits.
+std::vector<ParamTensor> layout_params(const Graph& g, uint32_t* padded_total = nullptr);
+
+}  // namespace vkamp::graph

@@ -1,0 +1,101 @@
+// Executor: recording a step's forward and backward (the plan is made in
+// executor.cpp).
+#include <algorithm>
+
+#include "vkamp/error.hpp"
+#include "vkamp/graph/executor.hpp"
+#include "vkamp/ops/add.hpp"
+#include "executor_state.hpp"
+
+namespace vkamp::graph {
+
+
+// The buffers of one node, from the plan.
+class Executor::Run : public OpRun {
+ public:
+  Run(Executor& e, Sequence& seq, uint32_t rows, size_t k)
+      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.graph_.nodes()[k]) {}
+
+  BufferView in(size_t i) override { return value(index(i)); }
+  BufferView out() override { return value(e_.graph_.tensor_index(node_.name)); }
+  BufferView kept() override { return workspace_slot(state_.kept); }
+  BufferView workspace() override { return workspace_slot(state_.work); }
+  BufferView dout() override { return gradient(e_.graph_.tensor_index(node_.name)); }
+  bool wants_grad(size_t i) override { return state_.shapes.grads.at(i); }
+
+  GradTarget grad(size_t i) override {
+    if (!wants_grad(i)) throw Error("graph: node '" + node_.name + "' asked for a gradient nobody needs");
+    int r = e_.root_[index(i)];
+    bool acc = e_.written_[r] || (e_.graph_.tensors()[r].kind == TensorKind::Param && e_.accumulate_params_);
+    e_.written_[r] = true;
+    return {gradient(r), acc};
+  }
+
+  void overwrite_grad(size_t i, const std::function<void(BufferView)>& write) override {
+    GradTarget g = grad(i);
+    if (!g.accumulate) return write(g.view);
+    uint32_t n = rows * e_.graph_.tensors()[index(i)].shape.elements();
+    BufferView tmp = workspace_slot(state_.sum);
+    write(tmp);
+    ops::add_forward(seq, fmt, g.view, tmp, g.view, n);
+  }
+
+ private:
+  int index(size_t i) const { return e_.graph_.tensor_index(node_.inputs.at(i)); }
+
+  BufferView value(int t) {
+    int r = e_.root_[t];
+    const Tensor& tensor = e_.graph_.tensors()[r];
+    if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.working(), e_.params_.of(r));
+    if (tensor.kind == TensorKind::Input) return *e_.x_;
+    if (r == e_.root_[e_.graph_.output_index()]) return *e_.output_;
+    return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.value_slot_[r]);
+  }
+
+  BufferView gradient(int t) {
+    int r = e_.root_[t];
+    const Tensor& tensor = e_.graph_.tensors()[r];
+    if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.grads(), e_.params_.of(r));
+    if (r == e_.root_[e_.graph_.output_index()]) return *e_.doutput_;
+    if (e_.grad_slot_[r] < 0) throw Error("graph: tensor '" + tensor.name + "' has no gradient buffer");
+    return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.grad_slot_[r]);
+  }
+
+  BufferView workspace_slot(int s) {
+    if (s < 0) throw Error("graph: node '" + node_.name + "' has no such scratch buffer");
+    return slot(*e_.workspace_pool_, e_.workspace_plan_, e_.workspace_lifetimes_, s);
+  }
+
+  static BufferView slot(Buffer& pool, const MemoryPlan& plan, const std::vector<Lifetime>& l, int s) {
+    return BufferView(pool, plan.offsets[s], l[s].bytes);
+  }
+
+  Executor& e_;
+  NodeState& state_;
+  const Node& node_;
+};
+
+void Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows) {
+  if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
+  x_ = x;
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    if (nodes_[k]->def->view) continue;  // the same bytes, read with another shape
+    Run run(*this, seq, rows, k);
+    nodes_[k]->def->forward(run);
+  }
+}
+
+void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
+  if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
+  x_ = x;
+  accumulate_params_ = accumulate;
+  written_.assign(graph_.tensors().size(), false);
+  written_[root_[graph_.output_index()]] = true;  // the loss's gradient
+  for (size_t k = nodes_.size(); k-- > 0;) {
+    if (!nodes_[k]->runs_backward) continue;
+    Run run(*this, seq, rows, k);
+    nodes_[k]->def->backward(run);
+  }
+}
+
+}  // namespace vkamp::graph

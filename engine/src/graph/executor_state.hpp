@@ -1,0 +1,16 @@
+// What the executor knows about one node: its op, shapes, whether it runs
+// backward, and its scratch buffers (indices into the workspace lifetimes).
+#pragma once
+#include "vkamp/graph/executor.hpp"
+
+namespace vkamp::graph {
+
+struct Executor::NodeState {
+  const OpDef* def = nullptr;
+  OpShapes shapes;
+  bool runs_backward = false;
+  int kept = -1, work = -1, sum = -1;  // -1 = none
+  explicit NodeState(const Node& n) : shapes{n, {}, {}, {}} {}
+};
+
+}  // namespace vkamp::graph

@@ -1,0 +1,150 @@
+#include "vkamp/graph/graph.hpp"
+
+#include <stdexcept>
+
+#include "vkamp/graph/op_registry.hpp"
+#include "vkamp/train/config.hpp"  // ConfigError
+
+namespace vkamp::graph {
+
+std::string to_string(const Shape& s) {
+  if (!s.image) return std::to_string(s.c);
+  return std::to_string(s.h) + "x" + std::to_string(s.w) + "x" + std::to_string(s.c);
+}
+
+uint64_t elements(const Tensor& t) {
+  uint64_t n = 1;
+  for (uint32_t d : t.dims) n *= d;
+  return n;
+}
+
+void Graph::fail(const std::string& node, const std::string& what) const {
+  std::string where = origin_.empty() ? "" : origin_ + ": ";
+  throw train::ConfigError(where + "node '" + node + "': " + what);
+}
+
+int Graph::tensor_index(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+const Tensor& Graph::tensor(const std::string& name) const {
+  int i = tensor_index(name);
+  if (i < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "no tensor named '" + name + "'");
+  return tensors_[i];
+}
+
+const Tensor& Graph::input_tensor() const {
+  if (input_ < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no input");
+  return tensors_[input_];
+}
+
+const Tensor& Graph::output_tensor() const {
+  if (output_ < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no output");
+  return tensors_[output_];
+}
+
+std::vector<int> Graph::param_indices() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].kind == TensorKind::Param) out.push_back(int(i));
+  return out;
+}
+
+int Graph::add_tensor(Tensor t, const std::string& node) {
+  if (t.name.empty()) fail(node, "a tensor needs a name");
+  if (by_name_.count(t.name)) fail(node, "the name '" + t.name + "' is already used");
+  tensors_.push_back(std::move(t));
+  by_name_[tensors_.back().name] = int(tensors_.size() - 1);
+  return int(tensors_.size() - 1);
+}
+
+std::string Graph::input(const std::string& name, Shape shape) {
+  if (input_ >= 0) fail(name, "the graph already has an input ('" + tensors_[input_].name + "')");
+  if (shape.elements() == 0) fail(name, "an input needs a shape with elements");
+  input_ = add_tensor({name, TensorKind::Input, shape, {}, Init::Zero, -1}, name);
+  return tensors_[input_].name;
+}
+
+std::string Graph::param(const std::string& name, std::vector<uint32_t> dims, Init init) {
+  if (dims.empty()) fail(name, "a parameter needs dims");
+  for (uint32_t d : dims)
+    if (d == 0) fail(name, "a parameter dim is 0");
+  Tensor t{name, TensorKind::Param, {}, std::move(dims), init, -1};
+  uint64_t n = elements(t);
+  if (n > 0xFFFFFFFFull) fail(name, "over 2^32 elements");
+  t.shape = Shape::vector(uint32_t(n));
+  return tensors_[add_tensor(std::move(t), name)].name;
+}
+
+std::string Graph::node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                               Attributes attrs) {
+  const OpDef* def = find_op(op);
+  if (!def) fail(name, "unknown op '" + op + "'");
+  if (inputs.size() < def->min_inputs || inputs.size() > def->max_inputs)
+    fail(name, op + " takes " + std::to_string(def->min_inputs) +
+                   (def->max_inputs == def->min_inputs ? "" : " to " + std::to_string(def->max_inputs)) +
+                   " inputs, not " + std::to_string(inputs.size()));
+  Node n{name, op, std::move(inputs), attrs};
+  OpShapes shapes{n, {}, {}};
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    int t = tensor_index(n.inputs[i]);
+    if (t < 0) fail(name, "unknown input '" + n.inputs[i] + "'");
+    bool param = tensors_[t].kind == TensorKind::Param;
+    if (param != (i >= def->params_from))
+      fail(name, "input '" + n.inputs[i] + "' must " + (param ? "not " : "") + "be a parameter");
+    shapes.in.push_back(&tensors_[t]);
+  }
+  try {
+    shapes.out = def->infer(shapes);
+  } catch (const std::invalid_argument& e) {
+    fail(name, e.what());
+  }
+  if (shapes.out.elements() == 0) fail(name, "the output has no elements");
+  int out = add_tensor({name, TensorKind::Activation, shapes.out, {}, Init::Zero, int(nodes_.size())}, name);
+  nodes_.push_back(std::move(n));
+  return tensors_[out].name;
+}
+
+std::string Graph::linear(const std::string& name, const std::string& x, const std::string& weight,
+                                 const std::string& bias) {
+  std::vector<std::string> in{x, weight};
+  if (!bias.empty()) in.push_back(bias);
+  return node(name, "linear", std::move(in));
+}
+
+std::string Graph::conv2d(const std::string& name, const std::string& x, const std::string& weight,
+                                 const std::string& bias, uint32_t stride, uint32_t pad) {
+  return node(name, "conv2d", {x, weight, bias}, {.stride = stride, .pad = pad});
+}
+
+std::string Graph::max_pool(const std::string& name, const std::string& x, uint32_t window, uint32_t stride) {
+  return node(name, "max_pool", {x}, {.window = window, .stride = stride ? stride : window});
+}
+
+std::string Graph::avg_pool(const std::string& name, const std::string& x, uint32_t window, uint32_t stride) {
+  return node(name, "avg_pool", {x}, {.window = window, .stride = stride ? stride : window});
+}
+
+std::string Graph::flatten(const std::string& name, const std::string& x) { return node(name, "flatten", {x}); }
+
+std::string Graph::activation(const std::string& name, const std::string& x, ops::Activation act) {
+  return node(name, "activation", {x}, {.act = act});
+}
+
+std::string Graph::add(const std::string& name, const std::string& a, const std::string& b) {
+  return node(name, "add", {a, b});
+}
+
+std::string Graph::concat(const std::string& name, std::vector<std::string> xs) {
+  return node(name, "concat", std::move(xs));
+}
+
+void Graph::set_output(const std::string& name) {
+  int t = tensor_index(name);
+  if (t < 0 || tensors_[t].kind != TensorKind::Activation) fail(name, "the output must be a node's output");
+  if (!tensors_[t].shape.elements() || tensors_[t].shape.image) fail(name, "the output must be a vector");
+  output_ = t;
+}
+
+}  // namespace vkamp::graph

@@ -1,0 +1,49 @@
+#include "vkamp/ops/concat.hpp"
+
+#include "op_util.hpp"
+
+namespace vkamp::ops {
+namespace {
+
+struct ColumnCopy {
+  uint32_t rows, width;
+  uint32_t src_cols, src_off;
+  uint32_t dst_cols, dst_off;
+  uint32_t accumulate;
+};
+
+void copy_columns(Sequence& seq, Format fmt, const ColumnCopy& c, BufferView src, BufferView dst) {
+  size_t eb = format_bytes(fmt);
+  detail::require("concat", "source", src, uint64_t(c.rows) * c.src_cols, eb);
+  detail::require("concat", "destination", dst, uint64_t(c.rows) * c.dst_cols, eb);
+  Kernel& k = detail::kernel(seq, "concat", fmt, 2, sizeof(c));
+  seq.dispatch(k, {src, dst}, c, {std::min(div_up(uint64_t(c.rows) * c.width, 256), 65535u)}, "concat");
+}
+
+uint32_t total_cols(const std::vector<ConcatPart>& parts) {
+  uint32_t n = 0;
+  for (const ConcatPart& p : parts) n += p.cols;
+  return n;
+}
+
+}  // namespace
+
+void concat_forward(Sequence& seq, Format fmt, const std::vector<ConcatPart>& x, BufferView y, uint32_t rows) {
+  const uint32_t cols = total_cols(x);
+  uint32_t offset = 0;
+  for (const ConcatPart& p : x) {
+    copy_columns(seq, fmt, {rows, p.cols, p.cols, 0, cols, offset, 0}, p.data, y);
+    offset += p.cols;
+  }
+}
+
+void concat_backward(Sequence& seq, Format fmt, BufferView dy, const std::vector<ConcatPart>& dx, uint32_t rows) {
+  const uint32_t cols = total_cols(dx);
+  uint32_t offset = 0;
+  for (const ConcatPart& p : dx) {
+    if (!p.skip) copy_columns(seq, fmt, {rows, p.cols, cols, offset, p.cols, 0, p.accumulate}, dy, p.data);
+    offset += p.cols;
+  }
+}
+
+}  // namespace vkamp::ops

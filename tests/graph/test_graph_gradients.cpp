@@ -1,0 +1,64 @@
+// Whole-graph gradients against central differences: a residual block, a
+// parameter used by two nodes (the sum of both uses), an activation feeding
+// two ops (the sum of both gradients), and concat.
+#include "graph_models.hpp"
+
+namespace vkamp::test {
+namespace {
+
+class GraphGradients : public GpuTest {};
+
+TEST_F(GraphGradients, ResidualMlpMatchesFiniteDifferences) {
+  // tanh: smooth everywhere, so central differences are accurate.
+  expect_gradients_match(check_gradients(residual_mlp(5, 7, 3, ops::Activation::Tanh), 6, 3, 21));
+}
+
+TEST_F(GraphGradients, TiedWeightGetsTheSumOfBothUses) {
+  // One square weight applied twice: h = tanh(x W^T), y = head(h W^T).
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(6));
+  g.param("tied.weight", {6, 6});
+  g.param("head.weight", {3, 6});
+  g.linear("first", "x", "tied.weight");
+  g.activation("first.act", "first", ops::Activation::Tanh);
+  g.linear("second", "first.act", "tied.weight");
+  g.activation("second.act", "second", ops::Activation::Tanh);
+  g.linear("head", "second.act", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 22));
+}
+
+TEST_F(GraphGradients, FanOutSumsBothGradients) {
+  // a = tanh(fc1(x)) feeds fc2 and fc3 (and fc3's output is added to fc2's).
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(4));
+  g.param("fc1.weight", {6, 4});
+  g.param("fc2.weight", {3, 6});
+  g.param("fc3.weight", {3, 6});
+  g.linear("fc1", "x", "fc1.weight");
+  g.activation("a", "fc1", ops::Activation::Tanh);
+  g.linear("fc2", "a", "fc2.weight");
+  g.activation("b", "a", ops::Activation::Tanh);  // a second, non-accumulating consumer of a
+  g.linear("fc3", "b", "fc3.weight");
+  g.add("sum", "fc2", "fc3");
+  g.set_output("sum");
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 23));
+}
+
+TEST_F(GraphGradients, ConcatMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(4));
+  g.param("fc1.weight", {5, 4});
+  g.param("fc2.weight", {2, 4});
+  g.param("head.weight", {3, 12});
+  g.linear("fc1", "x", "fc1.weight");
+  g.activation("a", "fc1", ops::Activation::Tanh);
+  g.linear("fc2", "x", "fc2.weight");
+  g.concat("joined", {"a", "fc2", "a"});  // a twice: its gradient sums two slices
+  g.linear("head", "joined", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 24));
+}
+
+}  // namespace
+}  // namespace vkamp::test

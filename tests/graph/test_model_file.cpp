@@ -1,0 +1,89 @@
+// The YAML front end builds the same graph as the builder, and every error
+// is a ConfigError naming the file and the node.
+#include <gtest/gtest.h>
+
+#include "graph_models.hpp"
+#include "vkamp/graph/model_file.hpp"
+#include "vkamp/train/config.hpp"
+
+namespace vkamp::test {
+namespace {
+
+// residual_mlp(5, 7, 3) in YAML, nodes deliberately out of order.
+const char* kResidualYaml = R"(
+input: {name: x, shape: [5]}
+params:
+  - {name: fc1.weight, dims: [7, 5]}
+  - {name: fc1.bias, dims: [7], init: zero}
+  - {name: fc2.weight, dims: [5, 7]}
+  - {name: fc2.bias, dims: [5], init: zero}
+  - {name: head.weight, dims: [3, 5]}
+nodes:
+  - {name: head, op: linear, inputs: [residual, head.weight]}
+  - {name: fc1, op: linear, inputs: [x, fc1.weight, fc1.bias]}
+  - {name: act1, op: activation, inputs: [fc1], act: relu}
+  - {name: fc2, op: linear, inputs: [act1, fc2.weight, fc2.bias]}
+  - {name: act2, op: activation, inputs: [fc2], act: relu}
+  - {name: residual, op: add, inputs: [act2, x]}
+output: head
+)";
+
+void expect_same_graph(const graph::Graph& a, const graph::Graph& b) {
+  ASSERT_EQ(a.tensors().size(), b.tensors().size());
+  for (const graph::Tensor& t : a.tensors()) {
+    ASSERT_TRUE(b.has_tensor(t.name)) << t.name;
+    const graph::Tensor& u = b.tensor(t.name);
+    EXPECT_EQ(t.kind, u.kind) << t.name;
+    EXPECT_EQ(t.shape, u.shape) << t.name;
+    EXPECT_EQ(t.dims, u.dims) << t.name;
+    EXPECT_EQ(t.init, u.init) << t.name;
+  }
+  ASSERT_EQ(a.nodes().size(), b.nodes().size());
+  for (size_t i = 0; i < a.nodes().size(); ++i) {
+    EXPECT_EQ(a.nodes()[i].name, b.nodes()[i].name);
+    EXPECT_EQ(a.nodes()[i].op, b.nodes()[i].op);
+    EXPECT_EQ(a.nodes()[i].inputs, b.nodes()[i].inputs);
+    EXPECT_EQ(a.nodes()[i].attrs.act, b.nodes()[i].attrs.act);
+  }
+  EXPECT_EQ(a.output_tensor().name, b.output_tensor().name);
+}
+
+TEST(ModelFile, ResidualMlpMatchesTheBuilder) {
+  expect_same_graph(graph::parse_model_yaml(kResidualYaml, "residual.yaml"), residual_mlp(5, 7, 3));
+}
+
+// The YAML with `from` replaced by `to` must fail naming the file and `node`.
+void expect_error(const std::string& from, const std::string& to, const std::string& node, const std::string& what) {
+  std::string text = kResidualYaml;
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  try {
+    graph::parse_model_yaml(text, "bad.yaml");
+    ADD_FAILURE() << "no error for " << to;
+  } catch (const train::ConfigError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("bad.yaml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'" + node + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+TEST(ModelFile, UnknownOp) { expect_error("op: add", "op: mul", "residual", "unknown op 'mul'"); }
+TEST(ModelFile, UnknownInput) { expect_error("inputs: [fc1]", "inputs: [fc9]", "act1", "unknown input 'fc9'"); }
+TEST(ModelFile, Cycle) { expect_error("inputs: [x, fc1.weight", "inputs: [act2, fc1.weight", "head", "cycle"); }
+TEST(ModelFile, ShapeMismatch) { expect_error("inputs: [act2, x]", "inputs: [act1, x]", "residual", "shapes differ"); }
+TEST(ModelFile, DuplicateName) { expect_error("name: act2,", "name: act1,", "act1", "already used"); }
+TEST(ModelFile, WrongWeightShape) { expect_error("dims: [5, 7]", "dims: [5, 6]", "fc2", "must be {out, 7}"); }
+
+TEST(ModelFile, UnreadableFileNamesIt) {
+  try {
+    graph::load_model_file("/nonexistent/model.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const train::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.yaml"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace vkamp::test
