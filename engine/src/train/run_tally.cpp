@@ -23,7 +23,7 @@ void RunTally::add(StepMetrics& m, const std::vector<DispatchTime>& timings) {
 
 TrainSummary RunTally::summary(uint32_t samples_per_step) const {
   TrainSummary s = summary_;
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() - s.eval_seconds;
   s.samples_per_second = s.seconds > 0 ? double(s.steps) * samples_per_step / s.seconds : 0;
   if (timed_steps_) {
     s.gpu_ms_per_step = gpu_ms_sum_ / timed_steps_;

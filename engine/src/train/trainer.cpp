@@ -135,8 +135,10 @@ void Trainer::end_epoch_if_due() {
   if (!on_epoch_end) return;
   const uint64_t w = ctx_.host_waits();
   if (held_out_ && held_out_->count) {
+    const auto t0 = std::chrono::steady_clock::now();
     e.metric = loss_kind_ == LossKind::SoftmaxXent ? "accuracy" : "mse";
     e.value = evaluator_->evaluate(*held_out_);
+    tally_.exclude(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   epoch_waits_ += ctx_.host_waits() - w;
   on_epoch_end(e);

@@ -19,8 +19,9 @@ struct TrainSummary {
   float final_scale = 0, last_loss = 0;
   bool failed = false;
   std::string failure;
-  double seconds = 0;
+  double seconds = 0;              // training time: held-out evaluations between epochs excluded
   double samples_per_second = 0;  // applied updates x batch x micro-batches / s
+  double eval_seconds = 0;         // the held-out evaluations between epochs
   uint64_t host_waits_in_loop = 0;  // blocking reads while stepping (must stay 0)
   uint64_t host_waits_between_epochs = 0;  // draining for on_epoch_end (and its evaluation)
   uint64_t pacing_waits = 0;
@@ -37,6 +38,9 @@ class RunTally {
   void add(StepMetrics& m, const std::vector<DispatchTime>& timings);
   // Updates applied before this trainer started (a resumed run).
   void set_applied(uint32_t applied) { summary_.applied = applied; }
+  // Time spent outside training (an evaluation between epochs): left out
+  // of seconds and samples_per_second.
+  void exclude(double seconds) { summary_.eval_seconds += seconds; }
   // The summary so far; `samples_per_step` is batch x micro-batches.
   TrainSummary summary(uint32_t samples_per_step) const;
 
