@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     vkamp::Instance instance(validation);
     auto devices = vkamp::probe_devices(instance);
     size_t chosen = vkamp::select_device(devices, selector);
-    std::printf("vkamp %s: %zu Vulkan device(s)%s\n\n", "0.1.0", devices.size(),
+    std::printf("vkamp %s: %zu Vulkan device(s)%s\n\n", VKAMP_VERSION, devices.size(),
                 instance.validation() ? ", validation on" : "");
     for (const auto& d : devices) {
       std::printf("%s [%u] %s (%s)\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str(),

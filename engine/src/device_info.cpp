@@ -36,25 +36,8 @@ int type_rank(VkPhysicalDeviceType t) {
   }
 }
 
-DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.handle = pd;
-
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(pd, &props);
-  d.name = props.deviceName;
-  d.type = props.deviceType;
-  d.api_version = props.apiVersion;
-  d.vendor_id = props.vendorID;
-  d.device_id = props.deviceID;
-  std::memcpy(d.pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
-  d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
-  d.timestamp_period_ns = props.limits.timestampPeriod;
-
-  d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");
-  d.bfloat16 = has_device_extension(pd, "VK_KHR_shader_bfloat16");
-
+// The first queue family with compute, and its timestamp bits.
+void probe_queues(VkPhysicalDevice pd, DeviceInfo& d) {
   uint32_t qn = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
   std::vector<VkQueueFamilyProperties> qf(qn);
@@ -66,6 +49,10 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
       break;
     }
 
+}
+
+// The largest device-local heap, and whether it is the host's memory.
+void probe_memory(VkPhysicalDevice pd, DeviceInfo& d) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
   for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
@@ -84,12 +71,10 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   d.unified_memory = shared_type && (d.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                                      d.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
 
-  if (props.apiVersion < VK_API_VERSION_1_1) {
-    d.unsupported_reason = "Vulkan " + api_version_string(props.apiVersion) +
-                           " device; vkamp needs Vulkan 1.1 for 16-bit storage";
-    return d;
-  }
+}
 
+// Driver, subgroup and float-controls properties (Vulkan 1.1 and later).
+void probe_properties(VkPhysicalDevice pd, const VkPhysicalDeviceProperties& props, DeviceInfo& d) {
   bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -123,6 +108,11 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   d.driver = has_driver_props ? std::string(driver.driverName) + " (" + driver.driverInfo + ")"
                               : std::string("driver ") + std::to_string(props.driverVersion);
 
+}
+
+// 16-bit storage and shaderFloat16.
+void probe_features(VkPhysicalDevice pd, const VkPhysicalDeviceProperties& props, DeviceInfo& d) {
+  bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
   VkPhysicalDevice16BitStorageFeatures storage16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   VkPhysicalDeviceShaderFloat16Int8Features float16{
@@ -134,6 +124,39 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   vkGetPhysicalDeviceFeatures2(pd, &feats2);
   d.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
   d.shader_float16 = float16.shaderFloat16;
+}
+
+DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
+  DeviceInfo d;
+  d.index = index;
+  d.handle = pd;
+
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  d.name = props.deviceName;
+  d.type = props.deviceType;
+  d.api_version = props.apiVersion;
+  d.vendor_id = props.vendorID;
+  d.device_id = props.deviceID;
+  std::memcpy(d.pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+  d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+  d.timestamp_period_ns = props.limits.timestampPeriod;
+
+  d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");
+  d.bfloat16 = has_device_extension(pd, "VK_KHR_shader_bfloat16");
+
+  probe_queues(pd, d);
+
+  probe_memory(pd, d);
+
+  if (props.apiVersion < VK_API_VERSION_1_1) {
+    d.unsupported_reason = "Vulkan " + api_version_string(props.apiVersion) +
+                           " device; vkamp needs Vulkan 1.1 for 16-bit storage";
+    return d;
+  }
+
+  probe_properties(pd, props, d);
+  probe_features(pd, props, d);
   d.timestamps = d.timestamp_valid_bits > 0;  // of the compute queue we use
 
   if (d.compute_queue_family == UINT32_MAX) d.unsupported_reason = "no compute queue";

@@ -181,38 +181,41 @@ void save_checkpoint_file(const std::string& path, const CheckpointFile& ck) {
                           ": " + errno_text(err));
 }
 
-CheckpointFile load_checkpoint_file(const std::string& path) {
-  // Read the whole file; its real size bounds everything allocated below.
+// The whole file: its real size bounds everything the parser allocates.
+static std::vector<uint8_t> read_whole_file(const std::string& path) {
   std::vector<uint8_t> bytes;
-  {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw CheckpointError("cannot open checkpoint " + path + ": " + errno_text(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw CheckpointError("cannot open checkpoint " + path + ": " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw CheckpointError("cannot stat checkpoint " + path + ": " + errno_text(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw CheckpointError("cannot read checkpoint " + path + ": not a regular file");
+  }
+  bytes.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t r = ::read(fd, bytes.data() + got, std::min<size_t>(bytes.size() - got, size_t{1} << 30));
+    if (r < 0) {
+      if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      throw CheckpointError("cannot stat checkpoint " + path + ": " + errno_text(err));
+      throw CheckpointError("cannot read checkpoint " + path + ": " + errno_text(err));
     }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw CheckpointError("cannot read checkpoint " + path + ": not a regular file");
-    }
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < bytes.size()) {
-      ssize_t r = ::read(fd, bytes.data() + got, std::min<size_t>(bytes.size() - got, size_t{1} << 30));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        int err = errno;
-        ::close(fd);
-        throw CheckpointError("cannot read checkpoint " + path + ": " + errno_text(err));
-      }
-      if (r == 0) break;  // shrank while we read it
-      got += static_cast<size_t>(r);
-    }
-    ::close(fd);
-    bytes.resize(got);
+    if (r == 0) break;  // shrank while we read it
+    got += static_cast<size_t>(r);
   }
+  ::close(fd);
+  bytes.resize(got);
+  return bytes;
+}
+
+CheckpointFile load_checkpoint_file(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_whole_file(path);
   const size_t size = bytes.size();
   const uint8_t* data = bytes.data();
   const std::string where = "checkpoint " + path;
