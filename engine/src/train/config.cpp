@@ -14,13 +14,6 @@
 namespace vkamp::train {
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // The loss-scale rules that tie several settings together.
 void check_scale_bounds(const ScalerConfig& sc) {
   if (sc.min_scale > sc.max_scale)

@@ -2,6 +2,8 @@
 // quotes, and reports every problem with the file and line.
 #include "vkamp/train/settings_file.hpp"
 
+#include "vkamp/train/setting.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -11,13 +13,6 @@
 
 namespace vkamp::train {
 namespace {
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 // "value" / 'value' -> value; "FILE:LINE: ..." is added by the caller.
 std::string unquote(const std::string& v) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@ uint32_t parse_u32(const std::string& text, const std::string& label, uint32_t m
 bool parse_bool(const std::string& text, const std::string& label);
 [[noreturn]] void fail(const std::string& label, const std::string& msg);
 std::string lower(std::string s);
+std::string trim(std::string_view s);            // without leading and trailing white space
 std::string fmt(double v);                       // as --help and messages print a double
 std::string flag_of(const std::string& key);     // "max_gradient_norm" -> "--max-gradient-norm"
 std::string names(const std::string& key);      // "--max-gradient-norm (max_gradient_norm)"
