@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "vkamp/graph/op_registry.hpp"
-#include "vkamp/train/config.hpp"  // ConfigError
+#include "vkamp/config_error.hpp"
 
 namespace vkamp::graph {
 

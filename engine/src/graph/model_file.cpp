@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "vkamp/train/config.hpp"  // ConfigError
+#include "vkamp/config_error.hpp"
 
 namespace vkamp::graph {
 namespace {

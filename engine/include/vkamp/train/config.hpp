@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "vkamp/config_error.hpp"
 #include "vkamp/float_formats.hpp"
 
 namespace vkamp::train {
@@ -85,17 +86,6 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
-};
-
-// A bad value, unknown key, or conflicting options: the message names the
-// flag or key; binaries print it and exit with status 2.
-class ConfigError : public std::exception {
- public:
-  explicit ConfigError(std::string msg) : msg_(std::move(msg)) {}
-  const char* what() const noexcept override { return msg_.c_str(); }
-
- private:
-  std::string msg_;
 };
 
 // These read and write the training settings only; the application's
