@@ -130,7 +130,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
   };
   trainer.on_epoch_end = [&](const train::EpochEnd& e) {
     if (log) log->write(e);
-    if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value});
+    if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value, e.epoch, e.metric});
     if (also.epoch_end) also.epoch_end(e);
   };
   train::TrainSummary s = trainer.run();

@@ -57,13 +57,25 @@ void RunHistory::add(const train::TensorHistogram& h) {
 
 void RunHistory::export_jsonl(const std::string& path) const {
   train::MetricsLog log(path);
-  size_t h = 0;
+  size_t h = 0, e = 0;
+  // An evaluation after `step` steps follows the record of step `step` - 1,
+  // as in the live --metrics file.
+  auto write_eval = [&](const EvalPoint& p) {
+    train::EpochEnd end;
+    end.epoch = p.epoch;
+    end.step = p.step;
+    end.metric = p.metric;
+    end.value = p.accuracy;
+    log.write(end);
+  };
   for (const train::StepMetrics& m : raw_steps) {
     log.write(m);
     // A histogram belongs after the record of the step it was taken at.
     for (; h < raw_histograms.size() && raw_histograms[h].step <= m.step; ++h) log.write(raw_histograms[h]);
+    for (; e < evals.size() && evals[e].step <= m.step + 1; ++e) write_eval(evals[e]);
   }
   for (; h < raw_histograms.size(); ++h) log.write(raw_histograms[h]);
+  for (; e < evals.size(); ++e) write_eval(evals[e]);
 }
 
 void SharedHistory::reset(const RunHistory& blank) {

@@ -23,6 +23,8 @@ struct ScaleEvent {
 struct EvalPoint {
   uint32_t step;     // optimizer steps attempted when it was measured
   double accuracy;   // in [0, 1] (classification) or the MSE (regression)
+  uint32_t epoch = 0;  // the epoch it ended, from 1; 0 when taken on demand (the app)
+  std::string metric = "accuracy";  // or "mse", as the --metrics eval records name it
 };
 
 struct RunHistory {

@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "dashboard.hpp"
 #include "picture.hpp"
 #include "report.hpp"
+#include "run_history.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/train/gpu_state.hpp"
@@ -170,6 +172,39 @@ TEST(HistogramFractions, CountWhatFp16LosesWithAndWithoutTheScale) {
   EXPECT_DOUBLE_EQ(f.underflow_scaled, 5.0 / 40);
   EXPECT_DOUBLE_EQ(f.overflow_scaled, 4.0 / 40);
   EXPECT_DOUBLE_EQ(f.zero, 1.0 / 40);
+}
+
+}  // namespace
+}  // namespace vkamp::test
+
+namespace vkamp::test {
+namespace {
+
+// The app's "export metrics" writes what --metrics writes: the step records,
+// and each epoch's evaluation right after the step that ended the epoch.
+TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
+  ui::RunHistory h;
+  for (uint32_t s = 0; s < 4; ++s) {
+    train::StepMetrics m;
+    m.step = s;
+    m.loss = 1.0f / float(s + 1);
+    m.loss_scale = 65536;
+    m.applied = s + 1;
+    h.add(m);
+  }
+  h.evals.push_back({2, 0.5, 1, "accuracy"});  // after 2 steps: epoch 1 ended at step 1
+  h.evals.push_back({4, 0.75, 2, "accuracy"});
+  const std::string path = ::testing::TempDir() + "vkamp-export-" + std::to_string(getpid()) + ".jsonl";
+  h.export_jsonl(path);
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::filesystem::remove(path);
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_NE(lines[1].find("\"step\": 1"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[2], "{\"type\": \"eval\", \"epoch\": 1, \"step\": 2, \"accuracy\": 0.5}");
+  EXPECT_NE(lines[4].find("\"step\": 3"), std::string::npos) << lines[4];
+  EXPECT_EQ(lines[5], "{\"type\": \"eval\", \"epoch\": 2, \"step\": 4, \"accuracy\": 0.75}");
 }
 
 }  // namespace
