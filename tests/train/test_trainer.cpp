@@ -7,6 +7,7 @@
 #include <random>
 
 #include "scaler_reference.hpp"
+#include "graph/graph_models.hpp"
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
 #include "vkamp/ops/losses.hpp"
@@ -324,61 +325,9 @@ TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
 }
 
 TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
-  // fp32, tanh: smooth everywhere, so central differences are accurate.
-  const uint32_t rows = 5;
-  auto spec = train::parse_model("4-6t-3");
-  train::Model model(ctx(), spec, Format::F32, rows, 3, false, false);
-  auto data = toy_classification(rows, 4, 3, 13);
-  Buffer x = upload(ctx(), Format::F32, data.x);
-  Buffer y(ctx(), rows * 4);
-  y.write(data.labels);
-  Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
-  Buffer row_loss(ctx(), rows * 4), loss(ctx(), 4);
-  auto loss_at = [&](const std::vector<float>& w) {
-    model.write_master(w);
-    Sequence s(ctx());
-    s.begin();
-    model.record_forward(s, x, rows);
-    ops::softmax_xent_forward(s, Format::F32, model.output(), y, row_loss, loss, rows, 3);
-    s.end();
-    s.run();
-    return double(loss.read<float>()[0]);
-  };
-  auto w = model.read_master();
-  loss_at(w);
-  Sequence s(ctx());
-  s.begin();
-  model.record_forward(s, x, rows);
-  ops::softmax_xent_backward(s, Format::F32, model.output(), y, one, model.doutput(), rows, 3);
-  model.record_backward(s, x, rows, false);
-  s.end();
-  s.run();
-  auto g = download(model.grads(), Format::F32, model.param_elements());
-  // Directional derivative along a random unit direction over all real parameters.
-  std::normal_distribution<double> nd;
-  std::vector<double> v(w.size(), 0.0);
-  double norm = 0;
-  for (auto& t : model.tensors())
-    for (uint32_t i = t.offset; i < t.offset + t.size; ++i) {
-      v[i] = nd(rng());
-      norm += v[i] * v[i];
-    }
-  double analytic = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] /= std::sqrt(norm);
-    analytic += v[i] * g[i];
-  }
-  const double h = 1e-2;
-  std::vector<float> wp(w), wm(w);
-  for (size_t i = 0; i < w.size(); ++i) {
-    wp[i] = float(w[i] + h * v[i]);
-    wm[i] = float(w[i] - h * v[i]);
-  }
-  double numeric = (loss_at(wp) - loss_at(wm)) / (2 * h);
-  // Unit direction: truncation is about h^2/6 times the third derivative
-  // (~2e-5) and the fp32 loss rounding about 1e-7 / 2h (~5e-6); a wrong
-  // gradient is off by far more than this bound.
-  EXPECT_NEAR(numeric, analytic, 1e-4 + 1e-3 * std::abs(analytic));
+  // fp32, tanh: smooth everywhere, so central differences are accurate. The
+  // check (and its bound) is the graph tests' one, on the model string's graph.
+  expect_gradients_match(check_gradients(train::build_graph(train::parse_model("4-6t-3")), 5, 3, 3));
 }
 
 // Each 16-bit format with dynamic scaling trains the toy problem as fp32
