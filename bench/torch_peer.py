@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The PyTorch peer for the samples: the same network, batch, momentum SGD
 and Fashion-MNIST data, on the CPU in fp32 (PyTorch's CPU AMP has no fp16
-GradScaler path). Prints one line: samples/s and test accuracy.
+GradScaler path). Prints which BLAS PyTorch runs on and its threads
+(peer_info.py), then one line: samples/s and test accuracy.
 
   --model mlp     fashion_mlp's 784-256-256-10 ReLU MLP
   --model lenet5  lenet5's LeNet-5: conv 5x5x6 pad 2, max pool 2, conv 5x5x16,
@@ -21,6 +22,8 @@ import sys
 import time
 
 import torch
+
+from peer_info import blas_line
 
 
 def read_idx(path):
@@ -69,6 +72,7 @@ def main():
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    print(blas_line())
     torch.manual_seed(a.seed)
     image = a.model == "lenet5"
     xtr, ytr = load(a.data, "train", image)
