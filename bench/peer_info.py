@@ -43,7 +43,7 @@ def blas_line():
     except OSError:
         value = "?"
     return (f"peer     PyTorch {torch.__version__} on {blas}; torch threads {torch.get_num_threads()}; "
-            f"libblas.so.3 -> {value}")
+            f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}; libblas.so.3 -> {value}")
 
 
 def peak():

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A sample against PyTorch on the CPU, side by side in one run: the same
 # network, batch, momentum SGD (lr 0.05, momentum 0.9, the sample's
-# schedule) and data, PyTorch on the same number of threads as the machine
-# has cores. Prints samples/s, the ratios, test accuracy and the AMP share
+# schedule) and data. PyTorch's GEMMs run on OpenBLAS with one thread per
+# core; its other ops on --threads intra-op threads (default 1, measured
+# fastest on 2 cores: bench/NOTES.md, "PyTorch on OpenBLAS"). Prints samples/s, the ratios, test accuracy and the AMP share
 # of vkamp's step.
 #   bench/vs_torch.sh [--model mlp|lenet5] [--epochs N] [--batch N] [--threads N] [--device SEL]
 #                     [--data DIR] [--rounds N]
@@ -16,7 +17,7 @@
 # libopenblas0-pthread is installed. The PyTorch run prints which one it used.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
-model=mlp epochs=1 batch="" threads="$(nproc)" device=() data=() rounds=1
+model=mlp epochs=1 batch="" threads=1 device=() data=() rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model="$2"; shift 2 ;;
