@@ -12,7 +12,11 @@ import ctypes
 import os
 import subprocess
 
-import torch
+# As the peers set it before importing torch (see torch_peer.py), so that
+# run alone this reports what they run.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
 
 
 def _mapped(substr):
