@@ -3,8 +3,8 @@
 # network, batch, momentum SGD (lr 0.05, momentum 0.9, the sample's
 # schedule) and data. PyTorch's GEMMs run on OpenBLAS with one thread per
 # core; its other ops on --threads intra-op threads (default 1, measured
-# fastest on 2 cores: bench/NOTES.md, "PyTorch on OpenBLAS"). Prints samples/s, the ratios, test accuracy and the AMP share
-# of vkamp's step.
+# fastest on 2 cores: bench/NOTES.md, "PyTorch on OpenBLAS"). Prints
+# samples/s, the ratios, test accuracy and the AMP share of vkamp's step.
 #   bench/vs_torch.sh [--model mlp|lenet5] [--epochs N] [--batch N] [--threads N] [--device SEL]
 #                     [--data DIR] [--rounds N]
 # mlp: fashion_mlp (784-256-256-10, batch 128, constant rate);
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     --device) device=(--device "$2"); shift 2 ;;
     --data) data=(--data "$2"); shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "vs_torch.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
