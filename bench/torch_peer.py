@@ -1,11 +1,17 @@
 #!/usr/bin/python3
 """The PyTorch peer for the samples: the same network, batch, momentum SGD
 and Fashion-MNIST data, on the CPU in fp32 (PyTorch's CPU AMP has no fp16
-GradScaler path). Prints one line: samples/s and test accuracy.
+GradScaler path). Prints which BLAS PyTorch runs on and its threads
+(peer_info.py), then one line: samples/s and test accuracy.
 
   --model mlp     fashion_mlp's 784-256-256-10 ReLU MLP
   --model lenet5  lenet5's LeNet-5: conv 5x5x6 pad 2, max pool 2, conv 5x5x16,
                   max pool 2, 120, 84, 10, ReLU
+
+--threads sets PyTorch's intra-op (OpenMP) threads, 1 by default: OpenBLAS
+runs the GEMMs on its own threads, one per core, either way, and on the
+2-core machine 1 intra-op thread measured fastest (bench/NOTES.md, "PyTorch
+on OpenBLAS").
 
 --lr-schedule cosine anneals the learning rate to 0 over the run, per step,
 as vkamp's cosine schedule does (no warm-up).
@@ -20,7 +26,16 @@ import struct
 import sys
 import time
 
-import torch
+# OpenBLAS (Debian's torch reaches it through libblas.so.3) runs the GEMMs on
+# its own pthreads, beside PyTorch's OpenMP threads. libgomp's default is to
+# spin after each parallel region, and on a 2-core machine the spinning
+# threads starve OpenBLAS's: measured 2,700 against 64,000 samples/s for the
+# MLP. Passive waiting keeps the peer honest at any --threads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402 (after the OpenMP setting, which libgomp reads on load)
+
+from peer_info import blas_line
 
 
 def read_idx(path):
@@ -64,11 +79,12 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant")
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    print(blas_line())
     torch.manual_seed(a.seed)
     image = a.model == "lenet5"
     xtr, ytr = load(a.data, "train", image)

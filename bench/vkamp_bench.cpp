@@ -5,7 +5,8 @@
 // to fp32. The method is DESIGN.md section 7: warm up, then the median of
 // many timed dispatches. `vkamp-bench conv` (conv_bench.cpp) times LeNet-5's
 // convolution and pooling layers step by step, im2col + GEMM against a
-// direct convolution kernel.
+// direct convolution kernel. `vkamp-bench gemm --peer` adds PyTorch's fp32
+// GEMM (bench/gemm_peer.py) on the CPU, shape by shape in the same run.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <sstream>
+#include <stdexcept>
 #include <memory>
 #include <random>
 #include <string>
@@ -67,6 +70,10 @@ const char* kHelp =
     "  --formats LIST   comma-separated storage formats from fp32,fp16,bf16,cb16\n"
     "                   (default fp32,fp16,bf16)\n"
     "  --quick          fewer, smaller shapes\n"
+    "  --peer           also time each fp32 shape through PyTorch's torch.mm on the\n"
+    "                   CPU (bench/gemm_peer.py, right after vkamp's runs of that\n"
+    "                   shape), print which BLAS it ran and the CPU's fp32 peak,\n"
+    "                   and add columns: peer GFLOP/s, vkamp/peer, % of peak\n"
     "  -h, --help       this text\n"
     "\n"
     "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
@@ -110,6 +117,7 @@ struct Result {
   uint32_t dispatches = 0;  // R, per run
   int runs = 0;             // timed runs
   double skipped_est_ms = 0;  // > 0: not run, estimated at this many ms
+  double peer_ms = 0;         // > 0: PyTorch's median per call (fp32 rows)
 };
 
 // One case made ready to time: its operands, a sequence holding R copies
@@ -242,12 +250,53 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// The PyTorch peer: Python scripts beside this file's source, run with
+// Debian's python3 (the one that has python3-torch).
+#ifndef VKAMP_BENCH_SOURCE_DIR
+#define VKAMP_BENCH_SOURCE_DIR "bench"
+#endif
+constexpr const char* kPeerPython = "/usr/bin/python3";
+
+// A command's standard output, or an exception if it fails.
+std::string capture(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("cannot run: " + cmd);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (pclose(p) != 0) throw std::runtime_error("failed: " + cmd);
+  return out;
+}
+
+// Prints the peer's BLAS/threads line and the peak arithmetic; returns the
+// peak in GFLOP/s.
+double print_peer_info() {
+  std::istringstream in(capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/peer_info.py"));
+  double peak = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("peak_gflops=", 0) == 0) peak = std::stod(line.substr(12));
+    else std::printf("%s\n", line.c_str());
+  }
+  return peak;
+}
+
+// PyTorch's median ms per call for one form and shape in fp32.
+double peer_ms(const Case& c) {
+  const char* form = c.form == Form::Forward ? "forward" : c.form == Form::BackwardInput ? "dx" : "dw";
+  std::string out = capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/gemm_peer.py --form " + form +
+                            " --batch " + std::to_string(c.layer.batch) + " --in " + std::to_string(c.layer.in) +
+                            " --out " + std::to_string(c.layer.out));
+  size_t at = out.find("ms=");
+  if (at == std::string::npos) throw std::runtime_error("gemm_peer.py printed no time: " + out);
+  return std::stod(out.substr(at + 3));
+}
+
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "vkamp-bench: %s\n\n%s", msg.c_str(), kHelp);
   return 2;
 }
 
-int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick,
+int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick, bool peer,
              std::vector<vkamp::Format> formats) {
   vkamp::ContextOptions opt;
   opt.device = device;
@@ -272,6 +321,7 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   std::printf("device   [%u] %s (%s)\n", info.index, info.name.c_str(), info.driver.c_str());
   std::printf("path     %s; fp16 runs the \"%s\" shader variant\n", vkamp::precision_path_name(ctx.path()),
               ctx.variant(vkamp::Format::F16).c_str());
+  double peak_gflops = peer ? print_peer_info() : 0;
   std::fflush(stdout);
 
   GemmBench bench(ctx, repeats);
@@ -300,7 +350,12 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
     const Case& c = run.front();
     progress.step(gi, std::string(form_name(c.form)) + " " + std::to_string(c.m()) + "x" + std::to_string(c.n()) +
                           "x" + std::to_string(c.k()));
-    for (Result& r : bench.measure(run)) results.push_back(r);
+    for (Result& r : bench.measure(run)) {
+      // The peer runs right after vkamp's runs of the same shape, so that
+      // both see the machine in about the same state.
+      if (peer && r.c.fmt == vkamp::Format::F32) r.peer_ms = peer_ms(r.c);
+      results.push_back(r);
+    }
   }
   progress.finish();
   // Table order: by group, then format.
@@ -318,8 +373,10 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   std::printf("timing   %s, median per dispatch of R dispatches x %s timed runs, after a warm-up run\n\n",
               bench.host_clock() ? "HOST CLOCK (no GPU timestamps on this device)" : "GPU timestamps",
               repeats ? std::to_string(repeats).c_str() : "N");
-  std::printf("%-15s %5s %5s %5s  %-6s %10s %9s %9s %5s %4s\n", "form", "m", "n", "k", "format", "median ms",
+  std::printf("%-15s %5s %5s %5s  %-6s %10s %9s %9s %5s %4s", "form", "m", "n", "k", "format", "median ms",
               "GFLOP/s", "rate/fp32", "R", "N");
+  if (peer) std::printf(" %6s %10s %9s %6s %10s", "%peak", "peer ms", "peer GF/s", "%peak", "vkamp/peer");
+  std::printf("\n");
   const Result* fp32 = nullptr;
   bool skipped = false;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -339,11 +396,23 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
                 fp32->c.k() == c.k();
     char ratio[16] = "";
     if (same && c.fmt != vkamp::Format::F32) std::snprintf(ratio, sizeof ratio, "%.2fx", fp32->ms / r.ms);
-    std::printf("%-15s %5u %5u %5u  %-6s %10.3f %9.2f %9s %5u %4d\n", form_name(c.form), c.m(), c.n(), c.k(),
-                vkamp::format_name(c.fmt), r.ms, c.flops() / (r.ms * 1e6), ratio, r.dispatches, r.runs);
+    double gflops = c.flops() / (r.ms * 1e6);
+    std::printf("%-15s %5u %5u %5u  %-6s %10.3f %9.2f %9s %5u %4d", form_name(c.form), c.m(), c.n(), c.k(),
+                vkamp::format_name(c.fmt), r.ms, gflops, ratio, r.dispatches, r.runs);
+    if (r.peer_ms > 0) {
+      double peer_gflops = c.flops() / (r.peer_ms * 1e6);
+      std::printf(" %5.1f%% %10.3f %9.2f %5.1f%% %10.3f", 100 * gflops / peak_gflops, r.peer_ms, peer_gflops,
+                  100 * peer_gflops / peak_gflops, gflops / peer_gflops);
+    }
+    std::printf("\n");
   }
   std::printf("\nrate/fp32: this format's GFLOP/s over fp32's for the same form and shape (>1 is faster).\n"
               "R: dispatches recorded per run; N: timed runs.\n");
+  if (peer)
+    std::printf("peer: PyTorch torch.mm, fp32, on the CPU, median per call of R calls x 5 runs after a warm-up,\n"
+                "timed right after vkamp's runs of the same shape; vkamp/peer: vkamp's GFLOP/s over the peer's\n"
+                "(>1: vkamp is faster). %%peak: GFLOP/s over the CPU's fp32 peak above%s.\n",
+                info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : " (vkamp's runs on a GPU here: its %peak is not a CPU share)");
   if (skipped) std::printf("skipped cases: run them with --max-dispatch-s 0 (or a larger limit).\n");
   return 0;
 }
@@ -358,6 +427,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
   bool formats_given = false;
+  bool peer = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -383,6 +453,8 @@ int main(int argc, char** argv) {
       batch = uint32_t(n);
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--peer") {
+      peer = true;
     } else if ((v = value("--device"))) {
       device = v;
     } else if ((v = value("--repeats"))) {
@@ -421,11 +493,12 @@ int main(int argc, char** argv) {
   if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
   if (command != "gemm" && command != "conv")
     return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv)");
+  if (peer && command != "gemm") return usage_error("--peer is an option of vkamp-bench gemm");
   if (quick && !formats_given) formats = {vkamp::Format::F32, vkamp::Format::F16};
 
   try {
     if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
-    return run_gemm(device, repeats, max_dispatch_s, quick, formats);
+    return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());
     return 1;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A sample against PyTorch on the CPU, side by side in one run: the same
 # network, batch, momentum SGD (lr 0.05, momentum 0.9, the sample's
-# schedule) and data, PyTorch on the same number of threads as the machine
-# has cores. Prints samples/s, the ratios, test accuracy and the AMP share
-# of vkamp's step.
+# schedule) and data. PyTorch's GEMMs run on OpenBLAS with one thread per
+# core; its other ops on --threads intra-op threads (default 1, measured
+# fastest on 2 cores: bench/NOTES.md, "PyTorch on OpenBLAS"). Prints
+# samples/s, the ratios, test accuracy and the AMP share of vkamp's step.
 #   bench/vs_torch.sh [--model mlp|lenet5] [--epochs N] [--batch N] [--threads N] [--device SEL]
 #                     [--data DIR] [--rounds N]
 # mlp: fashion_mlp (784-256-256-10, batch 128, constant rate);
@@ -11,10 +12,12 @@
 # --rounds N runs the three N times in turns and prints each round's ratios;
 # every run also shows the share of CPU time the hypervisor stole while it
 # ran (/proc/stat), since a virtual machine's neighbours move absolute rates.
-# Installs python3-torch (Debian) when missing.
+# Installs python3-torch (Debian) and OpenBLAS when missing: Debian's torch
+# links the generic libblas.so.3, netlib's reference BLAS unless
+# libopenblas0-pthread is installed. The PyTorch run prints which one it used.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
-model=mlp epochs=1 batch="" threads="$(nproc)" device=() data=() rounds=1
+model=mlp epochs=1 batch="" threads=1 device=() data=() rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model="$2"; shift 2 ;;
@@ -24,7 +27,7 @@ while [ $# -gt 0 ]; do
     --device) device=(--device "$2"); shift 2 ;;
     --data) data=(--data "$2"); shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "vs_torch.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -33,7 +36,7 @@ case "$model" in
   lenet5) sample=lenet5; batch="${batch:-64}" schedule=cosine ;;
   *) echo "vs_torch.sh: --model is mlp or lenet5, not $model" >&2; exit 2 ;;
 esac
-"$VKAMP_ROOT/scripts/setup.sh" python3-torch
+"$VKAMP_ROOT/scripts/setup.sh" python3-torch libopenblas0-pthread
 "$VKAMP_ROOT/scripts/build.sh" >/dev/null
 common=(--epochs "$epochs" --batch "$batch" --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --no-progress
   "${device[@]}" "${data[@]}")
