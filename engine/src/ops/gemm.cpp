@@ -1,6 +1,7 @@
 #include "vkamp/ops/gemm.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "op_util.hpp"
@@ -22,15 +23,30 @@ constexpr uint32_t kMinSliceK = 256;
 // Fewer tiles than this in all, and the tiles shrink along m: 2 workgroups
 // on a 2-core CPU leave nothing to balance.
 constexpr uint32_t kMinGroups = 8;
+// Both sides of C at least this long, and the direct path takes 8 x 8 blocks.
+constexpr uint32_t kBlock8Min = 64;
 
 }  // namespace
 
 GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   GemmPlan plan;
+  // The direct path (CPU drivers) gives each thread 8 x 8 outputs where C
+  // has room for them: lavapipe pays per lane for every load, and an 8 x 8
+  // block loads 16 values per 64 fmas where 4 x 4 loads 8 per 16 (bench/NOTES.md).
+  // Thin outputs keep 4 x 4, which pads them less.
+  // VKAMP_GEMM_BLOCK=RxC (e.g. 4x4, 16x8) forces a block, for tests and benchmarks.
+  if (!tiled) {
+    if (g.m >= kBlock8Min && g.n >= kBlock8Min) plan.bm = plan.bn = 8;
+    if (const char* e = std::getenv("VKAMP_GEMM_BLOCK")) {
+      unsigned r = 0, c = 0;
+      if (std::sscanf(e, "%ux%u", &r, &c) == 2 && r >= 1 && c >= 1 && r <= 16 && c <= 16)
+        plan.bm = r, plan.bn = c;
+    }
+  }
   // As many threads along n as n needs, up to 16 (a 64-wide tile), so a
   // 6-channel output computes 8 columns, not 64.
-  plan.wx = std::min(16u, pow2_at_least(div_up(std::max(g.n, 1u), 4)));
-  plan.wy = std::min(256 / plan.wx, pow2_at_least(div_up(std::max(g.m, 1u), 4)));
+  plan.wx = std::min(16u, pow2_at_least(div_up(std::max(g.n, 1u), plan.bn)));
+  plan.wy = std::min(256 / plan.wx, pow2_at_least(div_up(std::max(g.m, 1u), plan.bm)));
   // Shared-memory tiles of at most 64 rows stay within Vulkan's guaranteed
   // 16 KiB of shared memory (gemm.comp stages 16 x (tile + 1) floats of each).
   if (tiled) plan.wy = std::min(plan.wy, 16u);
@@ -59,7 +75,7 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   struct { uint32_t m, n, k; float alpha; uint32_t accumulate, kc; } push{g.m, g.n, g.k, g.alpha, g.accumulate,
                                                                              plan.k_chunk};
   Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split});
+                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn});
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
