@@ -21,7 +21,7 @@ struct Gemm {
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
 
 // How gemm() runs a product: WX x WY threads per workgroup, each computing
-// bm x bn outputs (4 x 4 on the tiled path; 8 x 8 on the direct path where C
+// bm x bn outputs (4 x 4 on the tiled path; 16 x 8 on the direct path where C
 // is large enough), and k cut into `splits` slices of `k_chunk` summed by a second
 // pass (split-k) when C has too few tiles to keep the device busy.
 struct GemmPlan {
