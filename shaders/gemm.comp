@@ -14,6 +14,7 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "types.glsl"
 
 layout(local_size_x_id = 3, local_size_y_id = 4) in;
@@ -28,6 +29,10 @@ layout(constant_id = 5) const uint SPLIT_K = 0;
 // goes. The tiled path always uses 4 x 4.
 layout(constant_id = 6) const uint RM = 4;
 layout(constant_id = 7) const uint CN = 4;
+// SG_A = 1 (direct path, RM = 16, subgroups of 8 along x): each lane of a
+// subgroup loads 2 of the 16 A values the subgroup's lanes share and
+// broadcasts them, instead of every lane loading all 16.
+layout(constant_id = 8) const uint SG_A = 0;
 
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
@@ -81,12 +86,25 @@ void main() {
       bc[q] = j < p.n;
       bj[q] = TRANS_B != 0u ? j * p.k : j;
     }
+    uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
+    uint sg_i0 = row0 + ty + WY * sg_l, sg_i1 = row0 + ty + WY * (sg_l + 8u);
+    bool sg_ok0 = sg_i0 < p.m, sg_ok1 = sg_i1 < p.m;
+    uint sg_a0 = TRANS_A != 0u ? sg_i0 : sg_i0 * p.k, sg_a1 = TRANS_A != 0u ? sg_i1 : sg_i1 * p.k;
     uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
     for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[DM], bv[DN];
-      for (uint r = 0u; r < DM; ++r) {
-        av[r] = 0.0;
-        if (ar[r]) av[r] = sfp2f(a[ai[r] + kk * sa]);
+      if (SG_A != 0u) {
+        float m0 = 0.0, m1 = 0.0;
+        if (sg_ok0) m0 = sfp2f(a[sg_a0 + kk * sa]);
+        if (sg_ok1) m1 = sfp2f(a[sg_a1 + kk * sa]);
+#define BC(l) av[sg_z + l] = subgroupBroadcast(m0, l); av[sg_h + l] = subgroupBroadcast(m1, l);
+        BC(0) BC(1) BC(2) BC(3) BC(4) BC(5) BC(6) BC(7)
+#undef BC
+      } else {
+        for (uint r = 0u; r < DM; ++r) {
+          av[r] = 0.0;
+          if (ar[r]) av[r] = sfp2f(a[ai[r] + kk * sa]);
+        }
       }
       for (uint q = 0u; q < DN; ++q) {
         bv[q] = 0.0;

@@ -74,10 +74,17 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
   const GemmPlan plan = gemm_plan(g, tiled);
   const bool split = plan.splits > 1;
+  // 16-row blocks on a driver with subgroups of 8 (lavapipe on AVX2/AVX-512):
+  // the 8 lanes along x share their 16 A values, so each loads 2 and
+  // broadcasts them (gemm.comp SG_A). VKAMP_GEMM_SG=0 turns that off.
+  const auto& info = seq.context().info();
+  const char* sge = std::getenv("VKAMP_GEMM_SG");
+  const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
+                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
   struct { uint32_t m, n, k; float alpha; uint32_t accumulate, kc; } push{g.m, g.n, g.k, g.alpha, g.accumulate,
                                                                              plan.k_chunk};
   Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn});
+                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a});
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
