@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // C[m x n] = alpha * op(A) op(B) (+ C when accumulate), row-major, fp32
-// accumulation. Each thread computes a 4x4 block of C; a workgroup of
-// WX x WY threads covers a (4 WY) x (4 WX) tile. The host shapes the tile to
+// accumulation. Each thread computes a 4x4 block of C (RM x CN on the direct
+// path: 16 x 8 for large C on CPU drivers); a workgroup of WX x WY threads
+// covers a (4 WY) x (4 WX) tile, (RM WY) x (CN WX) on the direct path. The host shapes the tile to
 // the product (ops::gemm_plan): thin outputs such as a convolution's 6 or 16
 // channels get a thin tile instead of a 64x64 one that is 90% padding.
 // TRANS_A: A is stored k x m. TRANS_B: B is stored n x k.
