@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // C[m x n] = alpha * op(A) op(B) (+ C when accumulate), row-major, fp32
-// accumulation. Each thread computes a 4x4 block of C; a workgroup of
-// WX x WY threads covers a (4 WY) x (4 WX) tile. The host shapes the tile to
+// accumulation. Each thread computes a 4x4 block of C (RM x CN on the direct
+// path: 16 x 8 for large C on CPU drivers); a workgroup of WX x WY threads
+// covers a (4 WY) x (4 WX) tile, (RM WY) x (CN WX) on the direct path. The host shapes the tile to
 // the product (ops::gemm_plan): thin outputs such as a convolution's 6 or 16
 // channels get a thin tile instead of a 64x64 one that is 90% padding.
 // TRANS_A: A is stored k x m. TRANS_B: B is stored n x k.
@@ -14,6 +15,7 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "types.glsl"
 
 layout(local_size_x_id = 3, local_size_y_id = 4) in;
@@ -21,6 +23,17 @@ layout(constant_id = 0) const uint TRANS_A = 0;
 layout(constant_id = 1) const uint TRANS_B = 0;
 layout(constant_id = 2) const uint TILED = 1;
 layout(constant_id = 5) const uint SPLIT_K = 0;
+// Outputs per thread on the direct path (TILED = 0): RM rows x CN columns.
+// Each operand value loaded feeds CN (from A) or RM (from B) fmas, so a
+// bigger block needs fewer loads per flop; lavapipe runs every load of a
+// SIMD row of threads as one scalar load per lane, which is where its time
+// goes. The tiled path always uses 4 x 4.
+layout(constant_id = 6) const uint RM = 4;
+layout(constant_id = 7) const uint CN = 4;
+// SG_A = 1 (direct path, RM = 16, subgroups of 8 along x): each lane of a
+// subgroup loads 2 of the 16 A values the subgroup's lanes share and
+// broadcasts them, instead of every lane loading all 16.
+layout(constant_id = 8) const uint SG_A = 0;
 
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
@@ -29,7 +42,8 @@ layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
 layout(push_constant) uniform Push { uint m, n, k; float alpha; uint accumulate; uint kc; } p;
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
-const uint BM = 4u * WY, BN = 4u * WX, BK = 16u;
+const uint BM = 4u * WY, BN = 4u * WX, BK = 16u;  // tiled path
+const uint DM = (TILED != 0u ? 4u : RM), DN = (TILED != 0u ? 4u : CN);  // outputs per thread
 // +1 keeps column reads off one bank. Without TILED the arrays shrink to
 // one column: declared shared memory counts against the device's limit
 // even when no instruction touches it.
@@ -49,21 +63,56 @@ float load_b(uint kk, uint j) {  // op(B)[kk, j]
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
   uint tid = ty * WX + tx;
-  uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+  uint row0 = gl_WorkGroupID.y * (DM * WY), col0 = gl_WorkGroupID.x * (DN * WX);
   uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
   k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
 
-  float acc[4][4];
-  for (uint r = 0u; r < 4u; ++r)
-    for (uint q = 0u; q < 4u; ++q) acc[r][q] = 0.0;
+  float acc[DM][DN];
+  for (uint r = 0u; r < DM; ++r)
+    for (uint q = 0u; q < DN; ++q) acc[r][q] = 0.0;
 
   if (TILED == 0u) {
+    // Offsets of this thread's rows of A and columns of B at k = 0; the
+    // loop reads A[ai + kk sa] and B[bj + kk sb]. Threads past C's edge
+    // skip their loads (lavapipe then fetches nothing for those lanes).
+    uint ai[DM], bj[DN];
+    bool ar[DM], bc[DN];
+    for (uint r = 0u; r < DM; ++r) {
+      uint i = row0 + ty + WY * r;
+      ar[r] = i < p.m;
+      ai[r] = TRANS_A != 0u ? i : i * p.k;
+    }
+    for (uint q = 0u; q < DN; ++q) {
+      uint j = col0 + tx + WX * q;
+      bc[q] = j < p.n;
+      bj[q] = TRANS_B != 0u ? j * p.k : j;
+    }
+    uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
+    uint sg_i0 = row0 + ty + WY * sg_l, sg_i1 = row0 + ty + WY * (sg_l + 8u);
+    bool sg_ok0 = sg_i0 < p.m, sg_ok1 = sg_i1 < p.m;
+    uint sg_a0 = TRANS_A != 0u ? sg_i0 : sg_i0 * p.k, sg_a1 = TRANS_A != 0u ? sg_i1 : sg_i1 * p.k;
+    uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
     for (uint kk = k_begin; kk < k_end; ++kk) {
-      float av[4], bv[4];
-      for (uint r = 0u; r < 4u; ++r) av[r] = load_a(row0 + ty + WY * r, kk);
-      for (uint q = 0u; q < 4u; ++q) bv[q] = load_b(kk, col0 + tx + WX * q);
-      for (uint r = 0u; r < 4u; ++r)
-        for (uint q = 0u; q < 4u; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+      float av[DM], bv[DN];
+      if (SG_A != 0u) {
+        float m0 = 0.0, m1 = 0.0;
+        if (sg_ok0) m0 = sfp2f(a[sg_a0 + kk * sa]);
+        if (sg_ok1) m1 = sfp2f(a[sg_a1 + kk * sa]);
+#define BC(l) av[sg_z + l] = subgroupBroadcast(m0, l); av[sg_h + l] = subgroupBroadcast(m1, l);
+        BC(0) BC(1) BC(2) BC(3) BC(4) BC(5) BC(6) BC(7)
+#undef BC
+      } else {
+        for (uint r = 0u; r < DM; ++r) {
+          av[r] = 0.0;
+          if (ar[r]) av[r] = sfp2f(a[ai[r] + kk * sa]);
+        }
+      }
+      for (uint q = 0u; q < DN; ++q) {
+        bv[q] = 0.0;
+        if (bc[q]) bv[q] = sfp2f(b[bj[q] + kk * sb]);
+      }
+      for (uint r = 0u; r < DM; ++r)
+        for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
   }
   for (uint k0 = k_begin; TILED != 0u && k0 < k_end; k0 += BK) {
@@ -81,19 +130,19 @@ void main() {
     }
     barrier();
     for (uint kk = 0u; kk < BK; ++kk) {
-      float av[4], bv[4];
-      for (uint r = 0u; r < 4u; ++r) av[r] = As[kk][ty + WY * r];
-      for (uint q = 0u; q < 4u; ++q) bv[q] = Bs[kk][tx + WX * q];
-      for (uint r = 0u; r < 4u; ++r)
-        for (uint q = 0u; q < 4u; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+      float av[DM], bv[DN];
+      for (uint r = 0u; r < DM; ++r) av[r] = As[kk][ty + WY * r];
+      for (uint q = 0u; q < DN; ++q) bv[q] = Bs[kk][tx + WX * q];
+      for (uint r = 0u; r < DM; ++r)
+        for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
     barrier();
   }
 
-  for (uint r = 0u; r < 4u; ++r) {
+  for (uint r = 0u; r < DM; ++r) {
     uint i = row0 + ty + WY * r;
     if (i >= p.m) continue;
-    for (uint q = 0u; q < 4u; ++q) {
+    for (uint q = 0u; q < DN; ++q) {
       uint j = col0 + tx + WX * q;
       if (j >= p.n) continue;
       float v = p.alpha * acc[r][q];

@@ -450,11 +450,19 @@ TEST(GemmPlan, ThinOutputsGetThinTiles) {
   EXPECT_EQ(conv_forward.tile_n(), 8u) << "6 channels in 8 columns, not 64";
   EXPECT_GE(conv_forward.tile_m(), 256u);
   EXPECT_EQ(conv_forward.splits, 1u) << "k = 25 is short";
+  EXPECT_EQ(conv_forward.bm * conv_forward.bn, 16u) << "thin outputs keep 4 x 4 blocks";
   ops::GemmPlan wide = ops::gemm_plan({.m = 512, .n = 512, .k = 512}, false);
-  EXPECT_EQ(wide.tile_n(), 64u);
-  EXPECT_EQ(wide.tile_m(), 64u);
-  // Too few tiles to share out: 127 x 127 takes 8 tiles of 32 rows, not 4 of 64.
+  EXPECT_EQ(wide.bm, 16u) << "direct path: 16 x 8 outputs per thread";
+  EXPECT_EQ(wide.bn, 8u);
+  EXPECT_EQ(wide.tile_n(), 128u);
+  EXPECT_EQ(wide.tile_m(), 256u);
+  ops::GemmPlan wide_tiled = ops::gemm_plan({.m = 512, .n = 512, .k = 512}, true);
+  EXPECT_EQ(wide_tiled.tile_n(), 64u) << "the tiled path keeps 4 x 4 per thread";
+  EXPECT_EQ(wide_tiled.tile_m(), 64u);
+  // Too few tiles to share out: 127 x 127 takes 4 tiles of 32 rows (16 x 8
+  // blocks, 2 x 16 threads), not 1 of 128.
   EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, false).tile_m(), 32u);
+  EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, true).tile_m(), 32u);
   // The shared-memory variant keeps its tiles within 64 rows (16 KiB).
   EXPECT_LE(ops::gemm_plan({.m = 4099, .n = 6, .k = 25}, true).tile_m(), 64u);
 }

@@ -1,6 +1,7 @@
 #include "vkamp/ops/gemm.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "op_util.hpp"
@@ -22,15 +23,32 @@ constexpr uint32_t kMinSliceK = 256;
 // Fewer tiles than this in all, and the tiles shrink along m: 2 workgroups
 // on a 2-core CPU leave nothing to balance.
 constexpr uint32_t kMinGroups = 8;
+// Both sides of C at least this long, and the direct path takes 16 x 8 blocks.
+constexpr uint32_t kBigBlockMin = 64;
 
 }  // namespace
 
 GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   GemmPlan plan;
+  // The direct path (CPU drivers) gives each thread 16 x 8 outputs where C
+  // has room for them: lavapipe pays per lane for every load, and a 16 x 8
+  // block loads 24 values per 128 fmas where 4 x 4 loads 8 per 16. Measured
+  // on lavapipe (2 cores), fp32, 512^3: 16 x 8 about 1.2x 8 x 8, 8 x 8 about
+  // 1.7x 4 x 4; 8 x 16 and 16 x 16 no better than 16 x 8.
+  // Thin outputs keep 4 x 4, which pads them less.
+  // VKAMP_GEMM_BLOCK=RxC (e.g. 4x4, 16x8) forces a block, for tests and benchmarks.
+  if (!tiled) {
+    if (g.m >= kBigBlockMin && g.n >= kBigBlockMin) plan.bm = 16, plan.bn = 8;
+    if (const char* e = std::getenv("VKAMP_GEMM_BLOCK")) {
+      unsigned r = 0, c = 0;
+      if (std::sscanf(e, "%ux%u", &r, &c) == 2 && r >= 1 && c >= 1 && r <= 16 && c <= 16)
+        plan.bm = r, plan.bn = c;
+    }
+  }
   // As many threads along n as n needs, up to 16 (a 64-wide tile), so a
   // 6-channel output computes 8 columns, not 64.
-  plan.wx = std::min(16u, pow2_at_least(div_up(std::max(g.n, 1u), 4)));
-  plan.wy = std::min(256 / plan.wx, pow2_at_least(div_up(std::max(g.m, 1u), 4)));
+  plan.wx = std::min(16u, pow2_at_least(div_up(std::max(g.n, 1u), plan.bn)));
+  plan.wy = std::min(256 / plan.wx, pow2_at_least(div_up(std::max(g.m, 1u), plan.bm)));
   // Shared-memory tiles of at most 64 rows stay within Vulkan's guaranteed
   // 16 KiB of shared memory (gemm.comp stages 16 x (tile + 1) floats of each).
   if (tiled) plan.wy = std::min(plan.wy, 16u);
@@ -56,10 +74,17 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
   const GemmPlan plan = gemm_plan(g, tiled);
   const bool split = plan.splits > 1;
+  // 16-row blocks on a driver with subgroups of 8 (lavapipe on AVX2/AVX-512):
+  // the 8 lanes along x share their 16 A values, so each loads 2 and
+  // broadcasts them (gemm.comp SG_A). VKAMP_GEMM_SG=0 turns that off.
+  const auto& info = seq.context().info();
+  const char* sge = std::getenv("VKAMP_GEMM_SG");
+  const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
+                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
   struct { uint32_t m, n, k; float alpha; uint32_t accumulate, kc; } push{g.m, g.n, g.k, g.alpha, g.accumulate,
                                                                              plan.k_chunk};
   Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split});
+                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a});
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.

@@ -21,15 +21,18 @@ struct Gemm {
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
 
 // How gemm() runs a product: WX x WY threads per workgroup, each computing
-// 4x4 outputs, and k cut into `splits` slices of `k_chunk` summed by a second
+// bm x bn outputs (4 x 4 on the tiled path; 16 x 8 on the direct path where C
+// is large enough), and k cut into `splits` slices of `k_chunk` summed by a second
 // pass (split-k) when C has too few tiles to keep the device busy.
 struct GemmPlan {
   uint32_t wx = 16, wy = 16;
+  uint32_t bm = 4, bn = 4;  // outputs per thread: bm rows x bn columns
   uint32_t splits = 1, k_chunk = 0;
-  uint32_t tile_m() const { return 4 * wy; }
-  uint32_t tile_n() const { return 4 * wx; }
+  uint32_t tile_m() const { return bm * wy; }
+  uint32_t tile_n() const { return bn * wx; }
 };
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
+// Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
 GemmPlan gemm_plan(const Gemm& g, bool tiled);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
