@@ -17,9 +17,11 @@ set_property(GLOBAL PROPERTY VKAMP_SHADER_SOURCES "")
 # Without FORMATS the shader is compiled once, as "<name>". PRESERVE also
 # builds "<key>.preserve" with VKAMP_INF_NAN_PRESERVE, which sets the
 # SignedZeroInfNanPreserve execution mode (shaders/common/nonfinite.glsl);
-# Context picks it where the device supports the mode.
+# Context picks it where the device supports the mode. SUBGROUP also builds
+# "<key>.subgroup" with VKAMP_GEMM_SUBGROUP, for code that needs subgroup
+# ballot (which not every device has).
 function(vkamp_shader name)
-  cmake_parse_arguments(ARG "PRESERVE" "" "FORMATS" ${ARGN})
+  cmake_parse_arguments(ARG "PRESERVE;SUBGROUP" "" "FORMATS" ${ARGN})
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
@@ -29,6 +31,9 @@ function(vkamp_shader name)
   set(modes plain)
   if(ARG_PRESERVE)
     list(APPEND modes preserve)
+  endif()
+  if(ARG_SUBGROUP)
+    list(APPEND modes subgroup)
   endif()
   foreach(fmt IN LISTS ARG_FORMATS)
   foreach(mode IN LISTS modes)
@@ -46,6 +51,10 @@ function(vkamp_shader name)
       set(id ${id}_preserve)
       set(key ${key}.preserve)
       list(APPEND defs -DVKAMP_INF_NAN_PRESERVE=1)
+    elseif(mode STREQUAL "subgroup")
+      set(id ${id}_subgroup)
+      set(key ${key}.subgroup)
+      list(APPEND defs -DVKAMP_GEMM_SUBGROUP=1)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)

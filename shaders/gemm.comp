@@ -15,7 +15,12 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
+// The subgroup broadcast of SG_A needs the ballot capability, which not
+// every device has: it is only in the ".subgroup" variant of this shader
+// (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.
+#if defined(VKAMP_GEMM_SUBGROUP)
 #extension GL_KHR_shader_subgroup_ballot : require
+#endif
 #include "types.glsl"
 
 layout(local_size_x_id = 3, local_size_y_id = 4) in;
@@ -87,13 +92,16 @@ void main() {
       bc[q] = j < p.n;
       bj[q] = TRANS_B != 0u ? j * p.k : j;
     }
+#if defined(VKAMP_GEMM_SUBGROUP)
     uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
     uint sg_i0 = row0 + ty + WY * sg_l, sg_i1 = row0 + ty + WY * (sg_l + 8u);
     bool sg_ok0 = sg_i0 < p.m, sg_ok1 = sg_i1 < p.m;
     uint sg_a0 = TRANS_A != 0u ? sg_i0 : sg_i0 * p.k, sg_a1 = TRANS_A != 0u ? sg_i1 : sg_i1 * p.k;
+#endif
     uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
     for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[DM], bv[DN];
+#if defined(VKAMP_GEMM_SUBGROUP)
       if (SG_A != 0u) {
         float m0 = 0.0, m1 = 0.0;
         if (sg_ok0) m0 = sfp2f(a[sg_a0 + kk * sa]);
@@ -101,7 +109,9 @@ void main() {
 #define BC(l) av[sg_z + l] = subgroupBroadcast(m0, l); av[sg_h + l] = subgroupBroadcast(m1, l);
         BC(0) BC(1) BC(2) BC(3) BC(4) BC(5) BC(6) BC(7)
 #undef BC
-      } else {
+      } else
+#endif
+      {
         for (uint r = 0u; r < DM; ++r) {
           av[r] = 0.0;
           if (ar[r]) av[r] = sfp2f(a[ai[r] + kk * sa]);

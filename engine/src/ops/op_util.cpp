@@ -5,9 +5,9 @@
 namespace vkamp::ops::detail {
 
 Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants) {
+               uint32_t push_bytes, std::vector<uint32_t> constants, const std::string& variant) {
   Context& ctx = seq.context();
-  return ctx.kernel({shader + "." + ctx.variant(fmt), buffers, push_bytes, std::move(constants)});
+  return ctx.kernel({shader + "." + ctx.variant(fmt) + variant, buffers, push_bytes, std::move(constants)});
 }
 
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,

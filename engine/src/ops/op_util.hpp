@@ -13,8 +13,9 @@
 namespace vkamp::ops::detail {
 
 // The kernel "<shader>.<variant of fmt>" with these buffers/push/constants.
+// `variant` picks a build of the shader such as ".subgroup" (cmake/Shaders.cmake).
 Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants = {});
+               uint32_t push_bytes, std::vector<uint32_t> constants = {}, const std::string& variant = "");
 
 // Throws a vkamp::Error naming the op and operand when the view holds fewer
 // than `elements` values of `bytes_per_element` bytes.
