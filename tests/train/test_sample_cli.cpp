@@ -368,3 +368,20 @@ TEST_F(SampleCli, ReportNeedsAPngNameAndAWritableDirectory) {
   EXPECT_TRUE(rejected(run_sample("--report " + path("out.jpg"), "overflow_storm"), ".png"));
   EXPECT_TRUE(rejected(run_sample("--report " + path("nowhere/out.png"), "overflow_storm"), "nowhere"));
 }
+
+namespace vkamp::test {
+namespace {
+
+// The check, on synthetic data: bf16 at a loss scale of 1e30 keeps
+// every scaled gradient finite (bf16 reaches 3.4e38), and so its squares'
+// sum must not be called an overflow (it would be 1e54 summed naively).
+TEST_F(SampleCli, Bf16AtAHugeStaticScaleSkipsNoStep) {
+  write_idx_pair(dir_.string(), "train", 1280, 28, 28);  // 10 steps of 128
+  write_idx_pair(dir_.string(), "t10k", 40, 28, 28);
+  Result r = run_sample("--data " + dir_.string() + " --epochs 1 --precision bfloat16 --loss-scale 1e30");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("steps 10 (applied 10, skipped 0, overflows 0)"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace vkamp::test
