@@ -40,20 +40,8 @@ std::vector<double> stored(Format fmt, std::vector<double> ref) {
   return ref;
 }
 
-class Bias : public GpuTestP<FormatSize> {
+class Bias : public MatrixShaderTest {
  protected:
-  Format fmt() const { return std::get<0>(GetParam()); }
-  uint32_t rows() const { return std::get<1>(GetParam()); }
-
-  // Runs `check(cols)` for every column count, rows being the test's size.
-  template <class Check>
-  void for_each_cols(Check check) {
-    for (uint32_t cols : kSizes) {
-      SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
-      check(cols);
-    }
-  }
-
   // y + b on the GPU, in place in a buffer that goes on past y.
   std::vector<float> forward(Format f, const std::vector<float>& y, const std::vector<float>& b) {
     std::vector<float> padded = y;

@@ -19,19 +19,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::nanf("");
 constexpr uint32_t kSecond = 3;  // columns of the second input
 
-class Concat : public GpuTestP<FormatSize> {
+class Concat : public MatrixShaderTest {
  protected:
-  Format fmt() const { return std::get<0>(GetParam()); }
-  uint32_t rows() const { return std::get<1>(GetParam()); }
-
-  template <class Check>
-  void for_each_cols(Check check) {
-    for (uint32_t cols : kSizes) {
-      SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
-      check(cols);
-    }
-  }
-
   // With some inf and NaN among the values: a copy must keep them.
   std::vector<float> values(uint32_t cols) {
     auto v = random_values(size_t(rows()) * cols, -4, 4, fmt());

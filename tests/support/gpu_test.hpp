@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include "support/cases.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/instance.hpp"
 
@@ -25,5 +26,21 @@ class GpuTest : public ::testing::Test {
 
 template <class Param>
 class GpuTestP : public GpuTest, public ::testing::WithParamInterface<Param> {};
+
+// A shader test over rows x cols matrices in one format: rows is the test's
+// size, and for_each_cols runs `check(cols)` at every awkward column count.
+class MatrixShaderTest : public GpuTestP<FormatSize> {
+ protected:
+  Format fmt() const { return std::get<0>(GetParam()); }
+  uint32_t rows() const { return std::get<1>(GetParam()); }
+
+  template <class Check>
+  void for_each_cols(Check check) {
+    for (uint32_t cols : kSizes) {
+      SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
+      check(cols);
+    }
+  }
+};
 
 }  // namespace vkamp::test
