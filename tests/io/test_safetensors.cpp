@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "io/format_error_check.hpp"
+
 namespace vkamp::io {
 namespace {
 
@@ -48,15 +50,7 @@ std::vector<uint8_t> file_of(const std::string& header, size_t data_bytes = 0) {
 
 // parse_safetensors throws a FormatError naming kLabel and saying `phrase`.
 ::testing::AssertionResult rejected(const std::vector<uint8_t>& bytes, const std::string& phrase) {
-  try {
-    parse_safetensors(bytes.data(), bytes.size(), kLabel);
-  } catch (const FormatError& e) {
-    std::string m = e.what();
-    if (m.find(kLabel) == std::string::npos || m.find(phrase) == std::string::npos)
-      return ::testing::AssertionFailure() << "message lacks \"" << kLabel << "\" or \"" << phrase << "\": " << m;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "accepted; expected an error saying \"" << phrase << "\"";
+  return test::rejected_with([&] { parse_safetensors(bytes.data(), bytes.size(), kLabel); }, kLabel, phrase);
 }
 
 std::string one_tensor(const std::string& dtype, const std::string& shape, const std::string& offsets) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "io/format_error_check.hpp"
+
 #include "vkamp/float_formats.hpp"
 
 namespace vkamp::train {
@@ -49,15 +51,7 @@ io::TensorFile file_of(std::vector<io::Tensor> tensors) {
 
 // import_torch_tensors throws a FormatError naming kLabel and saying `phrase`.
 ::testing::AssertionResult import_rejected(const ModelSpec& spec, const io::TensorFile& f, const std::string& phrase) {
-  try {
-    import_torch_tensors(spec, f, kLabel);
-  } catch (const FormatError& e) {
-    std::string m = e.what();
-    if (m.find(kLabel) == std::string::npos || m.find(phrase) == std::string::npos)
-      return ::testing::AssertionFailure() << "message lacks \"" << kLabel << "\" or \"" << phrase << "\": " << m;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "accepted; expected an error saying \"" << phrase << "\"";
+  return test::rejected_with([&] { import_torch_tensors(spec, f, kLabel); }, kLabel, phrase);
 }
 
 TEST(TorchLayout, ParamLayoutOfLenet5) {
