@@ -212,9 +212,10 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     const graph::MemoryReport mem = trainer.model().memory();
     auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
     std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
-                "workspace %.2f\n",
+                "workspace %.2f, training data %.2f (%s)\n",
                 mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
-                mib(mem.workspace));
+                mib(mem.workspace), mib(trainer.data_device_bytes()),
+                trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory");
     write_report(cfg, history);
     save_weights(cfg, trainer, s);
     return 0;

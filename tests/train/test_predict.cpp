@@ -6,6 +6,7 @@
 #include "support/gpu_test.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/train/dataset.hpp"
+#include "vkamp/train/evaluator.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -84,6 +85,31 @@ TEST_F(TrainingPredict, ArgMaxAccuracyEqualsEvaluate) {
   const double accuracy = double(correct) / held_out.count;
   EXPECT_EQ(accuracy, t.evaluate(held_out));
   EXPECT_GT(accuracy, 0.5) << "the toy problem is learnable: 2 epochs should beat chance (1/3)";
+}
+
+// Sets are uploaded a chunk at a time (so they need not fit the device): a
+// chunk of 2 batches gives the bits of the one-chunk run, and the same
+// accuracy and mean squared error.
+TEST_F(TrainingPredict, ChunkedUploadsGiveTheSameResults) {
+  for (auto loss : {train::LossKind::SoftmaxXent, train::LossKind::MSE}) {
+    train::HostData data = toy(64, 7), held_out = toy(5 * kBatch + 3, 8);
+    if (loss == train::LossKind::MSE) {
+      for (train::HostData* d : {&data, &held_out}) {
+        for (uint32_t l : d->labels)
+          for (uint32_t c = 0; c < kClasses; ++c) d->targets.push_back(c == l ? 1.0f : 0.0f);
+        d->labels.clear();
+      }
+    }
+    Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), loss, data);
+    t.run();
+    const size_t two_batches = 2 * kBatch * kFeatures * format_bytes(t.model().format());
+    train::Evaluator chunked(ctx(), t.model(), loss, kBatch, two_batches);
+    const std::vector<float> whole = t.predict(held_out.x, held_out.count);
+    const std::vector<float> parts = chunked.predict(held_out.x, held_out.count);
+    ASSERT_EQ(whole.size(), parts.size());
+    for (size_t i = 0; i < whole.size(); ++i) ASSERT_TRUE(same_bits(whole[i], parts[i])) << "output " << i;
+    EXPECT_DOUBLE_EQ(t.evaluate(held_out), chunked.evaluate(held_out));
+  }
 }
 
 TEST_F(TrainingPredict, RejectsInputsOfTheWrongSize) {

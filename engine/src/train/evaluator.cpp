@@ -7,8 +7,8 @@
 
 namespace vkamp::train {
 
-Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows)
-    : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows),
+Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows, size_t chunk_bytes)
+    : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows), chunk_bytes_(chunk_bytes),
       batch_x_(ctx, size_t(max_rows) * model.inputs() * format_bytes(model.format())),
       // Labels (uint32) or target rows in the storage format.
       batch_y_(ctx, size_t(max_rows) *
@@ -32,14 +32,27 @@ void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, Af
   }
 }
 
-double Evaluator::evaluate(const HostData& data) {
-  if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
-  Buffer x = upload(data.x);
-  return loss_ == LossKind::SoftmaxXent ? accuracy(x, data) : mean_squared_error(x, data);
+uint32_t Evaluator::chunk_rows() const {
+  const size_t row_bytes = size_t(model_.inputs()) * format_bytes(model_.format());
+  const size_t batches = std::max<size_t>(1, chunk_bytes_ / (row_bytes * max_rows_));
+  return uint32_t(std::min<size_t>(batches * max_rows_, UINT32_MAX / 2));
 }
 
-double Evaluator::accuracy(const Buffer& x, const HostData& data) {
+double Evaluator::evaluate(const HostData& data) {
+  if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
+  if (data.count == 0) return 0;
+  double total = 0;
+  const uint32_t step = chunk_rows();
+  for (uint32_t first = 0; first < data.count; first += step) {
+    const HostData chunk = data.rows(first, std::min(step, data.count - first));
+    total += loss_ == LossKind::SoftmaxXent ? correct_in(chunk) : squared_error_in(chunk);
+  }
+  return loss_ == LossKind::SoftmaxXent ? total / data.count : total / (double(data.count) * model_.outputs());
+}
+
+double Evaluator::correct_in(const HostData& data) {
   const uint32_t C = model_.outputs();
+  Buffer x = upload(data.x);
   Buffer y(ctx_, size_t(data.count) * 4);
   y.write(data.labels);
   Buffer correct(ctx_, 4);
@@ -56,11 +69,12 @@ double Evaluator::accuracy(const Buffer& x, const HostData& data) {
   seq.run();
   uint32_t n = 0;
   correct.read(&n, 4);
-  return double(n) / data.count;
+  return n;
 }
 
-double Evaluator::mean_squared_error(const Buffer& x, const HostData& data) {
+double Evaluator::squared_error_in(const HostData& data) {
   const uint32_t C = model_.outputs();
+  Buffer x = upload(data.x);
   const size_t target_row = size_t(C) * format_bytes(model_.format());
   Buffer y = upload(data.targets);
   Buffer scratch(ctx_, ops::reduce_scratch_bytes(max_rows_ * C));
@@ -78,7 +92,7 @@ double Evaluator::mean_squared_error(const Buffer& x, const HostData& data) {
   auto s = sums.read<float>();
   double total = 0;
   for (uint32_t b = 0; b < batches; ++b) total += s[b];
-  return total / (double(data.count) * C);
+  return total;
 }
 
 std::vector<float> Evaluator::predict(const std::vector<float>& x, uint32_t rows) {
@@ -86,6 +100,22 @@ std::vector<float> Evaluator::predict(const std::vector<float>& x, uint32_t rows
   if (x.size() != size_t(rows) * model_.inputs())
     throw Error("predict: x has " + std::to_string(x.size()) + " values, not " + std::to_string(rows) + " rows of " +
                 std::to_string(model_.inputs()));
+  const size_t in_row = model_.inputs();
+  const uint32_t step = chunk_rows();
+  if (rows <= step) return predict_chunk(x, rows);
+  std::vector<float> out;
+  out.reserve(size_t(rows) * C);
+  for (uint32_t first = 0; first < rows; first += step) {
+    const uint32_t n = std::min(step, rows - first);
+    std::vector<float> part(x.begin() + first * in_row, x.begin() + (first + n) * in_row);
+    part = predict_chunk(part, n);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+std::vector<float> Evaluator::predict_chunk(const std::vector<float>& x, uint32_t rows) {
+  const uint32_t C = model_.outputs();
   if (rows == 0) return {};
   const size_t out_row = size_t(C) * format_bytes(model_.format());
   Buffer xb = upload(x);

@@ -60,13 +60,17 @@ void StepRing::drain(bool block_all) {
   }
 }
 
-void StepRing::submit_next() {
+void StepRing::make_room() {
   // Before reusing the slot, its previous step must be read: pace on it.
   while (drained_ + kInFlight <= submitted_) {
     Sequence& oldest = *slots_[drained_ % kInFlight];
     if (!oldest.poll()) oldest.wait_for_reuse();
     read_next();
   }
+}
+
+void StepRing::submit_next() {
+  make_room();
   slots_[submitted_ % kInFlight]->submit();
   ++submitted_;
 }

@@ -50,7 +50,7 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2)
                 : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2);
-  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg.precision, loss, train, model_->outputs(), B, cfg.epochs, cfg.seed);
+  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, model_->outputs(), kInFlight);
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));
   StepShape shape{budget_, uint32_t(model_->tensors().size()), StepProgram::partials_for(model_->param_elements()),
                   kRingSize, kHistRingSize};
@@ -66,6 +66,9 @@ Trainer::~Trainer() = default;
 
 void Trainer::flush() { ring_->drain(true); }
 
+bool Trainer::data_resident() const { return feeder_->resident(); }
+uint64_t Trainer::data_device_bytes() const { return feeder_->device_bytes(); }
+
 void Trainer::read_record(const StepRecord& r, const Sequence& slot) {
   if (r.failed) failed_seen_ = true;  // fail-fast, or a non-finite master weight (r.nonfinite_master)
   if (r.done || r.failed) stop_seen_ = true;
@@ -73,6 +76,7 @@ void Trainer::read_record(const StepRecord& r, const Sequence& slot) {
   StepMetrics m = step_metrics(r);
   tally_.add(m, slot.timings());
   last_applied_ = r.applied;
+  cursor_seen_ = r.cursor;
   if (on_step) on_step(m);
   if (r.hist_slot >= 0 && on_histogram)
     for (const TensorHistogram& h : ring_->histograms_of(r)) on_histogram(h);
@@ -153,6 +157,8 @@ bool Trainer::advance() {
     end_epoch_if_due();
   }
   if (stop_seen_) return false;
+  ring_->make_room();
+  feeder_->stage(cursor_seen_, ring_->in_flight());
   ring_->submit_next();
   ring_->drain(false);
   return !stop_seen_ && ring_->submitted() < max_attempts_;
@@ -242,6 +248,8 @@ void Trainer::load_checkpoint(const std::string& path) {
   stop_seen_ = failed_seen_ = false;
   tally_.set_applied(st.applied);
   last_applied_ = st.applied;
+  cursor_seen_ = st.cursor;
+  feeder_->restart();
   next_epoch_end_ = updates_per_epoch_ ? (st.applied / updates_per_epoch_ + 1) * updates_per_epoch_ : 0;
   epoch_ended_.reset();
 }

@@ -14,6 +14,8 @@ const EnumNames<OptimizerKind> kOptimizerNames = {
     {"sgd", OptimizerKind::SGD}, {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW}};
 const EnumNames<LrSchedule> kScheduleNames = {
     {"constant", LrSchedule::Constant}, {"step", LrSchedule::Step}, {"cosine", LrSchedule::Cosine}};
+const EnumNames<DataResidency> kResidencyNames = {
+    {"auto", DataResidency::Auto}, {"always", DataResidency::Always}, {"never", DataResidency::Never}};
 
 using Row = Setting<TrainConfig>;
 
@@ -188,6 +190,15 @@ std::vector<Row> loop_rows() {
       count<T>("epochs", {kLoopGroup, "N", "passes over the training set"}, VKAMP_FIELD(epochs), 1),
       batch,
       count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
+      choice<T>("data_on_gpu",
+                {kLoopGroup, "M",
+                 "auto | always | never: keep the training set in device memory, or stream it from host memory "
+                 "(auto: on the GPU when it fits --data-budget-mb)"},
+                VKAMP_FIELD(data_on_gpu), kResidencyNames),
+      real<T>("data_budget_mb",
+              {kLoopGroup, "X", "device memory the training set may take under --data-on-gpu auto (0 = a quarter "
+                                "of the largest device-local heap)"},
+              VKAMP_FIELD(data_budget_mb), Range::at_least(0)),
       text<T>("checkpoint", {kOutputGroup, "FILE", "checkpoint file (model, optimizer and scaler state)"},
               VKAMP_FIELD(checkpoint_path), "none"),
       count<T>("checkpoint_every",
@@ -219,5 +230,6 @@ const char* scale_mode_name(LossScaleMode m) { return name_of(kScaleModeNames, m
 const char* policy_name(OverflowPolicy p) { return name_of(kPolicyNames, p); }
 const char* optimizer_name(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 const char* schedule_name(LrSchedule s) { return name_of(kScheduleNames, s); }
+const char* residency_name(DataResidency r) { return name_of(kResidencyNames, r); }
 
 }  // namespace vkamp::train

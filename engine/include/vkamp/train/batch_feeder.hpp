@@ -1,14 +1,22 @@
-// What feeds the step its batches: the training set, resident on the GPU in
-// the storage format, one seeded permutation per epoch, and the gather
-// dispatches that copy micro-batch m of the current step (TrainState.cursor)
-// into the batch buffers the model reads.
+// What feeds the step its batches. The training set lives either in device
+// memory (resident) or in host memory (streamed); either way the host
+// stages, a few steps ahead, what each micro-batch needs into a small
+// host-visible ring of slots, and the recorded step's gather reads slot
+// (TrainState.cursor + m) mod slots. Resident, a slot holds the batch's
+// example ids and the gather reads the rows from the set on the GPU;
+// streamed, a slot holds the rows themselves. The host never waits for the
+// GPU to stage: the slots it writes belong to micro-batches no step in
+// flight can read (see stage()).
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
+#include "vkamp/train/config.hpp"
+#include "vkamp/train/epoch_order.hpp"
 #include "vkamp/train/host_data.hpp"
 
 namespace vkamp::train {
@@ -16,13 +24,27 @@ namespace vkamp::train {
 class BatchFeeder {
  public:
   // `outputs`: the model's outputs (the width of an MSE target row).
-  // Throws ConfigError for a label out of range, Error for bad sizes.
-  BatchFeeder(Context& ctx, Format fmt, LossKind loss, const HostData& train, uint32_t outputs, uint32_t batch,
-              uint32_t epochs, uint64_t seed);
+  // `steps_ahead`: how many steps the host may submit before reading the
+  // first one's record. Throws ConfigError for a label out of range, Error
+  // for bad sizes.
+  BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train, uint32_t outputs,
+              uint32_t steps_ahead);
 
   uint32_t count() const { return count_; }
   uint32_t features() const { return features_; }
-  uint32_t steps_per_epoch() const { return count_ / batch_; }
+  uint32_t steps_per_epoch() const { return count_ / batch_; }  // micro-batches per epoch
+  bool resident() const { return resident_; }
+  // Device memory the data takes: the whole set when resident, else the staging ring.
+  uint64_t device_bytes() const { return device_bytes_; }
+  uint64_t set_bytes() const { return set_bytes_; }  // the whole set in the storage format
+
+  // Before submitting a step: `cursor` is the micro-batch count of the last
+  // step record read (or of the state at start), and `in_flight` the steps
+  // submitted since. The next step reads micro-batches below
+  // cursor + (in_flight + 1) * M; stages those not staged yet.
+  void stage(uint32_t cursor, uint32_t in_flight);
+  // Forgets what was staged (a checkpoint moved the cursor).
+  void restart() { staged_end_ = 0; }
 
   // Records the gathers of micro-batch `micro` of the step whose cursor is in `state`.
   void record_gather(Sequence& seq, Buffer& state, uint32_t micro);
@@ -30,14 +52,24 @@ class BatchFeeder {
   Buffer& batch_y() { return *batch_y_; }  // labels (uint32) or targets (fmt)
 
  private:
-  void upload_targets(Context& ctx, const HostData& train);
-  void upload_permutations(Context& ctx, uint64_t seed);
+  void check_targets(const HostData& train) const;
+  void stage_slot(uint32_t micro_batch);
 
   Format fmt_;
   LossKind loss_;
-  uint32_t count_, features_, outputs_, batch_;
-  uint32_t epochs_stored_;
-  std::unique_ptr<Buffer> data_x_, data_y_, perm_, batch_x_, batch_y_;
+  uint32_t count_, features_, outputs_, batch_, micro_batches_, slots_;
+  bool resident_ = false;
+  uint64_t set_bytes_ = 0, device_bytes_ = 0;
+  size_t x_row_bytes_ = 0, y_row_bytes_ = 0;
+  EpochOrder order_;
+  uint32_t staged_end_ = 0;  // micro-batches below this are staged (from the current cursor on)
+  // Streamed: the set, packed in the storage format, in host memory.
+  std::vector<uint8_t> host_x_, host_y_;
+  // Resident: the set on the GPU, and the ring of example ids.
+  std::unique_ptr<Buffer> data_x_, data_y_, stage_ids_;
+  // Streamed: the ring of rows (x, and labels or targets).
+  std::unique_ptr<Buffer> stage_x_, stage_y_;
+  std::unique_ptr<Buffer> batch_x_, batch_y_;
 };
 
 }  // namespace vkamp::train

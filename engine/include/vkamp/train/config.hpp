@@ -32,6 +32,9 @@ enum class LossScaleMode { None, Static, Dynamic };
 enum class OverflowPolicy { Skip, Apply, Retry };
 enum class OptimizerKind { SGD, Adam, AdamW };  // SGD takes momentum (0 = plain)
 enum class LrSchedule { Constant, Step, Cosine };
+// Where the training set lives: in device memory (gathered there), or in
+// host memory streamed through a small host-visible staging ring.
+enum class DataResidency { Auto, Always, Never };
 
 struct ScalerConfig {
   LossScaleMode mode = LossScaleMode::Dynamic;
@@ -81,6 +84,10 @@ struct TrainConfig {
   uint32_t batch = 128;
   uint32_t epochs = 2;
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
+  DataResidency data_on_gpu = DataResidency::Auto;
+  // Auto keeps the set on the GPU only when it fits this many MiB
+  // (0 = a quarter of the largest device-local memory heap).
+  double data_budget_mb = 0;
   uint64_t seed = 1;
   std::string checkpoint_path;       // empty = no checkpoints
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
@@ -131,5 +138,6 @@ const char* scale_mode_name(LossScaleMode m);
 const char* policy_name(OverflowPolicy p);
 const char* optimizer_name(OptimizerKind k);
 const char* schedule_name(LrSchedule s);
+const char* residency_name(DataResidency r);
 
 }  // namespace vkamp::train

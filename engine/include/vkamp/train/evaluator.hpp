@@ -1,6 +1,7 @@
 // Inference with a training model, in batches of at most the model's
 // max_rows, so callers have no batch limit: accuracy or mean squared error
-// over a dataset, and the raw outputs of any number of rows.
+// over a dataset, and the raw outputs of any number of rows. The rows go to
+// the device a chunk at a time, so a set larger than device memory works.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,8 +17,9 @@ namespace vkamp::train {
 
 class Evaluator {
  public:
-  // `max_rows`: the rows the model was built for.
-  Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows);
+  // `max_rows`: the rows the model was built for. `chunk_bytes`: the inputs
+  // uploaded at a time (rounded to whole batches, at least one).
+  Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows, size_t chunk_bytes = size_t(32) << 20);
 
   // Accuracy (SoftmaxXent) or mean squared error (MSE) over `data`.
   double evaluate(const HostData& data);
@@ -31,13 +33,17 @@ class Evaluator {
   // the forward pass, then `after(b, batch_rows)`.
   template <class After>
   void record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after);
-  double accuracy(const Buffer& x, const HostData& data);
-  double mean_squared_error(const Buffer& x, const HostData& data);
+  // Over one chunk: the rows classified correctly, or the sum of squared errors.
+  double correct_in(const HostData& chunk);
+  double squared_error_in(const HostData& chunk);
+  std::vector<float> predict_chunk(const std::vector<float>& x, uint32_t rows);
+  uint32_t chunk_rows() const;
 
   Context& ctx_;
   Model& model_;
   LossKind loss_;
   uint32_t max_rows_;
+  size_t chunk_bytes_;
   Buffer batch_x_, batch_y_;
 };
 

@@ -37,7 +37,10 @@ class StepRing {
   // (for its timings).
   std::function<void(const StepRecord&, const Sequence& slot)> on_record;
 
-  // Submits the next step, first reading the record of the slot it reuses.
+  // Before the next step: reads the record of the slot it will reuse,
+  // waiting for that step when it has not completed (pacing).
+  void make_room();
+  // Submits the next step (make_room() first).
   void submit_next();
   // Reads the records of the completed steps; with block_all, waits for all.
   void drain(bool block_all);

@@ -77,6 +77,10 @@ class Trainer {
 
   uint32_t budget() const { return budget_; }
   uint32_t steps_per_epoch() const { return steps_per_epoch_; }
+  // Whether the training set is in device memory or streamed from the host
+  // (--data-on-gpu), and the device memory it takes either way.
+  bool data_resident() const;
+  uint64_t data_device_bytes() const;
   Model& model() { return *model_; }
   // Blocking reads of the GPU state (waits for all submitted work).
   TrainState read_state();
@@ -114,6 +118,9 @@ class Trainer {
   uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;
   // Epoch ends, from the records' applied counts.
   uint32_t last_applied_ = 0, next_epoch_end_ = 0;
+  // The data cursor (micro-batches consumed) of the last record read: the
+  // feeder stages from there.
+  uint32_t cursor_seen_ = 0;
   std::optional<EpochEnd> epoch_ended_;
   std::optional<HostData> held_out_;
 };
