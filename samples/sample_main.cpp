@@ -49,9 +49,10 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
                 const std::function<int(app::RunOptions&, Context&)>& body) {
   const app::RunOptions defaults = cfg;
   try {
-    app::CliResult r = app::parse_command_line(argc, argv, cfg);
+    app::CliResult r = app::parse_command_line(argc, argv, cfg, info.rows);
     if (r.help) {
-      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about, app::common_usage(defaults).c_str());
+      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about,
+                  app::common_usage(defaults, info.rows).c_str());
       return 0;
     }
   } catch (const train::ConfigError& e) {
@@ -155,7 +156,8 @@ void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer)
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
-void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s,
+                  const std::map<std::string, std::string>& extra) {
   if (cfg.save_path.empty()) return;
   const train::Model& model = trainer.model();
   const io::DType dtype = cfg.save_dtype == Format::F16    ? io::DType::F16
@@ -169,6 +171,7 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const tra
                    {"vkamp.precision", format_name(cfg.precision)},
                    {"vkamp.step", std::to_string(s.applied)},
                    {"vkamp.loss_scale", scale}};
+  for (const auto& [key, value] : extra) file.metadata[key] = value;
   io::write_safetensors(cfg.save_path, file);
   std::printf("  weights (%s) written to %s\n", io::dtype_name(dtype), cfg.save_path.c_str());
 }
@@ -180,6 +183,23 @@ int report_failure(const char* name, const train::TrainConfig& cfg, const train:
     std::fprintf(stderr, "%s: the last good checkpoint, if one was written, is kept at %s\n", name,
                  cfg.checkpoint_path.c_str());
   return 1;
+}
+
+void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+  print_summary(cfg, s);
+  std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
+              s.gpu_ms_per_step, s.amp_ms_per_step,
+              s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
+  std::printf("  by kernel (ms/step):");
+  for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
+  std::printf("\n");
+  const graph::MemoryReport mem = trainer.model().memory();
+  auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
+  std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
+              "workspace %.2f, training data %.2f (%s)\n",
+              mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
+              mib(mem.workspace), mib(trainer.data_device_bytes()),
+              trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory");
 }
 
 int classifier_sample_main(const char* workload, const char* about, int argc, char** argv) {
@@ -202,20 +222,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     // The last epoch's evaluation is that of the trained weights.
     const double acc = history.evals.empty() ? trainer.evaluate(data.test) : history.evals.back().accuracy;
     std::printf("test accuracy %.2f%%\n", 100 * acc);
-    print_summary(cfg, s);
-    std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
-                s.gpu_ms_per_step, s.amp_ms_per_step,
-                s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
-    std::printf("  by kernel (ms/step):");
-    for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
-    std::printf("\n");
-    const graph::MemoryReport mem = trainer.model().memory();
-    auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
-    std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
-                "workspace %.2f, training data %.2f (%s)\n",
-                mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
-                mib(mem.workspace), mib(trainer.data_device_bytes()),
-                trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory");
+    print_run_report(cfg, trainer, s);
     write_report(cfg, history);
     save_weights(cfg, trainer, s);
     return 0;

@@ -3,6 +3,7 @@
 // a training run with a progress bar, --metrics logging and a summary.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 
 #include "vkamp/context.hpp"
@@ -16,6 +17,7 @@ namespace vkamp::samples {
 struct SampleInfo {
   const char* name;   // "fashion_mlp"
   const char* about;  // one paragraph for --help
+  app::Rows rows = app::Rows::Common;  // WithData: vkamp-train's data flags too
 };
 
 // Parses flags over `defaults`, creates the Context, and runs `body`.
@@ -57,7 +59,9 @@ void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer)
 // --save FILE.safetensors: writes the model's weights as cfg.save_dtype,
 // with the vkamp.* metadata of the run `s`. Nothing when the flag is not
 // given; call it only after a successful run. Prints where they went.
-void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s);
+// `extra` adds metadata (vkamp-train's classes and standardization).
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s,
+                  const std::map<std::string, std::string>& extra = {});
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
 std::string describe_run(const train::TrainConfig& cfg);
@@ -65,6 +69,9 @@ std::string describe_run(const train::TrainConfig& cfg);
 // Reports a run that fail-fast stopped (and where its last good checkpoint
 // is); returns the exit status 1.
 int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s);
+
+// The end-of-run summary, GPU time per kernel and device memory.
+void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
 
 // One line of the end-of-run summary shared by the samples.
 void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s);

@@ -14,10 +14,10 @@ struct CliResult {
 
 // The flags, grouped, for --help. `defaults` are the values shown as
 // [default: ...]: the binary's own.
-std::string common_usage(const RunOptions& defaults = RunOptions{});
+std::string common_usage(const RunOptions& defaults = RunOptions{}, Rows rows = Rows::Common);
 
 // Applies --config FILE first (wherever it appears), then every other flag
 // in order, then validate(). Throws train::ConfigError on anything it cannot use.
-CliResult parse_command_line(int argc, char** argv, RunOptions& opts);
+CliResult parse_command_line(int argc, char** argv, RunOptions& opts, Rows rows = Rows::Common);
 
 }  // namespace vkamp::app

@@ -11,6 +11,19 @@
 
 namespace vkamp::app {
 
+// What vkamp-train (and vkamp-studio --train) trains on: the user's files
+// and model. The samples bring their own and take none of these flags.
+struct DataOptions {
+  std::string model;                 // a model string or a YAML model file; empty = an MLP sized to the data
+  std::string train_path, test_path; // .csv, .npz, or an IDX images file
+  double val_split = 0;              // without --test: hold out this fraction of --train
+  bool regress = false;              // --task regress (else classify)
+  std::string label;                 // CSV: the label column (classify); empty = the last column
+  std::string targets;               // CSV: comma-separated target columns (regress); empty = the last column
+  bool standardize = false;          // per-feature (x - mean) / std, fitted on the training rows
+  std::string x_key = "x", y_key = "y";  // .npz array names
+};
+
 // Extends TrainConfig, so that code which trains reads the same fields
 // either way and the training rows apply to it unchanged.
 struct RunOptions : train::TrainConfig {
@@ -22,18 +35,22 @@ struct RunOptions : train::TrainConfig {
   std::string save_path;            // safetensors file of the weights at the end; empty = none
   std::string init_from;            // safetensors file the weights start from; empty = seeded init
   Format save_dtype = Format::F32;  // F32, F16 or BF16 (PyTorch has no cb16)
+  DataOptions data;                 // vkamp-train's rows only (Rows::WithData)
 };
+
+// Which rows a program takes: the samples' own, or those plus the data rows.
+enum class Rows { Common, WithData };
 
 // Every setting of a run, the training ones and the application's, in
 // --help order (run_settings.cpp).
-const std::vector<train::Setting<RunOptions>>& run_settings();
-// Every key of run_settings(), aliases included.
-const std::vector<std::string>& run_setting_keys();
+const std::vector<train::Setting<RunOptions>>& run_settings(Rows rows = Rows::Common);
+// Every key of run_settings(rows), aliases included.
+const std::vector<std::string>& run_setting_keys(Rows rows = Rows::Common);
 
 // As the train:: functions of the same names, over every setting of a run.
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts, const std::string& label);
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts);
-void apply_config_file(const std::string& path, RunOptions& opts);
-void validate(const RunOptions& opts);
+void apply_config_file(const std::string& path, RunOptions& opts, Rows rows = Rows::Common);
+void validate(const RunOptions& opts, Rows rows = Rows::Common);
 
 }  // namespace vkamp::app

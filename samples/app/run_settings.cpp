@@ -90,16 +90,53 @@ const std::vector<Row>& own_rows() {
   return rows;
 }
 
+std::vector<Row> data_rows() {
+  using train::text;
+  const char* g = train::kDataGroup;
+  Row task = train::row<RunOptions>("task", {g, "T", "classify | regress"});
+  task.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
+    const std::string t = train::lower(v);
+    if (t != "classify" && t != "regress") train::fail(l, "unknown task '" + v + "' (expected classify | regress)");
+    o.data.regress = t == "regress";
+  };
+  task.show = [](const RunOptions& o) { return std::string(o.data.regress ? "regress" : "classify"); };
+  Row split = train::real<RunOptions>("val_split", {g, "X", "without --test: hold out this fraction of --train"},
+                                      VKAMP_FIELD(data.val_split), train::Range::from_to_below(0, 1));
+  return {
+      text<RunOptions>("train", {g, "FILE", ".csv, .npz, or an IDX images file (…-images-idx3-ubyte[.gz])"},
+                       VKAMP_FIELD(data.train_path), "required"),
+      text<RunOptions>("test", {g, "FILE", "held-out data, evaluated every epoch"}, VKAMP_FIELD(data.test_path),
+                       "none"),
+      split,
+      text<RunOptions>("model", {g, "SPEC|FILE.yaml", "a model string (784-256r-10) or a YAML model file"},
+                       VKAMP_FIELD(data.model), "an MLP with two hidden layers of 64 sized to the data"),
+      task,
+      text<RunOptions>("label", {g, "NAME", "CSV: the label column"}, VKAMP_FIELD(data.label), "the last column"),
+      text<RunOptions>("target", {g, "A,B", "CSV: the regression target columns"}, VKAMP_FIELD(data.targets),
+                       "the last column"),
+      train::toggle<RunOptions>("standardize",
+                                {g, "", "standardize each feature with the training rows' mean and std (stored "
+                                        "with the saved weights)"},
+                                VKAMP_FIELD(data.standardize)),
+      text<RunOptions>("x_key", {g, "NAME", ".npz: the inputs' array"}, VKAMP_FIELD(data.x_key), "x"),
+      text<RunOptions>("y_key", {g, "NAME", ".npz: the labels' or targets' array"}, VKAMP_FIELD(data.y_key), "y"),
+  };
+}
+
 size_t group_index(const char* group) {
   const auto& groups = train::kHelpGroups;
   return size_t(std::find(std::begin(groups), std::end(groups), std::string_view(group)) - std::begin(groups));
 }
 
 // The training rows then the application's, each group together in --help order.
-std::vector<Row> merged_rows() {
+std::vector<Row> merged_rows(Rows which) {
   std::vector<Row> rows;
   for (const auto& s : train::training_settings()) rows.push_back(train::lift<RunOptions>(s));
   rows.insert(rows.end(), own_rows().begin(), own_rows().end());
+  if (which == Rows::WithData) {
+    const std::vector<Row> data = data_rows();
+    rows.insert(rows.end(), data.begin(), data.end());
+  }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return group_index(a.help.group) < group_index(b.help.group); });
   return rows;
@@ -107,14 +144,15 @@ std::vector<Row> merged_rows() {
 
 }  // namespace
 
-const std::vector<train::Setting<RunOptions>>& run_settings() {
-  static const std::vector<Row> rows = merged_rows();
-  return rows;
+const std::vector<train::Setting<RunOptions>>& run_settings(Rows which) {
+  static const std::vector<Row> common = merged_rows(Rows::Common), with_data = merged_rows(Rows::WithData);
+  return which == Rows::WithData ? with_data : common;
 }
 
-const std::vector<std::string>& run_setting_keys() {
-  static const std::vector<std::string> keys = train::keys_of(run_settings());
-  return keys;
+const std::vector<std::string>& run_setting_keys(Rows which) {
+  static const std::vector<std::string> common = train::keys_of(run_settings(Rows::Common)),
+                                        with_data = train::keys_of(run_settings(Rows::WithData));
+  return which == Rows::WithData ? with_data : common;
 }
 
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts, const std::string& label) {
@@ -125,12 +163,13 @@ void apply_setting(const std::string& key, const std::string& value, RunOptions&
   apply_setting(key, value, opts, key);
 }
 
-void apply_config_file(const std::string& path, RunOptions& opts) {
-  train::apply_settings_file(run_settings(), path, opts);
+void apply_config_file(const std::string& path, RunOptions& opts, Rows which) {
+  train::apply_settings_file(run_settings(which), path, opts);
 }
 
-void validate(const RunOptions& opts) {
+void validate(const RunOptions& opts, Rows which) {
   train::check_rows(own_rows(), opts);
+  if (which == Rows::WithData) train::check_rows(data_rows(), opts);
   train::validate(opts);
 }
 

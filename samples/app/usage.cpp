@@ -24,11 +24,11 @@ std::vector<Line> lines_of(const train::Setting<RunOptions>& s, const RunOptions
   return lines;
 }
 
-std::vector<Line> group_lines(const char* group, const RunOptions& d) {
+std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows) {
   std::vector<Line> lines;
   if (group == train::kGeneralGroup)
     lines.push_back({"--config FILE", "YAML file of `key: value` lines, applied before every other flag", "none"});
-  for (const auto& s : run_settings())
+  for (const auto& s : run_settings(rows))
     if (s.help.group == group)
       for (Line& l : lines_of(s, d)) lines.push_back(std::move(l));
   if (group == train::kGeneralGroup) lines.push_back({"-h, --help", "print this help and exit", ""});
@@ -37,11 +37,15 @@ std::vector<Line> group_lines(const char* group, const RunOptions& d) {
 
 }  // namespace
 
-std::string common_usage(const RunOptions& d) {
+std::string common_usage(const RunOptions& d, Rows rows) {
   std::vector<std::pair<const char*, std::vector<Line>>> groups;
   size_t width = 0;
   for (const char* g : train::kHelpGroups) {
-    groups.emplace_back(g, group_lines(g, d));
+    groups.emplace_back(g, group_lines(g, d, rows));
+    if (groups.back().second.empty()) {
+      groups.pop_back();
+      continue;
+    }
     for (const Line& l : groups.back().second) width = std::max(width, l.flag.size());
   }
   width += 2;

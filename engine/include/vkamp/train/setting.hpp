@@ -242,7 +242,8 @@ inline constexpr const char* kLoopGroup = "Training loop";
 inline constexpr const char* kOutputGroup = "Output and checkpoints";
 inline constexpr const char* kWeightsGroup = "Weights (safetensors, PyTorch names and layouts)";
 inline constexpr const char* kTestingGroup = "Testing";
-inline constexpr const char* kHelpGroups[] = {kGeneralGroup, kScalingGroup,  kClippingGroup, kOptimizerGroup,
-                                              kLoopGroup,    kOutputGroup,   kWeightsGroup,  kTestingGroup};
+inline constexpr const char* kDataGroup = "Your data (vkamp-train, vkamp-studio --train)";
+inline constexpr const char* kHelpGroups[] = {kGeneralGroup, kDataGroup,   kScalingGroup, kClippingGroup, kOptimizerGroup,
+                                              kLoopGroup,    kOutputGroup, kWeightsGroup, kTestingGroup};
 
 }  // namespace vkamp::train

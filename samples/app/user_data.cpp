@@ -1,0 +1,102 @@
+#include "app/user_data.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/train/dataset.hpp"
+
+namespace vkamp::app {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// A seeded shuffle of the rows, then the last `fraction` of them held out.
+void split_off(train::HostData& all, double fraction, uint64_t seed, train::HostData& held_out) {
+  std::vector<uint32_t> order(all.count);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 gen(seed ^ 0x5eed5eed5eedull);
+  std::shuffle(order.begin(), order.end(), gen);
+  const uint32_t n_out = uint32_t(double(all.count) * fraction);
+  if (n_out == 0 || n_out >= all.count)
+    throw train::ConfigError("--val-split " + std::to_string(fraction) + " of " + std::to_string(all.count) +
+                             " rows leaves no rows on one side");
+  const size_t width = all.targets.empty() ? 0 : all.targets.size() / all.count;
+  auto take = [&](uint32_t first, uint32_t n) {
+    train::HostData r{n, all.features, {}, {}, {}};
+    for (uint32_t i = first; i < first + n; ++i) {
+      const uint32_t e = order[i];
+      r.x.insert(r.x.end(), all.x.begin() + size_t(e) * all.features, all.x.begin() + size_t(e + 1) * all.features);
+      if (!all.labels.empty()) r.labels.push_back(all.labels[e]);
+      if (width) r.targets.insert(r.targets.end(), all.targets.begin() + e * width, all.targets.begin() + (e + 1) * width);
+    }
+    return r;
+  };
+  held_out = take(all.count - n_out, n_out);
+  all = take(0, all.count - n_out);
+}
+
+}  // namespace
+
+data::LoadOptions load_options(const DataOptions& d) {
+  data::LoadOptions o;
+  o.task = d.regress ? data::Task::Regress : data::Task::Classify;
+  o.label = d.label;
+  o.targets = split_commas(d.targets);
+  o.x_key = d.x_key;
+  o.y_key = d.y_key;
+  return o;
+}
+
+UserData load_user_data(const DataOptions& d, uint64_t seed) {
+  if (d.train_path.empty()) throw train::ConfigError("--train FILE is required (a .csv, .npz or IDX images file)");
+  if (!d.test_path.empty() && d.val_split > 0)
+    throw train::ConfigError("--test and --val-split both choose the held-out rows: give one");
+  if (!d.regress && !d.targets.empty()) throw train::ConfigError("--target names regression targets: add --task regress");
+  if (d.regress && !d.label.empty()) throw train::ConfigError("--label names a class column: with --task regress use --target");
+  data::LoadOptions opt = load_options(d);
+  data::LabeledData tr = data::load_labeled(d.train_path, opt);
+  if (tr.data.labels.empty() && tr.data.targets.empty())
+    throw train::DataError(d.train_path + ": has no labels or targets to train on");
+  UserData u;
+  u.example_shape = tr.example_shape;
+  u.classes = tr.classes;
+  u.outputs = tr.outputs;
+  u.train = std::move(tr.data);
+  if (!d.test_path.empty()) {
+    opt.classes = u.classes;  // the test labels are numbered as the training set's
+    data::LabeledData te = data::load_labeled(d.test_path, opt);
+    if (te.data.features != u.train.features)
+      throw train::DataError(d.test_path + ": has " + std::to_string(te.data.features) + " features per row, " +
+                             d.train_path + " has " + std::to_string(u.train.features));
+    if (te.outputs != u.outputs)
+      throw train::DataError(d.test_path + ": has " + std::to_string(te.outputs) + " targets per row, " +
+                             d.train_path + " has " + std::to_string(u.outputs));
+    u.test = std::move(te.data);
+  } else if (d.val_split > 0) {
+    split_off(u.train, d.val_split, seed, u.test);
+  }
+  if (d.standardize) {
+    u.standardizer = data::Standardizer::fit(u.train);
+    u.standardizer->apply(u.train);
+    if (u.test.count) u.standardizer->apply(u.test);
+  }
+  return u;
+}
+
+std::string default_model(const UserData& data) {
+  std::string input;
+  for (size_t i = 0; i < data.example_shape.size(); ++i) input += (i ? "x" : "") + std::to_string(data.example_shape[i]);
+  if (data.example_shape.size() == 3) input += "-f";
+  return input + "-64r-64r-" + std::to_string(data.outputs);
+}
+
+}  // namespace vkamp::app

@@ -1,0 +1,245 @@
+// vkamp-predict: runs a model vkamp-train saved over a data file and writes
+// its predictions: for a classifier, the class and the probability of each
+// class; for a regression, the outputs. When the file has labels (or
+// targets) it prints the accuracy (or the mean squared error). The model
+// string, the classes, the feature columns and the standardization come
+// from the weights file's metadata (app/saved_model.hpp).
+// Exit status: 0, 1 (a runtime failure), 2 (bad flags or files).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "app/saved_model.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/data/labeled_data.hpp"
+#include "vkamp/data/npy_writer.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/io/safetensors.hpp"
+#include "vkamp/train/dataset.hpp"
+#include "vkamp/train/evaluator.hpp"
+#include "vkamp/train/model.hpp"
+#include "vkamp/train/torch_layout.hpp"
+
+namespace {
+
+using namespace vkamp;
+
+const char* kUsage =
+    "usage: vkamp-predict --weights FILE.safetensors --data FILE [--out FILE.csv|FILE.npy] [flags]\n"
+    "\n"
+    "Runs a model saved by vkamp-train (--save) over --data (.csv, .npz, .npy or an IDX images file) and\n"
+    "writes the predictions. The model, classes, feature columns and standardization are read from the\n"
+    "weights file. Labels (or targets) in the data are optional; when present, the accuracy (or mean\n"
+    "squared error) is printed.\n"
+    "\n"
+    "  --weights FILE     a .safetensors file written by vkamp-train --save (required)\n"
+    "  --data FILE        the rows to predict (required)\n"
+    "  --out FILE         .csv: a header row, then per row the class and each class's probability\n"
+    "                     (regression: the outputs); .npy: float32 rows x classes probabilities\n"
+    "                     (regression: rows x outputs) [default: none, print the metric only]\n"
+    "  --precision P      fp32 | float16 | bfloat16 | cbfloat16 [default: the precision it trained in]\n"
+    "  --batch N          rows per forward pass [default: 256]\n"
+    "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
+    "  -h, --help         print this help and exit\n";
+
+struct Options {
+  std::string weights, data, out, device, precision;
+  uint32_t batch = 256;
+};
+
+[[noreturn]] void bad_usage(const std::string& why) { throw train::ConfigError(why); }
+
+Options parse(int argc, char** argv, bool& help) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      help = true;
+      return o;
+    }
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) bad_usage(a + ": missing value");
+      return argv[++i];
+    };
+    if (a == "--weights") o.weights = value();
+    else if (a == "--data") o.data = value();
+    else if (a == "--out") o.out = value();
+    else if (a == "--device") o.device = value();
+    else if (a == "--precision") o.precision = value();
+    else if (a == "--batch") {
+      const std::string v = value();
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end || n == 0 || n > 65536) bad_usage("--batch: expected a count in [1, 65536], got '" + v + "'");
+      o.batch = uint32_t(n);
+    } else {
+      bad_usage("unknown flag '" + a + "'");
+    }
+  }
+  if (o.weights.empty()) bad_usage("--weights FILE is required");
+  if (o.data.empty()) bad_usage("--data FILE is required");
+  auto ends = [](const std::string& s, const char* t) {
+    return s.size() > std::strlen(t) && s.compare(s.size() - std::strlen(t), std::string::npos, t) == 0;
+  };
+  if (!o.out.empty() && !ends(o.out, ".csv") && !ends(o.out, ".npy"))
+    bad_usage("--out " + o.out + ": expected a file name ending in .csv or .npy");
+  return o;
+}
+
+// Softmax in double: the probabilities the logits stand for.
+std::vector<double> softmax(const float* logits, uint32_t n) {
+  double top = logits[0];
+  for (uint32_t i = 1; i < n; ++i) top = std::max(top, double(logits[i]));
+  std::vector<double> p(n);
+  double sum = 0;
+  for (uint32_t i = 0; i < n; ++i) sum += p[i] = std::exp(double(logits[i]) - top);
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+// A CSV field: quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+int run(const Options& o) {
+  const io::TensorFile file = io::read_safetensors(o.weights);
+  const app::SavedModel saved = app::read_saved_model(file, o.weights);
+  const train::ModelSpec spec = train::parse_model(saved.model);
+  std::string precision = o.precision;
+  if (precision.empty()) {
+    auto it = file.metadata.find("vkamp.precision");
+    precision = it == file.metadata.end() ? "fp32" : it->second;
+  }
+  const auto fmt = parse_format(precision);
+  if (!fmt) throw train::ConfigError("--precision: unknown precision '" + precision + "'");
+
+  data::LoadOptions lo;
+  lo.task = saved.regress ? data::Task::Regress : data::Task::Classify;
+  lo.classes = saved.classes;
+  lo.label = saved.label;
+  lo.targets = saved.targets;
+  lo.features = saved.features;
+  lo.label_optional = true;
+  data::LabeledData rows = data::load_labeled(o.data, lo);
+  if (rows.data.features != spec.inputs())
+    throw train::DataError(o.data + ": has " + std::to_string(rows.data.features) + " features per row but " +
+                           o.weights + "'s model (" + saved.model + ") takes " + std::to_string(spec.inputs()));
+  if (saved.standardizer) saved.standardizer->apply(rows.data);
+
+  ContextOptions copt;
+  copt.device = o.device;
+  Context ctx(copt);
+  std::fprintf(stderr, "vkamp-predict on %s (%s)\n", ctx.info().name.c_str(), format_name(*fmt));
+  train::Model model(ctx, spec, *fmt, o.batch, /*seed=*/1, false, false);
+  model.write_master(train::import_torch_tensors(spec, file, o.weights));
+  const train::LossKind loss = saved.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
+  train::Evaluator evaluator(ctx, model, loss, o.batch);
+  const uint32_t n = rows.data.count, C = model.outputs();
+  const std::vector<float> out = evaluator.predict(rows.data.x, n);
+
+  const bool labeled = saved.regress ? !rows.data.targets.empty() : !rows.data.labels.empty();
+  if (labeled) {
+    // The metric from the same outputs that are written, computed here in double.
+    double metric = 0;
+    for (uint32_t r = 0; r < n; ++r) {
+      if (saved.regress) {
+        for (uint32_t c = 0; c < C; ++c) {
+          const double d = double(out[size_t(r) * C + c]) - rows.data.targets[size_t(r) * C + c];
+          metric += d * d;
+        }
+      } else {
+        uint32_t best = 0;  // ties go to the lower class, as in the trainer's accuracy
+        for (uint32_t c = 1; c < C; ++c)
+          if (out[size_t(r) * C + c] > out[size_t(r) * C + best]) best = c;
+        metric += best == rows.data.labels[r];
+      }
+    }
+    metric /= saved.regress ? double(n) * C : double(n);
+    if (saved.regress) std::printf("mse %.6g over %u rows of %s\n", metric, n, o.data.c_str());
+    else std::printf("accuracy %.2f%% over %u rows of %s\n", 100 * metric, n, o.data.c_str());
+  } else {
+    std::printf("%u rows of %s have no %s: predictions only\n", n, o.data.c_str(), saved.regress ? "targets" : "labels");
+  }
+  if (o.out.empty()) return 0;
+
+  std::vector<float> table(size_t(n) * C);
+  if (saved.regress) table = out;
+  else
+    for (uint32_t r = 0; r < n; ++r) {
+      const std::vector<double> p = softmax(out.data() + size_t(r) * C, C);
+      for (uint32_t c = 0; c < C; ++c) table[size_t(r) * C + c] = float(p[c]);
+    }
+  if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) {
+    data::write_npy_f32(o.out, {n, C}, table);
+  } else {
+    std::ofstream f(o.out);
+    if (!f) throw train::DataError(o.out + ": cannot be written");
+    if (saved.regress) {
+      for (uint32_t c = 0; c < C; ++c) f << (c ? "," : "") << csv_field(c < saved.targets.size() ? saved.targets[c] : "y" + std::to_string(c));
+    } else {
+      f << "class";
+      for (const std::string& name : saved.classes) f << "," << csv_field("p_" + name);
+    }
+    f << "\n";
+    char num[32];
+    for (uint32_t r = 0; r < n; ++r) {
+      const float* row = table.data() + size_t(r) * C;
+      if (!saved.regress) {
+        uint32_t best = 0;
+        for (uint32_t c = 1; c < C; ++c)
+          if (out[size_t(r) * C + c] > out[size_t(r) * C + best]) best = c;
+        f << csv_field(saved.classes[best]);
+      }
+      for (uint32_t c = 0; c < C; ++c) {
+        std::snprintf(num, sizeof num, "%.9g", double(row[c]));
+        f << (c || !saved.regress ? "," : "") << num;
+      }
+      f << "\n";
+    }
+    if (!f.flush()) throw train::DataError(o.out + ": write failed");
+  }
+  std::printf("predictions written to %s\n", o.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool help = false;
+  Options o;
+  try {
+    o = parse(argc, argv, help);
+  } catch (const train::ConfigError& e) {
+    std::fprintf(stderr, "vkamp-predict: %s\n(see vkamp-predict --help)\n", e.what());
+    return 2;
+  }
+  if (help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  try {
+    return run(o);
+  } catch (const train::ConfigError& e) {
+    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
+    return 2;
+  } catch (const train::DataError& e) {
+    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
+    return 2;
+  } catch (const io::FormatError& e) {
+    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
+    return 2;
+  } catch (const Error& e) {  // no Vulkan device, and the like
+    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vkamp-predict: error: %s\n", e.what());
+    return 1;
+  }
+}
