@@ -3,6 +3,7 @@
 // and reports every problem with the file and line.
 #include "vkamp/train/settings_file.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -96,6 +97,35 @@ const char* kind_of(const YAML::Node& n) {
 // 1-based; yaml-cpp's marks are 0-based and -1 when unknown.
 int line_of(const YAML::Mark& m) { return m.line >= 0 ? m.line + 1 : 1; }
 
+// The documents in a file, counted from yaml-cpp's events before the file
+// is loaded. YAML::Load reads only the first document, and yaml-cpp 0.7's
+// LoadAll loops forever on some broken input (a ',' at the top level
+// starts an empty document again and again without moving on); this
+// stops at the second document and says where it starts.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  struct Second {
+    YAML::Mark mark;
+    bool stuck;  // it starts where the first did: yaml-cpp made no progress
+  };
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++docs_ > 1) throw Second{mark, mark.pos == first_.pos};
+    first_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  int docs_ = 0;
+  YAML::Mark first_;
+};
+
 class Reader {
  public:
   Reader(const std::string& path, const std::function<std::string(const std::string&)>& canonical,
@@ -120,8 +150,9 @@ class Reader {
   void section(const YAML::Node& map, const std::string& prefix) {
     std::map<std::string, int> here;  // key as written -> line
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
-      const YAML::Node& v = it->second;
+      // Copies: it-> yields a temporary pair, references into it would dangle.
+      const YAML::Node k = it->first;
+      const YAML::Node v = it->second;
       const int line = line_of(k.Mark());
       if (!k.IsScalar()) throw error(line, std::string("a key must be a plain name, not ") + kind_of(k));
       const std::string name = k.Scalar();
@@ -202,17 +233,22 @@ void read_settings_file(const std::string& path, const std::function<std::string
   text << in.rdbuf();
   if (in.bad()) throw ConfigError("error while reading config file '" + path + "'");
   Reader reader(path, canonical, apply);
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
   try {
-    docs = YAML::LoadAll(text.str());
+    std::istringstream events(text.str());
+    YAML::Parser parser(events);
+    DocumentCounter counter;
+    while (parser.HandleNextDocument(counter)) {
+    }
+    root = YAML::Load(text.str());
   } catch (const YAML::Exception& e) {  // syntax errors: yaml-cpp's message, our FILE:LINE
     throw reader.error(line_of(e.mark), "YAML syntax error: " + e.msg);
+  } catch (const DocumentCounter::Second& second) {
+    if (second.stuck) throw reader.error(line_of(second.mark), "YAML syntax error: unexpected text");
+    throw reader.error(line_of(second.mark), "more than one YAML document (a second '---'): write the settings as one");
   }
-  if (docs.empty()) return;
-  if (docs.size() > 1)
-    throw reader.error(docs[1], "more than one YAML document (a second '---'): write the settings as one");
   try {
-    reader.document(docs[0]);
+    reader.document(root);
   } catch (const YAML::Exception& e) {  // not expected: every node's type is checked before use
     throw reader.error(line_of(e.mark), std::string("YAML: ") + e.msg);
   }
