@@ -1,4 +1,5 @@
-// Training configuration: defaults, the YAML-subset reader, strict values,
+// Training configuration: defaults, the YAML settings files (flat and the
+// Cerebras trainer layout, through yaml-cpp), strict values,
 // cross-field checks and the command-line parser. Host only, no GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
