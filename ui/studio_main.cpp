@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "app/workloads.hpp"
 #include "dashboard.hpp"
@@ -20,31 +21,32 @@ using namespace vkamp::ui;
 
 namespace {
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (uint8_t(c) >= 0x20) out += c;
-  }
-  return out;
-}
-
 // The test hook: every series the last frame drew, with its point count
-// and range, and where its plot sits in the picture.
+// and range (null where inf or NaN), and where its plot sits in the picture.
+// One JSON object (nlohmann-json: titles and status messages escaped).
 void write_probe(const std::string& path, const PlotProbe& probe, const RunHistory& h) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["title"] = h.title;
+  j["status"] = h.status;
+  j["records"] = h.records();
+  j["skipped"] = h.skipped_steps.size();
+  j["histograms"] = h.histograms.size();
+  j["evals"] = h.evals.size();
+  j["series"] = Json::array();
+  for (const SeriesProbe& s : probe.series) {
+    Json one;
+    one["panel"] = s.panel;
+    one["series"] = s.series;
+    one["points"] = s.points;
+    one["min"] = double(s.min);  // nlohmann writes inf and NaN as null
+    one["max"] = double(s.max);
+    one["rect"] = {s.x0, s.y0, s.x1, s.y1};
+    j["series"].push_back(std::move(one));
+  }
   std::ofstream out(path);
   if (!out) throw Error("cannot write " + path);
-  out << "{\"title\": \"" << json_escape(h.title) << "\", \"status\": \"" << json_escape(h.status)
-      << "\", \"records\": " << h.records() << ", \"skipped\": " << h.skipped_steps.size()
-      << ", \"histograms\": " << h.histograms.size() << ", \"evals\": " << h.evals.size() << ",\n \"series\": [";
-  for (size_t i = 0; i < probe.series.size(); ++i) {
-    const SeriesProbe& s = probe.series[i];
-    out << (i ? ",\n  " : "\n  ") << "{\"panel\": \"" << s.panel << "\", \"series\": \"" << s.series
-        << "\", \"points\": " << s.points << ", \"min\": " << train::json_number(s.min)
-        << ", \"max\": " << train::json_number(s.max) << ", \"rect\": [" << s.x0 << ", " << s.y0 << ", " << s.x1
-        << ", " << s.y1 << "]}";
-  }
-  out << "\n ]}\n";
+  out << j.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 struct ReportDraw {

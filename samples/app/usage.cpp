@@ -27,7 +27,7 @@ std::vector<Line> lines_of(const train::Setting<RunOptions>& s, const RunOptions
 std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows) {
   std::vector<Line> lines;
   if (group == train::kGeneralGroup)
-    lines.push_back({"--config FILE", "YAML file of `key: value` lines, applied before every other flag", "none"});
+    lines.push_back({"--config FILE", "YAML file: `key: value` lines or the Cerebras trainer layout, applied before every other flag", "none"});
   for (const auto& s : run_settings(rows))
     if (s.help.group == group)
       for (Line& l : lines_of(s, d)) lines.push_back(std::move(l));
@@ -62,6 +62,7 @@ std::string common_usage(const RunOptions& d, Rows rows) {
   }
   os << "\nEvery flag --some-name VALUE is also the YAML key `some_name: VALUE` for --config\n"
         "(--loss-scale is loss_scaling_factor, --no-progress is `progress: false`).\n"
+        "The file may also use the Cerebras trainer layout (trainer: init: precision: / optimizer:).\n"
         "Flags override the file wherever --config appears on the command line.\n";
   return os.str();
 }

@@ -1,4 +1,5 @@
-// Training configuration: defaults, the YAML-subset reader, strict values,
+// Training configuration: defaults, the YAML settings files (flat and the
+// Cerebras trainer layout, through yaml-cpp), strict values,
 // cross-field checks and the command-line parser. Host only, no GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -486,11 +487,17 @@ TEST(ConfigFile, MalformedLinesAreErrors) {
       {"just text\n", "key: value"},
       {"lr:0.1\n", "key: value"},
       {"scaler:\n  initial_loss_scale: 8\n", "scaler"},  // nesting: unknown key first
-      {"epochs: 2\n  lr: 0.1\n", "nested"},
+      // yaml-cpp's words for an indented line after a value (the old reader said "nested").
+      {"epochs: 2\n  lr: 0.1\n", ":2: YAML syntax error: illegal map value"},
       {"lr:\n", "no value"},
-      {"lr: \"0.1\n", "quote"},
+      {"lr: ~\n", "no value"},  // YAML null
+      // yaml-cpp ends an unclosed quote at the end of the file ("0.1 "), which the strict number parser refuses.
+      {"lr: \"0.1\n", "lr"},
       {"lr: 0.1\nlearning_rate: 0.2\n", "twice"},
       {"- lr: 1\n", "list"},
+      {"lr: [0.1, 0.2]\n", "expected a single value, got a list"},
+      {"lr: {a: 1}\n", "expected a single value, got a map"},
+      {"lr: 0.1\n---\nlr: 0.2\n", "more than one YAML document"},
   };
   int n = 0;
   for (const auto& [text, needle] : cases) {
@@ -507,6 +514,132 @@ TEST(ConfigFile, MissingFileIsNamed) {
   TrainConfig c;
   std::string p = dir.path("absent.yaml");
   EXPECT_CONTAINS(error_of([&] { apply_config_file(p, c); }), p);
+}
+
+// ---- YAML files: the Cerebras trainer layout and yaml-cpp's errors -----------
+
+// Every setting as --help shows it: two runs with the same list are the same run.
+std::vector<std::string> shown(const RunOptions& o) {
+  std::vector<std::string> out;
+  for (const auto& row : app::run_settings()) out.push_back(row.key + "=" + row.show(o));
+  return out;
+}
+
+TEST(ConfigYaml, ExampleFilesMapToTheSameSettings) {
+  RunOptions flat, cerebras;
+  apply_config_file(std::string(VKAMP_EXAMPLES_DIR) + "/configs/flat.yaml", flat);
+  apply_config_file(std::string(VKAMP_EXAMPLES_DIR) + "/configs/cerebras_style.yaml", cerebras);
+  EXPECT_EQ(shown(flat), shown(cerebras));
+  EXPECT_EQ(cerebras.precision, Format::CB16);
+  EXPECT_EQ(cerebras.scaler.initial_scale, 32768.0);
+  EXPECT_EQ(cerebras.scaler.growth_interval, 1000u);
+  EXPECT_EQ(cerebras.scaler.max_scale, 1e9);
+  EXPECT_EQ(cerebras.clip.max_norm, 1.0);
+  EXPECT_EQ(cerebras.optimizer.kind, OptimizerKind::SGD);
+  EXPECT_EQ(cerebras.optimizer.lr, 0.05);
+  EXPECT_EQ(cerebras.optimizer.momentum, 0.9);
+  EXPECT_EQ(cerebras.optimizer.weight_decay, 0.0001);
+  EXPECT_EQ(cerebras.seed, 7u);
+  EXPECT_EQ(cerebras.epochs, 2u);
+  EXPECT_NE(shown(cerebras), shown(RunOptions{}));
+  EXPECT_NO_THROW(validate(cerebras));
+}
+
+TEST(ConfigYaml, CerebrasLayoutMapsLikeFlatKeys) {
+  TempDir dir;
+  std::string nested = dir.write("n.yaml",
+                                 "trainer:\n"
+                                 "  init:\n"
+                                 "    precision: {fp16_type: bfloat16, loss_scaling_factor: 512,\n"
+                                 "                max_gradient_value: 0.25}\n"
+                                 "    optimizer:\n"
+                                 "      optimizer_type: AdamW\n"
+                                 "      learning_rate: 3.0e-4\n"
+                                 "      weight_decay: 0.01\n");
+  std::string flat = dir.write("f.yaml",
+                               "fp16_type: bfloat16\nloss_scaling_factor: 512\nmax_gradient_value: 0.25\n"
+                               "optimizer: adamw\nlr: 3.0e-4\nweight_decay: 0.01\n");
+  RunOptions a, b;
+  apply_config_file(nested, a);
+  apply_config_file(flat, b);
+  EXPECT_EQ(shown(a), shown(b));
+  EXPECT_EQ(a.precision, Format::BF16);
+  EXPECT_EQ(a.scaler.mode, LossScaleMode::Static);
+  EXPECT_EQ(a.scaler.initial_scale, 512.0);
+  EXPECT_EQ(a.clip.max_value, 0.25);
+  EXPECT_EQ(a.optimizer.kind, OptimizerKind::AdamW);
+  EXPECT_EQ(a.optimizer.lr, 3.0e-4);
+  // An empty section sets nothing.
+  TrainConfig c;
+  apply_config_file(dir.write("e.yaml", "trainer:\n  init:\n"), c);
+  EXPECT_EQ(c.optimizer.lr, TrainConfig{}.optimizer.lr);
+}
+
+TEST(ConfigYaml, UnknownNestedKeyNamesItsPathAndTheClosestName) {
+  TempDir dir;
+  std::string f = dir.write("t.yaml",
+                            "trainer:\n  init:\n    precision:\n      fp16_type: float16\n      fp16_typo: x\n");
+  TrainConfig c;
+  std::string m = error_of([&] { apply_config_file(f, c); });
+  EXPECT_CONTAINS(m, f + ":5: ");
+  EXPECT_CONTAINS(m, "unknown key 'trainer.init.precision.fp16_typo'");
+  EXPECT_CONTAINS(m, "did you mean 'trainer.init.precision.fp16_type'");
+  // At the section level too.
+  std::string g = dir.write("s.yaml", "trainer:\n  init:\n    optimiser:\n      momentum: 0.9\n");
+  m = error_of([&] { apply_config_file(g, c); });
+  EXPECT_CONTAINS(m, g + ":3: ");
+  EXPECT_CONTAINS(m, "did you mean 'trainer.init.optimizer'");
+  // A Cerebras key vkamp has no counterpart for is named, with the reason.
+  std::string h = dir.write("p.yaml", "trainer:\n  init:\n    precision:\n      precision_opt_level: 1\n");
+  m = error_of([&] { apply_config_file(h, c); });
+  EXPECT_CONTAINS(m, h + ":4: trainer.init.precision.precision_opt_level is not supported");
+  // A bad value names the path it was written under.
+  std::string v = dir.write("v.yaml", "trainer:\n  init:\n    precision:\n      fp16_type: half\n");
+  m = error_of([&] { apply_config_file(v, c); });
+  EXPECT_CONTAINS(m, v + ":4: trainer.init.precision.fp16_type: unknown value 'half'");
+}
+
+TEST(ConfigYaml, ASettingGivenTwiceIsAnError) {
+  TempDir dir;
+  TrainConfig c;
+  // The same key twice in one map (yaml-cpp alone would keep both).
+  std::string f = dir.write("d.yaml", "epochs: 2\nlr: 0.1\nepochs: 3\n");
+  std::string m = error_of([&] { apply_config_file(f, c); });
+  EXPECT_CONTAINS(m, f + ":3: epochs: set twice (first on line 1)");
+  // One setting by its flat name and its Cerebras path.
+  std::string g = dir.write("e.yaml", "learning_rate: 0.1\ntrainer:\n  init:\n    optimizer:\n      learning_rate: 0.2\n");
+  m = error_of([&] { apply_config_file(g, c); });
+  EXPECT_CONTAINS(m, g + ":5: trainer.init.optimizer.learning_rate: set twice (first on line 1)");
+  // A section twice.
+  std::string h = dir.write("s.yaml", "trainer:\n  init: {}\ntrainer:\n  init: {}\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(h, c); }), h + ":3: trainer: set twice");
+}
+
+TEST(ConfigYaml, SyntaxErrorsHaveTheirLine) {
+  TempDir dir;
+  TrainConfig c;
+  std::string f = dir.write("x.yaml", "epochs: 2\nlr: 0.1\nbatch: [1, 2\n\n");
+  std::string m = error_of([&] { apply_config_file(f, c); });
+  EXPECT_EQ(m.rfind(f + ":", 0), 0u) << m;
+  EXPECT_CONTAINS(m, "YAML syntax error");
+  std::string g = dir.write("y.yaml", "trainer:\n  init:\n    precision:\n   fp16_type: float16\n");
+  m = error_of([&] { apply_config_file(g, c); });
+  EXPECT_CONTAINS(m, g + ":4: ");
+}
+
+TEST(ConfigYaml, AListOrMapWhereAValueBelongsIsAnErrorWithItsLine) {
+  TempDir dir;
+  TrainConfig c;
+  std::string f = dir.write("w.yaml", "epochs: 2\n# x\nmomentum: {value: 0.9}\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(f, c); }), f + ":3: momentum: expected a single value, got a map");
+  std::string g = dir.write("l.yaml",
+                            "trainer:\n  init:\n    optimizer:\n      learning_rate:\n        - 0.1\n        - 0.01\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(g, c); }),
+                  g + ":4: trainer.init.optimizer.learning_rate: expected a single value, got a list");
+  std::string h = dir.write("s.yaml", "epochs: 1\ntrainer: 5\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(h, c); }), h + ":2: trainer: expected a section");
+  std::string k = dir.write("k.yaml", "[a, b]: 1\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(k, c); }), k + ":1: a key must be a plain name");
 }
 
 // ---- command line ------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/child_process.hpp"
@@ -132,24 +133,20 @@ TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
   std::ifstream in(path("m.jsonl"));
   std::string line;
   int steps = 0, histograms = 0;
-  const char* keys[] = {"\"step\": ", "\"loss\": ", "\"loss_scale\": ", "\"skipped\": ", "\"overflow\": ",
-                        "\"grad_norm\": ", "\"lr\": ", "\"retries\": ", "\"step_time\": "};
+  const std::vector<std::string> keys = {"step",      "loss", "loss_scale", "skipped",  "overflow",
+                                         "grad_norm", "lr",   "retries",    "step_time"};
   while (std::getline(in, line)) {
-    ASSERT_EQ(line.front(), '{');
-    ASSERT_EQ(line.back(), '}');
-    if (line.find("\"type\": \"histogram\"") != std::string::npos) {
+    const auto j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
+    if (j.value("type", "") == "histogram") {
       ++histograms;
       continue;
     }
-    size_t at = 0;
-    for (const char* k : keys) {  // exactly these keys, in this order
-      size_t p = line.find(k, at);
-      ASSERT_NE(p, std::string::npos) << k << " missing in " << line;
-      at = p + 1;
-    }
-    EXPECT_EQ(std::count(line.begin(), line.end(), ':'), 9) << line;
+    std::vector<std::string> got;  // exactly these keys, in this order
+    for (auto it = j.begin(); it != j.end(); ++it) got.push_back(it.key());
+    ASSERT_EQ(got, keys) << line;
     if (steps == 3) {
-      EXPECT_NE(line.find("\"overflow\": true"), std::string::npos) << line;
+      EXPECT_EQ(j["overflow"], true) << line;
     }
     ++steps;
   }
@@ -201,27 +198,28 @@ TEST_F(SampleCli, MetricsHoldOneHeldOutEvaluationPerEpoch) {
   Result r = run_sample("--data " + dir_.string() + " --epochs 3 --metrics " + path("m.jsonl"));
   ASSERT_EQ(r.status, 0) << r.output;
   std::ifstream in(path("m.jsonl"));
-  std::string line, last_eval;
+  std::string line;
+  double last_accuracy = -1;
   int evals = 0, steps = 0;
   while (std::getline(in, line)) {
-    if (line.find("\"type\": \"eval\"") == std::string::npos) {
-      steps += line.find("\"type\"") == std::string::npos;
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
+    if (j.value("type", "") != "eval") {
+      steps += !j.contains("type");
       continue;
     }
     ++evals;
-    EXPECT_NE(line.find("\"epoch\": " + std::to_string(evals) + ","), std::string::npos) << line;
-    EXPECT_NE(line.find("\"step\": " + std::to_string(steps) + ","), std::string::npos)
-        << "after the epoch's last step record: " << line;
-    EXPECT_NE(line.find("\"accuracy\": "), std::string::npos) << line;
-    last_eval = line;
+    EXPECT_EQ(j.value("epoch", 0), evals) << line;
+    EXPECT_EQ(j.value("step", 0), steps) << "after the epoch's last step record: " << line;
+    ASSERT_TRUE(j.contains("accuracy") && j["accuracy"].is_number()) << line;
+    last_accuracy = j["accuracy"].get<double>();
   }
   EXPECT_EQ(evals, 3) << "one eval record per epoch";
   EXPECT_EQ(steps, 6);
   // The accuracy printed at the end is the last epoch's.
-  const size_t at = last_eval.find("\"accuracy\": ");
-  ASSERT_NE(at, std::string::npos);
+  ASSERT_GE(last_accuracy, 0);
   char printed[32];
-  std::snprintf(printed, sizeof printed, "test accuracy %.2f%%", 100 * std::stod(last_eval.substr(at + 12)));
+  std::snprintf(printed, sizeof printed, "test accuracy %.2f%%", 100 * last_accuracy);
   EXPECT_NE(r.output.find(printed), std::string::npos) << printed << " not in\n" << r.output;
 }
 

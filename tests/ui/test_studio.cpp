@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -55,33 +56,35 @@ struct Probe {
   }
 };
 
-std::string field(const std::string& line, const std::string& key) {
-  size_t at = line.find("\"" + key + "\": ");
-  if (at == std::string::npos) return {};
-  at += key.size() + 4;
-  if (line[at] == '"') return line.substr(at + 1, line.find('"', at + 1) - at - 1);
-  return line.substr(at, line.find_first_of(",]}", at) - at);
-}
-
+// The --probe file is one JSON object; an unreadable or missing one reads
+// as an empty probe (the tests then fail on what is missing).
 Probe read_probe(const std::string& path) {
   Probe p;
   std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("\"status\"") != std::string::npos) {
-      p.title = field(line, "title");
-      p.status = field(line, "status");
-      p.records = std::stoul(field(line, "records"));
-      p.skipped = std::stoul(field(line, "skipped"));
-      p.histograms = std::stoul(field(line, "histograms"));
-    } else if (line.find("\"panel\"") != std::string::npos) {
-      Series s;
-      s.panel = field(line, "panel");
-      s.name = field(line, "series");
-      s.points = std::stoul(field(line, "points"));
-      std::sscanf(line.c_str() + line.find("\"rect\": [") + 9, "%f, %f, %f, %f", &s.x0, &s.y0, &s.x1, &s.y1);
-      p.series.push_back(s);
+  if (!in) return p;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    ADD_FAILURE() << path << " is not a JSON object";
+    return p;
+  }
+  p.title = j.value("title", "");
+  p.status = j.value("status", "");
+  p.records = j.value("records", size_t(0));
+  p.skipped = j.value("skipped", size_t(0));
+  p.histograms = j.value("histograms", size_t(0));
+  for (const auto& one : j.value("series", nlohmann::json::array())) {
+    Series s;
+    s.panel = one.value("panel", "");
+    s.name = one.value("series", "");
+    s.points = one.value("points", size_t(0));
+    const auto rect = one.value("rect", std::vector<float>{0, 0, 0, 0});
+    if (rect.size() == 4) {
+      s.x0 = rect[0];
+      s.y0 = rect[1];
+      s.x1 = rect[2];
+      s.y1 = rect[3];
     }
+    p.series.push_back(s);
   }
   return p;
 }

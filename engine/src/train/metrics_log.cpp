@@ -5,13 +5,35 @@
 #include <cmath>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "vkamp/error.hpp"
 
 namespace vkamp::train {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps the fields in the order tools read them
+
+// One JSON Lines record: {"key": value, ...} in insertion order, with the
+// ", " and ": " separators the file has always had. nlohmann writes the
+// keys and values (strings escaped, invalid UTF-8 replaced); real numbers
+// go through json_number (shortest round-trip text, null when not finite).
+std::string record(const Json& fields) {
+  std::string out = "{";
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    if (it != fields.begin()) out += ", ";
+    out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace);
+    out += ": ";
+    out += it.value().is_number_float() ? json_number(it.value().get<double>())
+                                        : it.value().dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return out + "}\n";
+}
+
+}  // namespace
 
 std::string json_number(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+  if (!std::isfinite(v)) return "null";  // JSON has no inf or NaN
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   return std::string(buf, r.ptr);
@@ -26,29 +48,46 @@ MetricsLog::~MetricsLog() {
   if (f_) std::fclose(f_);
 }
 
+void MetricsLog::put(const std::string& line) { std::fputs(line.c_str(), f_); }
+
 void MetricsLog::write(const StepMetrics& m) {
-  std::fprintf(f_,
-               "{\"step\": %u, \"loss\": %s, \"loss_scale\": %s, \"skipped\": %s, \"overflow\": %s, "
-               "\"grad_norm\": %s, \"lr\": %s, \"retries\": %u, \"step_time\": %s}\n",
-               m.step, json_number(m.loss).c_str(), json_number(m.loss_scale).c_str(),
-               m.skipped ? "true" : "false", m.overflow ? "true" : "false", json_number(m.grad_norm).c_str(),
-               json_number(m.lr).c_str(), m.retries, json_number(m.step_time_ms).c_str());
+  Json j;
+  j["step"] = m.step;
+  j["loss"] = double(m.loss);
+  j["loss_scale"] = double(m.loss_scale);
+  j["skipped"] = m.skipped;
+  j["overflow"] = m.overflow;
+  j["grad_norm"] = double(m.grad_norm);
+  j["lr"] = double(m.lr);
+  j["retries"] = m.retries;
+  j["step_time"] = double(m.step_time_ms);
+  put(record(j));
 }
 
 void MetricsLog::write(const TensorHistogram& h) {
-  std::string bins;
-  for (int i = 0; i < kHistLogBins; ++i) bins += (i ? "," : "") + std::to_string(h.bins[i]);
-  std::fprintf(f_,
-               "{\"type\": \"histogram\", \"step\": %u, \"tensor\": \"%s\", \"loss_scale\": %s, "
-               "\"min_exp\": %d, \"log2_bins\": [%s], \"zero\": %u, \"inf\": %u, \"nan\": %u}\n",
-               h.step, h.tensor.c_str(), json_number(h.loss_scale).c_str(), kHistMinExp, bins.c_str(),
-               h.bins[kHistZero], h.bins[kHistInf], h.bins[kHistNan]);
+  Json bins = Json::array();
+  for (int i = 0; i < kHistLogBins; ++i) bins.push_back(h.bins[i]);
+  Json j;
+  j["type"] = "histogram";
+  j["step"] = h.step;
+  j["tensor"] = h.tensor;
+  j["loss_scale"] = double(h.loss_scale);
+  j["min_exp"] = kHistMinExp;
+  j["log2_bins"] = std::move(bins);
+  j["zero"] = h.bins[kHistZero];
+  j["inf"] = h.bins[kHistInf];
+  j["nan"] = h.bins[kHistNan];
+  put(record(j));
 }
 
 void MetricsLog::write(const EpochEnd& e) {
   if (e.metric.empty()) return;
-  std::fprintf(f_, "{\"type\": \"eval\", \"epoch\": %u, \"step\": %u, \"%s\": %s}\n", e.epoch, e.step,
-               e.metric.c_str(), json_number(e.value).c_str());
+  Json j;
+  j["type"] = "eval";
+  j["epoch"] = e.epoch;
+  j["step"] = e.step;
+  j[e.metric] = double(e.value);
+  put(record(j));
 }
 
 }  // namespace vkamp::train

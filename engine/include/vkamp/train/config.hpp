@@ -99,8 +99,9 @@ struct TrainConfig {
 // RunOptions has the same functions over its own keys too (device, data,
 // metrics, ...: samples/app/run_options.hpp).
 
-// Applies a YAML file of `key: value` lines (comments with #, blank lines
-// allowed) to cfg. Unknown keys, bad values and unreadable files throw.
+// Applies a YAML settings file to cfg: flat `key: value` lines and/or the
+// Cerebras trainer layout (settings_file.hpp). Unknown keys, bad values,
+// YAML errors and unreadable files throw ConfigError ("FILE:LINE: ...").
 void apply_config_file(const std::string& path, TrainConfig& cfg);
 
 // Applies one setting by its YAML key. Throws ConfigError naming the key.

@@ -1,7 +1,10 @@
-// --metrics FILE: one JSON object per line. Step records carry exactly the
+// --metrics FILE: one JSON object per line (written with nlohmann-json, so
+// strings such as tensor names are escaped). Step records carry exactly the
 // keys step, loss, loss_scale, skipped, overflow, grad_norm, lr, retries,
-// step_time (ms); histograms are records with "type": "histogram", and
-// held-out evaluations at epoch ends records with "type": "eval".
+// step_time (ms), in that order; histograms are records with "type":
+// "histogram", and held-out evaluations at epoch ends records with "type":
+// "eval". A number that was inf or NaN is written as null (JSON has neither):
+// e.g. the loss or grad_norm of an overflowed step.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -25,12 +28,14 @@ class MetricsLog {
   void write(const EpochEnd& e);
 
  private:
+  void put(const std::string& line);
+
   std::FILE* f_ = nullptr;
   std::string path_;
 };
 
-// JSON number: finite values as shortest round-trip text, inf/NaN as strings
-// ("inf", "-inf", "nan"), which JSON cannot hold as numbers.
+// JSON number: finite values as shortest round-trip text, inf and NaN as
+// null (JSON cannot hold them as numbers).
 std::string json_number(double v);
 
 }  // namespace vkamp::train

@@ -1,6 +1,14 @@
-// The YAML subset settings files are written in: `key: value` lines,
-// comments with #, quoted values, nothing nested. The reader knows nothing
-// of the keys; a table of rows (setting.hpp) says which exist.
+// Settings files are YAML, read with yaml-cpp. Two layouts, which may be
+// mixed in one file:
+//  - flat `key: value` lines, one per setting (the keys are the rows' keys
+//    and aliases, setting.hpp);
+//  - the Cerebras Model Zoo trainer layout, nested maps under
+//    trainer: init: precision: {...} and trainer: init: optimizer: {...};
+//    one table in settings_file.cpp maps each nested path to a flat key
+//    (trainer.init.precision.fp16_type -> fp16_type, ...).
+// Every value must be a single scalar (no lists or maps); YAML null (an
+// empty value, `null` or `~`) is "no value" and an error. The reader knows
+// no flat keys itself: the table of rows it is given says which exist.
 #pragma once
 #include <functional>
 #include <string>
@@ -9,12 +17,18 @@
 
 namespace vkamp::train {
 
-// Calls apply(key, value) for each line. `canonical` names the setting a
-// key stands for (aliases share one) and throws ConfigError for an unknown
-// key; a setting given twice is an error. Every error is a ConfigError
-// that starts with "FILE:LINE: ".
+// Calls apply(key, value, label) for each setting in the file, in file
+// order: `key` is the flat key (a nested path already translated), `label`
+// what messages should call it (the key as written, or the full dotted
+// path such as trainer.init.precision.fp16_type). `canonical` names the
+// setting a flat key stands for (aliases share one) and throws ConfigError
+// for an unknown key. A setting given twice (by any of its names or paths)
+// is an error. Every error, YAML syntax errors included, is a ConfigError
+// that starts with "FILE:LINE: " (1-based); an unreadable file's message
+// names the file.
 void read_settings_file(const std::string& path, const std::function<std::string(const std::string&)>& canonical,
-                        const std::function<void(const std::string&, const std::string&)>& apply);
+                        const std::function<void(const std::string& key, const std::string& value,
+                                                 const std::string& label)>& apply);
 
 // Applies a settings file to root through the rows; messages name the key.
 template <class Root>
@@ -26,7 +40,9 @@ void apply_settings_file(const std::vector<Setting<Root>>& rows, const std::stri
   };
   read_settings_file(
       path, [&](const std::string& key) { return row_of(key)->key; },
-      [&](const std::string& key, const std::string& value) { row_of(key)->parse(root, value, key); });
+      [&](const std::string& key, const std::string& value, const std::string& label) {
+        row_of(key)->parse(root, value, label);
+      });
 }
 
 }  // namespace vkamp::train
