@@ -8,8 +8,10 @@
 #include <memory>
 
 #include "sample_main.hpp"
+#include "app/model_source.hpp"
 #include "app/saved_model.hpp"
 #include "app/user_data.hpp"
+#include "app/workloads.hpp"
 #include "vkamp/graph/model_file.hpp"
 #include "vkamp/train/model_spec.hpp"
 
@@ -25,11 +27,6 @@ const char* kAbout =
     "--save FILE.safetensors writes the weights with the model string, classes and standardization, which\n"
     "vkamp-predict reads back; PyTorch loads the tensors (fcN.weight, fcN.bias) into the same network.";
 
-bool is_yaml(const std::string& s) {
-  auto ends = [&](const char* t) { return s.size() > std::strlen(t) && s.compare(s.size() - std::strlen(t), std::string::npos, t) == 0; };
-  return ends(".yaml") || ends(".yml");
-}
-
 std::string width_text(const std::vector<uint32_t>& shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
@@ -37,10 +34,11 @@ std::string width_text(const std::vector<uint32_t>& shape) {
 }
 
 // The model for the data, checked against it with messages that name both.
-std::unique_ptr<train::Trainer> make_trainer(const app::RunOptions& cfg, Context& ctx, const app::UserData& data,
-                                             const std::string& model) {
+std::unique_ptr<train::Trainer> make_checked_trainer(const app::RunOptions& cfg, Context& ctx,
+                                                     const app::UserData& data, const std::string& model) {
   const train::LossKind loss = cfg.data.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
-  graph::Graph g = is_yaml(model) ? graph::load_model_file(model) : train::build_graph(train::parse_model(model));
+  const graph::Graph g =
+      app::is_model_file(model) ? graph::load_model_file(model) : train::build_graph(train::parse_model(model));
   const uint32_t inputs = g.input_tensor().shape.elements(), outputs = g.output_tensor().shape.elements();
   if (inputs != data.train.features)
     throw train::ConfigError("--model " + model + " takes " + std::to_string(inputs) + " inputs but " +
@@ -50,27 +48,20 @@ std::unique_ptr<train::Trainer> make_trainer(const app::RunOptions& cfg, Context
     throw train::ConfigError("--model " + model + " has " + std::to_string(outputs) + " outputs but " +
                              cfg.data.train_path + " has " + std::to_string(data.outputs) +
                              (cfg.data.regress ? " target columns" : " classes"));
-  if (is_yaml(model)) return std::make_unique<train::Trainer>(ctx, cfg, std::move(g), loss, data.train);
-  return std::make_unique<train::Trainer>(ctx, cfg, train::parse_model(model), loss, data.train);
+  return app::make_trainer(ctx, cfg, model, loss, data.train);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  app::RunOptions defaults;
-  // Settings that train tabular data well out of the box.
-  defaults.optimizer.kind = train::OptimizerKind::Adam;
-  defaults.optimizer.lr = 1e-3;
-  defaults.batch = 64;
-  defaults.epochs = 10;
-  return samples::sample_main({"vkamp-train", kAbout, app::Rows::WithData}, defaults, argc, argv,
+  return samples::sample_main({"vkamp-train", kAbout, app::Rows::WithData}, app::user_data_defaults(), argc, argv,
                               [](app::RunOptions& cfg, Context& ctx) {
     const app::UserData data = app::load_user_data(cfg.data, cfg.seed);
     const std::string model = cfg.data.model.empty() ? app::default_model(data) : cfg.data.model;
-    if (is_yaml(model) && !cfg.save_path.empty())
+    if (app::is_model_file(model) && !cfg.save_path.empty())
       throw train::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
                                "a YAML model file cannot be saved yet");
-    std::unique_ptr<train::Trainer> trainer = make_trainer(cfg, ctx, data, model);
+    std::unique_ptr<train::Trainer> trainer = make_checked_trainer(cfg, ctx, data, model);
     samples::init_weights_from_file(cfg, *trainer);
     trainer->set_held_out(data.test);
     std::printf("vkamp-train: %s (%llu parameters) on %s: %u train / %u held-out rows of %s, %s, batch %u, %u epochs "

@@ -62,7 +62,7 @@ void run_buttons(StudioControls& c, TrainingSession& session) {
 
 void new_run(StudioControls& c, TrainingSession& session) {
   section("New run");
-  const auto& jobs = app::workloads();
+  const auto& jobs = c.jobs;
   if (ImGui::BeginCombo("sample", jobs[c.sample].name.c_str())) {
     for (int i = 0; i < int(jobs.size()); ++i)
       if (ImGui::Selectable(jobs[i].name.c_str(), i == c.sample)) {

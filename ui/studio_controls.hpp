@@ -4,16 +4,19 @@
 // field is checked with the trainer's own validation before it is applied.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "run_history.hpp"
 #include "training_session.hpp"
 #include "app/run_options.hpp"
+#include "app/workloads.hpp"
 #include "vkamp/train/config.hpp"
 
 namespace vkamp::ui {
 
 struct StudioControls {
-  int sample = 0;            // index into app::workloads()
+  std::vector<app::Workload> jobs;  // the samples, and vkamp-train's job when --train was given
+  int sample = 0;            // index into jobs
   app::RunOptions cfg;       // the next run's settings, edited in place
   train::TrainConfig running;  // the settings of the run in progress
   train::ScalerConfig knobs; // the live knobs, edited before "Apply"

@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
   DashboardState dash;
   PlotProbe probe;
   StudioControls controls;
-  const auto& jobs = app::workloads();
+  controls.jobs = app::workloads();
+  if (!opt.cfg.data.train_path.empty()) controls.jobs.push_back(app::user_data_workload(opt.cfg));
+  const auto& jobs = controls.jobs;
   for (int i = 0; i < int(jobs.size()); ++i)
     if (jobs[i].name == opt.sample) controls.sample = i;
   controls.cfg = opt.cfg;

@@ -48,6 +48,7 @@ std::string studio_usage() {
          "loss scaling unless told otherwise.\n\n"
          "App options:\n"
          "  --sample NAME          the job to train [default: fashion_mlp]; one of:" + names + "\n"
+         "  --train FILE           train on your data instead, as vkamp-train does (with --model, --test, ...)\n"
          "  --paused               load the run but wait for Resume (or Step)\n"
          "  --frames N             quit after N frames (0 = when the window closes) [default: 0]\n"
          "  --until-step K         with --frames: start counting once K steps have trained\n"
@@ -56,7 +57,7 @@ std::string studio_usage() {
          "  --probe FILE.json      write what the last frame plotted (for tests)\n"
          "  --size WxH             window size [default: 1600x1000]\n"
          "  --report FILE.png      at exit, draw the dashboard without the controls (offscreen)\n\n" +
-         app::common_usage(app::find_workload("fashion_mlp").defaults);
+         app::common_usage(app::find_workload("fashion_mlp").defaults, app::Rows::WithData);
 }
 
 StudioOptions parse_studio_options(int argc, char** argv) {
@@ -86,8 +87,11 @@ StudioOptions parse_studio_options(int argc, char** argv) {
     if (err.empty() && !path->empty() && (path->size() <= n || path->compare(path->size() - n, n, ext) != 0))
       err = std::string(flag) + " needs a file name ending in " + ext + ", got \"" + *path + "\"";
   }
+  // --train FILE: vkamp-train's job over the user's data, with its defaults.
+  for (char* a : rest)
+    if (std::strcmp(a, "--train") == 0 || std::strncmp(a, "--train=", 8) == 0) o.sample = "vkamp-train";
   try {
-    o.cfg = app::find_workload(o.sample).defaults;
+    o.cfg = o.sample == "vkamp-train" ? app::user_data_defaults() : app::find_workload(o.sample).defaults;
   } catch (const train::ConfigError& e) {
     if (err.empty()) err = e.what();
     o.sample = "fashion_mlp";
@@ -99,7 +103,7 @@ StudioOptions parse_studio_options(int argc, char** argv) {
   }
   app::RunOptions cfg = o.cfg;
   try {
-    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg).help;
+    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg, app::Rows::WithData).help;
     o.cfg = cfg;
   } catch (const train::ConfigError& e) {
     o.error = e.what();  // o.cfg keeps the sample's defaults

@@ -1,5 +1,7 @@
 #include "training_session.hpp"
 
+#include "app/model_source.hpp"
+
 #include <cstdio>
 
 #include "vkamp/error.hpp"
@@ -71,7 +73,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       ctx_device_ = cfg.device;
     }
     data_ = job.load(cfg);
-    trainer_ = std::make_unique<train::Trainer>(*ctx_, cfg, train::parse_model(job.model), job.loss, data_.train);
+    trainer_ = app::make_trainer(*ctx_, cfg, data_.model.empty() ? job.model : data_.model, job.loss, data_.train);
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),

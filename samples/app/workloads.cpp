@@ -1,6 +1,7 @@
 #include "app/workloads.hpp"
 
 #include "app/data_paths.hpp"
+#include "app/user_data.hpp"
 #include "vkamp/train/dataset.hpp"
 
 namespace vkamp::app {
@@ -73,6 +74,27 @@ const Workload& find_workload(const std::string& name) {
     known += (known.empty() ? "" : ", ") + w.name;
   }
   throw train::ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
+}
+
+RunOptions user_data_defaults() {
+  RunOptions o;
+  o.optimizer.kind = train::OptimizerKind::Adam;
+  o.optimizer.lr = 1e-3;
+  o.batch = 64;
+  o.epochs = 10;
+  return o;
+}
+
+Workload user_data_workload(const RunOptions& opts) {
+  Workload w{"vkamp-train", "your data: " + opts.data.train_path, opts.data.model,
+             opts.data.regress ? LossKind::MSE : LossKind::SoftmaxXent, user_data_defaults(),
+             [](const RunOptions& cfg) {
+               UserData u = load_user_data(cfg.data, cfg.seed);
+               Datasets d{std::move(u.train), std::move(u.test), cfg.data.model};
+               if (d.model.empty()) d.model = default_model(u);
+               return d;
+             }};
+  return w;
 }
 
 }  // namespace vkamp::app

@@ -13,6 +13,7 @@ namespace vkamp::app {
 
 struct Datasets {
   train::HostData train, test;  // test.count == 0: evaluate on nothing
+  std::string model;            // set when the job's model depends on the data (vkamp-train's default)
 };
 
 struct Workload {
@@ -26,6 +27,12 @@ struct Workload {
 };
 
 const std::vector<Workload>& workloads();
+
+// The settings vkamp-train starts from: they train tabular data well out of the box.
+RunOptions user_data_defaults();
+// The job of vkamp-train (and vkamp-studio --train) over opts.data: the
+// user's files and model (the model sized to the data when none is given).
+Workload user_data_workload(const RunOptions& opts);
 // Throws train::ConfigError naming the known workloads when `name` is not one.
 const Workload& find_workload(const std::string& name);
 

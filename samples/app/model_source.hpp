@@ -1,0 +1,21 @@
+// A model as the user names it on the command line: a model string
+// ("784-256r-10", train/model_spec.hpp) or a YAML model file
+// (graph/model_file.hpp). Builds the trainer for either.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "vkamp/context.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::app {
+
+// Whether `model` names a YAML model file (.yaml or .yml) rather than a model string.
+bool is_model_file(const std::string& model);
+
+// The trainer for `model` over `train`. Throws ConfigError for a bad model
+// string or file.
+std::unique_ptr<train::Trainer> make_trainer(Context& ctx, const train::TrainConfig& cfg, const std::string& model,
+                                             train::LossKind loss, const train::HostData& train);
+
+}  // namespace vkamp::app
