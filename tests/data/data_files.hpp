@@ -1,6 +1,6 @@
-// What the data reader tests share: a scratch directory, files written into
-// it, a fresh random seed per run (printed by the tests that use it, so a
-// failure can be replayed), and the DataError check.
+// What the data reader tests share: a scratch directory with files written
+// into it, and the DataError check. (Random inputs come from test::rng(),
+// seeded afresh per test.)
 #pragma once
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -36,9 +35,6 @@ struct ScratchDir {
     return p;
   }
 };
-
-// A seed from the OS; tests log it with SCOPED_TRACE.
-inline uint64_t fresh_seed() { return (uint64_t(std::random_device{}()) << 32) | std::random_device{}(); }
 
 template <class Call>
 ::testing::AssertionResult data_rejected(Call&& call, const std::string& where, const std::string& phrase) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/data_files.hpp"
+#include "support/numerics.hpp"
 #include "vkamp/data/labeled_data.hpp"
 
 namespace {
@@ -67,9 +68,7 @@ LabeledData parse(const std::string& csv, const LoadOptions& opt = {}) {
 }
 
 TEST(Csv, IntegerLabelsAreTheirOwnClassIds) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   const Table t = random_table(rng, 50, 4, {"0", "1", "2", "5"});
   vkamp::test::ScratchDir dir;
   const LabeledData d = vkamp::data::load_labeled(dir.write("t.csv", t.csv), {});
@@ -82,9 +81,7 @@ TEST(Csv, IntegerLabelsAreTheirOwnClassIds) {
 }
 
 TEST(Csv, NamedLabelsAreNumberedInSortedOrder) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   const std::vector<std::string> names = {"virginica", "setosa", "versicolor", "10"};
   const Table t = random_table(rng, 60, 2, names);
   const LabeledData d = parse(t.csv);
@@ -115,9 +112,7 @@ TEST(Csv, LabelColumnByName) {
 }
 
 TEST(Csv, RegressionTargets) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   std::normal_distribution<float> normal;
   std::string csv = "t1,a,t2,b\n";
   std::vector<float> x, targets;

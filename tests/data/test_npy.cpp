@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/data_files.hpp"
+#include "support/numerics.hpp"
 #include "vkamp/data/labeled_data.hpp"
 #include "vkamp/data/npz.hpp"
 
@@ -110,9 +111,7 @@ TEST(NpyFixtures, RefusedFiles) {
 }
 
 TEST(Npy, RandomArrayRoundTrips) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   const size_t n = 1 + rng() % 40, f = 1 + rng() % 9;
   std::vector<float> x(n * f);
   std::normal_distribution<float> normal(0.f, 1e3f);
@@ -195,9 +194,7 @@ TEST(Npz, CutArchivesAreRefused) {
 
 // An IDX pair (the Fashion-MNIST layout) through load_labeled.
 TEST(Idx, ImagesFileFindsItsLabels) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   const uint8_t n = 5, h = 3, w = 2;
   std::vector<uint8_t> images = {0, 0, 8, 3, 0, 0, 0, n, 0, 0, 0, h, 0, 0, 0, w};
   std::vector<uint8_t> labels = {0, 0, 8, 1, 0, 0, 0, n};

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "data/data_files.hpp"
+#include "support/numerics.hpp"
 
 namespace {
 
@@ -16,9 +17,7 @@ using vkamp::data::Standardizer;
 using vkamp::test::data_rejected;
 
 TEST(Standardize, FitMatchesADirectComputation) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   vkamp::train::HostData d;
   d.count = 2 + uint32_t(rng() % 200);
   d.features = 1 + uint32_t(rng() % 6);

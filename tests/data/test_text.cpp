@@ -9,15 +9,14 @@
 #include <string>
 
 #include "data/data_files.hpp"
+#include "support/numerics.hpp"
 
 namespace {
 
 using vkamp::test::data_rejected;
 
 TEST(Text, RandomBytesRoundTrip) {
-  const uint64_t seed = vkamp::test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
   std::string text(1 + rng() % 5000, '\0');
   const unsigned alphabet = 1 + unsigned(rng() % 256);
   for (char& c : text) c = char(rng() % alphabet);
