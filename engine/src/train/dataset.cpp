@@ -42,9 +42,12 @@ std::string hex_byte(unsigned v) {
   return s;
 }
 
-// Reads bytes from a plain descriptor or, for .gz names, through zlib.
+// Reads bytes from a plain descriptor, for .gz names through zlib, or from
+// a buffer in memory (parse_idx).
 class ByteSource {
  public:
+  ByteSource(const uint8_t* bytes, size_t size, const std::string& label)
+      : path_(label), mem_(bytes), mem_left_(size) {}
   explicit ByteSource(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw DataError("cannot open " + path + ": " + std::strerror(errno));
@@ -72,6 +75,13 @@ class ByteSource {
 
   // Reads up to n bytes; fewer only at the end of the data.
   size_t read(uint8_t* out, size_t n) {
+    if (mem_) {
+      const size_t take = std::min(n, mem_left_);
+      if (take) std::memcpy(out, mem_, take);
+      mem_ += take;
+      mem_left_ -= take;
+      return take;
+    }
     size_t got = 0;
     while (got < n) {
       size_t want = std::min<size_t>(n - got, size_t{1} << 30);
@@ -110,12 +120,12 @@ class ByteSource {
   std::string path_;
   int fd_ = -1;
   gzFile gz_ = nullptr;
+  const uint8_t* mem_ = nullptr;
+  size_t mem_left_ = 0;
 };
 
-}  // namespace
-
-IdxArray read_idx(const std::string& path) {
-  ByteSource in(path);
+// `path` names the source in errors: the file, or parse_idx's label.
+IdxArray read_idx_from(ByteSource& in, const std::string& path) {
 
   uint8_t magic[4];
   size_t got = in.read(magic, 4);
@@ -182,6 +192,18 @@ IdxArray read_idx(const std::string& path) {
     throw DataError(path + " has trailing data after the " + std::to_string(want) +
                     " bytes its header describes (a wrong or damaged file)");
   return out;
+}
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path) {
+  ByteSource in(path);
+  return read_idx_from(in, path);
+}
+
+IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& label) {
+  ByteSource in(bytes, size, label);
+  return read_idx_from(in, label);
 }
 
 namespace {
