@@ -1,21 +1,66 @@
 #!/usr/bin/env bash
-# Fuzzes the safetensors reader and the PyTorch-layout import with clang's
-# libFuzzer, ASan and UBSan: scripts/fuzz.sh [SECONDS] (default 60).
-# New inputs that reach new code go into a scratch corpus; a crash leaves
-# crash-* in build/fuzz/ (add it to tests/fuzz/corpus/safetensors/ once
-# fixed, so the replay test keeps it fixed). Needs clang-14 and
-# libfuzzer-14-dev (installed here on demand, not by CI).
+# Fuzzes one reader with clang's libFuzzer, ASan and UBSan:
+#   scripts/fuzz.sh TARGET [SECONDS]   fuzz for SECONDS (default 60)
+#   scripts/fuzz.sh TARGET --runs N    exactly N inputs from a fixed seed and
+#                                      the committed corpus only (the ctest
+#                                      label `fuzz` runs this way)
+# Targets: safetensors idx csv npy checkpoint (see the table below).
+# Each target is tests/fuzz/fuzz_TARGET.cpp plus the engine sources it
+# needs, built here outside CMake (rebuilt when a source is newer), with
+# its seed corpus in tests/fuzz/corpus/TARGET/. In the timed mode inputs
+# that reach new code go into build/fuzz/corpus-TARGET/; a crash leaves
+# build/fuzz/TARGET-crash-* (add it to the committed corpus once fixed, so
+# the replay test keeps it fixed). Exit status non-zero on any crash.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-"$VKAMP_ROOT/scripts/setup.sh" clang-14 libfuzzer-14-dev libclang-rt-14-dev nlohmann-json3-dev
-seconds="${1:-60}"
+
+usage="usage: scripts/fuzz.sh TARGET [SECONDS | --runs N]"
+target="${1:?$usage}"
+shift
+runs=""
+seconds=60
+if [ "${1:-}" = "--runs" ]; then
+  runs="${2:?$usage}"
+elif [ -n "${1:-}" ]; then
+  seconds="$1"
+fi
+
+# TARGET -> the engine sources (under engine/src) and libraries it links.
+case "$target" in
+  safetensors) sources=(io/safetensors.cpp float_formats.cpp train/torch_layout.cpp train/param_layout.cpp
+                        train/model_spec.cpp ops/activation_names.cpp); libs=() ;;
+  idx)         sources=(train/dataset.cpp); libs=(-lz) ;;
+  csv)         sources=(data/csv.cpp data/class_ids.cpp data/file_bytes.cpp); libs=() ;;
+  npy)         sources=(data/npy.cpp data/npz.cpp data/labeled_arrays.cpp data/class_ids.cpp data/file_bytes.cpp
+                        float_formats.cpp); libs=(-lzip) ;;
+  checkpoint)  sources=(train/checkpoint_file.cpp); libs=(-lz) ;;
+  config)     sources=(train/settings_file.cpp train/config.cpp train/training_settings.cpp train/setting_values.cpp
+                        train/setting_suggestions.cpp float_formats.cpp); libs=(-lyaml-cpp) ;;
+  *) echo "fuzz.sh: unknown target '$target'; targets: safetensors idx csv npy checkpoint config" >&2; exit 2 ;;
+esac
+
+"$VKAMP_ROOT/scripts/setup.sh" >/dev/null  # clang-14, libFuzzer, the compiler runtime
 out="$VKAMP_BUILD/fuzz"
-mkdir -p "$out/corpus"
-src="$VKAMP_ROOT/engine/src"
-clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I "$VKAMP_ROOT/engine/include" \
-  "$VKAMP_ROOT/tests/fuzz/fuzz_safetensors.cpp" "$src/io/safetensors.cpp" "$src/float_formats.cpp" \
-  "$src/train/torch_layout.cpp" "$src/train/param_layout.cpp" "$src/train/model_spec.cpp" "$src/ops/activation_names.cpp" \
-  -o "$out/fuzz_safetensors"
+mkdir -p "$out"
+binary="$out/fuzz_$target"
+harness="$VKAMP_ROOT/tests/fuzz/fuzz_$target.cpp"
+if [ ! -x "$binary" ] || [ "$0" -nt "$binary" ] ||
+   [ -n "$(find "$VKAMP_ROOT/engine" "$harness" -newer "$binary" -name '*.[ch]pp' -print -quit)" ]; then
+  echo "fuzz.sh: building $binary"
+  clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I "$VKAMP_ROOT/engine/include" "$harness" "${sources[@]/#/$VKAMP_ROOT/engine/src/}" "${libs[@]}" \
+    -o "$binary.tmp"
+  mv "$binary.tmp" "$binary"
+fi
+
+seeds="$VKAMP_ROOT/tests/fuzz/corpus/$target"
 cd "$out"
-./fuzz_safetensors -max_total_time="$seconds" -max_len=4096 corpus "$VKAMP_ROOT/tests/fuzz/corpus/safetensors"
+if [ -n "$runs" ]; then
+  # A fresh scratch corpus and a fixed seed: the same run every time.
+  scratch="$out/runs-$target"
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  exec "$binary" -runs="$runs" -seed=1 -max_len=4096 -artifact_prefix="$out/$target-" "$scratch" "$seeds"
+fi
+mkdir -p "$out/corpus-$target"
+exec "$binary" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/$target-" "$out/corpus-$target" "$seeds"

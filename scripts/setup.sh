@@ -9,10 +9,13 @@ packages=(
   libvulkan-dev glslang-tools spirv-tools
   vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   libglfw3-dev libimgui-dev libstb-dev
-  libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev zlib1g-dev libzip-dev zipcmp zipmerge ziptool nlohmann-json3-dev libyaml-cpp-dev
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
   xvfb x11-apps imagemagick
   dataset-fashion-mnist
 )
+# zipcmp, zipmerge and ziptool: Debian 12's libzip CMake package refuses to
+# load without them (its targets file checks the tools exist).
 # Extra packages for a caller that needs them (e.g. the PyTorch peer in bench/).
 packages+=("$@")
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "io/format_error_check.hpp"
+#include "support/rejected_with.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -50,7 +50,8 @@ std::vector<uint8_t> file_of(const std::string& header, size_t data_bytes = 0) {
 
 // parse_safetensors throws a FormatError naming kLabel and saying `phrase`.
 ::testing::AssertionResult rejected(const std::vector<uint8_t>& bytes, const std::string& phrase) {
-  return test::rejected_with([&] { parse_safetensors(bytes.data(), bytes.size(), kLabel); }, kLabel, phrase);
+  return test::rejected_with<io::FormatError>([&] { parse_safetensors(bytes.data(), bytes.size(), kLabel); }, kLabel,
+                                              phrase);
 }
 
 std::string one_tensor(const std::string& dtype, const std::string& shape, const std::string& offsets) {

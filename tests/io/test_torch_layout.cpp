@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/format_error_check.hpp"
+#include "support/rejected_with.hpp"
 
 #include "vkamp/float_formats.hpp"
 
@@ -51,7 +51,7 @@ io::TensorFile file_of(std::vector<io::Tensor> tensors) {
 
 // import_torch_tensors throws a FormatError naming kLabel and saying `phrase`.
 ::testing::AssertionResult import_rejected(const ModelSpec& spec, const io::TensorFile& f, const std::string& phrase) {
-  return test::rejected_with([&] { import_torch_tensors(spec, f, kLabel); }, kLabel, phrase);
+  return test::rejected_with<io::FormatError>([&] { import_torch_tensors(spec, f, kLabel); }, kLabel, phrase);
 }
 
 TEST(TorchLayout, ParamLayoutOfLenet5) {

@@ -216,8 +216,10 @@ static std::vector<uint8_t> read_whole_file(const std::string& path) {
 
 CheckpointFile load_checkpoint_file(const std::string& path) {
   const std::vector<uint8_t> bytes = read_whole_file(path);
-  const size_t size = bytes.size();
-  const uint8_t* data = bytes.data();
+  return parse_checkpoint_file(bytes.data(), bytes.size(), path);
+}
+
+CheckpointFile parse_checkpoint_file(const uint8_t* data, size_t size, const std::string& path) {
   const std::string where = "checkpoint " + path;
 
   // Magic. A file shorter than the magic is truncated when what is there

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <random>
 
 namespace vkamp::train {
@@ -42,9 +43,12 @@ std::string hex_byte(unsigned v) {
   return s;
 }
 
-// Reads bytes from a plain descriptor or, for .gz names, through zlib.
+// Reads bytes from a plain descriptor, for .gz names through zlib, or from
+// a buffer in memory (parse_idx).
 class ByteSource {
  public:
+  ByteSource(const uint8_t* bytes, size_t size, const std::string& label)
+      : path_(label), mem_(bytes), mem_left_(size) {}
   explicit ByteSource(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw DataError("cannot open " + path + ": " + std::strerror(errno));
@@ -53,6 +57,7 @@ class ByteSource {
       ::close(fd_);
       throw DataError("cannot read " + path + ": is a directory");
     }
+    if (!ends_with(path, ".gz") && S_ISREG(st.st_mode)) file_left_ = static_cast<size_t>(st.st_size);
     if (ends_with(path, ".gz")) {
       gz_ = gzdopen(fd_, "rb");  // takes the descriptor over
       if (!gz_) {
@@ -70,8 +75,22 @@ class ByteSource {
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
 
+  // The bytes left, where the source knows them (memory, a plain file; not
+  // gzip, whose inflated size is only known at its end).
+  std::optional<size_t> bytes_left() const {
+    if (mem_) return mem_left_;
+    return file_left_;
+  }
+
   // Reads up to n bytes; fewer only at the end of the data.
   size_t read(uint8_t* out, size_t n) {
+    if (mem_) {
+      const size_t take = std::min(n, mem_left_);
+      if (take) std::memcpy(out, mem_, take);
+      mem_ += take;
+      mem_left_ -= take;
+      return take;
+    }
     size_t got = 0;
     while (got < n) {
       size_t want = std::min<size_t>(n - got, size_t{1} << 30);
@@ -101,6 +120,7 @@ class ByteSource {
         }
         if (r == 0) break;
         got += static_cast<size_t>(r);
+        if (file_left_) *file_left_ -= std::min(*file_left_, static_cast<size_t>(r));
       }
     }
     return got;
@@ -110,12 +130,13 @@ class ByteSource {
   std::string path_;
   int fd_ = -1;
   gzFile gz_ = nullptr;
+  const uint8_t* mem_ = nullptr;
+  size_t mem_left_ = 0;
+  std::optional<size_t> file_left_;
 };
 
-}  // namespace
-
-IdxArray read_idx(const std::string& path) {
-  ByteSource in(path);
+// `path` names the source in errors: the file, or parse_idx's label.
+IdxArray read_idx_from(ByteSource& in, const std::string& path) {
 
   uint8_t magic[4];
   size_t got = in.read(magic, 4);
@@ -157,10 +178,18 @@ IdxArray read_idx(const std::string& path) {
   if (overflow || total > SIZE_MAX / 2)
     throw DataError(path + " is not a usable IDX file: its dims describe an absurd size");
 
-  // Grow the buffer as data actually arrives so a corrupt header cannot make
-  // us allocate more than the file holds (plus the last chunk).
-  constexpr size_t kChunk = size_t{16} << 20;
   const size_t want = static_cast<size_t>(total);
+  auto truncated = [&](size_t have) {
+    std::string shape;
+    for (size_t i = 0; i < out.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(out.dims[i]);
+    return DataError(path + " is truncated: dims " + shape + " need " + std::to_string(want) +
+                     " bytes of data, the file has " + std::to_string(have));
+  };
+  // A source that knows its length is checked before anything is allocated.
+  if (std::optional<size_t> left = in.bytes_left(); left && *left < want) throw truncated(*left);
+  // Otherwise (gzip) grow the buffer as data actually arrives so a corrupt
+  // header cannot make us allocate more than the file holds (plus the last chunk).
+  constexpr size_t kChunk = size_t{16} << 20;
   size_t have = 0;
   while (have < want) {
     size_t step = std::min(kChunk, want - have);
@@ -169,12 +198,7 @@ IdxArray read_idx(const std::string& path) {
     have += r;
     if (r < step) break;
   }
-  if (have < want) {
-    std::string shape;
-    for (size_t i = 0; i < out.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(out.dims[i]);
-    throw DataError(path + " is truncated: dims " + shape + " need " + std::to_string(want) +
-                    " bytes of data, the file has " + std::to_string(have));
-  }
+  if (have < want) throw truncated(have);
   out.data.resize(want);
   uint8_t extra[256];
   size_t trailing = in.read(extra, sizeof(extra));
@@ -182,6 +206,18 @@ IdxArray read_idx(const std::string& path) {
     throw DataError(path + " has trailing data after the " + std::to_string(want) +
                     " bytes its header describes (a wrong or damaged file)");
   return out;
+}
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path) {
+  ByteSource in(path);
+  return read_idx_from(in, path);
+}
+
+IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& label) {
+  ByteSource in(bytes, size, label);
+  return read_idx_from(in, label);
 }
 
 namespace {

@@ -24,5 +24,8 @@ void save_checkpoint_file(const std::string& path, const CheckpointFile& ck);
 // Throws CheckpointError naming the problem: missing, not a vkamp checkpoint,
 // truncated, checksum mismatch, unsupported version.
 CheckpointFile load_checkpoint_file(const std::string& path);
+// The same for a whole file already in memory (the fuzz target's way in);
+// `path` names it in errors.
+CheckpointFile parse_checkpoint_file(const uint8_t* bytes, size_t size, const std::string& path);
 
 }  // namespace vkamp::train

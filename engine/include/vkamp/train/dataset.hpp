@@ -30,6 +30,9 @@ struct IdxArray {
   std::vector<uint8_t> data;  // unsigned bytes (type 0x08 only)
 };
 IdxArray read_idx(const std::string& path);
+// The same for plain (not gzip) IDX bytes in memory; `label` names them in
+// errors (the fuzz target's way in).
+IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& label);
 
 // train-images-idx3-ubyte(.gz) + train-labels-idx1-ubyte(.gz), or the t10k
 // pair when test = true, from `dir`. Labels must be < 10.

@@ -1,0 +1,31 @@
+// Class labels (strings as read from a file) to class ids.
+//
+// Without a given list: when every label is a non-negative integer, class i
+// is the string of i and the classes are "0" .. "max" (so ids are the
+// integers themselves, as in IDX and NumPy files); otherwise the distinct
+// labels are numbered in sorted (byte) order, which does not depend on the
+// row order. With a given list (from the training set or a saved model) a
+// label maps to its exact match there, and one not in the list is an error.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace vkamp::data {
+
+struct ClassIds {
+  std::vector<uint32_t> ids;         // one per label
+  std::vector<std::string> classes;  // names in id order
+};
+
+// Integer labels above this are an error rather than that many classes (a
+// damaged file must not make a model with four billion outputs).
+inline constexpr uint32_t kMaxIntegerClass = 65535;
+
+// `where(i)` names label i in an error, e.g. "data.csv:17" or
+// "d.npz: y.npy: index 4". Throws train::DataError.
+ClassIds number_classes(const std::vector<std::string>& labels, const std::vector<std::string>& given,
+                        const std::function<std::string(size_t)>& where);
+
+}  // namespace vkamp::data

@@ -1,0 +1,14 @@
+// A whole file in memory, for the readers that parse from memory (so the
+// same parser serves files, archive members and fuzz inputs). The file's
+// real size bounds what the parsers allocate.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkamp::data {
+
+// Throws train::DataError naming the file when it cannot be read.
+std::vector<uint8_t> read_file_bytes(const std::string& path);
+
+}  // namespace vkamp::data

@@ -1,0 +1,80 @@
+#include "vkamp/data/labeled_arrays.hpp"
+
+#include <cstdint>
+
+#include "vkamp/data/class_ids.hpp"
+#include "vkamp/train/dataset.hpp"
+
+namespace vkamp::data {
+namespace {
+
+using train::DataError;
+
+void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
+  if (!y.is_integer())
+    throw DataError(y_label + ": dtype '" + npy_descr(y.dtype) + "'; class ids must be integers ('|u1', '<i4' or " +
+                    "'<i8') to classify (float targets are for regression)");
+  if (y.shape.size() > 2 || (y.shape.size() == 2 && y.shape[1] != 1))
+    throw DataError(y_label + ": shape " + shape_text(y.shape) + "; class ids are N or N x 1");
+  const std::vector<int64_t> ids = y.to_integers();
+  std::vector<std::string> names;
+  names.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0)
+      throw DataError(y_label + ": index " + std::to_string(i) + ": class id " + std::to_string(ids[i]) +
+                      " is negative");
+    names.push_back(std::to_string(ids[i]));
+  }
+  ClassIds numbered =
+      number_classes(names, opt.classes, [&](size_t i) { return y_label + ": index " + std::to_string(i); });
+  out.data.labels = std::move(numbered.ids);
+  out.classes = std::move(numbered.classes);
+  out.outputs = static_cast<uint32_t>(out.classes.size());
+}
+
+void fill_targets(const NpyArray& y, const std::string& y_label, LabeledData& out) {
+  const bool usable = y.shape.size() == 1 || (y.shape.size() == 2 && y.shape[1] >= 1 && y.shape[1] <= UINT32_MAX);
+  if (!usable)
+    throw DataError(y_label + ": shape " + shape_text(y.shape) + "; regression targets are N or N x K");
+  out.data.targets = y.to_floats();
+  out.outputs = y.shape.size() == 1 ? 1 : static_cast<uint32_t>(y.shape[1]);
+}
+
+}  // namespace
+
+LabeledData labeled_from_arrays(const NpyArray& x, const NpyArray* y, const std::string& x_label,
+                                const std::string& y_label, const LoadOptions& opt) {
+  if (x.shape.size() != 2 && x.shape.size() != 4)
+    throw DataError(x_label + ": shape " + shape_text(x.shape) +
+                    "; x must be N x F (a table) or N x H x W x C (images)");
+  const uint64_t count = x.shape[0];
+  if (count == 0) throw DataError(x_label + ": shape " + shape_text(x.shape) + " holds no examples");
+  if (count > UINT32_MAX) throw DataError(x_label + ": more examples than vkamp takes (2^32 - 1)");
+  const uint64_t features = x.elements() / count;
+  if (features == 0 || features > UINT32_MAX)
+    throw DataError(x_label + ": shape " + shape_text(x.shape) + " gives " + std::to_string(features) +
+                    " features per example; 1 to 2^32 - 1 are usable");
+
+  LabeledData out;
+  out.data.count = static_cast<uint32_t>(count);
+  out.data.features = static_cast<uint32_t>(features);
+  out.data.x = x.to_floats();
+  if (x.dtype == NpyType::U8)  // bytes are pixels, scaled to [0, 1] as IDX images are
+    for (float& v : out.data.x) v /= 255.f;
+  if (x.shape.size() == 2)
+    out.example_shape = {out.data.features};
+  else
+    out.example_shape = {uint32_t(x.shape[1]), uint32_t(x.shape[2]), uint32_t(x.shape[3])};
+  if (!y) return out;
+
+  if (y->shape.empty() || y->shape[0] != count)
+    throw DataError(x_label + " holds " + std::to_string(count) + " examples but " + y_label + " has shape " +
+                    shape_text(y->shape) + "; the first dimension must match");
+  if (opt.task == Task::Classify)
+    fill_class_ids(*y, y_label, opt, out);
+  else
+    fill_targets(*y, y_label, out);
+  return out;
+}
+
+}  // namespace vkamp::data

@@ -1,0 +1,66 @@
+// load_labeled: the reader by file name. IDX images reuse the array path
+// (labeled_arrays.cpp) so images from IDX and from NumPy come out the same.
+#include "vkamp/data/labeled_data.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "file_bytes.hpp"
+#include "vkamp/data/csv.hpp"
+#include "vkamp/data/labeled_arrays.hpp"
+#include "vkamp/data/npy.hpp"
+#include "vkamp/data/npz.hpp"
+#include "vkamp/train/dataset.hpp"
+
+namespace vkamp::data {
+namespace {
+
+using train::DataError;
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+NpyArray idx_as_array(train::IdxArray idx) {
+  NpyArray a;
+  a.dtype = NpyType::U8;
+  a.shape.assign(idx.dims.begin(), idx.dims.end());
+  a.bytes = std::move(idx.data);
+  return a;
+}
+
+LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt) {
+  std::string labels_path = images_path;
+  labels_path.replace(labels_path.rfind("images-idx3"), 11, "labels-idx1");
+  NpyArray images = idx_as_array(train::read_idx(images_path));
+  if (images.shape.size() == 3) images.shape.push_back(1);  // N x H x W: one channel
+  if (images.shape.size() != 4)
+    throw DataError(images_path + ": " + std::to_string(images.shape.size()) +
+                    " dimensions; images are N x H x W (or N x H x W x C)");
+  const NpyArray labels = idx_as_array(train::read_idx(labels_path));
+  if (labels.shape.size() != 1)
+    throw DataError(labels_path + ": " + std::to_string(labels.shape.size()) + " dimensions; labels are 1-D");
+  return labeled_from_arrays(images, &labels, images_path, labels_path, opt);
+}
+
+}  // namespace
+
+LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ends_with(lower, ".csv")) return read_csv(path, opt);
+  if (ends_with(lower, ".npy")) return labeled_from_arrays(read_npy(path), nullptr, path, "", opt);
+  if (ends_with(lower, ".npz")) {
+    const std::vector<uint8_t> bytes = read_file_bytes(path);
+    const auto arrays = parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
+    return labeled_from_arrays(arrays.at(opt.x_key), &arrays.at(opt.y_key), path + ": " + opt.x_key + ".npy",
+                               path + ": " + opt.y_key + ".npy", opt);
+  }
+  if (path.find("images-idx3") != std::string::npos) return load_idx_pair(path, opt);
+  if (ends_with(lower, ".txt"))
+    throw DataError(path + ": a .txt file is a token source for text models, not labeled data");
+  throw DataError(path + ": unknown kind of data file; expected .csv, .npy, .npz or an IDX images file "
+                  "(...-images-idx3-ubyte[.gz])");
+}
+
+}  // namespace vkamp::data
