@@ -13,6 +13,7 @@
 #include <string>
 
 #include "app/saved_model.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/data/labeled_data.hpp"
 #include "vkamp/data/npy_writer.hpp"
@@ -135,7 +136,13 @@ int run(const Options& o) {
 
   ContextOptions copt;
   copt.device = o.device;
-  Context ctx(copt);
+  std::unique_ptr<Context> ctx_owner;
+  try {
+    ctx_owner = std::make_unique<Context>(copt);
+  } catch (const Error& e) {  // no such device, or no Vulkan: a setting to change, not a crash
+    throw train::ConfigError(e.what());
+  }
+  Context& ctx = *ctx_owner;
   std::fprintf(stderr, "vkamp-predict on %s (%s)\n", ctx.info().name.c_str(), format_name(*fmt));
   train::Model model(ctx, spec, *fmt, o.batch, /*seed=*/1, false, false);
   model.write_master(train::import_torch_tensors(spec, file, o.weights));
@@ -233,9 +240,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
     return 2;
   } catch (const io::FormatError& e) {
-    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
-    return 2;
-  } catch (const Error& e) {  // no Vulkan device, and the like
     std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -83,7 +83,10 @@ int main(int argc, char** argv) {
     }
     samples::print_run_report(cfg, *trainer, s);
     samples::write_report(cfg, history);
-    app::SavedModel saved{model, cfg.data.regress, data.classes, data.standardizer};
+    app::SavedModel saved{model, cfg.data.regress, data.classes, data.standardizer, data.feature_names, "", {}};
+    // The columns by name, so vkamp-predict finds them in a CSV with or without labels.
+    if (cfg.data.regress) saved.targets = data.target_names;
+    else if (!data.target_names.empty()) saved.label = data.target_names[0];
     samples::save_weights(cfg, *trainer, s, app::metadata_of(saved));
     return 0;
   });

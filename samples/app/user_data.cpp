@@ -70,6 +70,8 @@ UserData load_user_data(const DataOptions& d, uint64_t seed) {
   u.example_shape = tr.example_shape;
   u.classes = tr.classes;
   u.outputs = tr.outputs;
+  u.feature_names = tr.feature_names;
+  u.target_names = tr.target_names;
   u.train = std::move(tr.data);
   if (!d.test_path.empty()) {
     opt.classes = u.classes;  // the test labels are numbered as the training set's

@@ -20,6 +20,7 @@ struct UserData {
   std::vector<std::string> classes;      // classify: names in id order
   uint32_t outputs = 0;                  // classes, or target columns
   std::optional<data::Standardizer> standardizer;
+  std::vector<std::string> feature_names, target_names;  // CSV columns (empty for arrays)
 };
 
 // The reader options for `d` (task, label, targets, npz keys).

@@ -3,6 +3,7 @@
 // field spans several; the table is built from the records after.
 #include "vkamp/data/csv.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -135,24 +136,35 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
   if (!cursor.next(header, line))
     throw DataError(label + ": the file is empty; a header row of column names is expected");
 
-  // Which columns are the label or targets; the rest, in order, are features.
+  // Which columns are the label or targets; the rest, in order, are features
+  // (or, when named, just those).
+  auto present = [&](const std::string& name) { return std::find(header.begin(), header.end(), name) != header.end(); };
+  std::vector<std::string> y_names = opt.task == Task::Classify ? std::vector<std::string>{opt.label} : opt.targets;
+  if (y_names.size() == 1 && y_names[0].empty()) y_names.clear();
+  const bool labeled = !opt.label_optional || y_names.empty() || std::all_of(y_names.begin(), y_names.end(), present);
   std::vector<size_t> y_columns;
-  if (opt.task == Task::Classify) {
-    y_columns.push_back(opt.label.empty() ? header.size() - 1 : column_index(header, opt.label, label));
-  } else if (opt.targets.empty()) {
-    y_columns.push_back(header.size() - 1);
-  } else {
-    for (const std::string& t : opt.targets) y_columns.push_back(column_index(header, t, label));
-  }
+  if (labeled && y_names.empty()) y_columns.push_back(header.size() - 1);
+  if (labeled)
+    for (const std::string& t : y_names) y_columns.push_back(column_index(header, t, label));
   std::vector<bool> is_y(header.size(), false);
   for (size_t c : y_columns) is_y[c] = true;
   std::vector<size_t> x_columns;
   LabeledData out;
-  for (size_t c = 0; c < header.size(); ++c)
-    if (!is_y[c]) {
+  for (size_t c : y_columns) out.target_names.push_back(header[c]);
+  if (!opt.features.empty()) {
+    for (const std::string& f : opt.features) {
+      const size_t c = column_index(header, f, label);
+      if (is_y[c]) throw DataError(label + ":1: column '" + f + "' is both a feature and the label or a target");
       x_columns.push_back(c);
-      out.feature_names.push_back(header[c]);
+      out.feature_names.push_back(f);
     }
+  } else {
+    for (size_t c = 0; c < header.size(); ++c)
+      if (!is_y[c]) {
+        x_columns.push_back(c);
+        out.feature_names.push_back(header[c]);
+      }
+  }
   if (x_columns.empty())
     throw DataError(label + ":1: no feature columns: the header has only the " +
                     std::string(opt.task == Task::Classify ? "label column" : "target columns") + " (" +
@@ -167,10 +179,10 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
       throw DataError(where + ": row has " + std::to_string(fields.size()) + " field" +
                       (fields.size() == 1 ? "" : "s") + ", the header has " + std::to_string(header.size()));
     for (size_t c : x_columns) out.data.x.push_back(number_at(fields[c], header[c], where));
-    if (opt.task == Task::Classify) {
+    if (labeled && opt.task == Task::Classify) {
       labels.push_back(std::move(fields[y_columns[0]]));
       label_lines.push_back(line);
-    } else {
+    } else if (labeled) {
       for (size_t c : y_columns) out.data.targets.push_back(number_at(fields[c], header[c], where));
     }
     if (++count > UINT32_MAX) throw DataError(where + ": more rows than vkamp takes (2^32 - 1)");
@@ -180,7 +192,10 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
   out.data.count = static_cast<uint32_t>(count);
   out.data.features = static_cast<uint32_t>(x_columns.size());
   out.example_shape = {out.data.features};
-  if (opt.task == Task::Classify) {
+  if (!labeled) {
+    out.classes = opt.classes;
+    out.outputs = static_cast<uint32_t>(opt.task == Task::Classify ? opt.classes.size() : y_names.size());
+  } else if (opt.task == Task::Classify) {
     ClassIds ids = number_classes(labels, opt.classes,
                                   [&](size_t i) { return label + ":" + std::to_string(label_lines[i]); });
     out.data.labels = std::move(ids.ids);

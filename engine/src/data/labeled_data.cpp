@@ -52,9 +52,11 @@ LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
   if (ends_with(lower, ".npy")) return labeled_from_arrays(read_npy(path), nullptr, path, "", opt);
   if (ends_with(lower, ".npz")) {
     const std::vector<uint8_t> bytes = read_file_bytes(path);
-    const auto arrays = parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
-    return labeled_from_arrays(arrays.at(opt.x_key), &arrays.at(opt.y_key), path + ": " + opt.x_key + ".npy",
-                               path + ": " + opt.y_key + ".npy", opt);
+    const auto arrays = opt.label_optional ? parse_npz(bytes.data(), bytes.size(), path, {opt.x_key}, {opt.y_key})
+                                           : parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
+    const auto y = arrays.find(opt.y_key);
+    return labeled_from_arrays(arrays.at(opt.x_key), y == arrays.end() ? nullptr : &y->second,
+                               path + ": " + opt.x_key + ".npy", path + ": " + opt.y_key + ".npy", opt);
   }
   if (path.find("images-idx3") != std::string::npos) return load_idx_pair(path, opt);
   if (ends_with(lower, ".txt"))

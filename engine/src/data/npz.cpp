@@ -72,12 +72,17 @@ std::vector<uint8_t> inflate_member(zip_t* archive, zip_int64_t index, const std
 }  // namespace
 
 std::map<std::string, NpyArray> parse_npz(const uint8_t* bytes, size_t size, const std::string& label,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string>& names,
+                                          const std::vector<std::string>& optional) {
   Archive archive = open_archive(bytes, size, label);
   std::map<std::string, NpyArray> arrays;
-  for (const std::string& name : names) {
+  std::vector<std::string> wanted = names;
+  wanted.insert(wanted.end(), optional.begin(), optional.end());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const std::string& name = wanted[i];
     const std::string member = name + ".npy";
     const zip_int64_t index = zip_name_locate(archive.get(), member.c_str(), 0);
+    if (index < 0 && i >= names.size()) continue;
     if (index < 0)
       throw DataError(label + ": no member '" + member + "' (members: " + member_list(archive.get()) + ")");
     const std::string where = label + ": " + member;

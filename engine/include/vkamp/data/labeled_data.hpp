@@ -23,6 +23,13 @@ struct LoadOptions {
   // a saved model). Empty = derive them from this file. A label not in a
   // given list is a DataError naming it and the line/index.
   std::vector<std::string> classes;
+  // CSV: exactly these columns are the features, in this order (a saved
+  // model's, for prediction); empty = every column but the label or targets.
+  std::vector<std::string> features;
+  // Prediction inputs may come without labels: a CSV whose header lacks the
+  // named label (or target) columns, or an .npz without y, loads with
+  // data.labels and data.targets empty instead of failing.
+  bool label_optional = false;
 };
 
 struct LabeledData {
@@ -31,6 +38,7 @@ struct LabeledData {
   std::vector<std::string> classes;  // Classify: class names in id order (see class_ids.hpp)
   uint32_t outputs = 0;              // Classify: classes.size(); Regress: target columns
   std::vector<std::string> feature_names;  // CSV header names of the x columns; empty otherwise
+  std::vector<std::string> target_names;   // CSV header names of the label or target columns
 };
 
 // By extension: .csv (csv.hpp); .npy (x only: no labels, data.labels and
