@@ -178,6 +178,22 @@ TEST_F(Studio, ConfigThatFailsValidationIsShownAndExitsTwo) {
   EXPECT_NE(p.status.find("max_gradient_value"), std::string::npos) << p.status;
 }
 
+TEST_F(Studio, TrainsTheUsersCsvWithTrain) {
+  // vkamp-train's job in the app: a CSV written here, the model sized to it.
+  {
+    std::ofstream f(path("table.csv"));
+    f << "a,b,label\n";
+    for (int i = 0; i < 400; ++i) f << (i % 7) * 0.3 << "," << (i % 5) * -0.2 << "," << (i % 7 > 3 ? "hi" : "lo") << "\n";
+  }
+  Result r = run_studio("--train " + path("table.csv") + " --batch 16 --until-step 8 --frames 3 --probe " +
+                        path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.title.rfind("vkamp-train ", 0), 0u) << p.title;
+  EXPECT_GE(p.records, 8u);
+}
+
 TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
   Result r = run_studio("--sample nosuch --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
