@@ -20,12 +20,7 @@ while [ $# -gt 0 ]; do
 done
 "$VKAMP_ROOT/scripts/setup.sh" python3-torch libopenblas0-pthread
 "$VKAMP_ROOT/scripts/build.sh" >/dev/null
-# The steal share between two "cpu" lines of /proc/stat (as in vs_torch.sh).
-steal() {
-  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x); split(b, y); t = 0
-    for (i = 2; i <= 9; i++) t += y[i] - x[i]
-    printf "%.0f%%", (t > 0 ? 100 * (y[9] - x[9]) / t : 0) }'
-}
+source "$(dirname "${BASH_SOURCE[0]}")/turns.sh"
 for round in $(seq "$rounds"); do
   [ "$rounds" -gt 1 ] && echo "=== round $round of $rounds"
   c0=$(head -1 /proc/stat)

@@ -21,12 +21,7 @@ while [ $# -gt 0 ]; do
 done
 "$VKAMP_ROOT/scripts/build.sh" >/dev/null
 bin="$VKAMP_BUILD/samples/$sample"
-rate() { sed -n 's/.* \([0-9.]*\) samples\/s.*/\1/p' | head -1; }
-steal() {
-  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x); split(b, y); t = 0
-    for (i = 2; i <= 9; i++) t += y[i] - x[i]
-    printf "%.0f%%", (t > 0 ? 100 * (y[9] - x[9]) / t : 0) }'
-}
+source "$(dirname "${BASH_SOURCE[0]}")/turns.sh"
 run() {
   local before after r
   before=$(head -1 /proc/stat)

@@ -40,14 +40,7 @@ esac
 "$VKAMP_ROOT/scripts/build.sh" >/dev/null
 common=(--epochs "$epochs" --batch "$batch" --lr 0.05 --momentum 0.9 --lr-schedule "$schedule" --no-progress
   "${device[@]}" "${data[@]}")
-rate() { sed -n 's/.* \([0-9.]*\) samples\/s.*/\1/p' | head -1; }
-# The steal share between two "cpu" lines of /proc/stat (fields: user nice
-# system idle iowait irq softirq steal).
-steal() {
-  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x); split(b, y); t = 0
-    for (i = 2; i <= 9; i++) t += y[i] - x[i]
-    printf "%.0f%%", (t > 0 ? 100 * (y[9] - x[9]) / t : 0) }'
-}
+source "$(dirname "${BASH_SOURCE[0]}")/turns.sh"
 # Runs a command, prints its output and the steal line; its output is left in $out.
 timed() {
   local c0

@@ -16,13 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "support/child_process.hpp"
+#include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Result = vkamp::test::ChildResult;
+using vkamp::test::rejected;
 
 Result run_tool(const char* tool, const std::string& args) {
   return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + tool + " " + args);
@@ -37,15 +38,6 @@ std::string number_after(const std::string& out, const std::string& prefix) {
   in >> v;
   while (!v.empty() && (v.back() == '%' || v.back() == ',')) v.pop_back();
   return v;
-}
-
-::testing::AssertionResult rejected(const Result& r, const std::string& must_mention) {
-  if (r.status != 2) return ::testing::AssertionFailure() << "exit status " << r.status << ", output:\n" << r.output;
-  if (r.output.find(must_mention) == std::string::npos)
-    return ::testing::AssertionFailure() << "message does not mention \"" << must_mention << "\":\n" << r.output;
-  if (r.output.find("validation") != std::string::npos)
-    return ::testing::AssertionFailure() << "validation layer message:\n" << r.output;
-  return ::testing::AssertionSuccess();
 }
 
 // Rows of 5 features on very different scales (so --standardize matters),
@@ -94,6 +86,8 @@ void write_csv(const std::string& path, const Table& t, std::vector<int> columns
   }
 }
 
+class UserDataTools : public vkamp::test::TempDirTest {};
+
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -101,17 +95,6 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-class UserDataTools : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vkamp-tools-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
 
 TEST_F(UserDataTools, CsvClassifierTrainsInFp16AndPredictReproducesItsAccuracy) {
   write_csv(path("train.csv"), make_table(2000, 1));

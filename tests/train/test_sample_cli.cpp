@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/child_process.hpp"
+#include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "ui/picture.hpp"
 
@@ -23,32 +23,15 @@ namespace {
 namespace fs = std::filesystem;
 
 using Result = vkamp::test::ChildResult;
+using vkamp::test::rejected;
+
+class SampleCli : public vkamp::test::TempDirTest {};
 
 Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
   return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + sample +
                                 " --no-progress " + args);
 }
 
-::testing::AssertionResult rejected(const Result& r, const std::string& must_mention) {
-  if (r.status != 2) return ::testing::AssertionFailure() << "exit status " << r.status << ", output:\n" << r.output;
-  if (r.output.find(must_mention) == std::string::npos)
-    return ::testing::AssertionFailure() << "message does not mention \"" << must_mention << "\":\n" << r.output;
-  if (r.output.find("validation") != std::string::npos)
-    return ::testing::AssertionFailure() << "validation layer message:\n" << r.output;
-  return ::testing::AssertionSuccess();
-}
-
-class SampleCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vkamp-cli-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
 
 TEST_F(SampleCli, HelpExitsZeroAndListsTheFlags) {
   Result r = run_sample("--help");
