@@ -149,7 +149,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
                                         ui::RunHistory* history) {
   if (history) {
     history->title = label + " · " + describe_run(cfg);
-    history->samples_per_step = cfg.batch * cfg.grad_accum;
+    history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
     history->budget = trainer.budget();
     history->histogram_interval = cfg.scaler.histogram_interval;
     history->status = "training";
@@ -257,9 +257,11 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
     init_weights_from_file(cfg, trainer);
     trainer.set_held_out(data.test);
-    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",
+    const int ranks = dist::Communicator::world().size();
+    const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
+    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
                 workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                data.train.count, data.test.count, cfg.batch, cfg.epochs, trainer.budget(),
+                data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
                 describe_run(cfg).c_str());
     ui::RunHistory history;
     train::TrainSummary s = train_with_progress(trainer, cfg, workload, {}, &history);

@@ -43,6 +43,15 @@ rank_failure)
     { echo "FAIL: no message naming rank 1 and the reason"; exit 1; }
   echo "job ended with status $status after ${elapsed}s"
   ;;
+replica_mismatch)
+  # Rank 1 starts from other weights: the check at step 5 must stop the run
+  # (exit 1) and say after how many steps.
+  "${mpirun[@]}" "$driver" train "$dir/run" replica_check_every=5 perturb_rank=1 >"$dir/out" 2>&1
+  status=$?
+  cat "$dir/out"
+  [ "$status" -ne 0 ] || { echo "FAIL: the job exited 0"; exit 1; }
+  grep -q 'the replicas differ after 5 steps' "$dir/out" || { echo "FAIL: no replica mismatch reported"; exit 1; }
+  ;;
 bad_flag)
   # Bad input before training: every rank exits 2, the message printed once.
   "${mpirun[@]}" "$samples/vkamp-train" --batch 0 >"$dir/out" 2>&1

@@ -6,7 +6,8 @@
 // checks such files against each other: see mpi_checks.cpp.
 //
 //   mpi_train_driver train OUT [key=value ...]   (train:: setting keys, plus
-//       rows=N: the examples; fail_rank=R fail_at=S: rank R throws at step S)
+//       rows=N: the examples; fail_rank=R fail_at=S: rank R throws at step S;
+//       perturb_rank=R: rank R starts from different weights)
 //   mpi_train_driver <check> ARGS...             (mpi_checks.cpp)
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +38,7 @@ int train_main(int argc, char** argv) {
   cfg.optimizer.momentum = 0.9;
   cfg.scaler.histogram_interval = 0;
   uint32_t rows = 128;
-  int fail_rank = -1;
+  int fail_rank = -1, perturb_rank = -1;
   uint32_t fail_at = 0;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -47,6 +48,7 @@ int train_main(int argc, char** argv) {
     if (key == "rows") rows = train::parse_u32(value, key, 1);
     else if (key == "fail_rank") fail_rank = int(train::parse_u32(value, key));
     else if (key == "fail_at") fail_at = train::parse_u32(value, key);
+    else if (key == "perturb_rank") perturb_rank = int(train::parse_u32(value, key));
     else train::apply_setting(key, value, cfg);
   }
   ContextOptions opt;
@@ -56,6 +58,11 @@ int train_main(int argc, char** argv) {
       train::HostData::classification(train::make_classification(rows, 6, 3, /*seed=*/5));
   train::Trainer trainer(ctx, cfg, train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
 
+  if (int(comm.rank()) == perturb_rank) {  // a replica that is not one: the replica check must notice
+    std::vector<float> w = trainer.model().read_master();
+    w[0] += 0.25f;
+    trainer.model().write_master(w);
+  }
   FILE* f = std::fopen((out + ".rank" + std::to_string(comm.rank())).c_str(), "w");
   if (!f) throw std::runtime_error("cannot write " + out);
   trainer.on_step = [&](const train::StepMetrics& m) {

@@ -29,7 +29,7 @@ void check_replicas(dist::Communicator& comm, Model& model, const TrainState& st
   if (lo == hi) return;
   char text[64];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  throw ReplicaMismatch("the replicas differ after step " + std::to_string(step) +
+  throw ReplicaMismatch("the replicas differ after " + std::to_string(step) + " steps" +
                         ": the hash of this rank's weights, optimizer moments and state is " + text +
                         "; the ranks' masters or optimizer state are no longer identical");
 }

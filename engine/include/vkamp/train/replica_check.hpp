@@ -27,8 +27,8 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t hash = 14695981039346656
 // The hash of this rank's masters, moments and state (waits for the GPU).
 uint64_t replica_hash(Model& model, const TrainState& state);
 
-// Compares the ranks' hashes; throws ReplicaMismatch naming `step` when
-// they differ. Every rank must call it at the same step.
+// Compares the ranks' hashes; throws ReplicaMismatch naming `step` (the
+// steps run so far) when they differ. Every rank must call it at the same step.
 void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step);
 
 }  // namespace vkamp::train
