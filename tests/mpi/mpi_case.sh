@@ -14,7 +14,17 @@ equivalence)
   common=(precision=fp32 epochs=4 rows=128)
   "$driver" train "$dir/single" "${common[@]}" batch=16 || exit 1
   "${mpirun[@]}" "$driver" train "$dir/dual" "${common[@]}" batch=8 || exit 1
-  "$driver" equivalent "$dir/single.rank0" "$dir/dual" 1e-4
+  "$driver" equivalent "$dir/single.rank0" "$dir/dual" 1e-4 || exit 1
+  # The ranks' shares come through the staging ring either way: streamed
+  # from host memory, the run is the same bit for bit.
+  "${mpirun[@]}" "$driver" train "$dir/streamed" "${common[@]}" batch=8 data_on_gpu=never || exit 1
+  "$driver" identical "$dir/dual" "$dir/streamed" || exit 1
+  # With micro-batches: each rank's fp32 sum over its micro-batches is what
+  # the ranks all-reduce (32 updates of 2 x 16 rows).
+  accum=(precision=fp32 epochs=8 rows=128 grad_accum=2)
+  "$driver" train "$dir/single_accum" "${accum[@]}" batch=16 || exit 1
+  "${mpirun[@]}" "$driver" train "$dir/dual_accum" "${accum[@]}" batch=8 || exit 1
+  "$driver" equivalent "$dir/single_accum.rank0" "$dir/dual_accum" 1e-4
   ;;
 shared_overflow)
   # An inf in rank 1's gradient at step 5 only.

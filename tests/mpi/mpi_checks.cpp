@@ -221,11 +221,26 @@ int check_resume(int argc, char** argv) {
   return 0;
 }
 
+// Two data-parallel runs that must be the same bit for bit (argv: A B):
+// the training set resident on the GPU and streamed from the host.
+int check_identical(int argc, char** argv) {
+  if (argc != 4) return 2;
+  Result a, b;
+  if (!same_on_every_rank(argv[2], 2, a) || !same_on_every_rank(argv[3], 2, b)) return 1;
+  if (a.text != b.text) {
+    std::printf("%s and %s differ\n", argv[2], argv[3]);
+    return 1;
+  }
+  std::printf("%s and %s: the same records and weights, bit for bit\n", argv[2], argv[3]);
+  return 0;
+}
+
 }  // namespace
 
 int run_check(int argc, char** argv) {
   const std::map<std::string, int (*)(int, char**)> checks = {
-      {"equivalent", check_equivalent}, {"shared_overflow", check_shared_overflow}, {"resume", check_resume}};
+      {"equivalent", check_equivalent}, {"shared_overflow", check_shared_overflow}, {"resume", check_resume},
+      {"identical", check_identical}};
   if (argc >= 2) {
     auto it = checks.find(argv[1]);
     if (it != checks.end()) {
@@ -234,7 +249,7 @@ int run_check(int argc, char** argv) {
       return status;
     }
   }
-  std::fprintf(stderr, "usage: mpi_train_driver train OUT [key=value ...] | equivalent | shared_overflow | resume\n");
+  std::fprintf(stderr, "usage: mpi_train_driver train OUT [key=value ...] | equivalent | shared_overflow | resume | identical\n");
   return 2;
 }
 
