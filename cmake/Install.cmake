@@ -26,6 +26,11 @@ install(FILES ${PROJECT_BINARY_DIR}/vkampConfig.cmake ${PROJECT_BINARY_DIR}/vkam
 
 # vkamp.pc finds the prefix from its own place (${pcfiledir}), so it stays
 # right when the install prefix is chosen at install time.
+# An MPI build's archive calls into libmpi: named by path, as in the CMake package.
+set(VKAMP_PC_MPI_LIBS "")
+if(VKAMP_WITH_MPI)
+  string(JOIN " " VKAMP_PC_MPI_LIBS ${MPI_C_LIBRARIES})
+endif()
 file(RELATIVE_PATH VKAMP_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/vkamp.pc.in ${PROJECT_BINARY_DIR}/vkamp.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vkamp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -13,6 +13,7 @@
 #include "app/cli.hpp"
 #include "app/progress_bar.hpp"
 #include "app/workloads.hpp"
+#include "vkamp/dist/communicator.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
@@ -45,18 +46,49 @@ std::string describe_run(const train::TrainConfig& cfg) {
   return s;
 }
 
+namespace {
+
+// The exit status an exception means: 2 for bad input (flags, config, data,
+// checkpoint, weights files), 1 for anything else.
+int status_of(const std::exception& e) {
+  if (dynamic_cast<const train::ConfigError*>(&e) || dynamic_cast<const train::DataError*>(&e) ||
+      dynamic_cast<const train::CheckpointError*>(&e) || dynamic_cast<const io::FormatError*>(&e))
+    return 2;
+  return 1;
+}
+
+// Under mpirun, rank 0 alone writes the run's files and the progress bar
+// and prints the run's report on stdout: the replicas are identical, so the
+// others would only repeat it. They still read what they need (--resume's
+// checkpoint, --init-from) and print their device and errors on stderr.
+void leave_outputs_to_rank_0(app::RunOptions& cfg, const dist::Communicator& comm) {
+  if (comm.rank() == 0) return;
+  cfg.metrics_path.clear();
+  cfg.report_path.clear();
+  cfg.save_path.clear();
+  cfg.progress = false;
+  if (!std::freopen("/dev/null", "w", stdout)) std::fprintf(stderr, "%scannot silence stdout\n", comm.prefix().c_str());
+}
+
+}  // namespace
+
 int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** argv,
                 const std::function<int(app::RunOptions&, Context&)>& body) {
+  dist::Communicator& comm = dist::Communicator::world();
   const app::RunOptions defaults = cfg;
+  // Flags and outputs are checked the same way on every rank with the same
+  // result: rank 0 alone prints the message, and every rank exits 2.
+  const bool speaks = comm.rank() == 0;
   try {
     app::CliResult r = app::parse_command_line(argc, argv, cfg, info.rows);
     if (r.help) {
-      std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about,
-                  app::common_usage(defaults, info.rows).c_str());
+      if (speaks)
+        std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about,
+                    app::common_usage(defaults, info.rows).c_str());
       return 0;
     }
   } catch (const train::ConfigError& e) {
-    std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
+    if (speaks) std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
   // Fail now rather than after training when an output cannot be written.
@@ -66,39 +98,49 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     std::string dir = std::filesystem::path(*path).parent_path().string();
     if (dir.empty()) dir = ".";
     if (access(dir.c_str(), W_OK) != 0) {
-      std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(), dir.c_str(),
-                   std::strerror(errno));
+      if (speaks)
+        std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(), dir.c_str(),
+                     std::strerror(errno));
       return 2;
     }
   }
+  leave_outputs_to_rank_0(cfg, comm);
+  const std::string who = comm.prefix();
+  // From here on a rank can fail alone (its device, its copy of the data).
+  // Before training, the failing rank joins the ranks' agreement
+  // (Communicator::agree_ready, called by Trainer::start) so that all exit
+  // 2 together and the lowest failing rank alone says why; once training
+  // has started, the others may be waiting in an all-reduce, so a failing
+  // rank aborts the whole job.
+  auto fail = [&](const std::exception& e) {
+    const int status = status_of(e);
+    const std::string text = std::string(info.name) + ": " + (status == 1 ? "error: " : "") + e.what();
+    if (comm.distributed() && !comm.ready_agreed()) comm.agree_ready(false);
+    if (comm.distributed() && comm.first_failed() < 0) comm.abort(status, text);  // failed while training
+    if (!comm.distributed() || comm.first_failed() == comm.rank()) std::fprintf(stderr, "%s%s\n", who.c_str(), text.c_str());
+    return status;
+  };
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions opt;
     opt.device = cfg.device;
+    // Unless --device or $VKAMP_DEVICE says otherwise, the ranks of one
+    // machine take its GPUs in turn.
+    if (comm.distributed()) opt.local_rank = comm.local_rank();
     ctx = std::make_unique<Context>(opt);
   } catch (const Error& e) {
+    if (comm.distributed()) return fail(train::ConfigError(e.what()));
     std::fprintf(stderr, "%s: %s\n", info.name, e.what());
     return 2;
   }
-  std::fprintf(stderr, "%s on %s (%s)\n", info.name, ctx->info().name.c_str(),
+  std::fprintf(stderr, "%s%s on %s (%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
                precision_path_name(ctx->path()));
   try {
     return body(cfg, *ctx);
-  } catch (const train::ConfigError& e) {
-    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
-    return 2;
-  } catch (const train::DataError& e) {
-    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
-    return 2;
-  } catch (const train::CheckpointError& e) {
-    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
-    return 2;
-  } catch (const io::FormatError& e) {  // --init-from or --save
-    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
-    return 2;
+  } catch (const dist::PeerFailed&) {
+    return 2;  // another rank could not start; it says why
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", info.name, e.what());
-    return 1;
+    return fail(e);
   }
 }
 
@@ -107,7 +149,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
                                         ui::RunHistory* history) {
   if (history) {
     history->title = label + " · " + describe_run(cfg);
-    history->samples_per_step = cfg.batch * cfg.grad_accum;
+    history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
     history->budget = trainer.budget();
     history->histogram_interval = cfg.scaler.histogram_interval;
     history->status = "training";
@@ -187,6 +229,12 @@ int report_failure(const char* name, const train::TrainConfig& cfg, const train:
 
 void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
   print_summary(cfg, s);
+  if (s.ranks > 1)
+    std::printf("  data parallel over %u ranks: all-reduce %.3f ms and %.1f KiB per step (fp32 gradients and losses), "
+                "%llu host waits for it, %llu for replica checks\n",
+                s.ranks, s.allreduce_ms_per_step, double(s.allreduce_bytes_per_step) / 1024,
+                static_cast<unsigned long long>(s.host_waits_for_allreduce),
+                static_cast<unsigned long long>(s.host_waits_for_replica_checks));
   std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
               s.gpu_ms_per_step, s.amp_ms_per_step,
               s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
@@ -209,9 +257,11 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
     init_weights_from_file(cfg, trainer);
     trainer.set_held_out(data.test);
-    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %u, %u epochs (%u steps), %s\n",
+    const int ranks = dist::Communicator::world().size();
+    const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
+    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
                 workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                data.train.count, data.test.count, cfg.batch, cfg.epochs, trainer.budget(),
+                data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
                 describe_run(cfg).c_str());
     ui::RunHistory history;
     train::TrainSummary s = train_with_progress(trainer, cfg, workload, {}, &history);

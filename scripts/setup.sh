@@ -13,9 +13,12 @@ packages=(
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   xvfb x11-apps imagemagick
   dataset-fashion-mnist
+  openmpi-bin libopenmpi-dev
 )
 # zipcmp, zipmerge and ziptool: Debian 12's libzip CMake package refuses to
 # load without them (its targets file checks the tools exist).
+# openmpi-bin, libopenmpi-dev: data-parallel training under mpirun (issue 13);
+# without them CMake turns VKAMP_WITH_MPI off and everything runs single-process.
 # Extra packages for a caller that needs them (e.g. the PyTorch peer in bench/).
 packages+=("$@")
 

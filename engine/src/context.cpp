@@ -36,6 +36,12 @@ Context::Context(ContextOptions opt)
     : instance_(opt.validation.value_or(validation_requested_by_env())) {
   auto devices = probe_devices(instance_);
   std::string selector = opt.device.empty() ? env_or("VKAMP_DEVICE", "") : opt.device;
+  if (selector.empty() && opt.local_rank >= 0) {
+    std::vector<size_t> usable;
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (devices[i].path() != PrecisionPath::Unsupported) usable.push_back(i);
+    if (!usable.empty()) selector = std::to_string(usable[size_t(opt.local_rank) % usable.size()]);
+  }
   info_ = devices[select_device(devices, selector)];
   path_ = info_.path();
   if (path_ == PrecisionPath::Unsupported)

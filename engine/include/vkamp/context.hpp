@@ -16,8 +16,12 @@
 namespace vkamp {
 
 struct ContextOptions {
-  // Index or name substring; empty means $VKAMP_DEVICE, then the best device.
+  // Index or name substring; empty means $VKAMP_DEVICE, then the best device
+  // (or, with local_rank set, the local_rank-th usable device, modulo their count).
   std::string device;
+  // A data-parallel rank's index among the ranks on its machine (-1: none),
+  // so that the ranks of one machine spread over its GPUs.
+  int local_rank = -1;
   // Khronos validation layer; unset means $VKAMP_VALIDATION.
   std::optional<bool> validation;
   // Pipeline cache file; empty means $VKAMP_PIPELINE_CACHE, then

@@ -27,12 +27,12 @@ bool keep_on_gpu(const TrainConfig& cfg, const Context& ctx, uint64_t set_bytes)
 }  // namespace
 
 BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train,
-                         uint32_t outputs, uint32_t steps_ahead)
+                         uint32_t outputs, uint32_t steps_ahead, DataShare share)
     : fmt_(cfg.precision), loss_(loss), count_(train.count), features_(train.features), outputs_(outputs),
       batch_(cfg.batch), micro_batches_(cfg.grad_accum),
       // Every micro-batch a step in flight or the next one may read.
       slots_((steps_ahead + 1) * cfg.grad_accum),
-      order_(train.count, cfg.seed) {
+      share_(share), order_(train.count, cfg.seed) {
   if (train.x.size() != size_t(count_) * features_) throw Error("HostData: x has the wrong size");
   check_targets(train);
   const bool labels = loss_ == LossKind::SoftmaxXent;
@@ -94,7 +94,11 @@ void BatchFeeder::stage(uint32_t cursor, uint32_t in_flight) {
 void BatchFeeder::stage_slot(uint32_t micro_batch) {
   const uint32_t per_epoch = steps_per_epoch();
   const std::vector<uint32_t>& order = order_.of(micro_batch / per_epoch);
-  const uint32_t* ids = order.data() + size_t(micro_batch % per_epoch) * batch_;
+  // Every rank walks the same epoch order; its rows are its share of the
+  // global micro-batch (DataShare), so N ranks at batch B see the rows one
+  // process at batch N x B would.
+  const uint32_t* ids =
+      order.data() + size_t(micro_batch % per_epoch) * batch_ * share_.ranks + size_t(share_.rank) * batch_;
   const size_t first_row = size_t(micro_batch % slots_) * batch_;
   if (resident_) {
     stage_ids_->write(ids, size_t(batch_) * 4, first_row * 4);

@@ -9,18 +9,20 @@
 namespace vkamp::train {
 
 StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
-                         StepParams& params, StepRing& ring, uint32_t max_attempts)
+                         StepParams& params, StepRing& ring, uint32_t max_attempts, uint32_t rank, uint32_t ranks)
     : ctx_(ctx), fmt_(cfg.precision), loss_(loss), batch_(cfg.batch), micro_batches_(cfg.grad_accum),
-      max_attempts_(max_attempts), optimizer_(cfg.optimizer.kind), model_(model), feeder_(feeder),
+      max_attempts_(max_attempts), accumulated_(cfg.grad_accum > 1 || ranks > 1), optimizer_(cfg.optimizer.kind),
+      model_(model), feeder_(feeder),
       params_(params), ring_(ring) {
   const auto& tensors = model.tensors();
   const uint32_t total = model.param_elements(), B = batch_, M = micro_batches_;
   partials_ = partials_for(total);
   partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 8);  // (s, k) per partial, amp_check.comp
   partial_bad_ = std::make_unique<Buffer>(ctx, partials_ * 4);
-  // With micro-batches, the gradients are summed here in fp32; with one,
-  // the 16-bit gradient is read directly and this is a placeholder binding.
-  grad_sum_ = std::make_unique<Buffer>(ctx, M > 1 ? size_t(total) * 4 : 4);
+  // With micro-batches (or ranks to all-reduce with), the gradients are
+  // summed here in fp32; otherwise the 16-bit gradient is read directly and
+  // this is a placeholder binding.
+  grad_sum_ = std::make_unique<Buffer>(ctx, accumulated_ ? size_t(total) * 4 : 4);
   loss_values_ = std::make_unique<Buffer>(ctx, M * 4);
   row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * 4);
   reduce_scratch_ = std::make_unique<Buffer>(ctx, ops::reduce_scratch_bytes(B * model.outputs()));
@@ -36,7 +38,8 @@ StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Mo
   // Fault injection: one bit per step, from --inject-overflow and the app's
   // button. Always recorded (one thread per step) so the app can inject live.
   inject_bits_.assign((max_attempts_ + 31) / 32, 0);
-  for (auto r : cfg.inject_overflow)
+  const bool injects_here = cfg.inject_rank < 0 || uint32_t(cfg.inject_rank) == rank;
+  for (auto r : injects_here ? cfg.inject_overflow : std::vector<StepRange>{})
     for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
   inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
   inject_mask_->write(inject_bits_);
@@ -56,6 +59,18 @@ void StepProgram::inject_overflow_at(uint32_t step) {
 void StepProgram::record(Sequence& seq) {
   seq.begin();
   for (uint32_t m = 0; m < micro_batches_; ++m) record_micro_batch(seq, m);
+  record_decision_and_update(seq);
+  seq.end();
+}
+
+void StepProgram::record_micro_batches(Sequence& seq) {
+  seq.begin();
+  for (uint32_t m = 0; m < micro_batches_; ++m) record_micro_batch(seq, m);
+  seq.end();
+}
+
+void StepProgram::record_update(Sequence& seq) {
+  seq.begin();
   record_decision_and_update(seq);
   seq.end();
 }
@@ -90,7 +105,7 @@ void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
     Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
     seq.dispatch(k, {params_.state(), *inject_mask_, model_.grads()}, push, {1}, "inject_overflow");
   }
-  if (micro_batches_ > 1) {
+  if (accumulated_) {
     struct { uint32_t n, first; } ap{total, m == 0 ? 1u : 0u};
     Kernel& k = ctx_.kernel({"grad_accumulate." + v, 2, sizeof(ap), {}});
     seq.dispatch(k, {model_.grads(), *grad_sum_}, ap, {std::min(div_up(total, 256), 65535u)}, "grad_accumulate");
@@ -102,7 +117,7 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
   const std::string v = ctx_.variant(fmt_), pre = ctx_.decision_suffix();
   Buffer &state = params_.state(), &prm = params_.params();
   struct { uint32_t n; } np{total};
-  const uint32_t accumulated = micro_batches_ > 1 ? 1 : 0;  // ACCUMULATED: read the fp32 sum
+  const uint32_t accumulated = accumulated_ ? 1 : 0;  // ACCUMULATED: read the fp32 sum
   Kernel& amp = ctx_.kernel({"amp_check." + v + pre, 8, sizeof(np), {accumulated}});
   seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_},
                np, {partials_}, "amp_check");

@@ -32,10 +32,21 @@ StepRing::StepRing(Context& ctx, std::vector<std::string> tensor_names) : tensor
 
 StepRing::~StepRing() {
   for (auto& s : slots_) s->poll();  // Sequence's destructor waits for the rest
+  for (auto& s : slots_b_) s->poll();
 }
 
 void StepRing::record_slots(const std::function<void(Sequence&)>& record_step) {
   for (auto& s : slots_) record_step(*s);
+}
+
+void StepRing::record_split_slots(const std::function<void(Sequence&)>& record_a,
+                                  const std::function<void(Sequence&)>& record_b) {
+  Context& ctx = slots_.front()->context();
+  for (auto& s : slots_) {
+    record_a(*s);
+    slots_b_.push_back(std::make_unique<Sequence>(ctx, /*timestamps=*/true, 64));
+    record_b(*slots_b_.back());
+  }
 }
 
 void StepRing::read_next() {
@@ -46,12 +57,18 @@ void StepRing::read_next() {
     throw Error("metrics ring out of step: expected replay " + std::to_string(replay) + ", found " +
                 std::to_string(r.replay));
   ++drained_;
-  if (on_record) on_record(r, *slots_[replay % kInFlight]);
+  if (!on_record) return;
+  std::vector<DispatchTime> timings = slots_[replay % kInFlight]->timings();
+  if (split()) {
+    std::vector<DispatchTime> b = slots_b_[replay % kInFlight]->timings();
+    timings.insert(timings.end(), b.begin(), b.end());
+  }
+  on_record(r, timings);
 }
 
 void StepRing::drain(bool block_all) {
   while (drained_ < submitted_) {
-    Sequence& s = *slots_[drained_ % kInFlight];
+    Sequence& s = split() ? *slots_b_[drained_ % kInFlight] : *slots_[drained_ % kInFlight];
     if (!s.poll()) {
       if (!block_all) return;
       s.wait();
@@ -63,7 +80,7 @@ void StepRing::drain(bool block_all) {
 void StepRing::make_room() {
   // Before reusing the slot, its previous step must be read: pace on it.
   while (drained_ + kInFlight <= submitted_) {
-    Sequence& oldest = *slots_[drained_ % kInFlight];
+    Sequence& oldest = split() ? *slots_b_[drained_ % kInFlight] : *slots_[drained_ % kInFlight];
     if (!oldest.poll()) oldest.wait_for_reuse();
     read_next();
   }
@@ -71,8 +88,17 @@ void StepRing::make_room() {
 
 void StepRing::submit_next() {
   make_room();
-  slots_[submitted_ % kInFlight]->submit();
+  Sequence& a = *slots_[submitted_ % kInFlight];
+  a.submit();
+  if (split()) {
+    // Part B starts with a barrier that orders it after A (sequence.hpp),
+    // and the host's writes before vkQueueSubmit are visible to it.
+    a.wait();
+    if (between) between();
+    slots_b_[submitted_ % kInFlight]->submit();
+  }
   ++submitted_;
+  if (split()) drain(true);  // lockstep: see the class comment
 }
 
 std::vector<TensorHistogram> StepRing::histograms_of(const StepRecord& r) {

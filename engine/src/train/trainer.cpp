@@ -1,10 +1,13 @@
 #include "vkamp/train/trainer.hpp"
 
 #include <cstdio>
+#include <exception>
 
 #include "vkamp/train/batch_feeder.hpp"
 #include "vkamp/train/checkpointer.hpp"
 #include "vkamp/train/evaluator.hpp"
+#include "vkamp/train/grad_exchange.hpp"
+#include "vkamp/train/replica_check.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/step_program.hpp"
 
@@ -27,17 +30,22 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossK
 
 Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
                  const HostData& train)
-    : ctx_(ctx), cfg_(cfg), loss_kind_(loss) {
+    : ctx_(ctx), comm_(dist::Communicator::world()), cfg_(cfg), loss_kind_(loss) {
   validate(cfg_);
-  const uint32_t B = cfg.batch, M = cfg.grad_accum;
+  const uint32_t B = cfg.batch, M = cfg.grad_accum, N = uint32_t(comm_.size()), rank = uint32_t(comm_.rank());
+  if (cfg.inject_rank >= 0 && uint32_t(cfg.inject_rank) >= N)
+    throw ConfigError("--inject-rank " + std::to_string(cfg.inject_rank) + ": there " +
+                      (N == 1 ? std::string("is 1 rank") : "are " + std::to_string(N) + " ranks"));
   const uint32_t model_inputs = model.input_tensor().shape.elements();
   if (train.features != model_inputs)
     throw ConfigError("the data has " + std::to_string(train.features) + " features but the model takes " +
                       std::to_string(model_inputs));
-  steps_per_epoch_ = train.count / B;
+  // Global micro-batches: the N ranks together read N x B rows of the epoch order.
+  steps_per_epoch_ = train.count / (B * N);
   if (steps_per_epoch_ < M)
     throw ConfigError("--batch " + std::to_string(B) + " x --grad-accum " + std::to_string(M) +
-                      " needs more than the " + std::to_string(train.count) + " examples in the data");
+                      (N > 1 ? " x " + std::to_string(N) + " ranks" : std::string()) + " needs more than the " +
+                      std::to_string(train.count) + " examples in the data");
   updates_per_epoch_ = steps_per_epoch_ / M;
   budget_ = cfg.epochs * updates_per_epoch_;
   next_epoch_end_ = updates_per_epoch_;
@@ -50,14 +58,24 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2)
                 : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2);
-  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, model_->outputs(), kInFlight);
+  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, model_->outputs(), kInFlight, DataShare{rank, N});
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));
   StepShape shape{budget_, uint32_t(model_->tensors().size()), StepProgram::partials_for(model_->param_elements()),
                   kRingSize, kHistRingSize};
   params_ = std::make_unique<StepParams>(ctx, cfg_, shape);
-  program_ = std::make_unique<StepProgram>(ctx, cfg_, loss, *model_, *feeder_, *params_, *ring_, max_attempts_);
-  ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
-  ring_->on_record = [this](const StepRecord& r, const Sequence& slot) { read_record(r, slot); };
+  program_ = std::make_unique<StepProgram>(ctx, cfg_, loss, *model_, *feeder_, *params_, *ring_, max_attempts_,
+                                           rank, N);
+  if (N > 1) {
+    // The host all-reduces between the micro-batches and the update; one
+    // process keeps the whole step in one command buffer, and never waits.
+    ring_->record_split_slots([&](Sequence& seq) { program_->record_micro_batches(seq); },
+                              [&](Sequence& seq) { program_->record_update(seq); });
+    exchange_ = std::make_unique<GradExchange>(comm_, program_->grad_sum(), program_->loss_values());
+    ring_->between = [this] { exchange_->run(); };
+  } else {
+    ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
+  }
+  ring_->on_record = [this](const StepRecord& r, const std::vector<DispatchTime>& t) { read_record(r, t); };
   checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed);
   evaluator_ = std::make_unique<Evaluator>(ctx, *model_, loss, B);
 }
@@ -69,12 +87,12 @@ void Trainer::flush() { ring_->drain(true); }
 bool Trainer::data_resident() const { return feeder_->resident(); }
 uint64_t Trainer::data_device_bytes() const { return feeder_->device_bytes(); }
 
-void Trainer::read_record(const StepRecord& r, const Sequence& slot) {
+void Trainer::read_record(const StepRecord& r, const std::vector<DispatchTime>& timings) {
   if (r.failed) failed_seen_ = true;  // fail-fast, or a non-finite master weight (r.nonfinite_master)
   if (r.done || r.failed) stop_seen_ = true;
   if (r.idle) return;  // a replay after the run stopped: nothing happened
   StepMetrics m = step_metrics(r);
-  tally_.add(m, slot.timings());
+  tally_.add(m, timings);
   last_applied_ = r.applied;
   cursor_seen_ = r.cursor;
   if (on_step) on_step(m);
@@ -101,8 +119,22 @@ TrainSummary Trainer::run() {
 
 void Trainer::start() {
   tally_.start();
-  if (cfg_.resume && !cfg_.checkpoint_path.empty()) load_checkpoint(cfg_.checkpoint_path);
+  std::exception_ptr error;
+  try {
+    if (cfg_.resume && !cfg_.checkpoint_path.empty()) load_checkpoint(cfg_.checkpoint_path);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // The last point where a rank can fail on its input alone: the ranks agree
+  // here that all are ready (a rank that failed before constructing its
+  // trainer joins from its error handler, samples/sample_main.cpp), so that
+  // none starts a step whose all-reduce another will never join.
+  const int first_failed = comm_.agree_ready(error == nullptr);
+  if (error) std::rethrow_exception(error);
+  if (first_failed >= 0) throw dist::PeerFailed(first_failed);
   last_checkpoint_ = 0;
+  last_replica_check_ = 0;
+  allreduce_waits_ = replica_waits_ = 0;
   waits0_ = ctx_.host_waits();
   pacing0_ = ctx_.pacing_waits();
   checkpoint_waits_ = epoch_waits_ = 0;
@@ -117,9 +149,24 @@ void Trainer::checkpoint_if_due() {
   // The last good checkpoint is kept: weights that went non-finite in an
   // update no step record has reported yet must not overwrite it.
   TrainState st = read_state();
-  if (!failed_seen_ && !st.failed && st.nonfinite_master == 0) checkpointer_->save(cfg_.checkpoint_path, st);
+  // Rank 0 writes for all: the replicas are identical (check_replicas_if_due).
+  if (comm_.rank() == 0 && !failed_seen_ && !st.failed && st.nonfinite_master == 0)
+    checkpointer_->save(cfg_.checkpoint_path, st);
   last_checkpoint_ = submitted;
   checkpoint_waits_ += ctx_.host_waits() - w;
+}
+
+void Trainer::check_replicas_if_due(bool at_end) {
+  if (!exchange_) return;
+  const uint32_t submitted = ring_->submitted();
+  if (!at_end && (!cfg_.replica_check_every || submitted == 0 || submitted % cfg_.replica_check_every != 0 ||
+                  last_replica_check_ == submitted))
+    return;
+  const uint64_t w = ctx_.host_waits();
+  const TrainState st = read_state();
+  check_replicas(comm_, *model_, st, st.step);
+  last_replica_check_ = submitted;
+  replica_waits_ += ctx_.host_waits() - w;
 }
 
 // The next step could apply the epoch's last update (or one past it, were a
@@ -151,6 +198,7 @@ void Trainer::end_epoch_if_due() {
 bool Trainer::advance() {
   if (stop_seen_ || ring_->submitted() >= max_attempts_) return false;
   checkpoint_if_due();
+  check_replicas_if_due(false);
   if (on_epoch_end) {
     end_epoch_if_due();
     drain_before_epoch_end();
@@ -159,25 +207,39 @@ bool Trainer::advance() {
   if (stop_seen_) return false;
   ring_->make_room();
   feeder_->stage(cursor_seen_, ring_->in_flight());
+  const uint64_t w = ctx_.host_waits();
   ring_->submit_next();
+  if (exchange_) allreduce_waits_ += ctx_.host_waits() - w;
   ring_->drain(false);
   return !stop_seen_ && ring_->submitted() < max_attempts_;
 }
 
 TrainSummary Trainer::finish() {
-  const uint64_t loop_waits = ctx_.host_waits() - waits0_ - checkpoint_waits_ - epoch_waits_;
+  const uint64_t loop_waits =
+      ctx_.host_waits() - waits0_ - checkpoint_waits_ - epoch_waits_ - allreduce_waits_ - replica_waits_;
   const uint64_t pacing = ctx_.pacing_waits() - pacing0_;
   flush();
-  TrainSummary s = tally_.summary(cfg_.batch * cfg_.grad_accum);
+  // Samples per second of the whole job: every rank's step is its share of
+  // one N x B x M-sample update.
+  TrainSummary s = tally_.summary(cfg_.batch * cfg_.grad_accum * uint32_t(comm_.size()));
   end_epoch_if_due();
   s.host_waits_in_loop = loop_waits;
   s.host_waits_between_epochs = epoch_waits_;
   s.pacing_waits = pacing;
+  s.ranks = uint32_t(comm_.size());
+  if (exchange_) {
+    check_replicas_if_due(true);
+    s.host_waits_for_allreduce = allreduce_waits_;
+    s.host_waits_for_replica_checks = replica_waits_;
+    s.allreduce_bytes_per_step = exchange_->bytes_per_step();
+    s.local_overflow_steps = exchange_->local_overflows();
+    if (exchange_->exchanges()) s.allreduce_ms_per_step = 1e3 * exchange_->seconds() / exchange_->exchanges();
+  }
   const TrainState st = params_->read_state();
   s.final_scale = st.scale;
   s.failure = failure_text(st);
   s.failed = !s.failure.empty();
-  if (!s.failed && !cfg_.checkpoint_path.empty()) checkpointer_->save(cfg_.checkpoint_path, st);
+  if (comm_.rank() == 0 && !s.failed && !cfg_.checkpoint_path.empty()) checkpointer_->save(cfg_.checkpoint_path, st);
   return s;
 }
 
@@ -235,6 +297,7 @@ std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) 
 
 void Trainer::save_checkpoint(const std::string& path) {
   flush();
+  if (comm_.rank() != 0) return;  // the replicas are identical: rank 0 writes for all
   checkpointer_->save(path, params_->read_state());
 }
 

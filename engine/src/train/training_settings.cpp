@@ -107,6 +107,23 @@ Row inject_overflow_row() {
   return s;
 }
 
+// "all" (-1) or one rank's number.
+Row inject_rank_row() {
+  Row s = row<TrainConfig>(
+      "inject_rank", {kTestingGroup, "R", "under mpirun: the rank whose gradients --inject-overflow poisons (all | R)"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    if (lower(trim(v)) == "all") {
+      c.inject_rank = -1;
+      return;
+    }
+    const uint32_t r = parse_u32(v, l);
+    if (r > uint32_t(INT32_MAX)) fail(l, "'" + v + "' is not a rank");
+    c.inject_rank = int32_t(r);
+  };
+  s.show = [](const TrainConfig& c) { return c.inject_rank < 0 ? std::string("all") : std::to_string(c.inject_rank); };
+  return s;
+}
+
 std::vector<Row> scaling_rows() {
   using T = TrainConfig;
   const Range positive = Range::above(0);
@@ -207,6 +224,12 @@ std::vector<Row> loop_rows() {
                VKAMP_FIELD(checkpoint_every)),
       resume,
       inject_overflow_row(),
+      inject_rank_row(),
+      count<T>("replica_check_every",
+               {kLoopGroup, "N",
+                "under mpirun: steps between checks that every rank holds the same weights and optimizer state "
+                "(0 = only at the end)"},
+               VKAMP_FIELD(replica_check_every)),
   };
 }
 

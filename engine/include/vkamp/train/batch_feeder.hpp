@@ -21,6 +21,13 @@
 
 namespace vkamp::train {
 
+// This process's share of every global micro-batch in a data-parallel run:
+// the `ranks` processes together read ranks x batch consecutive rows of the
+// epoch order, and rank r the contiguous rows [r x batch, (r+1) x batch).
+struct DataShare {
+  uint32_t rank = 0, ranks = 1;
+};
+
 class BatchFeeder {
  public:
   // `outputs`: the model's outputs (the width of an MSE target row).
@@ -28,11 +35,12 @@ class BatchFeeder {
   // first one's record. Throws ConfigError for a label out of range, Error
   // for bad sizes.
   BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train, uint32_t outputs,
-              uint32_t steps_ahead);
+              uint32_t steps_ahead, DataShare share = {});
 
   uint32_t count() const { return count_; }
   uint32_t features() const { return features_; }
-  uint32_t steps_per_epoch() const { return count_ / batch_; }  // micro-batches per epoch
+  // Micro-batches per epoch: global ones, of ranks x batch rows.
+  uint32_t steps_per_epoch() const { return count_ / (batch_ * share_.ranks); }
   bool resident() const { return resident_; }
   // Device memory the data takes: the whole set when resident, else the staging ring.
   uint64_t device_bytes() const { return device_bytes_; }
@@ -61,6 +69,7 @@ class BatchFeeder {
   bool resident_ = false;
   uint64_t set_bytes_ = 0, device_bytes_ = 0;
   size_t x_row_bytes_ = 0, y_row_bytes_ = 0;
+  DataShare share_;
   EpochOrder order_;
   uint32_t staged_end_ = 0;  // micro-batches below this are staged (from the current cursor on)
   // Streamed: the set, packed in the storage format, in host memory.

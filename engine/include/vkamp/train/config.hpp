@@ -93,6 +93,11 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
+  // Data-parallel runs (mpirun): the rank whose gradients --inject-overflow
+  // poisons (-1 = every rank), and the steps between the checks that every
+  // rank holds the same masters and optimizer state (0 = only at the end).
+  int32_t inject_rank = -1;
+  uint32_t replica_check_every = 100;
 };
 
 // These read and write the training settings only; the application's

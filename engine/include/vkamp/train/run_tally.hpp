@@ -25,6 +25,16 @@ struct TrainSummary {
   uint64_t host_waits_in_loop = 0;  // blocking reads while stepping (must stay 0)
   uint64_t host_waits_between_epochs = 0;  // draining for on_epoch_end (and its evaluation)
   uint64_t pacing_waits = 0;
+  // Data-parallel runs (world > 1): the ranks, and the host waits of the
+  // step split around the gradient all-reduce (two per step: part A before
+  // the exchange, part B before the next step; see step_ring.hpp), which
+  // host_waits_in_loop leaves out. Zero in a single-process run.
+  uint32_t ranks = 1;
+  uint64_t host_waits_for_allreduce = 0;
+  uint64_t host_waits_for_replica_checks = 0;
+  double allreduce_ms_per_step = 0;     // read back + MPI_Allreduce + write, per exchange
+  uint64_t allreduce_bytes_per_step = 0;  // fp32 gradients and losses each rank sends
+  uint32_t local_overflow_steps = 0;     // steps whose gradients overflowed on this rank, before the sum
   double gpu_ms_per_step = 0;       // mean over records with a time
   double amp_ms_per_step = 0;       // inject + amp_check + step_control
   // GPU ms per step by kernel label, summed over the layers, largest first.

@@ -20,13 +20,25 @@ namespace vkamp::train {
 
 class StepProgram {
  public:
-  // `max_attempts`: the steps the fault-injection mask covers.
+  // `max_attempts`: the steps the fault-injection mask covers. `rank` and
+  // `ranks`: this process's place in a data-parallel run (--inject-rank
+  // picks whose gradients --inject-overflow poisons). With ranks > 1 the
+  // micro-batch gradients always go through the fp32 sum (ACCUMULATED, even
+  // with grad_accum 1): that sum is what the ranks all-reduce.
   StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
-              StepParams& params, StepRing& ring, uint32_t max_attempts);
+              StepParams& params, StepRing& ring, uint32_t max_attempts, uint32_t rank = 0, uint32_t ranks = 1);
 
   // amp_check workgroups for `params` gradients, each reducing a share.
   static uint32_t partials_for(uint32_t params);
   void record(Sequence& seq);
+  // The same step in two parts (StepRing's split mode): the micro-batches,
+  // then the decision and the update.
+  void record_micro_batches(Sequence& seq);
+  void record_update(Sequence& seq);
+  // What a data-parallel run all-reduces between the parts: the fp32
+  // gradient sum and the per-micro-batch mean losses (grad_accum floats).
+  Buffer& grad_sum() { return *grad_sum_; }
+  Buffer& loss_values() { return *loss_values_; }
   // Writes an inf into a gradient at attempt `step` (between steps).
   void inject_overflow_at(uint32_t step);
 
@@ -39,6 +51,7 @@ class StepProgram {
   Format fmt_;
   LossKind loss_;
   uint32_t batch_, micro_batches_, max_attempts_, partials_;
+  bool accumulated_;  // the gradients go through grad_sum_ (grad_accum > 1, or ranks > 1)
   OptimizerKind optimizer_;
   Model& model_;
   BatchFeeder& feeder_;
@@ -46,7 +59,7 @@ class StepProgram {
   StepRing& ring_;
   std::unique_ptr<Buffer> partial_sq_, partial_bad_, loss_values_, row_loss_, reduce_scratch_;
   std::unique_ptr<Buffer> hist_, tensor_ranges_, inject_mask_;
-  std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (grad_accum > 1)
+  std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
 };
 

@@ -3,6 +3,14 @@
 // replay the recorded step. The host submits up to kInFlight steps ahead
 // and reads each record once its slot has completed, without waiting,
 // except to reuse a slot (pacing) or when asked to drain.
+//
+// Split (data-parallel runs, world > 1): each slot holds the step in two
+// command buffers, part A (the micro-batches) and part B (the decision and
+// the update). submit_next() submits A, waits for it, calls `between` (the
+// host all-reduces the gradients there), submits B and waits for it too, so
+// that every rank reads the same records after the same step and takes the
+// same stop decision: one rank running ahead would wait forever in an
+// all-reduce the others never join.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -32,10 +40,17 @@ class StepRing {
   Buffer& histograms() { return *hist_ring_; }
   // Records the step into every in-flight slot.
   void record_slots(const std::function<void(Sequence&)>& record_step);
+  // Records part A and part B of the step into every in-flight slot: the
+  // split mode above.
+  void record_split_slots(const std::function<void(Sequence&)>& record_a,
+                          const std::function<void(Sequence&)>& record_b);
+  bool split() const { return !slots_b_.empty(); }
+  // Split mode: called between part A's completion and part B's submission.
+  std::function<void()> between;
 
-  // Called for every record read, in step order, with the slot that ran it
-  // (for its timings).
-  std::function<void(const StepRecord&, const Sequence& slot)> on_record;
+  // Called for every record read, in step order, with the per-dispatch GPU
+  // times of the step (both parts when split).
+  std::function<void(const StepRecord&, const std::vector<DispatchTime>& timings)> on_record;
 
   // Before the next step: reads the record of the slot it will reuse,
   // waiting for that step when it has not completed (pacing).
@@ -57,7 +72,7 @@ class StepRing {
 
   std::vector<std::string> tensor_names_;
   std::unique_ptr<Buffer> ring_, hist_ring_;
-  std::vector<std::unique_ptr<Sequence>> slots_;
+  std::vector<std::unique_ptr<Sequence>> slots_, slots_b_;  // slots_b_: part B, split mode only
   uint32_t submitted_ = 0, drained_ = 0;  // replay numbers
 };
 

@@ -3,6 +3,12 @@
 // slot and replayed; every decision is made on the GPU), the StepRing (the
 // host reads each step's record a few steps later), StepParams (settings
 // and state on the GPU), the Checkpointer and the Evaluator.
+//
+// Under mpirun (dist::Communicator::world() has more than one rank) each
+// process is one data-parallel replica: its BatchFeeder stages its share of
+// every global batch, the step is split around a host all-reduce of the
+// fp32 gradients (GradExchange), the replicas are compared every
+// cfg.replica_check_every steps, and only rank 0 writes checkpoints.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +18,7 @@
 #include <vector>
 
 #include "vkamp/context.hpp"
+#include "vkamp/dist/communicator.hpp"
 #include "vkamp/train/config.hpp"
 #include "vkamp/train/gpu_state.hpp"
 #include "vkamp/train/host_data.hpp"
@@ -27,6 +34,7 @@ class StepParams;
 class StepProgram;
 class Checkpointer;
 class Evaluator;
+class GradExchange;
 
 class Trainer {
  public:
@@ -92,13 +100,15 @@ class Trainer {
   Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
           const HostData& train);
   void flush();
-  void read_record(const StepRecord& r, const Sequence& slot);
+  void read_record(const StepRecord& r, const std::vector<DispatchTime>& timings);
   void checkpoint_if_due();
+  void check_replicas_if_due(bool at_end);
   void drain_before_epoch_end();
   void end_epoch_if_due();
   std::string failure_text(const TrainState& st) const;
 
   Context& ctx_;
+  dist::Communicator& comm_;
   TrainConfig cfg_;
   LossKind loss_kind_;
   uint32_t steps_per_epoch_ = 0, updates_per_epoch_ = 0, budget_ = 0, max_attempts_ = 0;
@@ -108,6 +118,7 @@ class Trainer {
   std::unique_ptr<StepProgram> program_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<GradExchange> exchange_;  // world > 1 only
   // Last, so it is destroyed first: its slots wait for the steps in flight,
   // which use the buffers of the parts above.
   std::unique_ptr<StepRing> ring_;
@@ -116,6 +127,8 @@ class Trainer {
   RunTally tally_;
   uint32_t last_checkpoint_ = 0;
   uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;
+  uint64_t allreduce_waits_ = 0, replica_waits_ = 0;
+  uint32_t last_replica_check_ = 0;
   // Epoch ends, from the records' applied counts.
   uint32_t last_applied_ = 0, next_epoch_end_ = 0;
   // The data cursor (micro-batches consumed) of the last record read: the
