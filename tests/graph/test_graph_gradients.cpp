@@ -1,6 +1,7 @@
 // Whole-graph gradients against central differences: a residual block, a
 // parameter used by two nodes (the sum of both uses), an activation feeding
-// two ops (the sum of both gradients), and concat.
+// two ops (the sum of both gradients), concat, and layer_norm (inside the
+// network, and on the model input, where no input gradient is wanted).
 #include "graph_models.hpp"
 
 namespace vkamp::test {
@@ -58,6 +59,26 @@ TEST_F(GraphGradients, ConcatMatchesFiniteDifferences) {
   g.linear("head", "joined", "head.weight");
   g.set_output("head");
   expect_gradients_match(check_gradients(std::move(g), 5, 3, 24));
+}
+
+TEST_F(GraphGradients, LayerNormMatchesFiniteDifferences) {
+  // gamma and beta start Kaiming-uniform: a gamma of 1 and a beta of 0
+  // would leave half of their gradient untested.
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(5));
+  g.param("in_ln.gamma", {5});
+  g.param("in_ln.beta", {5});
+  g.param("fc1.weight", {8, 5});
+  g.param("ln.gamma", {8});
+  g.param("ln.beta", {8});
+  g.param("head.weight", {3, 8});
+  g.layer_norm("in_ln", "x", "in_ln.gamma", "in_ln.beta");
+  g.linear("fc1", "in_ln", "fc1.weight");
+  g.layer_norm("ln", "fc1", "ln.gamma", "ln.beta");
+  g.activation("a", "ln", ops::Activation::Tanh);
+  g.linear("head", "a", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 6, 3, 25));
 }
 
 }  // namespace

@@ -136,6 +136,11 @@ std::string Graph::add(const std::string& name, const std::string& a, const std:
   return node(name, "add", {a, b});
 }
 
+std::string Graph::layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
+                              const std::string& beta) {
+  return node(name, "layer_norm", {x, gamma, beta});
+}
+
 std::string Graph::concat(const std::string& name, std::vector<std::string> xs) {
   return node(name, "concat", std::move(xs));
 }

@@ -84,6 +84,9 @@ class Graph {
   std::string activation(const std::string& name, const std::string& x, ops::Activation act);
   std::string add(const std::string& name, const std::string& a, const std::string& b);
   std::string concat(const std::string& name, std::vector<std::string> xs);
+  // LayerNorm over the last dimension (c), with params gamma {c} and beta {c}.
+  std::string layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
+                         const std::string& beta);
 
   void set_output(const std::string& name);
 

@@ -1,0 +1,28 @@
+// Token embedding plus learned position embedding (GPT's input layer),
+// over rows = batch * seq_len token ids (uint32, row r = b * seq_len + t):
+//   y[r, :] = wte[ids[r], :] + wpe[r % seq_len, :]
+// wte: vocab x cols, wpe: seq_len x cols, y: rows x cols, in the storage
+// format. An id >= vocab reads nothing: its row of y is NaN (as a label out
+// of range in softmax_xent), so bad data shows in the loss instead of being
+// clamped to a real token; it adds to no row of dwte.
+#pragma once
+#include <cstdint>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::ops {
+
+void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, BufferView wpe, BufferView y,
+                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab);
+
+// dwte[v, :] = sum of dy[r, :] over rows with ids[r] == v; dwpe[t, :] = sum
+// of dy[r, :] over rows with r % seq_len == t. fp32 sums in row order, one
+// invocation per output value: deterministic, no atomics, O(vocab * rows *
+// cols) id reads for dwte (see shaders/embedding_grad.comp). Both are added
+// to the old values when accumulate.
+void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
+                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, bool accumulate = false);
+
+}  // namespace vkamp::ops

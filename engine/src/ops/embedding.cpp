@@ -1,0 +1,59 @@
+#include "vkamp/ops/embedding.hpp"
+
+#include <algorithm>
+
+#include "op_util.hpp"
+#include "vkamp/error.hpp"
+
+namespace vkamp::ops {
+
+namespace {
+
+void check(const char* op, uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab) {
+  if (seq_len == 0 || cols == 0 || vocab == 0) throw Error(std::string(op) + ": seq_len, cols and vocab must be >= 1");
+  if (rows % seq_len != 0) throw Error(std::string(op) + ": rows must be a multiple of seq_len");
+  if (uint64_t(rows) * cols > UINT32_MAX || uint64_t(vocab) * cols > UINT32_MAX)
+    throw Error(std::string(op) + ": more than 2^32 values");
+}
+
+uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256), 65535u)); }
+
+}  // namespace
+
+void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, BufferView wpe, BufferView y,
+                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab) {
+  size_t eb = format_bytes(fmt);
+  check("embedding_forward", rows, seq_len, cols, vocab);
+  detail::require("embedding_forward", "ids", ids, rows, sizeof(uint32_t));
+  detail::require("embedding_forward", "wte", wte, uint64_t(vocab) * cols, eb);
+  detail::require("embedding_forward", "wpe", wpe, uint64_t(seq_len) * cols, eb);
+  detail::require("embedding_forward", "y", y, uint64_t(rows) * cols, eb);
+  uint32_t n = rows * cols;
+  if (n == 0) return;
+  struct {
+    uint32_t n, cols, seq_len, vocab;
+    detail::FastDivisor by_cols, by_seq_len;
+  } push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
+  static_assert(sizeof(push) == 32, "embedding.comp's push constants");
+  Kernel& k = detail::kernel(seq, "embedding", fmt, 4, sizeof(push));
+  seq.dispatch(k, {ids, wte, wpe, y}, push, {groups(n)}, "embedding");
+}
+
+void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
+                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, bool accumulate) {
+  size_t eb = format_bytes(fmt);
+  check("embedding_backward", rows, seq_len, cols, vocab);
+  detail::require("embedding_backward", "ids", ids, rows, sizeof(uint32_t));
+  detail::require("embedding_backward", "dy", dy, uint64_t(rows) * cols, eb);
+  detail::require("embedding_backward", "dwte", dwte, uint64_t(vocab) * cols, eb);
+  detail::require("embedding_backward", "dwpe", dwpe, uint64_t(seq_len) * cols, eb);
+  // The same shader twice: TOKENS groups the rows by id, else by position.
+  for (uint32_t tokens : {1u, 0u}) {
+    uint32_t n = (tokens ? vocab : seq_len) * cols;
+    struct { uint32_t n, cols, rows, seq_len, accumulate; } push{n, cols, rows, seq_len, accumulate};
+    Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens});
+    seq.dispatch(k, {ids, dy, tokens ? dwte : dwpe}, push, {groups(n)}, tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
+  }
+}
+
+}  // namespace vkamp::ops

@@ -1,0 +1,71 @@
+#include "vkamp/ops/layer_norm.hpp"
+
+#include <algorithm>
+
+#include "op_util.hpp"
+#include "vkamp/error.hpp"
+
+namespace vkamp::ops {
+
+namespace {
+
+// One workgroup per row (row_sum.glsl); each strides past 65535 rows.
+uint32_t row_groups(uint32_t rows) { return std::min(rows, 65535u); }
+
+void check(const char* op, Format fmt, BufferView x, BufferView mean_rstd, uint32_t rows, uint32_t cols) {
+  if (cols == 0) throw Error(std::string(op) + ": cols must be at least 1");
+  detail::require(op, "x", x, uint64_t(rows) * cols, format_bytes(fmt));
+  detail::require(op, "mean_rstd", mean_rstd, uint64_t(rows) * 2, sizeof(float));
+}
+
+}  // namespace
+
+void layer_norm_forward(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView beta,
+                        BufferView y, BufferView mean_rstd, uint32_t rows, uint32_t cols, float eps) {
+  size_t eb = format_bytes(fmt);
+  check("layer_norm_forward", fmt, x, mean_rstd, rows, cols);
+  detail::require("layer_norm_forward", "gamma", gamma, cols, eb);
+  detail::require("layer_norm_forward", "beta", beta, cols, eb);
+  detail::require("layer_norm_forward", "y", y, uint64_t(rows) * cols, eb);
+  if (rows == 0) return;
+  struct { uint32_t rows, cols; float eps; } push{rows, cols, eps};
+  Kernel& k = detail::kernel(seq, "layer_norm", fmt, 5, sizeof(push));
+  seq.dispatch(k, {x, gamma, beta, y, mean_rstd}, push, {row_groups(rows)}, "layer_norm");
+}
+
+void layer_norm_backward_input(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView mean_rstd,
+                               BufferView dy, BufferView dx, uint32_t rows, uint32_t cols, bool accumulate) {
+  size_t eb = format_bytes(fmt);
+  check("layer_norm_backward_input", fmt, x, mean_rstd, rows, cols);
+  detail::require("layer_norm_backward_input", "gamma", gamma, cols, eb);
+  detail::require("layer_norm_backward_input", "dy", dy, uint64_t(rows) * cols, eb);
+  detail::require("layer_norm_backward_input", "dx", dx, uint64_t(rows) * cols, eb);
+  if (rows == 0) return;
+  struct { uint32_t rows, cols, accumulate; } push{rows, cols, accumulate};
+  Kernel& k = detail::kernel(seq, "layer_norm_grad", fmt, 5, sizeof(push));
+  seq.dispatch(k, {x, gamma, mean_rstd, dy, dx}, push, {row_groups(rows)}, "layer_norm_grad");
+}
+
+void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferView mean_rstd, BufferView dy,
+                                BufferView dgamma, BufferView dbeta, uint32_t rows, uint32_t cols,
+                                bool accumulate_gamma, bool accumulate_beta) {
+  size_t eb = format_bytes(fmt);
+  check("layer_norm_backward_params", fmt, x, mean_rstd, rows, cols);
+  detail::require("layer_norm_backward_params", "dy", dy, uint64_t(rows) * cols, eb);
+  detail::require("layer_norm_backward_params", "dgamma", dgamma, cols, eb);
+  detail::require("layer_norm_backward_params", "dbeta", dbeta, cols, eb);
+  struct { uint32_t rows, cols, accumulate_gamma, accumulate_beta; } push{rows, cols, accumulate_gamma,
+                                                                          accumulate_beta};
+  Kernel& k = detail::kernel(seq, "layer_norm_param_grad", fmt, 5, sizeof(push));
+  seq.dispatch(k, {x, mean_rstd, dy, dgamma, dbeta}, push, {div_up(cols, 256)}, "layer_norm_param_grad");
+}
+
+void layer_norm_backward(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView mean_rstd,
+                         BufferView dy, BufferView dx, BufferView dgamma, BufferView dbeta, uint32_t rows,
+                         uint32_t cols, bool accumulate_params) {
+  layer_norm_backward_input(seq, fmt, x, gamma, mean_rstd, dy, dx, rows, cols);
+  layer_norm_backward_params(seq, fmt, x, mean_rstd, dy, dgamma, dbeta, rows, cols, accumulate_params,
+                             accumulate_params);
+}
+
+}  // namespace vkamp::ops

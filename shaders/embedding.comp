@@ -1,0 +1,31 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Token plus learned position embedding:
+//   y[b, t, :] = wte[ids[b, t], :] + wpe[t, :],  rows r = b * T + t.
+// An id >= vocab reads nothing and gives a NaN row, as a label out of range
+// does in softmax_xent: the bad data shows up in the loss instead of being
+// silently clamped to some real token.
+#include "types.glsl"
+#include "fastdiv.glsl"
+#include "elementwise.glsl"
+
+layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
+layout(std430, binding = 1) readonly buffer Wte { sfp wte[]; };
+layout(std430, binding = 2) readonly buffer Wpe { sfp wpe[]; };
+layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
+layout(push_constant) uniform Push {
+  uint n;  // rows * cols
+  uint cols, seq_len, vocab;
+  uvec2 by_cols, by_seq_len;
+} p;
+
+void main() {
+  FOR_EACH_ELEMENT(i, p.n) {
+    uint r = fast_div(i, p.by_cols);
+    uint c = i - r * p.cols;
+    uint t = r - fast_div(r, p.by_seq_len) * p.seq_len;
+    uint id = ids[r];
+    float v = id < p.vocab ? sfp2f(wte[id * p.cols + c]) : uintBitsToFloat(0x7FC00000u);
+    y[i] = f2sfp(v + sfp2f(wpe[t * p.cols + c]));
+  }
+}

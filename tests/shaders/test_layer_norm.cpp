@@ -1,0 +1,273 @@
+// LayerNorm over the last dimension (rows x cols) and its gradients against
+// double references, at every awkward row count and cols 1 (degenerate: the
+// variance is 0, so y = beta, dx = 0, dgamma = 0, as in PyTorch), 5, 64 and
+// 127 (past one 128-wide workgroup is 128; 127 leaves one lane idle); an
+// inf or NaN in a row makes that row, and only it, NaN; and, in fp32, rows
+// far from zero (x ~ 1000), where E[x^2] - E[x]^2 would cancel: the
+// forward against the reference and the backward against central
+// differences of the forward.
+#include <cmath>
+#include <limits>
+
+#include "support/cases.hpp"
+#include "support/gpu_test.hpp"
+#include "support/numerics.hpp"
+#include "support/reference.hpp"
+#include "vkamp/ops/layer_norm.hpp"
+#include "vkamp/sequence.hpp"
+
+namespace vkamp::test {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const float kNan = std::nanf("");
+constexpr uint32_t kCols[] = {1, 5, 64, 127};
+
+struct Reference {
+  std::vector<double> y, mean, rstd, dx, dgamma, dbeta;
+};
+
+// From the definition, in double: two-pass mean and biased variance.
+Reference reference(const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                    const std::vector<float>& dy, uint32_t rows, uint32_t cols) {
+  Reference ref;
+  ref.y.resize(x.size());
+  ref.dx.resize(x.size());
+  ref.dgamma.assign(cols, 0.0);
+  ref.dbeta.assign(cols, 0.0);
+  const double eps = ops::kLayerNormEps;  // the float the shader adds, widened exactly
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float* xr = &x[size_t(r) * cols];
+    const float* dyr = &dy[size_t(r) * cols];
+    double mean = 0, var = 0;
+    for (uint32_t c = 0; c < cols; ++c) mean += xr[c];
+    mean /= cols;
+    for (uint32_t c = 0; c < cols; ++c) var += (xr[c] - mean) * (xr[c] - mean);
+    double rstd = 1.0 / std::sqrt(var / cols + eps);
+    ref.mean.push_back(mean);
+    ref.rstd.push_back(rstd);
+    double mg = 0, mgx = 0;
+    for (uint32_t c = 0; c < cols; ++c) {
+      double xhat = (xr[c] - mean) * rstd, g = double(dyr[c]) * gamma[c];
+      ref.y[size_t(r) * cols + c] = xhat * gamma[c] + beta[c];
+      mg += g / cols;
+      mgx += g * xhat / cols;
+      ref.dgamma[c] += dyr[c] * xhat;
+      ref.dbeta[c] += dyr[c];
+    }
+    for (uint32_t c = 0; c < cols; ++c) {
+      double xhat = (xr[c] - mean) * rstd, g = double(dyr[c]) * gamma[c];
+      ref.dx[size_t(r) * cols + c] = rstd * (g - mg - xhat * mgx);
+    }
+  }
+  return ref;
+}
+
+std::vector<double> plus(std::vector<double> a, const std::vector<float>& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  return a;
+}
+
+struct Result {
+  std::vector<float> y, mean, rstd, dx, dgamma, dbeta;
+};
+
+// The fp32 roundings a row statistic goes through: ceil(cols / 128)
+// sequential adds per invocation, then the 7 levels of the workgroup tree.
+double sum_depth(uint32_t cols) { return std::ceil(cols / 128.0) + 7; }
+
+// The forward in fp32 before the one rounding to the format: the sums
+// (sum_depth ulps of the row's scale; the corrected two-pass mean keeps x -
+// mean exact, so it holds far from zero too), inversesqrt (2 ulps, the
+// Vulkan precision), then xhat * gamma + beta (3 roundings): sum_depth + 6.
+double forward_bound(Format fmt, uint32_t cols) {
+  return nmse_bound(fmt, 1) + nmse_bound(Format::F32, sum_depth(cols) + 6);
+}
+
+class LayerNorm : public MatrixShaderTest {
+ protected:
+  // Forward then backward in one recording, every output poisoned first.
+  // `old` (dx, dgamma, dbeta) makes the backward accumulate into them.
+  Result run(Format f, const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+             const std::vector<float>& dy, uint32_t cols, const Result* old = nullptr) {
+    uint32_t n = rows() * cols;
+    Buffer xb = upload(ctx(), f, x), gb = upload(ctx(), f, gamma), bb = upload(ctx(), f, beta);
+    Buffer dyb = upload(ctx(), f, dy);
+    Buffer yb = poisoned(ctx(), f, n), stats = poisoned(ctx(), Format::F32, 2 * size_t(rows()));
+    Buffer dxb = old ? upload(ctx(), f, old->dx) : poisoned(ctx(), f, n);
+    Buffer dgb = old ? upload(ctx(), f, old->dgamma) : poisoned(ctx(), f, cols);
+    Buffer dbb = old ? upload(ctx(), f, old->dbeta) : poisoned(ctx(), f, cols);
+    Sequence seq(ctx());
+    seq.begin();
+    ops::layer_norm_forward(seq, f, xb, gb, bb, yb, stats, rows(), cols);
+    ops::layer_norm_backward_input(seq, f, xb, gb, stats, dyb, dxb, rows(), cols, old != nullptr);
+    ops::layer_norm_backward_params(seq, f, xb, stats, dyb, dgb, dbb, rows(), cols, old != nullptr, old != nullptr);
+    seq.end();
+    seq.run();
+    Result out{download(yb, f, n), {}, {}, download(dxb, f, n), download(dgb, f, cols), download(dbb, f, cols)};
+    std::vector<float> st = download(stats, Format::F32, 2 * size_t(rows()));
+    for (uint32_t r = 0; r < rows(); ++r) {
+      out.mean.push_back(st[2 * r]);
+      out.rstd.push_back(st[2 * r + 1]);
+    }
+    return out;
+  }
+
+  template <class Check>
+  void for_each_layer_cols(Check check) {
+    for (uint32_t cols : kCols) {
+      SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
+      check(cols);
+    }
+  }
+
+  // dx = rstd (g - mean(g) - xhat mean(g xhat)) in fp32: the two row sums
+  // (sum_depth), the statistics it reads (the forward's), and 6 roundings
+  // of its own; the projection removes 2 of cols directions of g, which for
+  // cols >= 5 leaves most of |g|, so allow twice that, then one rounding.
+  double dx_bound(uint32_t cols) const {
+    return nmse_bound(fmt(), 1) + nmse_bound(Format::F32, 2 * (sum_depth(cols) + 6 + 6));
+  }
+  // Column sums over rows of terms rounded as the forward rounds xhat, in
+  // fp32 (sqrt(rows) ulps of random-walk, as bias_grad), then one rounding.
+  double column_bound(uint32_t cols) const {
+    return nmse_bound(fmt(), 1) + nmse_bound(Format::F32, sum_depth(cols) + 6 + std::sqrt(double(rows())));
+  }
+
+  struct Inputs {
+    std::vector<float> x, gamma, beta, dy;
+  };
+  // x around `offset`, gamma of either sign, dy with a positive mean so
+  // that the dbeta column sums do not cancel; all rounded to the format.
+  Inputs inputs(uint32_t cols, float offset = 0) {
+    size_t n = size_t(rows()) * cols;
+    return {random_values(n, offset - 4, offset + 4, fmt()), random_values(cols, -2, 2, fmt()),
+            random_values(cols, -1, 1, fmt()), random_values(n, -1, 3, fmt())};
+  }
+};
+
+TEST_P(LayerNorm, ForwardAndBackward) {
+  for_each_layer_cols([&](uint32_t cols) {
+    Inputs in = inputs(cols);
+    Result out = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+    Reference ref = reference(in.x, in.gamma, in.beta, in.dy, rows(), cols);
+    EXPECT_TRUE(close_to(out.y, ref.y, forward_bound(fmt(), cols)));
+    // rstd: the variance's sums and inversesqrt, kept in fp32.
+    EXPECT_TRUE(close_to(out.rstd, ref.rstd, nmse_bound(Format::F32, sum_depth(cols) + 2)));
+    EXPECT_TRUE(close_to(out.dx, ref.dx, dx_bound(cols)));
+    EXPECT_TRUE(close_to(out.dgamma, ref.dgamma, column_bound(cols)));
+    EXPECT_TRUE(close_to(out.dbeta, ref.dbeta, column_bound(cols)));
+  });
+}
+
+TEST_P(LayerNorm, BackwardAccumulates) {
+  for_each_layer_cols([&](uint32_t cols) {
+    Inputs in = inputs(cols);
+    size_t n = size_t(rows()) * cols;
+    Result old{{}, {}, {}, random_values(n, -1, 1, fmt()), random_values(cols, 0, 4, fmt()),
+               random_values(cols, 0, 4, fmt())};
+    Result out = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols, &old);
+    Reference ref = reference(in.x, in.gamma, in.beta, in.dy, rows(), cols);
+    // One more fp32 add before the rounding to the format.
+    EXPECT_TRUE(close_to(out.dx, plus(ref.dx, old.dx), dx_bound(cols) + nmse_bound(Format::F32, 1)));
+    EXPECT_TRUE(close_to(out.dgamma, plus(ref.dgamma, old.dgamma), column_bound(cols) + nmse_bound(Format::F32, 1)));
+    EXPECT_TRUE(close_to(out.dbeta, plus(ref.dbeta, old.dbeta), column_bound(cols) + nmse_bound(Format::F32, 1)));
+  });
+}
+
+TEST_P(LayerNorm, NonFiniteInputPoisonsOnlyItsRow) {
+  for (float special : {kInf, -kInf, kNan}) {
+    for_each_layer_cols([&](uint32_t cols) {
+      SCOPED_TRACE(::testing::Message() << "x special " << special);
+      Inputs in = inputs(cols);
+      uint32_t bad = std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng());
+      in.x[size_t(bad) * cols + std::uniform_int_distribution<uint32_t>(0, cols - 1)(rng())] = special;
+      Result out = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+      Reference ref = reference(in.x, in.gamma, in.beta, in.dy, rows(), cols);
+      // The reference's row `bad` is NaN throughout (its mean or variance
+      // is); close_to wants NaN exactly there and finite values elsewhere.
+      for (uint32_t c = 0; c < cols; ++c) ASSERT_TRUE(std::isnan(ref.y[size_t(bad) * cols + c]));
+      EXPECT_TRUE(close_to(out.y, ref.y, forward_bound(fmt(), cols)));
+      EXPECT_TRUE(close_to(out.dx, ref.dx, dx_bound(cols)));
+      // dgamma sums xhat over every row, so every column is NaN; dbeta is not.
+      EXPECT_TRUE(close_to(out.dgamma, ref.dgamma, column_bound(cols)));
+      EXPECT_TRUE(close_to(out.dbeta, ref.dbeta, column_bound(cols)));
+    });
+  }
+}
+
+// Far from zero, in fp32 only: a 16-bit format cannot hold 1000 +- 4 finely
+// enough for the question to mean anything.
+class LayerNormFp32 : public LayerNorm {};
+
+TEST_P(LayerNormFp32, ForwardFarFromZero) {
+  // x in [996, 1004): E[x^2] ~ 1e6 has an fp32 ulp of 0.06 against a
+  // variance of 5.3, and even x - fl(mean) is off by up to 3e-5 (half an
+  // ulp of 1000), 1e-5 of the row's scale, an NMSE ~1e-10, far above the
+  // bound. The corrected two-pass forward keeps forward_bound, as at zero.
+  for_each_layer_cols([&](uint32_t cols) {
+    Inputs in = inputs(cols, 1000);
+    Result out = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+    Reference ref = reference(in.x, in.gamma, in.beta, in.dy, rows(), cols);
+    EXPECT_TRUE(close_to(out.y, ref.y, forward_bound(fmt(), cols)));
+    // The mean, ~1000, rounded to fp32 once after the corrected sums.
+    EXPECT_TRUE(close_to(out.mean, ref.mean, nmse_bound(Format::F32, 2)));
+    EXPECT_TRUE(close_to(out.rstd, ref.rstd, nmse_bound(Format::F32, sum_depth(cols) + 2)));
+  });
+}
+
+TEST_P(LayerNormFp32, BackwardMatchesFiniteDifferencesFarFromZero) {
+  // L(x) = sum(r * y(x)) with x in [999, 1001); dL/dx from the backward with
+  // dy = r, against (L(x + h v) - L(x - h v)) on the GPU forward, along a
+  // random direction v. cols 1 is left out: y = beta there, so both sides
+  // are exactly 0 (ForwardAndBackward checks dx = 0).
+  const float h = 0.01f;
+  for (uint32_t cols : {5u, 64u, 127u}) {
+    SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
+    size_t n = size_t(rows()) * cols;
+    std::vector<float> x = random_values(n, 999, 1001, Format::F32), gamma = random_values(cols, 0.5f, 1.5f, Format::F32),
+                       beta = random_values(cols, -1, 1, Format::F32), r = random_values(n, -1, 1, Format::F32),
+                       v = random_values(n, -1, 1, Format::F32);
+    std::vector<float> xp(n), xm(n);
+    for (size_t i = 0; i < n; ++i) {
+      xp[i] = x[i] + h * v[i];
+      xm[i] = x[i] - h * v[i];
+    }
+    auto loss = [&](const std::vector<float>& at) {
+      std::vector<float> y = run(Format::F32, at, gamma, beta, r, cols).y;
+      double l = 0;
+      for (size_t i = 0; i < n; ++i) l += double(r[i]) * y[i];
+      return l;
+    };
+    double fd = loss(xp) - loss(xm);
+    std::vector<float> dx = run(Format::F32, x, gamma, beta, r, cols).dx;
+    double dot = 0, dx_norm = 0, step_norm = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double step = double(xp[i]) - xm[i];  // the step taken: 2 h v rounded at ulp(1000) = 6e-5
+      dot += dx[i] * step;
+      dx_norm += double(dx[i]) * dx[i];
+      step_norm += step * step;
+    }
+    // The relative error of <dx, step> against the difference, from:
+    //  - truncation, the third-order term of the central difference,
+    //    ~(h |v| / sigma)^2 with sigma = 0.58 (uniform on [-1, 1)): < (h / sigma)^2;
+    //  - the forward's rounding, ~20 fp32 ulps of each y (forward_bound),
+    //    summed with random signs into L: ~20 * 6e-8 * sqrt(n) against
+    //    |dx| |step| ~ 0.01 n, below 1e-4 for n >= 5;
+    //  - the backward's xhat from the saved fp32 mean, off by up to half an
+    //    ulp of 1000 (3e-5), 5e-5 of sigma.
+    // A naive E[x^2] - E[x]^2 variance moves rstd by ~10% between the two
+    // evaluations, errors of order 1 or more. Squared, with a margin of 4.
+    double sigma = 1 / std::sqrt(3.0), rel = (h / sigma) * (h / sigma) + 1e-4 + 5e-5;
+    double err = (dot - fd) * (dot - fd) / (dx_norm * step_norm);
+    EXPECT_LE(err, 4 * rel * rel) << "<dx, step> " << dot << ", central difference " << fd;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shaders, LayerNorm, all_formats_and_sizes(), format_size_name);
+INSTANTIATE_TEST_SUITE_P(Shaders, LayerNormFp32,
+                         ::testing::Combine(::testing::Values(Format::F32), ::testing::ValuesIn(kSizes)),
+                         format_size_name);
+
+}  // namespace
+}  // namespace vkamp::test
