@@ -1,32 +1,34 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// LayerNorm's parameter gradients, column sums over the rows:
-//   dgamma[c] = sum_r dy[r, c] * xhat[r, c],  dbeta[c] = sum_r dy[r, c]
-// (+ the old values when accumulate_gamma / accumulate_beta). One invocation per column, summing
-// the rows in order in fp32, as bias_grad.comp: deterministic, no atomics,
-// and neighbouring invocations read neighbouring columns of each row.
+// LayerNorm's parameter gradients, first pass: for one chunk of rows
+// (workgroup y), the column sums
+//   partial_gamma[chunk][c] = sum_r dy[r, c] * xhat[r, c],  partial_beta[chunk][c] = sum_r dy[r, c],
+// one invocation per column adding the chunk's rows in order in fp32;
+// gemm_reduce.comp then adds the chunks in order into dgamma and dbeta.
+// Deterministic (a fixed split, no atomics), and no invocation loops over
+// more than chunk_rows rows: lavapipe leaves a shader's loops after 65535
+// iterations, silently, so one loop over every row dropped rows past that.
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer Stats { vec2 mean_rstd[]; };
 layout(std430, binding = 2) readonly buffer DY { sfp dy[]; };
-layout(std430, binding = 3) buffer DGamma { sfp dgamma[]; };
-layout(std430, binding = 4) buffer DBeta { sfp dbeta[]; };
-layout(push_constant) uniform Push { uint rows; uint cols; uint accumulate_gamma; uint accumulate_beta; } p;
+layout(std430, binding = 3) writeonly buffer PartialGamma { float partial_gamma[]; };
+layout(std430, binding = 4) writeonly buffer PartialBeta { float partial_beta[]; };
+layout(push_constant) uniform Push { uint rows; uint cols; uint chunk_rows; } p;
 
 void main() {
-  uint col = gl_GlobalInvocationID.x;
+  uint col = gl_GlobalInvocationID.x, chunk = gl_WorkGroupID.y;
   if (col >= p.cols) return;
   float sg = 0.0, sb = 0.0;
-  for (uint r = 0u; r < p.rows; ++r) {
+  uint end = min(p.rows, (chunk + 1u) * p.chunk_rows);
+  for (uint r = chunk * p.chunk_rows; r < end; ++r) {
     vec2 st = mean_rstd[r];
     float g = sfp2f(dy[r * p.cols + col]);
     sg += g * ((sfp2f(x[r * p.cols + col]) - st.x) * st.y);
     sb += g;
   }
-  if (p.accumulate_gamma != 0u) sg += sfp2f(dgamma[col]);
-  if (p.accumulate_beta != 0u) sb += sfp2f(dbeta[col]);
-  dgamma[col] = f2sfp(sg);
-  dbeta[col] = f2sfp(sb);
+  partial_gamma[chunk * p.cols + col] = sg;
+  partial_beta[chunk * p.cols + col] = sb;
 }

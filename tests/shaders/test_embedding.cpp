@@ -1,6 +1,7 @@
 // Token plus position embedding and its gradients against double
 // references, in every format, at awkward (batch, seq_len, cols, vocab);
-// ids that repeat (one id over most of the batch, one id everywhere), ids
+// ids that repeat (one id over most of the batch, one id everywhere), more
+// rows than one shader loop may run on lavapipe, ids
 // past the vocabulary (NaN rows, no dwte contribution); and the gradients
 // against central differences of sum(y * r).
 #include <algorithm>
@@ -182,6 +183,18 @@ TEST_P(Embedding, OneIdEverywhere) {
     std::vector<uint32_t> ids(d.rows(), d.vocab / 2);
     expect_backward(d, ids);
   });
+}
+
+TEST_P(Embedding, MoreRowsThanOneShaderLoopMayRun) {
+  // 70000 rows: past lavapipe's 65535 iterations per loop, and 10000
+  // batches per position, so both gradients span several chunks. One id on
+  // most rows puts them all in one sum.
+  const Dims d{10000, 7, 3, 5};
+  SCOPED_TRACE("batch 10000, seq_len 7, cols 3, vocab 5");
+  std::vector<uint32_t> ids = random_ids(d);
+  for (uint32_t r = 0; r < d.rows(); ++r)
+    if (r % 5 != 0) ids[r] = 2;
+  expect_backward(d, ids);
 }
 
 TEST_P(Embedding, IdsPastTheVocabularyGiveNanRowsAndNoTokenGradient) {

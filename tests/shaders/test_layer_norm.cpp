@@ -1,10 +1,11 @@
 // LayerNorm over the last dimension (rows x cols) and its gradients against
 // double references, at every awkward row count and cols 1 (degenerate: the
-// variance is 0, so y = beta, dx = 0, dgamma = 0, as in PyTorch), 5, 64 and
-// 127 (past one 128-wide workgroup is 128; 127 leaves one lane idle); an
-// inf or NaN in a row makes that row, and only it, NaN; and, in fp32, rows
-// far from zero (x ~ 1000), where E[x^2] - E[x]^2 would cancel: the
-// forward against the reference and the backward against central
+// variance is 0, so y = beta, dx = 0, dgamma = 0, as in PyTorch), 5, 64,
+// 127 (one lane of the 128-wide row workgroup idle) and 300 (each lane sums
+// several columns); an inf or NaN in a row makes that row, and only it,
+// NaN; and, in fp32, more rows than the 65535 workgroups of one dispatch,
+// and rows far from zero (x ~ 1000), where E[x^2] - E[x]^2 would cancel:
+// the forward against the reference and the backward against central
 // differences of the forward.
 #include <cmath>
 #include <limits>
@@ -21,7 +22,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::nanf("");
-constexpr uint32_t kCols[] = {1, 5, 64, 127};
+constexpr uint32_t kCols[] = {1, 5, 64, 127, 300};
 
 struct Reference {
   std::vector<double> y, mean, rstd, dx, dgamma, dbeta;
@@ -86,6 +87,10 @@ double forward_bound(Format fmt, uint32_t cols) {
 
 class LayerNorm : public MatrixShaderTest {
  protected:
+  // The test's size, plus extra_rows_ for the test of the row striding.
+  uint32_t rows() const { return extra_rows_ + MatrixShaderTest::rows(); }
+  uint32_t extra_rows_ = 0;
+
   // Forward then backward in one recording, every output poisoned first.
   // `old` (dx, dgamma, dbeta) makes the backward accumulate into them.
   Result run(Format f, const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& beta,
@@ -200,6 +205,20 @@ TEST_P(LayerNorm, NonFiniteInputPoisonsOnlyItsRow) {
 // enough for the question to mean anything.
 class LayerNormFp32 : public LayerNorm {};
 
+TEST_P(LayerNormFp32, MoreRowsThanOneDispatchHasWorkgroups) {
+  // The shaders take one workgroup per row, at most 65535 per dispatch,
+  // each striding on: past that, rows 65535 on come round a second time.
+  extra_rows_ = 65535;
+  const uint32_t cols = 5;
+  Inputs in = inputs(cols);
+  Result out = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+  Reference ref = reference(in.x, in.gamma, in.beta, in.dy, rows(), cols);
+  EXPECT_TRUE(close_to(out.y, ref.y, forward_bound(fmt(), cols)));
+  EXPECT_TRUE(close_to(out.dx, ref.dx, dx_bound(cols)));
+  EXPECT_TRUE(close_to(out.dgamma, ref.dgamma, column_bound(cols)));
+  EXPECT_TRUE(close_to(out.dbeta, ref.dbeta, column_bound(cols)));
+}
+
 TEST_P(LayerNormFp32, ForwardFarFromZero) {
   // x in [996, 1004): E[x^2] ~ 1e6 has an fp32 ulp of 0.06 against a
   // variance of 5.3, and even x - fl(mean) is off by up to 3e-5 (half an
@@ -222,7 +241,7 @@ TEST_P(LayerNormFp32, BackwardMatchesFiniteDifferencesFarFromZero) {
   // random direction v. cols 1 is left out: y = beta there, so both sides
   // are exactly 0 (ForwardAndBackward checks dx = 0).
   const float h = 0.01f;
-  for (uint32_t cols : {5u, 64u, 127u}) {
+  for (uint32_t cols : {5u, 64u, 300u}) {
     SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
     size_t n = size_t(rows()) * cols;
     std::vector<float> x = random_values(n, 999, 1001, Format::F32), gamma = random_values(cols, 0.5f, 1.5f, Format::F32),

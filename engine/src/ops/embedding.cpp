@@ -1,6 +1,7 @@
 #include "vkamp/ops/embedding.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
@@ -15,6 +16,10 @@ void check(const char* op, uint32_t rows, uint32_t seq_len, uint32_t cols, uint3
   if (uint64_t(rows) * cols > UINT32_MAX || uint64_t(vocab) * cols > UINT32_MAX)
     throw Error(std::string(op) + ": more than 2^32 values");
 }
+
+// Rows per invocation of the gradients' first pass: few enough for
+// lavapipe's 65535-iteration loop limit.
+constexpr uint32_t kChunkRows = 1024;
 
 uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256), 65535u)); }
 
@@ -48,11 +53,20 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
   detail::require("embedding_backward", "dwte", dwte, uint64_t(vocab) * cols, eb);
   detail::require("embedding_backward", "dwpe", dwpe, uint64_t(seq_len) * cols, eb);
   // The same shader twice: TOKENS groups the rows by id, else by position.
+  // Rows (tokens) or batches (positions) in chunks of kChunkRows, a partial
+  // sum per chunk, then the chunks added in order by gemm_reduce.
+  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, 3 * sizeof(uint32_t));
   for (uint32_t tokens : {1u, 0u}) {
     uint32_t n = (tokens ? vocab : seq_len) * cols;
-    struct { uint32_t n, cols, rows, seq_len, accumulate; } push{n, cols, rows, seq_len, accumulate};
+    uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
+    if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
+    BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
+    struct { uint32_t n, cols, rows, seq_len, chunk_rows; } push{n, cols, rows, seq_len, kChunkRows};
     Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens});
-    seq.dispatch(k, {ids, dy, tokens ? dwte : dwpe}, push, {groups(n)}, tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
+    seq.dispatch(k, {ids, dy, partial}, push, {groups(n), chunks},
+                 tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
+    struct { uint32_t count, splits, accumulate; } rpush{n, chunks, accumulate};
+    seq.dispatch(reduce, {partial, tokens ? dwte : dwpe}, rpush, {groups(n)}, "embedding_grad_reduce");
   }
 }
 

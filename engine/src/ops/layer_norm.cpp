@@ -1,6 +1,8 @@
 #include "vkamp/ops/layer_norm.hpp"
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
@@ -8,6 +10,11 @@
 namespace vkamp::ops {
 
 namespace {
+
+// Rows per invocation of the parameter gradients' first pass: few enough
+// for lavapipe's 65535-iteration loop limit, enough to keep the partial
+// sums small (cols floats per chunk).
+constexpr uint32_t kChunkRows = 1024;
 
 // One workgroup per row (row_sum.glsl); each strides past 65535 rows.
 uint32_t row_groups(uint32_t rows) { return std::min(rows, 65535u); }
@@ -54,10 +61,21 @@ void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferV
   detail::require("layer_norm_backward_params", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("layer_norm_backward_params", "dgamma", dgamma, cols, eb);
   detail::require("layer_norm_backward_params", "dbeta", dbeta, cols, eb);
-  struct { uint32_t rows, cols, accumulate_gamma, accumulate_beta; } push{rows, cols, accumulate_gamma,
-                                                                          accumulate_beta};
+  // Rows in chunks of kChunkRows, one partial sum per chunk and column, then
+  // the chunks added in order (gemm_reduce): the same split on every device.
+  uint32_t chunks = std::max(1u, div_up(rows, kChunkRows));
+  if (chunks > 65535)
+    throw Error("layer_norm_backward_params: more than " + std::to_string(65535ull * kChunkRows) + " rows");
+  BufferView pg = seq.scratch(size_t(chunks) * cols * sizeof(float));
+  BufferView pb = seq.scratch(size_t(chunks) * cols * sizeof(float));
+  struct { uint32_t rows, cols, chunk_rows; } push{rows, cols, kChunkRows};
   Kernel& k = detail::kernel(seq, "layer_norm_param_grad", fmt, 5, sizeof(push));
-  seq.dispatch(k, {x, mean_rstd, dy, dgamma, dbeta}, push, {div_up(cols, 256)}, "layer_norm_param_grad");
+  seq.dispatch(k, {x, mean_rstd, dy, pg, pb}, push, {div_up(cols, 256), chunks}, "layer_norm_param_grad");
+  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, 3 * sizeof(uint32_t));
+  for (auto [partial, out, acc] : {std::tuple{pg, dgamma, accumulate_gamma}, std::tuple{pb, dbeta, accumulate_beta}}) {
+    struct { uint32_t count, splits, accumulate; } rpush{cols, chunks, acc};
+    seq.dispatch(reduce, {partial, out}, rpush, {std::min(div_up(cols, 256), 65535u)}, "layer_norm_param_reduce");
+  }
 }
 
 void layer_norm_backward(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView mean_rstd,

@@ -18,10 +18,11 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab);
 
 // dwte[v, :] = sum of dy[r, :] over rows with ids[r] == v; dwpe[t, :] = sum
-// of dy[r, :] over rows with r % seq_len == t. fp32 sums in row order, one
-// invocation per output value: deterministic, no atomics, O(vocab * rows *
-// cols) id reads for dwte (see shaders/embedding_grad.comp). Both are added
-// to the old values when accumulate.
+// of dy[r, :] over rows with r % seq_len == t. fp32 sums in row order within
+// fixed chunks of rows, the chunks then added in order: deterministic, no
+// atomics, O(vocab * rows * cols) id reads for dwte (see
+// shaders/embedding_grad.comp). Both are added to the old values when
+// accumulate.
 void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
                         uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, bool accumulate = false);
 
