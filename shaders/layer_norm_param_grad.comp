@@ -6,8 +6,9 @@
 // one invocation per column adding the chunk's rows in order in fp32;
 // gemm_reduce.comp then adds the chunks in order into dgamma and dbeta.
 // Deterministic (a fixed split, no atomics), and no invocation loops over
-// more than chunk_rows rows: lavapipe leaves a shader's loops after 65535
-// iterations, silently, so one loop over every row dropped rows past that.
+// more than chunk_rows rows: lavapipe leaves a loop after 65535 iterations,
+// silently, so one loop over every row dropped the rows past that (and two
+// nested loops fared no better: the budget seems to be shared).
 #include "types.glsl"
 
 layout(local_size_x = 256) in;

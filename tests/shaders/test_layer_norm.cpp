@@ -206,8 +206,10 @@ TEST_P(LayerNorm, NonFiniteInputPoisonsOnlyItsRow) {
 class LayerNormFp32 : public LayerNorm {};
 
 TEST_P(LayerNormFp32, MoreRowsThanOneDispatchHasWorkgroups) {
-  // The shaders take one workgroup per row, at most 65535 per dispatch,
-  // each striding on: past that, rows 65535 on come round a second time.
+  // The row shaders take one workgroup per row, at most 65535 per
+  // dispatch, each striding on: rows 65535 on come round a second time.
+  // The parameter gradients sum 1024-row chunks: past 65535 rows, a single
+  // loop over the rows would stop early on lavapipe.
   extra_rows_ = 65535;
   const uint32_t cols = 5;
   Inputs in = inputs(cols);
