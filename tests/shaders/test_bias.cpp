@@ -180,5 +180,31 @@ TEST_P(Bias, BackwardMatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Bias, all_formats_and_sizes(), format_size_name);
 
+// Mesa's llvmpipe stops any shader loop after 65,535 iterations (found
+// with the LayerNorm parameter gradients): a column sum over more rows than
+// that must still see every row. 69,632 rows of 0.25 sum to 17,408 exactly
+// in fp32, fp16 and bf16 alike.
+TEST_F(GpuTest, BiasBackwardSumsPastTheDriversLoopLimit) {
+  const uint32_t rows = 65536 + 4096, cols = 3;
+  for (Format f : {Format::F32, Format::F16, Format::BF16}) {
+    std::vector<float> dy(size_t(rows) * cols, 0.25f);
+    Buffer dyb = upload(ctx(), f, dy);
+    Buffer dbb(ctx(), cols * format_bytes(f));
+    dbb.fill(0x7FC07FC0u);  // NaN in every format: each column must be written
+    Sequence seq(ctx());
+    seq.begin();
+    ops::bias_add_backward(seq, f, dyb, dbb, rows, cols, false);
+    seq.end();
+    seq.run();
+    for (float v : download(dbb, f, cols)) EXPECT_EQ(v, 17408.0f) << format_name(f);
+    Sequence again(ctx());  // and added into db: the chunks' sum plus db, rounded once
+    again.begin();
+    ops::bias_add_backward(again, f, dyb, dbb, rows, cols, true);
+    again.end();
+    again.run();
+    for (float v : download(dbb, f, cols)) EXPECT_EQ(v, 34816.0f) << format_name(f) << ", accumulated";
+  }
+}
+
 }  // namespace
 }  // namespace vkamp::test

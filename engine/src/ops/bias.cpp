@@ -1,5 +1,7 @@
 #include "vkamp/ops/bias.hpp"
 
+#include <algorithm>
+
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -14,14 +16,26 @@ void bias_add_forward(Sequence& seq, Format fmt, BufferView y, BufferView b, uin
   seq.dispatch(k, {y, b}, push, {std::min(div_up(n, 256), 65535u)}, "bias_add");
 }
 
+// Below llvmpipe's 65,535 loop iterations (bias_grad.comp), and large
+// enough that every bias of the samples (up to 64 x 28 x 28 rows) is one
+// chunk, summed in one pass as before.
+constexpr uint32_t kBiasChunkRows = 32768;
+
 void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, uint32_t rows,
                        uint32_t cols, bool accumulate) {
   size_t eb = format_bytes(fmt);
   detail::require("bias_add_backward", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("bias_add_backward", "db", db, cols, eb);
-  struct { uint32_t rows, cols, accumulate; } push{rows, cols, accumulate};
-  Kernel& k = detail::kernel(seq, "bias_grad", fmt, 2, sizeof(push));
-  seq.dispatch(k, {dy, db}, push, {div_up(cols, 256)}, "bias_grad");
+  const uint32_t chunks = std::max(1u, div_up(rows, kBiasChunkRows));
+  struct { uint32_t rows, cols, accumulate, chunk_rows; } push{rows, cols, accumulate, kBiasChunkRows};
+  const uint32_t partials = chunks > 1 ? 1 : 0;
+  BufferView partial = partials ? seq.scratch(size_t(chunks) * cols * sizeof(float)) : db;
+  Kernel& k = detail::kernel(seq, "bias_grad", fmt, 3, sizeof(push), {partials});
+  seq.dispatch(k, {dy, db, partial}, push, {div_up(cols, 256), chunks}, "bias_grad");
+  if (!partials) return;
+  struct { uint32_t count, splits, accumulate; } rpush{cols, chunks, accumulate};
+  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, sizeof(rpush));
+  seq.dispatch(reduce, {partial, db}, rpush, {std::min(div_up(cols, 256), 65535u)}, "bias_grad_reduce");
 }
 
 }  // namespace vkamp::ops
