@@ -33,6 +33,30 @@ TEST_F(GraphTraining, ResidualMlpLossDecreases) {
   EXPECT_GT(t.evaluate(data), 0.8);
 }
 
+// A LayerNorm's gain starts at 1 and its bias at 0 (init: one / zero, as
+// PyTorch starts them), and the weight beside them still draws its seeded
+// Kaiming values.
+TEST_F(GraphTraining, ConstantInitsStartAtOneAndZero) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(6));
+  g.param("ln.weight", {6}, graph::Init::One);
+  g.param("ln.bias", {6}, graph::Init::Zero);
+  g.param("fc.weight", {3, 6});
+  g.layer_norm("ln", "x", "ln.weight", "ln.bias");
+  g.linear("fc", "ln", "fc.weight");
+  g.set_output("fc");
+  train::Model m(ctx(), std::move(g), Format::F32, 4, 7, false, false);
+  const std::vector<float> w = m.read_master();
+  ASSERT_EQ(m.tensors().size(), 3u);
+  for (const auto& t : m.tensors())
+    for (uint32_t i = 0; i < t.size; ++i) {
+      const float v = w[t.offset + i];
+      if (t.name == "ln.weight") EXPECT_EQ(v, 1.0f) << t.name << "[" << i << "]";
+      else if (t.name == "ln.bias") EXPECT_EQ(v, 0.0f) << t.name << "[" << i << "]";
+      else EXPECT_TRUE(v != 0 && std::abs(v) <= 1.0f) << t.name << "[" << i << "] = " << v;  // Kaiming bound sqrt(6/6)
+    }
+}
+
 // Every pair of planned buffers alive at a common time has disjoint bytes.
 void expect_no_live_overlap(const std::vector<graph::Executor::Placement>& p) {
   for (size_t i = 0; i < p.size(); ++i)

@@ -17,7 +17,8 @@ Init init_named(const Graph& g, const std::string& node, const std::string& s) {
   if (s == "kaiming") return Init::Kaiming;
   if (s == "xavier") return Init::Xavier;
   if (s == "zero") return Init::Zero;
-  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero)");
+  if (s == "one") return Init::One;
+  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero, one)");
 }
 
 Attributes attributes_of(const Graph& g, const std::string& name, const YAML::Node& n) {

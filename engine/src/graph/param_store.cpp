@@ -13,7 +13,7 @@ namespace {
 // them: a weight is {out, receptive field..., in}, so fan-in is everything
 // but the first dim and fan-out everything but the last.
 double init_bound(const Tensor& t) {
-  if (t.init == Init::Zero || t.dims.size() < 2) return 0.0;
+  if (t.init == Init::Zero || t.init == Init::One || t.dims.size() < 2) return 0.0;
   double field = 1;
   for (size_t i = 1; i + 1 < t.dims.size(); ++i) field *= t.dims[i];
   double fan_in = field * t.dims.back(), fan_out = field * t.dims.front();
@@ -34,10 +34,12 @@ ParamStore::ParamStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed, 
   m1_->fill(0);
   m2_->fill(0);
 
-  // Seeded, in declaration order; a zero-initialised tensor draws nothing.
+  // Seeded, in declaration order; a constant tensor (0 or 1) draws nothing.
   std::mt19937_64 gen(seed);
   std::vector<float> w(total_, 0.0f);
   for (size_t p = 0; p < tensors_.size(); ++p) {
+    if (g.tensors()[graph_index_[p]].init == Init::One)
+      std::fill_n(w.begin() + tensors_[p].offset, tensors_[p].size, 1.0f);
     double bound = init_bound(g.tensors()[graph_index_[p]]);
     if (bound <= 0) continue;
     std::uniform_real_distribution<double> dist(-bound, bound);

@@ -28,8 +28,9 @@
 
 namespace vkamp::graph {
 
-// How a parameter starts: Kaiming- or Xavier-uniform from its fans, or 0.
-enum class Init { Kaiming, Xavier, Zero };
+// How a parameter starts: Kaiming- or Xavier-uniform from its fans, 0, or 1
+// (a LayerNorm's gain, as PyTorch starts it).
+enum class Init { Kaiming, Xavier, Zero, One };
 
 enum class TensorKind { Input, Param, Activation };
 

@@ -4,7 +4,7 @@
 //
 //   input: {name: x, shape: [16]}          # or [28, 28, 1] for an image
 //   params:
-//     - {name: fc1.weight, dims: [32, 16]}  # init: kaiming (default), xavier, zero
+//     - {name: fc1.weight, dims: [32, 16]}  # init: kaiming (default), xavier, zero, one
 //     - {name: fc1.bias, dims: [32], init: zero}
 //   nodes:
 //     - {name: fc1, op: linear, inputs: [x, fc1.weight, fc1.bias]}
