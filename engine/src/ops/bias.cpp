@@ -32,10 +32,7 @@ void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, 
   BufferView partial = partials ? seq.scratch(size_t(chunks) * cols * sizeof(float)) : db;
   Kernel& k = detail::kernel(seq, "bias_grad", fmt, 3, sizeof(push), {partials});
   seq.dispatch(k, {dy, db, partial}, push, {div_up(cols, 256), chunks}, "bias_grad");
-  if (!partials) return;
-  struct { uint32_t count, splits, accumulate; } rpush{cols, chunks, accumulate};
-  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, sizeof(rpush));
-  seq.dispatch(reduce, {partial, db}, rpush, {std::min(div_up(cols, 256), 65535u)}, "bias_grad_reduce");
+  if (partials) detail::add_partials(seq, fmt, partial, db, cols, chunks, accumulate, "bias_grad_reduce");
 }
 
 }  // namespace vkamp::ops

@@ -55,7 +55,6 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
   // The same shader twice: TOKENS groups the rows by id, else by position.
   // Rows (tokens) or batches (positions) in chunks of kChunkRows, a partial
   // sum per chunk, then the chunks added in order by gemm_reduce.
-  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, 3 * sizeof(uint32_t));
   for (uint32_t tokens : {1u, 0u}) {
     uint32_t n = (tokens ? vocab : seq_len) * cols;
     uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
@@ -65,8 +64,7 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens});
     seq.dispatch(k, {ids, dy, partial}, push, {groups(n), chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
-    struct { uint32_t count, splits, accumulate; } rpush{n, chunks, accumulate};
-    seq.dispatch(reduce, {partial, tokens ? dwte : dwpe}, rpush, {groups(n)}, "embedding_grad_reduce");
+    detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, accumulate, "embedding_grad_reduce");
   }
 }
 

@@ -95,9 +95,7 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   uint64_t count = uint64_t(g.m) * g.n;
   BufferView partial = seq.scratch(count * plan.splits * sizeof(float));
   seq.dispatch(kern, {a, b, c, partial}, push, groups, "gemm");
-  struct { uint32_t count, splits, accumulate; } rpush{uint32_t(count), plan.splits, g.accumulate};
-  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, sizeof(rpush));
-  seq.dispatch(reduce, {partial, c}, rpush, {std::min(div_up(count, 256), 65535u)}, "gemm_reduce");
+  detail::add_partials(seq, fmt, partial, c, uint32_t(count), plan.splits, g.accumulate, "gemm_reduce");
 }
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,

@@ -71,11 +71,8 @@ void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferV
   struct { uint32_t rows, cols, chunk_rows; } push{rows, cols, kChunkRows};
   Kernel& k = detail::kernel(seq, "layer_norm_param_grad", fmt, 5, sizeof(push));
   seq.dispatch(k, {x, mean_rstd, dy, pg, pb}, push, {div_up(cols, 256), chunks}, "layer_norm_param_grad");
-  Kernel& reduce = detail::kernel(seq, "gemm_reduce", fmt, 2, 3 * sizeof(uint32_t));
-  for (auto [partial, out, acc] : {std::tuple{pg, dgamma, accumulate_gamma}, std::tuple{pb, dbeta, accumulate_beta}}) {
-    struct { uint32_t count, splits, accumulate; } rpush{cols, chunks, acc};
-    seq.dispatch(reduce, {partial, out}, rpush, {std::min(div_up(cols, 256), 65535u)}, "layer_norm_param_reduce");
-  }
+  detail::add_partials(seq, fmt, pg, dgamma, cols, chunks, accumulate_gamma, "layer_norm_param_reduce");
+  detail::add_partials(seq, fmt, pb, dbeta, cols, chunks, accumulate_beta, "layer_norm_param_reduce");
 }
 
 void layer_norm_backward(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView mean_rstd,

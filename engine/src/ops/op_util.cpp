@@ -1,5 +1,7 @@
 #include "op_util.hpp"
 
+#include <algorithm>
+
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops::detail {
@@ -8,6 +10,13 @@ Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t bu
                uint32_t push_bytes, std::vector<uint32_t> constants, const std::string& variant) {
   Context& ctx = seq.context();
   return ctx.kernel({shader + "." + ctx.variant(fmt) + variant, buffers, push_bytes, std::move(constants)});
+}
+
+void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
+                  bool accumulate, const char* label) {
+  struct { uint32_t count, splits, accumulate; } push{count, splits, accumulate ? 1u : 0u};
+  Kernel& reduce = kernel(seq, "gemm_reduce", fmt, 2, sizeof(push));
+  seq.dispatch(reduce, {partial, out}, push, {std::min(div_up(count, 256), 65535u)}, label);
 }
 
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,

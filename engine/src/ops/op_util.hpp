@@ -22,6 +22,13 @@ Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t bu
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,
              size_t bytes_per_element);
 
+// The second pass of every split sum (split-k GEMM, chunked column sums):
+// out[i] = sum over z of partial[z][i] (+ out[i] when accumulate), the
+// `splits` fp32 partials of `count` values each added in z order and rounded
+// once to fmt (gemm_reduce.comp), so the result is the same on every device.
+void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
+                  bool accumulate, const char* label);
+
 // The multiplier and shifts with which fast_div() in
 // shaders/common/fastdiv.glsl divides by d >= 1 (Granlund and Montgomery
 // 1994, figure 4.1: exact for every 32-bit dividend). Laid out as the
