@@ -109,6 +109,65 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+// Each row's class: the arg-max of its outputs, ties to the lower class as
+// in the trainer's accuracy.
+std::vector<uint32_t> arg_max(const std::vector<float>& out, uint32_t n, uint32_t C) {
+  std::vector<uint32_t> best(n, 0);
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t c = 1; c < C; ++c)
+      if (out[size_t(r) * C + c] > out[size_t(r) * C + best[r]]) best[r] = c;
+  return best;
+}
+
+// The accuracy (or mean squared error) of the same outputs that are
+// written, computed here in double, when the data has labels (or targets).
+void print_metric(const Options& o, const app::SavedModel& saved, const train::HostData& data,
+                  const std::vector<float>& out, const std::vector<uint32_t>& classes) {
+  const uint32_t n = data.count;
+  if (saved.regress ? data.targets.empty() : data.labels.empty()) {
+    std::printf("%u rows of %s have no %s: predictions only\n", n, o.data.c_str(), saved.regress ? "targets" : "labels");
+    return;
+  }
+  if (saved.regress) {
+    double sum = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const double d = double(out[i]) - data.targets[i];
+      sum += d * d;
+    }
+    std::printf("mse %.6g over %u rows of %s\n", sum / double(out.size()), n, o.data.c_str());
+    return;
+  }
+  uint32_t correct = 0;
+  for (uint32_t r = 0; r < n; ++r) correct += classes[r] == data.labels[r];
+  std::printf("accuracy %.2f%% over %u rows of %s\n", 100.0 * correct / n, n, o.data.c_str());
+}
+
+// A header row, then per row the class and each class's probability (a
+// regression: its outputs).
+void write_csv(const std::string& path, const app::SavedModel& saved, const std::vector<float>& table, uint32_t n,
+               uint32_t C, const std::vector<uint32_t>& classes) {
+  std::ofstream f(path);
+  if (!f) throw train::DataError(path + ": cannot be written");
+  if (saved.regress) {
+    for (uint32_t c = 0; c < C; ++c)
+      f << (c ? "," : "") << csv_field(c < saved.targets.size() ? saved.targets[c] : "y" + std::to_string(c));
+  } else {
+    f << "class";
+    for (const std::string& name : saved.classes) f << "," << csv_field("p_" + name);
+  }
+  f << "\n";
+  char num[32];
+  for (uint32_t r = 0; r < n; ++r) {
+    if (!saved.regress) f << csv_field(saved.classes[classes[r]]);
+    for (uint32_t c = 0; c < C; ++c) {
+      std::snprintf(num, sizeof num, "%.9g", double(table[size_t(r) * C + c]));
+      f << (c || !saved.regress ? "," : "") << num;
+    }
+    f << "\n";
+  }
+  if (!f.flush()) throw train::DataError(path + ": write failed");
+}
+
 int run(const Options& o) {
   const io::TensorFile file = io::read_safetensors(o.weights);
   const app::SavedModel saved = app::read_saved_model(file, o.weights);
@@ -151,29 +210,8 @@ int run(const Options& o) {
   const uint32_t n = rows.data.count, C = model.outputs();
   const std::vector<float> out = evaluator.predict(rows.data.x, n);
 
-  const bool labeled = saved.regress ? !rows.data.targets.empty() : !rows.data.labels.empty();
-  if (labeled) {
-    // The metric from the same outputs that are written, computed here in double.
-    double metric = 0;
-    for (uint32_t r = 0; r < n; ++r) {
-      if (saved.regress) {
-        for (uint32_t c = 0; c < C; ++c) {
-          const double d = double(out[size_t(r) * C + c]) - rows.data.targets[size_t(r) * C + c];
-          metric += d * d;
-        }
-      } else {
-        uint32_t best = 0;  // ties go to the lower class, as in the trainer's accuracy
-        for (uint32_t c = 1; c < C; ++c)
-          if (out[size_t(r) * C + c] > out[size_t(r) * C + best]) best = c;
-        metric += best == rows.data.labels[r];
-      }
-    }
-    metric /= saved.regress ? double(n) * C : double(n);
-    if (saved.regress) std::printf("mse %.6g over %u rows of %s\n", metric, n, o.data.c_str());
-    else std::printf("accuracy %.2f%% over %u rows of %s\n", 100 * metric, n, o.data.c_str());
-  } else {
-    std::printf("%u rows of %s have no %s: predictions only\n", n, o.data.c_str(), saved.regress ? "targets" : "labels");
-  }
+  const std::vector<uint32_t> classes = saved.regress ? std::vector<uint32_t>{} : arg_max(out, n, C);
+  print_metric(o, saved, rows.data, out, classes);
   if (o.out.empty()) return 0;
 
   std::vector<float> table(size_t(n) * C);
@@ -183,35 +221,8 @@ int run(const Options& o) {
       const std::vector<double> p = softmax(out.data() + size_t(r) * C, C);
       for (uint32_t c = 0; c < C; ++c) table[size_t(r) * C + c] = float(p[c]);
     }
-  if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) {
-    data::write_npy_f32(o.out, {n, C}, table);
-  } else {
-    std::ofstream f(o.out);
-    if (!f) throw train::DataError(o.out + ": cannot be written");
-    if (saved.regress) {
-      for (uint32_t c = 0; c < C; ++c) f << (c ? "," : "") << csv_field(c < saved.targets.size() ? saved.targets[c] : "y" + std::to_string(c));
-    } else {
-      f << "class";
-      for (const std::string& name : saved.classes) f << "," << csv_field("p_" + name);
-    }
-    f << "\n";
-    char num[32];
-    for (uint32_t r = 0; r < n; ++r) {
-      const float* row = table.data() + size_t(r) * C;
-      if (!saved.regress) {
-        uint32_t best = 0;
-        for (uint32_t c = 1; c < C; ++c)
-          if (out[size_t(r) * C + c] > out[size_t(r) * C + best]) best = c;
-        f << csv_field(saved.classes[best]);
-      }
-      for (uint32_t c = 0; c < C; ++c) {
-        std::snprintf(num, sizeof num, "%.9g", double(row[c]));
-        f << (c || !saved.regress ? "," : "") << num;
-      }
-      f << "\n";
-    }
-    if (!f.flush()) throw train::DataError(o.out + ": write failed");
-  }
+  if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) data::write_npy_f32(o.out, {n, C}, table);
+  else write_csv(o.out, saved, table, n, C, classes);
   std::printf("predictions written to %s\n", o.out.c_str());
   return 0;
 }

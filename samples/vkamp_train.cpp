@@ -4,7 +4,6 @@
 // PyTorch read. Exit status: 0, 1 (the run failed, e.g. fail-fast), 2 (bad
 // flags, data, model or files).
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "sample_main.hpp"
@@ -12,8 +11,6 @@
 #include "app/saved_model.hpp"
 #include "app/user_data.hpp"
 #include "app/workloads.hpp"
-#include "vkamp/graph/model_file.hpp"
-#include "vkamp/train/model_spec.hpp"
 
 namespace {
 
@@ -37,8 +34,8 @@ std::string width_text(const std::vector<uint32_t>& shape) {
 std::unique_ptr<train::Trainer> make_checked_trainer(const app::RunOptions& cfg, Context& ctx,
                                                      const app::UserData& data, const std::string& model) {
   const train::LossKind loss = cfg.data.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
-  const graph::Graph g =
-      app::is_model_file(model) ? graph::load_model_file(model) : train::build_graph(train::parse_model(model));
+  app::ModelSource source = app::load_model(model);
+  const graph::Graph& g = source.graph;
   const uint32_t inputs = g.input_tensor().shape.elements(), outputs = g.output_tensor().shape.elements();
   if (inputs != data.train.features)
     throw train::ConfigError("--model " + model + " takes " + std::to_string(inputs) + " inputs but " +
@@ -48,7 +45,7 @@ std::unique_ptr<train::Trainer> make_checked_trainer(const app::RunOptions& cfg,
     throw train::ConfigError("--model " + model + " has " + std::to_string(outputs) + " outputs but " +
                              cfg.data.train_path + " has " + std::to_string(data.outputs) +
                              (cfg.data.regress ? " target columns" : " classes"));
-  return app::make_trainer(ctx, cfg, model, loss, data.train);
+  return app::make_trainer(ctx, cfg, std::move(source), loss, data.train);
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       ctx_device_ = cfg.device;
     }
     data_ = job.load(cfg);
-    trainer_ = app::make_trainer(*ctx_, cfg, data_.model.empty() ? job.model : data_.model, job.loss, data_.train);
+    trainer_ = app::make_trainer(*ctx_, cfg, app::load_model(data_.model.empty() ? job.model : data_.model), job.loss,
+                                 data_.train);
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),

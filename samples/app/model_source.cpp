@@ -1,7 +1,6 @@
 #include "app/model_source.hpp"
 
 #include "vkamp/graph/model_file.hpp"
-#include "vkamp/train/model_spec.hpp"
 
 namespace vkamp::app {
 
@@ -11,12 +10,16 @@ bool is_model_file(const std::string& model) {
   return false;
 }
 
-std::unique_ptr<train::Trainer> make_trainer(Context& ctx, const train::TrainConfig& cfg, const std::string& model,
+ModelSource load_model(const std::string& model) {
+  if (is_model_file(model)) return {graph::load_model_file(model), std::nullopt};
+  train::ModelSpec spec = train::parse_model(model);
+  return {train::build_graph(spec), spec};
+}
+
+std::unique_ptr<train::Trainer> make_trainer(Context& ctx, const train::TrainConfig& cfg, ModelSource model,
                                              train::LossKind loss, const train::HostData& train) {
-  // A model string keeps its spec: --save derives PyTorch's names and layouts from it.
-  if (is_model_file(model))
-    return std::make_unique<train::Trainer>(ctx, cfg, graph::load_model_file(model), loss, train);
-  return std::make_unique<train::Trainer>(ctx, cfg, train::parse_model(model), loss, train);
+  if (model.spec) return std::make_unique<train::Trainer>(ctx, cfg, *model.spec, loss, train);
+  return std::make_unique<train::Trainer>(ctx, cfg, std::move(model.graph), loss, train);
 }
 
 }  // namespace vkamp::app

@@ -29,19 +29,9 @@ void split_off(train::HostData& all, double fraction, uint64_t seed, train::Host
   if (n_out == 0 || n_out >= all.count)
     throw train::ConfigError("--val-split " + std::to_string(fraction) + " of " + std::to_string(all.count) +
                              " rows leaves no rows on one side");
-  const size_t width = all.targets.empty() ? 0 : all.targets.size() / all.count;
-  auto take = [&](uint32_t first, uint32_t n) {
-    train::HostData r{n, all.features, {}, {}, {}};
-    for (uint32_t i = first; i < first + n; ++i) {
-      const uint32_t e = order[i];
-      r.x.insert(r.x.end(), all.x.begin() + size_t(e) * all.features, all.x.begin() + size_t(e + 1) * all.features);
-      if (!all.labels.empty()) r.labels.push_back(all.labels[e]);
-      if (width) r.targets.insert(r.targets.end(), all.targets.begin() + e * width, all.targets.begin() + (e + 1) * width);
-    }
-    return r;
-  };
-  held_out = take(all.count - n_out, n_out);
-  all = take(0, all.count - n_out);
+  const std::span<const uint32_t> ids(order);
+  held_out = all.select(ids.subspan(all.count - n_out));
+  all = all.select(ids.first(all.count - n_out));
 }
 
 }  // namespace

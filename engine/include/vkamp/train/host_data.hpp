@@ -1,6 +1,7 @@
 // A dataset in host memory as the trainer takes it, and the loss it is for.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "vkamp/train/dataset.hpp"
@@ -25,6 +26,18 @@ struct HostData {
     if (!targets.empty()) {
       const size_t width = targets.size() / count;
       r.targets.assign(targets.begin() + first * width, targets.begin() + (first + n) * width);
+    }
+    return r;
+  }
+
+  // The examples `ids`, in that order (a shuffled split).
+  HostData select(std::span<const uint32_t> ids) const {
+    HostData r{uint32_t(ids.size()), features, {}, {}, {}};
+    const size_t width = targets.empty() ? 0 : targets.size() / count;
+    for (uint32_t e : ids) {
+      r.x.insert(r.x.end(), x.begin() + size_t(e) * features, x.begin() + size_t(e + 1) * features);
+      if (!labels.empty()) r.labels.push_back(labels[e]);
+      if (width) r.targets.insert(r.targets.end(), targets.begin() + e * width, targets.begin() + (e + 1) * width);
     }
     return r;
   }
