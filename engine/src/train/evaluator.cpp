@@ -41,12 +41,15 @@ uint32_t Evaluator::chunk_rows() const {
 double Evaluator::evaluate(const HostData& data) {
   if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
   if (data.count == 0) return 0;
+  auto sum_over = [&](const HostData& chunk) {
+    return loss_ == LossKind::SoftmaxXent ? correct_in(chunk) : squared_error_in(chunk);
+  };
   double total = 0;
   const uint32_t step = chunk_rows();
-  for (uint32_t first = 0; first < data.count; first += step) {
-    const HostData chunk = data.rows(first, std::min(step, data.count - first));
-    total += loss_ == LossKind::SoftmaxXent ? correct_in(chunk) : squared_error_in(chunk);
-  }
+  if (data.count <= step) total = sum_over(data);  // one upload, no copy of the set
+  else
+    for (uint32_t first = 0; first < data.count; first += step)
+      total += sum_over(data.rows(first, std::min(step, data.count - first)));
   return loss_ == LossKind::SoftmaxXent ? total / data.count : total / (double(data.count) * model_.outputs());
 }
 
