@@ -1,8 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The labels that go with gather.comp's rows (same slot, same order).
+// The uint32 rows that go with gather.comp's (same slot, same order): one
+// label per example, a label per position (a language model), or a model's
+// token ids.
 #include "train_state.glsl"
-layout(local_size_x = 64) in;
+#include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;
 
@@ -15,8 +17,10 @@ layout(push_constant) uniform Push {
 } p;
 
 void main() {
-  uint r = gl_GlobalInvocationID.x;
-  if (r >= p.rows) return;
   uint first = ((st.cursor + p.micro) % p.slots) * p.rows;
-  dst[r] = src[STAGED_ROWS != 0u ? first + r : ids[first + r]];
+  FOR_EACH_ELEMENT(i, p.rows * p.width) {
+    uint r = i / p.width, c = i % p.width;
+    uint row = STAGED_ROWS != 0u ? first + r : ids[first + r];
+    dst[i] = src[row * p.width + c];
+  }
 }

@@ -25,12 +25,15 @@ layout(std430, binding = 4) buffer M1 { float m1[]; };
 layout(std430, binding = 5) buffer M2 { float m2[]; };
 layout(std430, binding = 6) writeonly buffer Working { sfp wk[]; };
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
-layout(push_constant) uniform Push { uint n; } p;
+// Elements [first, first + n); decay = 0 turns weight decay off there (a
+// run of biases and norm gains under --no-decay-vectors).
+layout(push_constant) uniform Push { uint first, n, decay; } p;
 
 void main() {
   if (st.apply == 0u) return;
-  float lr = st.lr, wd = prm.weight_decay;
-  FOR_EACH_ELEMENT(i, p.n) {
+  float lr = st.lr, wd = p.decay != 0u ? prm.weight_decay : 0.0;
+  FOR_EACH_ELEMENT(j, p.n) {
+    uint i = p.first + j;
     float grad = (ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i])) * st.inv_scale;
     if (prm.max_value > 0.0) grad = clamp(grad, -prm.max_value, prm.max_value);
     grad *= st.clip_coef;

@@ -97,7 +97,8 @@ class Embedding : public GpuTestP<Format> {
     Buffer peb = old_pe ? upload(ctx(), fmt(), *old_pe) : poisoned(ctx(), fmt(), npe);
     Sequence seq(ctx());
     seq.begin();
-    ops::embedding_backward(seq, fmt(), ib, dyb, teb, peb, d.rows(), d.seq_len, d.cols, d.vocab, old_te != nullptr);
+    ops::embedding_backward(seq, fmt(), ib, dyb, teb, peb, d.rows(), d.seq_len, d.cols, d.vocab,
+                            {old_te != nullptr, old_pe != nullptr});
     seq.end();
     seq.run();
     return {download(teb, fmt(), nte), download(peb, fmt(), npe)};

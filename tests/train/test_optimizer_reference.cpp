@@ -57,9 +57,10 @@ struct OptimizerReference {
   // One update with the unscaled gradient g. Returns, per unit of lr, the
   // largest step any weight took (for the error bound).
   double update(std::vector<double>& w, std::vector<double> g) {
-    const double a = lr(applied), wd = cfg.weight_decay;
+    const double a = lr(applied);
     double biggest = 0;
     for (size_t i = 0; i < w.size(); ++i) {
+      const double wd = decays.empty() || decays[i] ? cfg.weight_decay : 0.0;
       double step = 0;
       if (cfg.kind == OptimizerKind::SGD) {
         g[i] += wd * w[i];
@@ -88,6 +89,7 @@ struct OptimizerReference {
   uint32_t budget;
   uint32_t applied = 0;
   std::vector<double> buf, m, v;  // SGD momentum; Adam first and second moments
+  std::vector<bool> decays;       // per weight, when not all decay (decay_vectors = false)
 };
 
 struct Case {
@@ -95,6 +97,7 @@ struct Case {
   OptimizerKind kind;
   double momentum;
   LrSchedule schedule;
+  bool decay_vectors = true;
 };
 
 class OptimizerMatchesReference : public GpuTestP<Case> {};
@@ -124,6 +127,7 @@ TEST_P(OptimizerMatchesReference, StepByStepWithASkippedStep) {
   o.step_size = 2;
   o.gamma = 0.5;
   o.warmup_steps = 2;
+  o.decay_vectors = pc.decay_vectors;
 
   train::Trainer t(ctx(), c, spec, train::LossKind::SoftmaxXent, data);
   std::vector<train::StepMetrics> recs;
@@ -132,6 +136,10 @@ TEST_P(OptimizerMatchesReference, StepByStepWithASkippedStep) {
   const auto w0 = t.model().read_master();
   std::vector<double> w(w0.begin(), w0.end());
   OptimizerReference ref(o, t.budget(), w.size());
+  if (!pc.decay_vectors) {  // the biases (between the weights in the layout) keep their values
+    ref.decays.assign(w.size(), false);
+    for (const auto& tn : tensors) std::fill_n(ref.decays.begin() + tn.offset, tn.size, tn.matrix);
+  }
   const bool has_m1 = pc.kind != OptimizerKind::SGD || pc.momentum > 0, has_m2 = pc.kind != OptimizerKind::SGD;
 
   // Error bound, per weight after k applied updates. Each update of a
@@ -232,6 +240,8 @@ const Case kCases[] = {
     {"adam_cosine", OptimizerKind::Adam, 0.0, LrSchedule::Cosine},
     {"adamw_step", OptimizerKind::AdamW, 0.0, LrSchedule::Step},
     {"adamw_cosine", OptimizerKind::AdamW, 0.0, LrSchedule::Cosine},
+    {"adamw_cosine_matrices_only", OptimizerKind::AdamW, 0.0, LrSchedule::Cosine, false},
+    {"momentum_step_matrices_only", OptimizerKind::SGD, 0.9, LrSchedule::Step, false},
 };
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerMatchesReference, ::testing::ValuesIn(kCases),

@@ -47,6 +47,7 @@ void Executor::analyse() {
   for (const Node& n : nodes) {
     auto state = std::make_unique<NodeState>(n);
     state->def = find_op(n.op);
+    state->shapes.fmt = fmt_;
     int out = graph_.tensor_index(n.name);
     for (const std::string& name : n.inputs) {
       int t = graph_.tensor_index(name);

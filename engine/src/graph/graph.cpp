@@ -8,6 +8,8 @@
 namespace vkamp::graph {
 
 std::string to_string(const Shape& s) {
+  if (s.ids) return std::to_string(s.w) + " ids";
+  if (!s.image && s.w > 1) return std::to_string(s.w) + "x" + std::to_string(s.c);
   if (!s.image) return std::to_string(s.c);
   return std::to_string(s.h) + "x" + std::to_string(s.w) + "x" + std::to_string(s.c);
 }
@@ -66,11 +68,13 @@ std::string Graph::input(const std::string& name, Shape shape) {
   return tensors_[input_].name;
 }
 
-std::string Graph::param(const std::string& name, std::vector<uint32_t> dims, Init init) {
+std::string Graph::param(const std::string& name, std::vector<uint32_t> dims, Init init, double init_std) {
   if (dims.empty()) fail(name, "a parameter needs dims");
   for (uint32_t d : dims)
     if (d == 0) fail(name, "a parameter dim is 0");
   Tensor t{name, TensorKind::Param, {}, std::move(dims), init, -1};
+  t.init_std = init_std;
+  if (init == Init::Normal && !(init_std > 0)) fail(name, "a normal initialisation needs a standard deviation above 0");
   uint64_t n = elements(t);
   if (n > 0xFFFFFFFFull) fail(name, "over 2^32 elements");
   t.shape = Shape::vector(uint32_t(n));
@@ -93,6 +97,8 @@ std::string Graph::node(const std::string& name, const std::string& op, std::vec
     bool param = tensors_[t].kind == TensorKind::Param;
     if (param != (i >= def->params_from))
       fail(name, "input '" + n.inputs[i] + "' must " + (param ? "not " : "") + "be a parameter");
+    if (tensors_[t].shape.ids && !def->reads_ids)
+      fail(name, "input '" + n.inputs[i] + "' holds token ids, which only an embedding reads");
     shapes.in.push_back(&tensors_[t]);
   }
   try {
@@ -139,6 +145,15 @@ std::string Graph::add(const std::string& name, const std::string& a, const std:
 std::string Graph::layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
                               const std::string& beta) {
   return node(name, "layer_norm", {x, gamma, beta});
+}
+
+std::string Graph::embedding(const std::string& name, const std::string& ids, const std::string& wte,
+                             const std::string& wpe) {
+  return node(name, "embedding", {ids, wte, wpe});
+}
+
+std::string Graph::attention(const std::string& name, const std::string& qkv, uint32_t heads) {
+  return node(name, "attention", {qkv}, {.heads = heads});
 }
 
 std::string Graph::concat(const std::string& name, std::vector<std::string> xs) {

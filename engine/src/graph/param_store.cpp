@@ -13,7 +13,8 @@ namespace {
 // them: a weight is {out, receptive field..., in}, so fan-in is everything
 // but the first dim and fan-out everything but the last.
 double init_bound(const Tensor& t) {
-  if (t.init == Init::Zero || t.init == Init::One || t.dims.size() < 2) return 0.0;
+  if (t.init != Init::Kaiming && t.init != Init::Xavier) return 0.0;
+  if (t.dims.size() < 2) return 0.0;
   double field = 1;
   for (size_t i = 1; i + 1 < t.dims.size(); ++i) field *= t.dims[i];
   double fan_in = field * t.dims.back(), fan_out = field * t.dims.front();
@@ -40,7 +41,13 @@ ParamStore::ParamStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed, 
   for (size_t p = 0; p < tensors_.size(); ++p) {
     if (g.tensors()[graph_index_[p]].init == Init::One)
       std::fill_n(w.begin() + tensors_[p].offset, tensors_[p].size, 1.0f);
-    double bound = init_bound(g.tensors()[graph_index_[p]]);
+    const Tensor& t = g.tensors()[graph_index_[p]];
+    if (t.init == Init::Normal) {
+      std::normal_distribution<double> dist(0.0, t.init_std);
+      for (uint32_t i = 0; i < tensors_[p].size; ++i) w[tensors_[p].offset + i] = float(dist(gen));
+      continue;
+    }
+    double bound = init_bound(t);
     if (bound <= 0) continue;
     std::uniform_real_distribution<double> dist(-bound, bound);
     for (uint32_t i = 0; i < tensors_[p].size; ++i) w[tensors_[p].offset + i] = float(dist(gen));

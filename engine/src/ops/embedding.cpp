@@ -45,7 +45,7 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
 }
 
 void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
-                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, bool accumulate) {
+                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, EmbeddingAccumulate accumulate) {
   size_t eb = format_bytes(fmt);
   check("embedding_backward", rows, seq_len, cols, vocab);
   detail::require("embedding_backward", "ids", ids, rows, sizeof(uint32_t));
@@ -64,7 +64,8 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens});
     seq.dispatch(k, {ids, dy, partial}, push, {groups(n), chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
-    detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, accumulate, "embedding_grad_reduce");
+    detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
+                         "embedding_grad_reduce");
   }
 }
 

@@ -27,58 +27,81 @@ bool keep_on_gpu(const TrainConfig& cfg, const Context& ctx, uint64_t set_bytes)
 }  // namespace
 
 BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train,
-                         uint32_t outputs, uint32_t steps_ahead, DataShare share)
-    : fmt_(cfg.precision), loss_(loss), count_(train.count), features_(train.features), outputs_(outputs),
+                         FeedLayout layout, uint32_t steps_ahead, DataShare share)
+    : fmt_(cfg.precision), loss_(loss), layout_(layout), count_(train.count), features_(train.features),
       batch_(cfg.batch), micro_batches_(cfg.grad_accum),
       // Every micro-batch a step in flight or the next one may read.
       slots_((steps_ahead + 1) * cfg.grad_accum),
-      share_(share), order_(train.count, cfg.seed) {
-  if (train.x.size() != size_t(count_) * features_) throw Error("HostData: x has the wrong size");
-  check_targets(train);
+      stride_(train.stride), share_(share), order_(train.count, cfg.seed) {
   const bool labels = loss_ == LossKind::SoftmaxXent;
-  x_row_bytes_ = size_t(features_) * format_bytes(fmt_);
-  y_row_bytes_ = labels ? 4 : size_t(outputs_) * format_bytes(fmt_);
-  set_bytes_ = uint64_t(count_) * (x_row_bytes_ + y_row_bytes_);
+  if (windows() && (!labels || !layout_.ids || layout_.positions != features_))
+    throw Error("BatchFeeder: token windows feed a model that reads ids and predicts every position");
+  if (!windows() && train.x.size() != size_t(count_) * features_) throw Error("HostData: x has the wrong size");
+  check_targets(train);
+  x_row_bytes_ = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
+  y_row_bytes_ = labels ? size_t(layout_.positions) * 4 : size_t(layout_.outputs) * format_bytes(fmt_);
+  if (windows()) {
+    set_bytes_ = uint64_t(train.tokens.size()) * 4;
+    x_row_bytes_ = size_t(features_ + 1) * 4;  // a staged example: its window and the next token
+    y_row_bytes_ = 0;
+  } else {
+    set_bytes_ = uint64_t(count_) * (x_row_bytes_ + y_row_bytes_);
+  }
   resident_ = keep_on_gpu(cfg, ctx, set_bytes_);
 
-  // The set in the storage format, converted once: staging is then a memcpy per row.
-  host_x_ = pack(fmt_, train.x);
-  if (labels) {
-    host_y_.resize(size_t(count_) * 4);
-    std::memcpy(host_y_.data(), train.labels.data(), host_y_.size());
+  // The set as the GPU reads it, converted once: staging is then a memcpy per row.
+  auto bytes_of = [](const std::vector<uint32_t>& v) {
+    std::vector<uint8_t> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  if (windows()) {
+    host_x_ = bytes_of(train.tokens);
+  } else if (layout_.ids) {
+    host_x_ = bytes_of(std::vector<uint32_t>(train.x.begin(), train.x.end()));
   } else {
-    host_y_ = pack(fmt_, train.targets);
+    host_x_ = pack(fmt_, train.x);
   }
+  if (!windows()) host_y_ = labels ? bytes_of(train.labels) : pack(fmt_, train.targets);
   const size_t slot_rows = size_t(slots_) * batch_;
   if (resident_) {
     data_x_ = std::make_unique<Buffer>(ctx, host_x_.size());
     data_x_->write(host_x_.data(), host_x_.size());
-    data_y_ = std::make_unique<Buffer>(ctx, host_y_.size());
-    data_y_->write(host_y_.data(), host_y_.size());
+    data_y_ = std::make_unique<Buffer>(ctx, std::max<size_t>(host_y_.size(), 4));
+    if (!host_y_.empty()) data_y_->write(host_y_.data(), host_y_.size());
     host_x_ = {};
     host_y_ = {};
     stage_ids_ = std::make_unique<Buffer>(ctx, slot_rows * 4, Memory::Host);
     device_bytes_ = set_bytes_;
   } else {
     stage_x_ = std::make_unique<Buffer>(ctx, slot_rows * x_row_bytes_, Memory::Host);
-    stage_y_ = std::make_unique<Buffer>(ctx, slot_rows * y_row_bytes_, Memory::Host);
+    stage_y_ = std::make_unique<Buffer>(ctx, std::max<size_t>(slot_rows * y_row_bytes_, 4), Memory::Host);
     device_bytes_ = slot_rows * (x_row_bytes_ + y_row_bytes_);
   }
-  batch_x_ = std::make_unique<Buffer>(ctx, size_t(batch_) * x_row_bytes_);
-  batch_y_ = std::make_unique<Buffer>(ctx, size_t(batch_) * y_row_bytes_);
+  const size_t batch_x_row = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
+  const size_t batch_y_row = labels ? size_t(layout_.positions) * 4 : size_t(layout_.outputs) * format_bytes(fmt_);
+  batch_x_ = std::make_unique<Buffer>(ctx, size_t(batch_) * batch_x_row);
+  batch_y_ = std::make_unique<Buffer>(ctx, size_t(batch_) * batch_y_row);
 }
 
 void BatchFeeder::check_targets(const HostData& train) const {
+  const uint32_t outputs = layout_.outputs;
   if (loss_ == LossKind::SoftmaxXent) {
-    if (train.labels.size() != count_) throw Error("HostData: labels have the wrong size");
-    for (uint32_t l : train.labels)
-      if (l >= outputs_)
+    const std::vector<uint32_t>& labels = windows() ? train.tokens : train.labels;
+    if (!windows() && labels.size() != size_t(count_) * layout_.positions)
+      throw Error("HostData: labels have the wrong size");
+    for (uint32_t l : labels)
+      if (l >= layout_.classes)
         throw ConfigError("a label (" + std::to_string(l) + ") is not below the model's " +
-                          std::to_string(outputs_) + " outputs");
-  } else if (train.targets.size() != size_t(count_) * outputs_) {
+                          std::to_string(layout_.classes) + " classes");
+  } else if (train.targets.size() != size_t(count_) * outputs) {
     throw ConfigError("the data has " + std::to_string(train.targets.size() / std::max(count_, 1u)) +
-                      " targets per example but the model has " + std::to_string(outputs_) + " outputs");
+                      " targets per example but the model has " + std::to_string(outputs) + " outputs");
   }
+  if (layout_.ids && !windows())
+    for (float id : train.x)
+      if (!(id >= 0 && id < float(1 << 24) && id == float(uint32_t(id))))
+        throw ConfigError("a token id (" + std::to_string(id) + ") is not a whole number in [0, 2^24)");
 }
 
 // Steps in flight read micro-batches from `cursor` on (the cursor never goes
@@ -104,6 +127,11 @@ void BatchFeeder::stage_slot(uint32_t micro_batch) {
     stage_ids_->write(ids, size_t(batch_) * 4, first_row * 4);
     return;
   }
+  if (windows()) {  // each example's window and next token, from the stream
+    for (uint32_t r = 0; r < batch_; ++r)
+      stage_x_->write(host_x_.data() + size_t(ids[r]) * stride_ * 4, x_row_bytes_, (first_row + r) * x_row_bytes_);
+    return;
+  }
   // Row by row into the mapped ring: a memcpy each, no GPU wait.
   for (uint32_t r = 0; r < batch_; ++r) {
     stage_x_->write(host_x_.data() + size_t(ids[r]) * x_row_bytes_, x_row_bytes_, (first_row + r) * x_row_bytes_);
@@ -118,18 +146,25 @@ void BatchFeeder::record_gather(Sequence& seq, Buffer& state, uint32_t micro) {
   Buffer& ids = resident_ ? *stage_ids_ : *stage_x_;  // unread when the rows are staged
   Buffer& src_x = resident_ ? *data_x_ : *stage_x_;
   Buffer& src_y = resident_ ? *data_y_ : *stage_y_;
-  GatherPush gx{B, features_, slots_, micro};
-  Kernel& gather = ctx.kernel({"gather." + ctx.variant(fmt_), 4, sizeof(GatherPush), {staged_rows}});
-  seq.dispatch(gather, {state, ids, src_x, *batch_x_}, gx, {std::min(div_up(B * features_, 256), 65535u)},
-               "gather");
-  if (loss_ == LossKind::SoftmaxXent) {
-    Kernel& gl = ctx.kernel({"gather_labels", 4, sizeof(GatherPush), {staged_rows}});
-    seq.dispatch(gl, {state, ids, src_y, *batch_y_}, gx, {div_up(B, 64)}, "gather_labels");
-  } else {
-    GatherPush gy{B, outputs_, slots_, micro};
-    seq.dispatch(gather, {state, ids, src_y, *batch_y_}, gy, {std::min(div_up(B * outputs_, 256), 65535u)},
-                 "gather");
+  auto groups = [](uint64_t n) { return std::min<uint32_t>(uint32_t(div_up(n, 256)), 65535u); };
+  if (windows()) {
+    struct { uint32_t rows, width, slots, micro, stride; } push{B, features_, slots_, micro, stride_};
+    Kernel& k = ctx.kernel({"gather_windows", 5, sizeof(push), {staged_rows}});
+    seq.dispatch(k, {state, ids, src_x, *batch_x_, *batch_y_}, push, {groups(uint64_t(B) * features_)},
+                 "gather_windows");
+    return;
   }
+  // uint32 rows (labels, token ids) are copied by gather_labels; values in
+  // the storage format by gather.
+  Kernel& gather = ctx.kernel({"gather." + ctx.variant(fmt_), 4, sizeof(GatherPush), {staged_rows}});
+  Kernel& gather_u32 = ctx.kernel({"gather_labels", 4, sizeof(GatherPush), {staged_rows}});
+  GatherPush gx{B, features_, slots_, micro};
+  seq.dispatch(layout_.ids ? gather_u32 : gather, {state, ids, src_x, *batch_x_}, gx,
+               {groups(uint64_t(B) * features_)}, "gather");
+  const bool labels = loss_ == LossKind::SoftmaxXent;
+  GatherPush gy{B, labels ? layout_.positions : layout_.outputs, slots_, micro};
+  seq.dispatch(labels ? gather_u32 : gather, {state, ids, src_y, *batch_y_}, gy, {groups(uint64_t(B) * gy.width)},
+               labels ? "gather_labels" : "gather");
 }
 
 }  // namespace vkamp::train

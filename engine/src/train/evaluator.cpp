@@ -3,27 +3,50 @@
 #include <algorithm>
 
 #include "vkamp/error.hpp"
+#include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
 
 namespace vkamp::train {
 
 Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows, size_t chunk_bytes)
     : ctx_(ctx), model_(model), loss_(loss), max_rows_(max_rows), chunk_bytes_(chunk_bytes),
-      batch_x_(ctx, size_t(max_rows) * model.inputs() * format_bytes(model.format())),
-      // Labels (uint32) or target rows in the storage format.
-      batch_y_(ctx, size_t(max_rows) *
-                        (loss == LossKind::SoftmaxXent ? 4 : model.outputs() * format_bytes(model.format()))) {}
+      batch_x_(ctx, size_t(max_rows) * model.input_row_bytes()),
+      // Labels (uint32, one per position) or target rows in the storage format.
+      batch_y_(ctx, size_t(max_rows) * (loss == LossKind::SoftmaxXent ? model.positions() * 4
+                                                                      : model.outputs() * format_bytes(model.format()))),
+      row_loss_(ctx, size_t(max_rows) * model.positions() * 4) {}
 
 Buffer Evaluator::upload(const std::vector<float>& values) {
   auto bytes = pack(model_.format(), values);
-  Buffer b(ctx_, bytes.size());
+  Buffer b(ctx_, std::max<size_t>(bytes.size(), 4));
   b.write(bytes.data(), bytes.size());
   return b;
 }
 
+Buffer Evaluator::upload_inputs(const std::vector<float>& x) {
+  if (!model_.reads_ids()) return upload(x);
+  std::vector<uint32_t> ids(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] >= 0 && x[i] < float(1 << 24))) throw Error("a token id (" + std::to_string(x[i]) + ") is out of range");
+    ids[i] = uint32_t(x[i]);
+  }
+  Buffer b(ctx_, std::max<size_t>(ids.size() * 4, 4));
+  b.write(ids);
+  return b;
+}
+
+Buffer Evaluator::upload_labels(const HostData& data) {
+  if (data.labels.size() != size_t(data.count) * model_.positions())
+    throw Error("evaluate: " + std::to_string(data.labels.size()) + " labels for " + std::to_string(data.count) +
+                " examples of " + std::to_string(model_.positions()) + " positions");
+  Buffer y(ctx_, std::max<size_t>(data.labels.size() * 4, 4));
+  y.write(data.labels);
+  return y;
+}
+
 template <class After>
 void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after) {
-  const size_t row_bytes = size_t(model_.inputs()) * format_bytes(model_.format());
+  const size_t row_bytes = model_.input_row_bytes();
   for (uint32_t b = 0; b * max_rows_ < rows; ++b) {
     const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
     seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
@@ -33,40 +56,72 @@ void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, Af
 }
 
 uint32_t Evaluator::chunk_rows() const {
-  const size_t row_bytes = size_t(model_.inputs()) * format_bytes(model_.format());
+  const size_t row_bytes = model_.input_row_bytes();
   const size_t batches = std::max<size_t>(1, chunk_bytes_ / (row_bytes * max_rows_));
   return uint32_t(std::min<size_t>(batches * max_rows_, UINT32_MAX / 2));
 }
 
-double Evaluator::evaluate(const HostData& data) {
+template <class SumOver>
+double Evaluator::sum_in_chunks(const HostData& data, SumOver sum_over) {
   if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
-  if (data.count == 0) return 0;
-  auto sum_over = [&](const HostData& chunk) {
-    return loss_ == LossKind::SoftmaxXent ? correct_in(chunk) : squared_error_in(chunk);
-  };
   double total = 0;
   const uint32_t step = chunk_rows();
-  if (data.count <= step) total = sum_over(data);  // one upload, no copy of the set
-  else
-    for (uint32_t first = 0; first < data.count; first += step)
-      total += sum_over(data.rows(first, std::min(step, data.count - first)));
-  return loss_ == LossKind::SoftmaxXent ? total / data.count : total / (double(data.count) * model_.outputs());
+  if (data.count <= step && !data.is_windows()) return sum_over(data);  // one upload, no copy of the set
+  for (uint32_t first = 0; first < data.count; first += step)
+    total += sum_over(data.rows(first, std::min(step, data.count - first)));
+  return total;
+}
+
+double Evaluator::evaluate(const HostData& data) {
+  if (data.count == 0) return 0;
+  if (loss_ == LossKind::SoftmaxXent)
+    return sum_in_chunks(data, [&](const HostData& c) { return correct_in(c); }) /
+           (double(data.count) * model_.positions());
+  return sum_in_chunks(data, [&](const HostData& c) { return squared_error_in(c); }) /
+         (double(data.count) * model_.outputs());
+}
+
+double Evaluator::mean_loss(const HostData& data) {
+  if (loss_ != LossKind::SoftmaxXent) return evaluate(data);
+  if (data.count == 0) return 0;
+  return sum_in_chunks(data, [&](const HostData& c) { return loss_sum_in(c); }) /
+         (double(data.count) * model_.positions());
+}
+
+double Evaluator::loss_sum_in(const HostData& data) {
+  const uint32_t P = model_.positions();
+  Buffer x = upload_inputs(data.x);
+  Buffer y = upload_labels(data);
+  const uint32_t batches = div_up(data.count, max_rows_);
+  Buffer means(ctx_, size_t(batches) * 4);
+  Sequence seq(ctx_);
+  seq.begin();
+  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
+    seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
+    ops::softmax_xent_forward(seq, model_.format(), model_.output(), batch_y_, row_loss_, means, rows * P,
+                              model_.classes(), b);
+  });
+  seq.end();
+  seq.run();
+  auto m = means.read<float>();
+  double total = 0;  // each batch's mean back to its sum, in double
+  for (uint32_t b = 0; b < batches; ++b) total += double(m[b]) * std::min(max_rows_, data.count - b * max_rows_) * P;
+  return total;
 }
 
 double Evaluator::correct_in(const HostData& data) {
-  const uint32_t C = model_.outputs();
-  Buffer x = upload(data.x);
-  Buffer y(ctx_, size_t(data.count) * 4);
-  y.write(data.labels);
+  const uint32_t C = model_.classes(), P = model_.positions();
+  Buffer x = upload_inputs(data.x);
+  Buffer y = upload_labels(data);
   Buffer correct(ctx_, 4);
   Kernel& k = ctx_.kernel({"accuracy." + ctx_.variant(model_.format()), 3, 8, {}});
   Sequence seq(ctx_);
   seq.begin();
   seq.fill(correct, 0);
   record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
-    seq.copy(y, batch_y_, size_t(rows) * 4, size_t(b) * max_rows_ * 4);
-    struct { uint32_t rows, classes; } push{rows, C};
-    seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows, 64)}, "accuracy");
+    seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
+    struct { uint32_t rows, classes; } push{rows * P, C};
+    seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows * P, 64)}, "accuracy");
   });
   seq.end();
   seq.run();
@@ -77,7 +132,7 @@ double Evaluator::correct_in(const HostData& data) {
 
 double Evaluator::squared_error_in(const HostData& data) {
   const uint32_t C = model_.outputs();
-  Buffer x = upload(data.x);
+  Buffer x = upload_inputs(data.x);
   const size_t target_row = size_t(C) * format_bytes(model_.format());
   Buffer y = upload(data.targets);
   Buffer scratch(ctx_, ops::reduce_scratch_bytes(max_rows_ * C));
@@ -121,7 +176,7 @@ std::vector<float> Evaluator::predict_chunk(const std::vector<float>& x, uint32_
   const uint32_t C = model_.outputs();
   if (rows == 0) return {};
   const size_t out_row = size_t(C) * format_bytes(model_.format());
-  Buffer xb = upload(x);
+  Buffer xb = upload_inputs(x);
   Buffer out(ctx_, rows * out_row);
   Sequence seq(ctx_);
   seq.begin();

@@ -24,7 +24,7 @@ StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Mo
   // this is a placeholder binding.
   grad_sum_ = std::make_unique<Buffer>(ctx, accumulated_ ? size_t(total) * 4 : 4);
   loss_values_ = std::make_unique<Buffer>(ctx, M * 4);
-  row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * 4);
+  row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * model.positions() * 4);
   reduce_scratch_ = std::make_unique<Buffer>(ctx, ops::reduce_scratch_bytes(B * model.outputs()));
   hist_ = std::make_unique<Buffer>(ctx, tensors.size() * kHistBins * 4);
   hist_->fill(0);
@@ -43,6 +43,22 @@ StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Mo
     for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
   inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
   inject_mask_->write(inject_bits_);
+  decay_runs_ = decay_runs(tensors, total, cfg.optimizer.weight_decay > 0 && !cfg.optimizer.decay_vectors);
+}
+
+// One run of the whole buffer, or (decaying matrices only) one per stretch
+// of tensors that decay alike, each up to where the next run starts, so the
+// padding between tensors is covered too.
+std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<ParamTensor>& tensors, uint32_t total,
+                                                           bool matrices_only) {
+  if (!matrices_only || tensors.empty()) return {{0, total, true}};
+  std::vector<DecayRun> runs;
+  for (const ParamTensor& t : tensors) {
+    if (!runs.empty() && runs.back().decay == t.matrix) continue;
+    if (!runs.empty()) runs.back().end = t.offset;
+    runs.push_back({runs.empty() ? 0 : t.offset, total, t.matrix});
+  }
+  return runs;
 }
 
 // About 16 gradients per invocation: enough workgroups to fill a GPU for
@@ -80,8 +96,10 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
   BufferView scale_view(params_.state(), 0, 4);  // TrainState::grad_multiplier
   Buffer& y = feeder_.batch_y();
   if (loss_ == LossKind::SoftmaxXent) {
-    ops::softmax_xent_forward(seq, fmt_, model_.output(), y, *row_loss_, *loss_values_, B, C, m);
-    ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), B, C);
+    // A language model's loss is the mean over every position of every example.
+    const uint32_t rows = B * model_.positions(), classes = model_.classes();
+    ops::softmax_xent_forward(seq, fmt_, model_.output(), y, *row_loss_, *loss_values_, rows, classes, m);
+    ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), rows, classes);
   } else {
     ops::mse_forward(seq, fmt_, model_.output(), y, *reduce_scratch_, *loss_values_, B * C, m);
     ops::mse_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), B * C);
@@ -125,10 +143,14 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
                      ring_.records(), params_.bias_corrections()},
                nullptr, 0, {1}, "step_control");
-  Kernel& optk = ctx_.kernel({"optimizer." + v + pre, 8, sizeof(np), {optimizer_code(optimizer_), accumulated}});
-  seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),
-                      model_.working(), *grad_sum_},
-               np, {std::min(div_up(total, 256), 65535u)}, "optimizer");
+  struct { uint32_t first, n, decay; } op{};
+  Kernel& optk = ctx_.kernel({"optimizer." + v + pre, 8, sizeof(op), {optimizer_code(optimizer_), accumulated}});
+  for (const DecayRun& run : decay_runs_) {
+    op = {run.first, run.end - run.first, run.decay ? 1u : 0u};
+    seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),
+                        model_.working(), *grad_sum_},
+                 op, {std::min(div_up(op.n, 256), 65535u)}, "optimizer");
+  }
 }
 
 }  // namespace vkamp::train

@@ -48,6 +48,7 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
                       std::to_string(train.count) + " examples in the data");
   updates_per_epoch_ = steps_per_epoch_ / M;
   budget_ = cfg.epochs * updates_per_epoch_;
+  if (cfg.max_steps) budget_ = std::min(budget_, cfg.max_steps);
   next_epoch_end_ = updates_per_epoch_;
   const uint32_t tries = cfg.scaler.policy == OverflowPolicy::Retry ? cfg.scaler.max_retries + 1 : 1;
   // Skipped and retried steps do not count towards the budget; this cap only
@@ -58,7 +59,8 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2)
                 : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2);
-  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, model_->outputs(), kInFlight, DataShare{rank, N});
+  const FeedLayout layout{model_->outputs(), model_->positions(), model_->classes(), model_->reads_ids()};
+  feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, layout, kInFlight, DataShare{rank, N});
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));
   StepShape shape{budget_, uint32_t(model_->tensors().size()), StepProgram::partials_for(model_->param_elements()),
                   kRingSize, kHistRingSize};
@@ -288,6 +290,11 @@ void Trainer::inject_overflow_next() {
 double Trainer::evaluate(const HostData& data) {
   flush();
   return evaluator_->evaluate(data);
+}
+
+double Trainer::mean_loss(const HostData& data) {
+  flush();
+  return evaluator_->mean_loss(data);
 }
 
 std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) {

@@ -184,6 +184,10 @@ std::vector<Row> optimizer_rows() {
       real<T>("eps", {kOptimizerGroup, "X", "Adam epsilon (> 0)"}, VKAMP_FIELD(optimizer.eps), Range::above(0)),
       real<T>("weight_decay", {kOptimizerGroup, "X", "weight decay (decoupled for adamw)"},
               VKAMP_FIELD(optimizer.weight_decay), Range::at_least(0)),
+      toggle<T>("decay_vectors",
+                {kOptimizerGroup, "",
+                 "weight decay also on biases and norm gains (--no-decay-vectors: matrices only, as nanoGPT)"},
+                VKAMP_FIELD(optimizer.decay_vectors)),
       choice<T>("lr_schedule", {kOptimizerGroup, "S", "constant | step | cosine"}, VKAMP_FIELD(optimizer.schedule),
                 kScheduleNames),
       count<T>("warmup_steps",
@@ -205,6 +209,8 @@ std::vector<Row> loop_rows() {
                          VKAMP_FIELD(resume));
   return {
       count<T>("epochs", {kLoopGroup, "N", "passes over the training set"}, VKAMP_FIELD(epochs), 1),
+      count<T>("max_steps", {kLoopGroup, "N", "stop after N applied optimizer steps (0 = the epochs decide)"},
+               VKAMP_FIELD(max_steps)),
       batch,
       count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
       choice<T>("data_on_gpu",

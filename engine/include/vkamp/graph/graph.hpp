@@ -28,9 +28,10 @@
 
 namespace vkamp::graph {
 
-// How a parameter starts: Kaiming- or Xavier-uniform from its fans, 0, or 1
-// (a LayerNorm's gain, as PyTorch starts it).
-enum class Init { Kaiming, Xavier, Zero, One };
+// How a parameter starts: Kaiming- or Xavier-uniform from its fans, 0, 1
+// (a LayerNorm's gain, as PyTorch starts it), or normal with a given
+// standard deviation (GPT-2's 0.02).
+enum class Init { Kaiming, Xavier, Zero, One, Normal };
 
 enum class TensorKind { Input, Param, Activation };
 
@@ -41,6 +42,7 @@ struct Tensor {
   std::vector<uint32_t> dims;  // Param only: e.g. {out, in}, {out_c, k, k, in_c}, {out}
   Init init = Init::Zero;      // Param only
   int producer = -1;           // the node writing it; -1 for inputs and parameters
+  double init_std = 0;         // Param with Init::Normal only
 };
 
 // Elements of a parameter (the product of its dims).
@@ -51,6 +53,7 @@ struct Attributes {
   uint32_t window = 0;  // pooling window
   uint32_t stride = 1;  // conv2d and pooling (pooling: 0 means the window)
   uint32_t pad = 0;     // conv2d
+  uint32_t heads = 1;   // attention
   ops::Activation act = ops::Activation::ReLU;
   bool operator==(const Attributes&) const = default;
 };
@@ -69,7 +72,8 @@ class Graph {
   const std::string& origin() const { return origin_; }
 
   std::string input(const std::string& name, Shape shape);
-  std::string param(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming);
+  std::string param(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming,
+                    double init_std = 0);
   // Any registered op: checks the inputs, infers the output shape.
   std::string node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
                           Attributes attrs = {});
@@ -88,6 +92,13 @@ class Graph {
   // LayerNorm over the last dimension (c), with params gamma {c} and beta {c}.
   std::string layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
                          const std::string& beta);
+
+  // GPT's input layer: token ids (a tokens input) through wte {vocab, c},
+  // plus wpe {positions, c}.
+  std::string embedding(const std::string& name, const std::string& ids, const std::string& wte,
+                        const std::string& wpe);
+  // Causal multi-head self-attention over a sequence of q | k | v (3c features).
+  std::string attention(const std::string& name, const std::string& qkv, uint32_t heads);
 
   void set_output(const std::string& name);
 

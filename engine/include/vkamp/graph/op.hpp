@@ -22,6 +22,7 @@ struct OpShapes {
   std::vector<const Tensor*> in;
   Shape out;  // filled by infer; read by the scratch sizes
   std::vector<bool> grads;  // per input: whether its gradient is wanted (empty while building)
+  Format fmt = Format::F32;  // the storage format (set by the executor; unknown while building)
 };
 
 // Where an input's gradient goes: overwrite it, or add to it because
@@ -65,6 +66,7 @@ struct OpDef {
   size_t params_from = size_t(-1);
   bool backward_reads_inputs = false;  // keeps its activation inputs alive until its backward
   bool view = false;                   // the output is the first input's bytes (flatten)
+  bool reads_ids = false;              // may take a tensor of token ids (Shape::ids)
   // Checks the inputs and returns the output shape; throws
   // std::invalid_argument saying what is wrong (Graph adds the node's name).
   std::function<Shape(const OpShapes&)> infer;

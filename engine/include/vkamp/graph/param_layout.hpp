@@ -19,6 +19,7 @@ struct ParamTensor {
   std::string name;     // "fc1.weight"
   uint32_t offset = 0;  // elements; a multiple of kParamTensorAlign
   uint32_t size = 0;
+  bool matrix = false;  // 2 or more dims (a weight or an embedding; not a bias or a norm's gain)
 };
 
 // *padded_total (when given) is the padded element count. Throws

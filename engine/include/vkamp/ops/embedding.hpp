@@ -21,9 +21,13 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
 // of dy[r, :] over rows with r % seq_len == t. fp32 sums in row order within
 // fixed chunks of rows, the chunks then added in order: deterministic, no
 // atomics, O(vocab * rows * cols) id reads for dwte (see
-// shaders/embedding_grad.comp). Both are added to the old values when
-// accumulate.
+// shaders/embedding_grad.comp). Each is added to its old values when its
+// flag is set (separate flags: a tied wte already holds the lm_head's part).
+struct EmbeddingAccumulate {
+  bool wte = false, wpe = false;
+};
 void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
-                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, bool accumulate = false);
+                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab,
+                        EmbeddingAccumulate accumulate = {});
 
 }  // namespace vkamp::ops

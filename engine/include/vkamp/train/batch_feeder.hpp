@@ -28,13 +28,20 @@ struct DataShare {
   uint32_t rank = 0, ranks = 1;
 };
 
+// What the model reads and predicts, as the feeder lays out a batch.
+struct FeedLayout {
+  uint32_t outputs = 0;    // per example: the width of an MSE target row
+  uint32_t positions = 1;  // SoftmaxXent: labels per example, one per output position
+  uint32_t classes = 0;    // SoftmaxXent: a label must be below this
+  bool ids = false;        // x holds token ids (uint32), not values in the storage format
+};
+
 class BatchFeeder {
  public:
-  // `outputs`: the model's outputs (the width of an MSE target row).
   // `steps_ahead`: how many steps the host may submit before reading the
   // first one's record. Throws ConfigError for a label out of range, Error
   // for bad sizes.
-  BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train, uint32_t outputs,
+  BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train, FeedLayout layout,
               uint32_t steps_ahead, DataShare share = {});
 
   uint32_t count() const { return count_; }
@@ -58,6 +65,8 @@ class BatchFeeder {
   void record_gather(Sequence& seq, Buffer& state, uint32_t micro);
   Buffer& batch_x() { return *batch_x_; }
   Buffer& batch_y() { return *batch_y_; }  // labels (uint32) or targets (fmt)
+  // Token ids and labels come from one token stream (HostData::windows).
+  bool windows() const { return stride_ != 0; }
 
  private:
   void check_targets(const HostData& train) const;
@@ -65,18 +74,21 @@ class BatchFeeder {
 
   Format fmt_;
   LossKind loss_;
-  uint32_t count_, features_, outputs_, batch_, micro_batches_, slots_;
+  FeedLayout layout_;
+  uint32_t count_, features_, batch_, micro_batches_, slots_;
+  uint32_t stride_ = 0;  // windows: tokens between examples
   bool resident_ = false;
   uint64_t set_bytes_ = 0, device_bytes_ = 0;
   size_t x_row_bytes_ = 0, y_row_bytes_ = 0;
   DataShare share_;
   EpochOrder order_;
   uint32_t staged_end_ = 0;  // micro-batches below this are staged (from the current cursor on)
-  // Streamed: the set, packed in the storage format, in host memory.
+  // Streamed: the set, packed in the storage format, in host memory
+  // (windows: host_x_ is the token stream).
   std::vector<uint8_t> host_x_, host_y_;
-  // Resident: the set on the GPU, and the ring of example ids.
+  // Resident: the set on the GPU (windows: the token stream in data_x_), and the ring of example ids.
   std::unique_ptr<Buffer> data_x_, data_y_, stage_ids_;
-  // Streamed: the ring of rows (x, and labels or targets).
+  // Streamed: the ring of rows (x, and labels or targets; windows: width + 1 tokens in stage_x_).
   std::unique_ptr<Buffer> stage_x_, stage_y_;
   std::unique_ptr<Buffer> batch_x_, batch_y_;
 };

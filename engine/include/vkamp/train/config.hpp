@@ -59,6 +59,9 @@ struct OptimizerConfig {
   double momentum = 0.9;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weight_decay = 0.0;
+  // false: decay only tensors with 2+ dims, never biases or norm gains
+  // (nanoGPT's rule); true: every parameter (PyTorch's optimizers).
+  bool decay_vectors = true;
   LrSchedule schedule = LrSchedule::Constant;
   uint32_t warmup_steps = 0;   // cosine: update k < warmup uses lr (k+1)/warmup, then cosine to 0
   uint32_t step_size = 1000;   // step schedule: multiply by gamma every step_size steps
@@ -83,6 +86,7 @@ struct TrainConfig {
   ClipConfig clip;
   uint32_t batch = 128;
   uint32_t epochs = 2;
+  uint32_t max_steps = 0;            // a cap on the optimizer steps applied (0 = the epochs decide)
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
   DataResidency data_on_gpu = DataResidency::Auto;
   // Auto keeps the set on the GPU only when it fits this many MiB

@@ -21,14 +21,24 @@ class Evaluator {
   // uploaded at a time (rounded to whole batches, at least one).
   Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_rows, size_t chunk_bytes = size_t(32) << 20);
 
-  // Accuracy (SoftmaxXent) or mean squared error (MSE) over `data`.
+  // Accuracy (SoftmaxXent; over every position of a language model) or
+  // mean squared error (MSE) over `data`.
   double evaluate(const HostData& data);
+  // The mean cross-entropy (nats) over every labelled position of `data`
+  // (SoftmaxXent); the mean squared error for MSE.
+  double mean_loss(const HostData& data);
   // The model's outputs (fp32, rows x outputs) for `rows` rows of x (rows x inputs).
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
 
  private:
-  // Uploads `values` in the model's storage format.
+  // Uploads `values` in the model's storage format; inputs as the model
+  // reads them (token ids as uint32); labels, one per position.
   Buffer upload(const std::vector<float>& values);
+  Buffer upload_inputs(const std::vector<float>& x);
+  Buffer upload_labels(const HostData& data);
+  // The sum of sum_over(chunk) over chunks of `data` that fit one upload.
+  template <class SumOver>
+  double sum_in_chunks(const HostData& data, SumOver sum_over);
   // Records, for every batch b of `rows`, the copy of its inputs from `x`,
   // the forward pass, then `after(b, batch_rows)`.
   template <class After>
@@ -36,6 +46,7 @@ class Evaluator {
   // Over one chunk: the rows classified correctly, or the sum of squared errors.
   double correct_in(const HostData& chunk);
   double squared_error_in(const HostData& chunk);
+  double loss_sum_in(const HostData& chunk);  // the summed cross-entropy
   std::vector<float> predict_chunk(const std::vector<float>& x, uint32_t rows);
   uint32_t chunk_rows() const;
 
@@ -44,7 +55,7 @@ class Evaluator {
   LossKind loss_;
   uint32_t max_rows_;
   size_t chunk_bytes_;
-  Buffer batch_x_, batch_y_;
+  Buffer batch_x_, batch_y_, row_loss_;
 };
 
 }  // namespace vkamp::train

@@ -46,6 +46,13 @@ class Model {
   Format format() const { return fmt_; }
   uint32_t inputs() const { return graph_.input_tensor().shape.elements(); }
   uint32_t outputs() const { return graph_.output_tensor().shape.elements(); }
+  // A language model's input is token ids (uint32); its output holds
+  // `classes` logits at each of `positions` positions (1 for a classifier).
+  bool reads_ids() const { return graph_.input_tensor().shape.ids; }
+  uint32_t positions() const { return graph_.output_tensor().shape.positions(); }
+  uint32_t classes() const { return graph_.output_tensor().shape.c; }
+  // Bytes of one example's input as the model reads it.
+  size_t input_row_bytes() const { return size_t(inputs()) * (reads_ids() ? 4 : format_bytes(fmt_)); }
   uint32_t param_elements() const { return params_->padded_elements(); }  // padded
   uint64_t param_count() const { return params_->count(); }               // real parameters
   const std::vector<ParamTensor>& tensors() const { return params_->tensors(); }

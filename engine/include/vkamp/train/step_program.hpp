@@ -61,6 +61,13 @@ class StepProgram {
   std::unique_ptr<Buffer> hist_, tensor_ranges_, inject_mask_;
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
+  // The optimizer's dispatches: parameter elements [first, end), with or without weight decay.
+  struct DecayRun {
+    uint32_t first = 0, end = 0;
+    bool decay = true;
+  };
+  static std::vector<DecayRun> decay_runs(const std::vector<ParamTensor>& tensors, uint32_t total, bool matrices_only);
+  std::vector<DecayRun> decay_runs_;
 };
 
 }  // namespace vkamp::train

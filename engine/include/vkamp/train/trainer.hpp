@@ -79,6 +79,9 @@ class Trainer {
 
   // Accuracy (SoftmaxXent) or mean squared error (MSE) over a dataset.
   double evaluate(const HostData& data);
+  // The mean cross-entropy over every labelled position (a language model's
+  // validation loss, nats per token); the MSE for MSE.
+  double mean_loss(const HostData& data);
   // The model's outputs (fp32, rows x outputs) for any number of rows of x
   // (rows x inputs), batched internally.
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
