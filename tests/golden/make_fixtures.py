@@ -7,8 +7,9 @@ test_gpt2 idea): one PyTorch fp32 run of each model on one fixed batch.
 Needs Debian's python3-torch (1.13, CPU). Only this script needs it; the
 committed fixtures are what the C++ test (and CI) reads.
 
-Each fixture is a safetensors file written here by hand with the standard
-library (struct + json), independently of vkamp's writer, holding:
+Each fixture is a safetensors file written by hand with the standard
+library (struct + json, safetensors_writer.py), independently of vkamp's
+writer, holding:
 
     init.<p>            the initial parameters (PyTorch names and layouts)
     x, labels           the batch (x in [0, 1), like pixels; labels I64)
@@ -24,14 +25,14 @@ Everything is computed in float32, as an ordinary PyTorch run is, on one
 thread (so the summation order, and the bits, do not depend on the machine's
 core count). Hyperparameters are in __metadata__.
 """
-import json
 import os
-import struct
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from safetensors_writer import write_safetensors
 
 SEED = 20240601
 ROWS = 16
@@ -76,32 +77,6 @@ class LeNet5(nn.Module):
         x = F.relu(self.fc1(x))
         x = F.relu(self.fc2(x))
         return self.fc3(x)
-
-
-DTYPES = {torch.float32: "F32", torch.int64: "I64"}
-
-
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, tensor); written in that order, contiguous."""
-    header = {"__metadata__": metadata}
-    blobs, offset = [], 0
-    for name, t in tensors:
-        t = t.detach().contiguous().cpu()
-        data = t.numpy().tobytes()  # little-endian on every machine torch runs on here
-        assert sys.byteorder == "little"
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)  # pad so the data section starts 8-aligned
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
 
 
 def params(model, prefix):
