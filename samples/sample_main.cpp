@@ -176,7 +176,14 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value, e.epoch, e.metric});
     if (also.epoch_end) also.epoch_end(e);
   };
-  train::TrainSummary s = trainer.run();
+  train::TrainSummary s;
+  if (also.between_steps) {
+    trainer.start();
+    while (trainer.advance()) also.between_steps();
+    s = trainer.finish();
+  } else {
+    s = trainer.run();
+  }
   bar.finish();
   if (history) history->status = s.failed ? "stopped: " + s.failure : "finished";
   return s;
@@ -194,7 +201,9 @@ void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
 void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer) {
   if (cfg.init_from.empty()) return;
   train::Model& model = trainer.model();
-  model.write_master(train::import_torch_tensors(model.spec(), io::read_safetensors(cfg.init_from), cfg.init_from));
+  const io::TensorFile file = io::read_safetensors(cfg.init_from);
+  model.write_master(model.spec().layers.empty() ? train::import_torch_tensors(model.graph(), file, cfg.init_from)
+                                                 : train::import_torch_tensors(model.spec(), file, cfg.init_from));
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
@@ -206,10 +215,12 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const tra
                           : cfg.save_dtype == Format::BF16 ? io::DType::BF16
                                                            : io::DType::F32;
   io::TensorFile file;
-  file.tensors = train::export_torch_tensors(model.spec(), model.read_master(), dtype);
+  const bool from_spec = !model.spec().layers.empty();
+  file.tensors = from_spec ? train::export_torch_tensors(model.spec(), model.read_master(), dtype)
+                           : train::export_torch_tensors(model.graph(), model.read_master(), dtype);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", double(s.final_scale));
-  file.metadata = {{"vkamp.model", train::describe(model.spec())},
+  file.metadata = {{"vkamp.model", from_spec ? train::describe(model.spec()) : model.graph().origin()},
                    {"vkamp.precision", format_name(cfg.precision)},
                    {"vkamp.step", std::to_string(s.applied)},
                    {"vkamp.loss_scale", scale}};

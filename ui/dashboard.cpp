@@ -66,16 +66,18 @@ void loss_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, ImVec
   if (st.show_raw_loss) p.line("raw", h.step, h.loss, kLossRaw, 1.0f);
   p.line("smoothed", h.step, h.loss_smooth, kLossSmooth, 2.0f);
   if (!h.evals.empty()) {
+    // Accuracy in percent; a loss (a language model's validation loss) as is.
+    const bool percent = h.evals.back().metric == "accuracy";
     std::vector<float> xs, ys;
     for (auto& e : h.evals) {
       xs.push_back(float(e.step));
-      ys.push_back(float(e.accuracy * 100));
+      ys.push_back(float(percent ? e.accuracy * 100 : e.accuracy));
     }
-    Axis acc = fit_axis(ys, false, 0, 100);
+    Axis acc = fit_axis(ys, false, 0, percent ? 100 : 1);
     PlotArea a("eval", ImVec2(size.x, eval_h), step_axis(h), acc, probe);
     a.line(h.eval_name.c_str(), xs, ys, kAccuracy, 2.0f);
     char label[64];
-    std::snprintf(label, sizeof label, "%s %.2f%%", h.eval_name.c_str(), ys.back());
+    std::snprintf(label, sizeof label, percent ? "%s %.2f%%" : "%s %.4f", h.eval_name.c_str(), ys.back());
     ImGui::GetWindowDrawList()->AddText(ImVec2(a.at(0, acc.hi).x + 6, a.at(0, acc.hi).y + 2), kAccuracy, label);
   }
 }
@@ -288,7 +290,15 @@ void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe
   time_panel(h, probe, ImVec2(half, row * 0.8f));
   ImGui::EndGroup();
 
-  histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y));
+  // A language model's sample of text, once its run has written one.
+  float text_h = h.generated_text.empty() ? 0 : ImGui::GetContentRegionAvail().y * 0.35f;
+  histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y - text_h));
+  if (!h.generated_text.empty()) {
+    panel_title("Generated text", "sampled from the trained model at the end of the run");
+    ImGui::BeginChild("generated_text", ImVec2(0, 0), true);
+    ImGui::TextUnformatted(h.generated_text.c_str());
+    ImGui::EndChild();
+  }
   ImGui::EndChild();
   ImGui::End();
 }

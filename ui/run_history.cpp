@@ -104,6 +104,11 @@ void SharedHistory::set_status(const std::string& s) {
   h_.status = s;
 }
 
+void SharedHistory::set_generated_text(const std::string& text) {
+  std::lock_guard lock(mu_);
+  h_.generated_text = text;
+}
+
 void SharedHistory::pull(RunHistory& dst) {
   std::lock_guard lock(mu_);
   if (pulled_generation_ != generation_) {
@@ -127,6 +132,7 @@ void SharedHistory::pull(RunHistory& dst) {
   dst.overflows = h_.overflows;
   dst.histograms = h_.histograms;
   dst.status = h_.status;
+  dst.generated_text = h_.generated_text;
   dst.title = h_.title;
 }
 

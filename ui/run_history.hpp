@@ -47,6 +47,7 @@ struct RunHistory {
   std::vector<train::StepMetrics> raw_steps;
   std::vector<train::TensorHistogram> raw_histograms;
   std::string status;  // "training", "paused", "finished", an error...
+  std::string generated_text;  // a language model's sample, written when its run ends
 
   size_t records() const { return step.size(); }
   uint32_t backoffs() const;
@@ -67,6 +68,7 @@ class SharedHistory {
   void add(const train::TensorHistogram& h);
   void add_eval(EvalPoint e);
   void set_status(const std::string& s);
+  void set_generated_text(const std::string& text);
   // Brings `dst` up to date: appends the new records, replaces the rest.
   // A reset since the last pull starts dst over.
   void pull(RunHistory& dst);

@@ -1,5 +1,6 @@
 #include "training_session.hpp"
 
+#include "app/charlm.hpp"
 #include "app/model_source.hpp"
 
 #include <cstdio>
@@ -73,8 +74,9 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       ctx_device_ = cfg.device;
     }
     data_ = job.load(cfg);
-    trainer_ = app::make_trainer(*ctx_, cfg, app::load_model(data_.model.empty() ? job.model : data_.model), job.loss,
-                                 data_.train);
+    job_ = job;
+    cfg_ = cfg;
+    trainer_ = app::make_trainer(*ctx_, cfg, app::job_model(job, cfg, data_), job.loss, data_.train);
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
@@ -83,7 +85,9 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
                                                                     : "no",
                   ctx_->info().name.c_str());
     blank.title = title;
-    blank.eval_name = job.loss == train::LossKind::SoftmaxXent ? "test accuracy" : "";
+    blank.eval_name = job.language_model                         ? "val loss"
+                      : job.loss == train::LossKind::SoftmaxXent ? "test accuracy"
+                                                                 : "";
     blank.samples_per_step = cfg.batch * cfg.grad_accum;
     blank.budget = trainer_->budget();
     blank.histogram_interval = cfg.scaler.histogram_interval;
@@ -91,7 +95,9 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     steps_done_ = 0;
     last_applied_ = 0;
     evaluated_at_ = UINT32_MAX;
-    steps_per_eval_ = trainer_->steps_per_epoch() / cfg.grad_accum;
+    // Per epoch, or every --eval-every steps for a language model (whose
+    // epoch is every offset of its text).
+    steps_per_eval_ = job.language_model ? cfg.lm.eval_every : trainer_->steps_per_epoch() / cfg.grad_accum;
     next_eval_ = steps_per_eval_;
     trainer_->on_step = [this](const train::StepMetrics& m) {
       history_.add(m);
@@ -162,8 +168,11 @@ void TrainingSession::save_checkpoint(const std::string& path) {
 
 void TrainingSession::evaluate_now() {
   if (data_.test.count == 0) return;
-  double acc = trainer_->evaluate(data_.test);
-  history_.add_eval({uint32_t(steps_done_.load()), acc});
+  if (job_.language_model) {
+    history_.add_eval({uint32_t(steps_done_.load()), trainer_->mean_loss(data_.test), 0, "val_loss"});
+  } else {
+    history_.add_eval({uint32_t(steps_done_.load()), trainer_->evaluate(data_.test)});
+  }
   evaluated_at_ = last_applied_;
 }
 
@@ -215,6 +224,8 @@ void TrainingSession::worker() {
           set(SessionState::Failed, s.failure);
         } else {
           if (evaluated_at_ != last_applied_) evaluate_now();
+          if (job_.language_model && cfg_.lm.generate)
+            history_.set_generated_text(app::generate_text(*trainer_, data_.vocab, cfg_.lm, cfg_.seed));
           set(SessionState::Finished);  // the trainer stays, for a checkpoint
         }
       }

@@ -63,6 +63,8 @@ class TrainingSession {
   std::unique_ptr<Context> ctx_;
   std::string ctx_device_;
   std::unique_ptr<train::Trainer> trainer_;
+  app::Workload job_;   // the run's job and settings (a language model samples text at the end)
+  app::RunOptions cfg_;
   app::Datasets data_;
   uint32_t steps_per_eval_ = 0, next_eval_ = 0, last_applied_ = 0, evaluated_at_ = 0;
   uint32_t pending_steps_ = 0;

@@ -24,6 +24,19 @@ struct DataOptions {
   std::string x_key = "x", y_key = "y";  // .npz array names
 };
 
+// What charlm trains and samples: the text, the GPT's size (a preset, any
+// part of which a flag may override) and how it writes text at the end.
+struct LmOptions {
+  std::string text_path;   // empty = the fortunes corpus (charlm_data.hpp)
+  std::string size = "tiny";  // tiny | small | medium (charlm_data.cpp)
+  uint32_t block_size = 0, n_layer = 0, n_head = 0, n_embd = 0;  // 0 = the size's
+  uint32_t eval_every = 250;  // steps between validation losses
+  uint32_t generate = 400;    // characters sampled at the end (0 = none)
+  double temperature = 0.8;
+  uint32_t top_k = 0;         // 0 = sample from every character
+  std::string prompt;         // the text the sample continues (empty = a new line)
+};
+
 // Extends TrainConfig, so that code which trains reads the same fields
 // either way and the training rows apply to it unchanged.
 struct RunOptions : train::TrainConfig {
@@ -36,10 +49,12 @@ struct RunOptions : train::TrainConfig {
   std::string init_from;            // safetensors file the weights start from; empty = seeded init
   Format save_dtype = Format::F32;  // F32, F16 or BF16 (PyTorch has no cb16)
   DataOptions data;                 // vkamp-train's rows only (Rows::WithData)
+  LmOptions lm;                     // charlm's rows only (Rows::LanguageModel)
 };
 
-// Which rows a program takes: the samples' own, or those plus the data rows.
-enum class Rows { Common, WithData };
+// Which rows a program takes: the samples' own, or those plus the data
+// rows (vkamp-train) or the language-model rows (charlm).
+enum class Rows { Common, WithData, LanguageModel };
 
 // Every setting of a run, the training ones and the application's, in
 // --help order (run_settings.cpp).

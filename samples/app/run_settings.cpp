@@ -123,6 +123,42 @@ std::vector<Row> data_rows() {
   };
 }
 
+std::vector<Row> lm_rows() {
+  using train::text;
+  const char* g = train::kLanguageModelGroup;
+  Row size = train::row<RunOptions>("size", {g, "S", "tiny | small | medium: the GPT's size (tiny fits a CPU driver; "
+                                                     "small and medium are for GPUs)"});
+  size.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
+    const std::string t = train::lower(v);
+    if (t != "tiny" && t != "small" && t != "medium")
+      train::fail(l, "unknown size '" + v + "' (expected tiny | small | medium)");
+    o.lm.size = t;
+  };
+  size.show = [](const RunOptions& o) { return o.lm.size; };
+  Row temperature = train::real<RunOptions>("temperature", {g, "T", "sampling temperature (> 0)"},
+                                            VKAMP_FIELD(lm.temperature), train::Range::above(0));
+  return {
+      text<RunOptions>("text", {g, "FILE", "the text to model, byte by byte"}, VKAMP_FIELD(lm.text_path),
+                       "the fortunes package's text"),
+      size,
+      train::count<RunOptions>("block_size", {g, "N", "positions per window (0 = the size's)"},
+                               VKAMP_FIELD(lm.block_size)),
+      train::count<RunOptions>("n_layer", {g, "N", "transformer blocks (0 = the size's)"}, VKAMP_FIELD(lm.n_layer)),
+      train::count<RunOptions>("n_head", {g, "N", "attention heads (0 = the size's)"}, VKAMP_FIELD(lm.n_head)),
+      train::count<RunOptions>("n_embd", {g, "N", "channels of the residual stream (0 = the size's)"},
+                               VKAMP_FIELD(lm.n_embd)),
+      train::count<RunOptions>("eval_every", {g, "N", "steps between validation losses"}, VKAMP_FIELD(lm.eval_every),
+                               1),
+      train::count<RunOptions>("generate", {g, "N", "characters to sample at the end (0 = none)"},
+                               VKAMP_FIELD(lm.generate)),
+      temperature,
+      train::count<RunOptions>("top_k", {g, "K", "sample among the K likeliest characters (0 = all)"},
+                               VKAMP_FIELD(lm.top_k)),
+      text<RunOptions>("prompt", {g, "TEXT", "the text the sample continues"}, VKAMP_FIELD(lm.prompt),
+                       "a new line"),
+  };
+}
+
 size_t group_index(const char* group) {
   const auto& groups = train::kHelpGroups;
   return size_t(std::find(std::begin(groups), std::end(groups), std::string_view(group)) - std::begin(groups));
@@ -133,9 +169,9 @@ std::vector<Row> merged_rows(Rows which) {
   std::vector<Row> rows;
   for (const auto& s : train::training_settings()) rows.push_back(train::lift<RunOptions>(s));
   rows.insert(rows.end(), own_rows().begin(), own_rows().end());
-  if (which == Rows::WithData) {
-    const std::vector<Row> data = data_rows();
-    rows.insert(rows.end(), data.begin(), data.end());
+  if (which != Rows::Common) {
+    const std::vector<Row> extra = which == Rows::WithData ? data_rows() : lm_rows();
+    rows.insert(rows.end(), extra.begin(), extra.end());
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return group_index(a.help.group) < group_index(b.help.group); });
@@ -145,14 +181,16 @@ std::vector<Row> merged_rows(Rows which) {
 }  // namespace
 
 const std::vector<train::Setting<RunOptions>>& run_settings(Rows which) {
-  static const std::vector<Row> common = merged_rows(Rows::Common), with_data = merged_rows(Rows::WithData);
-  return which == Rows::WithData ? with_data : common;
+  static const std::vector<Row> sets[] = {merged_rows(Rows::Common), merged_rows(Rows::WithData),
+                                          merged_rows(Rows::LanguageModel)};
+  return sets[size_t(which)];
 }
 
 const std::vector<std::string>& run_setting_keys(Rows which) {
-  static const std::vector<std::string> common = train::keys_of(run_settings(Rows::Common)),
-                                        with_data = train::keys_of(run_settings(Rows::WithData));
-  return which == Rows::WithData ? with_data : common;
+  static const std::vector<std::string> sets[] = {train::keys_of(run_settings(Rows::Common)),
+                                                  train::keys_of(run_settings(Rows::WithData)),
+                                                  train::keys_of(run_settings(Rows::LanguageModel))};
+  return sets[size_t(which)];
 }
 
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts, const std::string& label) {
@@ -170,6 +208,7 @@ void apply_config_file(const std::string& path, RunOptions& opts, Rows which) {
 void validate(const RunOptions& opts, Rows which) {
   train::check_rows(own_rows(), opts);
   if (which == Rows::WithData) train::check_rows(data_rows(), opts);
+  if (which == Rows::LanguageModel) train::check_rows(lm_rows(), opts);
   train::validate(opts);
 }
 

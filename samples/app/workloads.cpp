@@ -1,5 +1,6 @@
 #include "app/workloads.hpp"
 
+#include "app/charlm.hpp"
 #include "app/data_paths.hpp"
 #include "app/user_data.hpp"
 #include "vkamp/train/dataset.hpp"
@@ -60,11 +61,45 @@ Workload linreg() {
   return w;
 }
 
+// nanoGPT-style recipe (AdamW with decay on matrices, warmup then cosine,
+// clipping at 1.0) at the tiny size, measured on lavapipe (bench/NOTES.md).
+Workload charlm() {
+  Workload w{"charlm", "character-level GPT on the fortunes text (or --text FILE), AdamW", "", LossKind::SoftmaxXent,
+             RunOptions{}, [](const RunOptions& cfg) {
+               CharCorpus corpus = load_corpus(cfg.lm);
+               CharWindows win = char_windows(corpus, gpt_config(cfg.lm, uint32_t(corpus.vocab.size())).block_size);
+               return Datasets{std::move(win.train), std::move(win.val), "", corpus.vocab};
+             }};
+  w.graph = [](const RunOptions& cfg, const Datasets& d) {
+    return train::gpt_graph(gpt_config(cfg.lm, uint32_t(d.vocab.size())));
+  };
+  w.language_model = true;
+  w.rows = Rows::LanguageModel;
+  RunOptions& o = w.defaults;
+  o.batch = 16;
+  o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
+  o.max_steps = 1500;
+  o.optimizer.kind = train::OptimizerKind::AdamW;
+  o.optimizer.lr = 3e-3;
+  o.optimizer.beta2 = 0.95;
+  o.optimizer.weight_decay = 0.1;
+  o.optimizer.decay_vectors = false;
+  o.optimizer.schedule = train::LrSchedule::Cosine;
+  o.optimizer.warmup_steps = 100;
+  o.clip.max_norm = 1.0;
+  return w;
+}
+
 }  // namespace
 
 const std::vector<Workload>& workloads() {
-  static const std::vector<Workload> all{fashion_mlp(), lenet5(), linreg()};
+  static const std::vector<Workload> all{fashion_mlp(), lenet5(), linreg(), charlm()};
   return all;
+}
+
+ModelSource job_model(const Workload& job, const RunOptions& opts, const Datasets& data) {
+  if (job.graph) return {job.graph(opts, data), std::nullopt};
+  return load_model(data.model.empty() ? job.model : data.model);
 }
 
 const Workload& find_workload(const std::string& name) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/model_source.hpp"
 #include "app/run_options.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -14,6 +15,7 @@ namespace vkamp::app {
 struct Datasets {
   train::HostData train, test;  // test.count == 0: evaluate on nothing
   std::string model;            // set when the job's model depends on the data (vkamp-train's default)
+  std::string vocab;            // a language model's: token id -> byte
 };
 
 struct Workload {
@@ -24,9 +26,20 @@ struct Workload {
   RunOptions defaults;
   // Loads the data for a run (its data_dir, seed). Throws train::DataError.
   std::function<Datasets(const RunOptions&)> load;
+  // A model built from the data rather than a model string (charlm's GPT,
+  // sized to the vocabulary); empty for the others.
+  std::function<graph::Graph(const RunOptions&, const Datasets&)> graph;
+  // A language model (charlm): evaluated by its mean loss on the held-out
+  // text, and it writes a sample of text at the end.
+  bool language_model = false;
+  Rows rows = Rows::Common;  // the flags the job takes
 };
 
 const std::vector<Workload>& workloads();
+
+// The graph a job trains on `data`: its own builder, else load_model() of
+// the data's model or the job's.
+ModelSource job_model(const Workload& job, const RunOptions& opts, const Datasets& data);
 
 // The settings vkamp-train starts from: they train tabular data well out of the box.
 RunOptions user_data_defaults();

@@ -31,6 +31,7 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "adamw_bounds.hpp"
 #include "support/reference.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/ops/losses.hpp"
@@ -356,67 +357,22 @@ void check_steps(const Case& c, train::OptimizerKind kind) {
   const double grad_bound = bound_for(c.fmt, gradient_sqrt_k(g.spec, g.rows), gradient_roundings(g.spec));
   const double master_ulps = 6 * rms(w0) / rms(ref_delta);
   double delta_bound = grad_bound + nmse_bound(Format::F32, master_ulps);
-  if (!sgd) {
-    // AdamW moves each weight by lr m/sqrt(v) per step (|m/sqrt(v)| <= 1 at
-    // these 3 steps; exactly sign(g) at the first), so a gradient's relative
-    // error e_i = |dg_i| / |g_i| moves the update by at most 2 lr min(e_i, 1)
-    // per step, whatever |g_i|: small gradients are the sensitive ones. The
-    // gradient bound allows a total sum dg_i^2 = grad_bound |g|^2; the worst
-    // place for it is the smallest |g_i|. Spending it there, smallest first
-    // (a fractional knapsack), bounds sum (update error)^2 by (2 lr steps)^2
-    // times the count covered. Gradients that are exactly 0 are left out:
-    // they belong to units ReLU switched off for every row (all-positive
-    // inputs leave many such units), and both sides compute them as 0 x
-    // something, exactly 0, so Adam moves them by the decay alone.
-    std::vector<double> g2;
-    double norm2 = 0;
-    for (double v : gather_d(m, g.grad)) {
-      norm2 += v * v;
-      if (v != 0) g2.push_back(v * v);
-    }
-    std::sort(g2.begin(), g2.end());
-    double budget = grad_bound * norm2, covered = 0;
-    for (double v : g2) {
-      if (v > budget) {
-        covered += budget / v;
-        break;
-      }
-      budget -= v;
-      covered += 1;
-    }
-    const double steps = ref_losses.size(), lr = g.meta("adamw.lr");
-    double ref2 = 0;
-    for (double d : ref_delta) ref2 += d * d;
-    delta_bound = nmse_bound(Format::F32, master_ulps) + covered * std::pow(2 * lr * steps, 2) / ref2;
-  }
+  const double steps = ref_losses.size();
+  if (!sgd)  // adamw_bounds.hpp
+    delta_bound = nmse_bound(Format::F32, master_ulps) +
+                  adamw_update_bound(gather_d(m, g.grad), grad_bound, g.meta("adamw.lr"), steps, ref_delta);
   expect_close(g, c.fmt, opt + " update w3 - w0", delta, ref_delta, delta_bound);
-  if (!sgd) {
-    // The bound above must allow sign flips of the smallest gradients, so it
-    // is loose (order 1 in fp16). Where a gradient is well resolved, AdamW's
-    // update is tight: with |g_i| >= T each update errs by at most
-    // 2 lr steps e_i, e_i = |dg_i| / T, so the errors' squares sum to at most
-    // (2 lr steps)^2 sum dg_i^2 / T^2 <= (2 lr steps)^2 grad_bound |g|^2 / T^2.
-    // T^2 = 1000 grad_bound |g|^2 / n makes that (2 lr steps)^2 n / 1000:
-    // a small fraction of the resolved updates' own sum of squares, about
-    // (lr steps)^2 per element.
-    const auto g0 = gather_d(m, g.grad);
-    double norm2 = 0;
-    for (double v : g0) norm2 += v * v;
-    const double steps = ref_losses.size(), lr = g.meta("adamw.lr");
-    const double t2 = 1000 * grad_bound * norm2 / double(g0.size());
+  if (!sgd) {  // the well-resolved gradients' updates, tightly (adamw_bounds.hpp)
+    const Resolved res = adamw_resolved(gather_d(m, g.grad), grad_bound, g.meta("adamw.lr"), steps, ref_delta);
+    ASSERT_GT(res.index.size(), ref_delta.size() / 50) << "too few resolved gradients to test the update";
     std::vector<float> resolved;
     std::vector<double> ref_resolved;
-    for (size_t i = 0; i < g0.size(); ++i)
-      if (g0[i] * g0[i] >= t2) {
-        resolved.push_back(delta[i]);
-        ref_resolved.push_back(ref_delta[i]);
-      }
-    ASSERT_GT(resolved.size(), g0.size() / 50) << "too few resolved gradients to test the update";
-    double ref2 = 0;
-    for (double d : ref_resolved) ref2 += d * d;
-    const double resolved_bound = nmse_bound(Format::F32, master_ulps) +
-                                  std::pow(2 * lr * steps, 2) * double(g0.size()) / 1000 / ref2;
-    expect_close(g, c.fmt, opt + " update, resolved gradients", resolved, ref_resolved, resolved_bound);
+    for (size_t i : res.index) {
+      resolved.push_back(delta[i]);
+      ref_resolved.push_back(ref_delta[i]);
+    }
+    expect_close(g, c.fmt, opt + " update, resolved gradients", resolved, ref_resolved,
+                 nmse_bound(Format::F32, master_ulps) + res.bound);
   }
   // The weights themselves: the update's error relative to the weights.
   double w_bound = delta_bound * std::pow(rms(ref_delta) / rms(ref3), 2) + nmse_bound(Format::F32, 6);

@@ -37,15 +37,19 @@ TextTokens tokenize(const std::string& text, const std::string& vocab) {
   return out;
 }
 
-TextTokens read_text_tokens(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
-  if (bytes.empty()) throw train::DataError(path + ": the file is empty; a text to train on is expected");
+TextTokens tokens_of(const std::string& text) {
   std::array<bool, 256> seen{};
-  for (uint8_t b : bytes) seen[b] = true;
+  for (char c : text) seen[static_cast<unsigned char>(c)] = true;
   std::string vocab;
   for (int b = 0; b < 256; ++b)
     if (seen[b]) vocab += static_cast<char>(b);
-  return tokenize(std::string(bytes.begin(), bytes.end()), vocab);
+  return tokenize(text, vocab);
+}
+
+TextTokens read_text_tokens(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  if (bytes.empty()) throw train::DataError(path + ": the file is empty; a text to train on is expected");
+  return tokens_of(std::string(bytes.begin(), bytes.end()));
 }
 
 }  // namespace vkamp::data

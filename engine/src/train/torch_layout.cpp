@@ -83,16 +83,28 @@ Format storage_format(io::DType dtype) {
   }
 }
 
-}  // namespace
+// A graph whose parameters all keep PyTorch's layout: every tensor as its dims.
+std::vector<TorchTensor> torch_tensors(const graph::Graph& g, uint32_t* padded_total) {
+  for (const graph::Node& n : g.nodes())
+    if (n.op == "conv2d" || n.op == "flatten")
+      throw std::invalid_argument("model " + g.origin() + ": its " + n.op +
+                                  " parameters have no PyTorch layout here yet (only model strings export them)");
+  const std::vector<ParamTensor> params = graph::layout_params(g, padded_total);
+  const std::vector<int> index = g.param_indices();
+  std::vector<TorchTensor> out;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& dims = g.tensors()[index[i]].dims;
+    out.push_back({params[i], std::vector<uint64_t>(dims.begin(), dims.end()), {}});
+  }
+  return out;
+}
 
-std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
-                                             io::DType dtype) {
+std::vector<io::Tensor> export_tensors(const std::vector<TorchTensor>& layout, uint32_t total,
+                                       const std::vector<float>& master, io::DType dtype, const std::string& model) {
   const Format fmt = storage_format(dtype);
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
   if (master.size() != total)
     throw std::invalid_argument("export_torch_tensors: " + std::to_string(master.size()) +
-                                " master values but the model " + describe(spec) + " has " + std::to_string(total) +
+                                " master values but the model " + model + " has " + std::to_string(total) +
                                 " (padded)");
   std::vector<io::Tensor> out;
   for (const TorchTensor& t : layout) {
@@ -104,10 +116,9 @@ std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::v
   return out;
 }
 
-std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label) {
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
-  const std::string model = " (model " + describe(spec) + ")";
+std::vector<float> import_tensors(const std::vector<TorchTensor>& layout, uint32_t total, const io::TensorFile& file,
+                                  const std::string& label, const std::string& model_name) {
+  const std::string model = " (model " + model_name + ")";
 
   std::string unexpected;  // tensors in the file that the model does not have
   for (const io::Tensor& t : file.tensors) {
@@ -131,6 +142,34 @@ std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorF
   }
   if (!unexpected.empty()) throw io::FormatError(label + ": unexpected tensor(s) " + unexpected + model);
   return master;
+}
+
+}  // namespace
+
+std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
+                                             io::DType dtype) {
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
+  return export_tensors(layout, total, master, dtype, describe(spec));
+}
+
+std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label) {
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
+  return import_tensors(layout, total, file, label, describe(spec));
+}
+
+std::vector<io::Tensor> export_torch_tensors(const graph::Graph& g, const std::vector<float>& master,
+                                             io::DType dtype) {
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(g, &total);
+  return export_tensors(layout, total, master, dtype, g.origin());
+}
+
+std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorFile& file, const std::string& label) {
+  uint32_t total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(g, &total);
+  return import_tensors(layout, total, file, label, g.origin());
 }
 
 }  // namespace vkamp::train

@@ -11,6 +11,8 @@ struct TextTokens {
   std::vector<uint32_t> tokens;  // ids into vocab, one per byte of the text
 };
 
+// `text` in the vocabulary of its own distinct bytes.
+TextTokens tokens_of(const std::string& text);
 // The whole file; an empty file is a train::DataError.
 TextTokens read_text_tokens(const std::string& path);
 // `text` in a given vocabulary (from a saved model); a byte not in it is a

@@ -243,7 +243,9 @@ inline constexpr const char* kOutputGroup = "Output and checkpoints";
 inline constexpr const char* kWeightsGroup = "Weights (safetensors, PyTorch names and layouts)";
 inline constexpr const char* kTestingGroup = "Testing";
 inline constexpr const char* kDataGroup = "Your data (vkamp-train, vkamp-studio --train)";
-inline constexpr const char* kHelpGroups[] = {kGeneralGroup, kDataGroup,   kScalingGroup, kClippingGroup, kOptimizerGroup,
-                                              kLoopGroup,    kOutputGroup, kWeightsGroup, kTestingGroup};
+inline constexpr const char* kLanguageModelGroup = "Language model (text, GPT size, sampling)";
+inline constexpr const char* kHelpGroups[] = {kGeneralGroup,  kDataGroup,      kLanguageModelGroup, kScalingGroup,
+                                              kClippingGroup, kOptimizerGroup, kLoopGroup,          kOutputGroup,
+                                              kWeightsGroup,  kTestingGroup};
 
 }  // namespace vkamp::train

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/graph/graph.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/model_spec.hpp"
 #include "vkamp/train/param_layout.hpp"
@@ -29,5 +30,13 @@ std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::v
 // a missing, extra, misshapen or wrongly typed tensor is a FormatError that
 // names `label` (the file) and the tensor.
 std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label);
+
+// The same for a graph whose parameters keep PyTorch's layouts as declared
+// (linear, embedding, layer_norm: a GPT), under their graph names. A graph
+// with conv2d or flatten nodes throws std::invalid_argument: its layouts
+// are only derived for model strings.
+std::vector<io::Tensor> export_torch_tensors(const graph::Graph& g, const std::vector<float>& master,
+                                             io::DType dtype);
+std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorFile& file, const std::string& label);
 
 }  // namespace vkamp::train

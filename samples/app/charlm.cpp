@@ -1,0 +1,147 @@
+#include "app/charlm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/data/text.hpp"
+#include "vkamp/train/dataset.hpp"
+
+namespace vkamp::app {
+namespace {
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw train::DataError(p.string() + ": cannot open");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string fortunes_text() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(kFortunesDir, ec))
+    throw train::DataError(std::string(kFortunesDir) +
+                           " is missing: install Debian's fortunes package (apt-get install fortunes) or give "
+                           "--text FILE");
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(kFortunesDir)) {
+    if (e.is_symlink() || !e.is_regular_file() || e.path().extension() == ".dat") continue;
+    files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // by name, byte order
+  std::string text;
+  for (const fs::path& f : files) text += read_all(f);
+  return text;
+}
+
+struct Preset {
+  const char* name;
+  uint32_t block_size, n_layer, n_head, n_embd;
+};
+// tiny trains in minutes on a CPU driver; small and medium are for GPUs
+// (medium is nanoGPT's shakespeare_char configuration).
+constexpr Preset kPresets[] = {
+    {"tiny", 64, 2, 4, 64},
+    {"small", 128, 4, 4, 128},
+    {"medium", 256, 6, 6, 384},
+};
+
+}  // namespace
+
+CharCorpus load_corpus(const LmOptions& o) {
+  CharCorpus c;
+  c.source = o.text_path.empty() ? kFortunesDir : o.text_path;
+  const std::string text = o.text_path.empty() ? fortunes_text() : read_all(o.text_path);
+  if (text.empty()) throw train::DataError(c.source + ": no text to train on");
+  data::TextTokens t = data::tokens_of(text);
+  c.vocab = std::move(t.vocab);
+  c.tokens = std::move(t.tokens);
+  c.split = c.tokens.size() * 9 / 10;
+  return c;
+}
+
+train::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size) {
+  const Preset* p = nullptr;
+  for (const Preset& q : kPresets)
+    if (o.size == q.name) p = &q;
+  if (!p) throw train::ConfigError("unknown size '" + o.size + "' (expected tiny | small | medium)");
+  auto pick = [](uint32_t flag, uint32_t preset) { return flag ? flag : preset; };
+  return {vocab_size, pick(o.block_size, p->block_size), pick(o.n_layer, p->n_layer), pick(o.n_head, p->n_head),
+          pick(o.n_embd, p->n_embd)};
+}
+
+CharWindows char_windows(const CharCorpus& c, uint32_t block_size) {
+  std::vector<uint32_t> train(c.tokens.begin(), c.tokens.begin() + c.split);
+  std::vector<uint32_t> val(c.tokens.begin() + c.split, c.tokens.end());
+  for (auto [part, n] : {std::pair{"training", train.size()}, std::pair{"validation", val.size()}})
+    if (n < size_t(block_size) + 1)
+      throw train::DataError(c.source + ": the " + std::string(part) + " text has " + std::to_string(n) +
+                             " characters, fewer than a window of " + std::to_string(block_size + 1));
+  return {train::HostData::windows(std::move(train), block_size, 1),
+          train::HostData::windows(std::move(val), block_size, block_size)};
+}
+
+std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, const std::string& vocab) {
+  auto meta = train::gpt_metadata(c);
+  // Each byte as the code point of the same number, so any byte survives
+  // JSON; ASCII-only output (\u00XX escapes) keeps the header plain.
+  std::string utf8;
+  for (unsigned char b : vocab) {
+    if (b < 0x80) {
+      utf8 += char(b);
+    } else {
+      utf8 += char(0xC0 | (b >> 6));
+      utf8 += char(0x80 | (b & 0x3F));
+    }
+  }
+  meta["vkamp.vocab"] = nlohmann::json(utf8).dump(-1, ' ', true);
+  return meta;
+}
+
+std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed) {
+  const std::string prompt = o.prompt.empty() ? "\n" : o.prompt;
+  std::vector<uint32_t> ids;
+  for (char ch : prompt) {
+    const size_t id = vocab.find(ch);
+    if (id == std::string::npos)
+      throw train::ConfigError("--prompt: the character " + std::to_string(int(static_cast<unsigned char>(ch))) +
+                               " is not in the text's vocabulary");
+    ids.push_back(uint32_t(id));
+  }
+  const train::Model& m = t.model();
+  const uint32_t T = m.positions(), V = m.classes();
+  std::mt19937_64 gen(seed);
+  std::string out = prompt;
+  std::vector<float> window(T);
+  std::vector<double> weights(V);
+  for (uint32_t n = 0; n < o.generate; ++n) {
+    // The last T tokens at positions 0.. (as nanoGPT crops its context);
+    // causal attention makes the padding after them irrelevant.
+    const size_t len = std::min<size_t>(ids.size(), T);
+    std::fill(window.begin(), window.end(), 0.0f);
+    std::copy(ids.end() - len, ids.end(), window.begin());
+    const std::vector<float> logits = t.predict(window, 1);
+    const float* z = logits.data() + (len - 1) * V;
+    // Top-k: only logits at least the k-th largest take part.
+    float floor = -INFINITY;
+    if (o.top_k && o.top_k < V) {
+      std::vector<float> sorted(z, z + V);
+      std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<float>());
+      floor = sorted[o.top_k - 1];
+    }
+    const double top = *std::max_element(z, z + V);
+    for (uint32_t v = 0; v < V; ++v) weights[v] = z[v] >= floor ? std::exp((z[v] - top) / o.temperature) : 0.0;
+    const uint32_t next = uint32_t(std::discrete_distribution<uint32_t>(weights.begin(), weights.end())(gen));
+    ids.push_back(next);
+    out += vocab[next];
+  }
+  return out;
+}
+
+}  // namespace vkamp::app

@@ -1,0 +1,57 @@
+// charlm, the character-level GPT: its text, its sizes and its sampler,
+// shared by the charlm sample and vkamp-studio. Definitions match
+// tests/golden/gpt_reference.py, which checks an exported model in PyTorch:
+//  - the corpus is --text FILE, or every regular file directly in
+//    /usr/share/games/fortunes (not the .dat indexes, not the .u8 links),
+//    sorted by name and concatenated; every byte is a token, and the
+//    vocabulary is the text's distinct bytes in order;
+//  - the first 9/10 of the tokens (n * 9 / 10) train, the rest validate;
+//  - the validation loss is the mean cross-entropy over every position of
+//    the consecutive block_size windows that cover the validation text (a
+//    shorter tail is dropped); training reads the windows at every offset.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/run_options.hpp"
+#include "vkamp/train/gpt.hpp"
+#include "vkamp/train/host_data.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::app {
+
+inline constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
+
+struct CharCorpus {
+  std::string source;  // the file, or the fortunes directory
+  std::string vocab;   // token id -> byte
+  std::vector<uint32_t> tokens;
+  size_t split = 0;    // tokens [0, split) train, [split, end) validate
+};
+
+// Throws train::DataError (a missing or empty text, fortunes not installed).
+CharCorpus load_corpus(const LmOptions& o);
+
+// The size preset with the flags' overrides; ConfigError for an unknown size.
+train::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size);
+
+// Training windows at every offset and the validation windows, of
+// block_size tokens. Throws DataError when a split is shorter than a window.
+struct CharWindows {
+  train::HostData train, val;
+};
+CharWindows char_windows(const CharCorpus& c, uint32_t block_size);
+
+// The metadata of an exported GPT: the config, "vkamp.vocab" (a JSON string
+// whose i-th character is U+00XX for the byte of token i).
+std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, const std::string& vocab);
+
+// Continues o.prompt by o.generate bytes, sampling each from the model's
+// next-token distribution at o.temperature among the o.top_k likeliest
+// (all when 0), seeded. A prompt byte outside the vocabulary is a
+// ConfigError. Returns the prompt and its continuation.
+std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed);
+
+}  // namespace vkamp::app

@@ -1,0 +1,90 @@
+// charlm: a character-level GPT (nanoGPT's architecture, train/gpt.hpp)
+// trained on the text of Debian's fortunes package, or --text FILE, in fp16
+// with dynamic loss scaling by default. Prints the training and validation
+// loss at every evaluation, then a sample of generated text. The job's data
+// and recipe are in samples/app/workloads.cpp and app/charlm.hpp, shared
+// with vkamp-studio.
+#include <cstdio>
+
+#include "app/charlm.hpp"
+#include "app/workloads.hpp"
+#include "sample_main.hpp"
+
+namespace {
+
+using namespace vkamp;
+
+int run(app::RunOptions& cfg, Context& ctx) {
+  const app::Workload& job = app::find_workload("charlm");
+  app::Datasets data = job.load(cfg);
+  const train::GptConfig gpt = app::gpt_config(cfg.lm, uint32_t(data.vocab.size()));
+  train::Trainer trainer(ctx, cfg, app::job_model(job, cfg, data).graph, job.loss, data.train);
+  samples::init_weights_from_file(cfg, trainer);
+  std::printf("charlm: GPT with %u layers, %u heads, %u channels, block %u (%llu parameters); %s: %u characters "
+              "(vocabulary %zu), %u train / %u validation windows; batch %u, %u steps, %s\n",
+              gpt.n_layer, gpt.n_head, gpt.n_embd, gpt.block_size,
+              static_cast<unsigned long long>(trainer.model().param_count()),
+              cfg.lm.text_path.empty() ? app::kFortunesDir : cfg.lm.text_path.c_str(),
+              uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
+              data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
+
+  ui::RunHistory history;
+  history.eval_name = "val loss";
+  double train_loss = 0, val_loss = 0;
+  uint32_t applied = 0, next_eval = cfg.lm.eval_every;
+  auto evaluate = [&] {
+    val_loss = trainer.mean_loss(data.test);
+    history.evals.push_back({applied, val_loss, 0, "val_loss"});
+    std::fprintf(stderr, "\r\033[K");  // the progress bar's line
+    std::printf("step %5u  train loss %.4f  val loss %.4f\n", applied, train_loss, val_loss);
+    std::fflush(stdout);
+  };
+  samples::Observers also;
+  also.step = [&](const train::StepMetrics& m) {
+    applied = m.applied;
+    if (!m.skipped) train_loss = m.loss;
+  };
+  also.between_steps = [&] {
+    if (applied < next_eval) return;
+    next_eval = applied + cfg.lm.eval_every;
+    evaluate();
+  };
+  train::TrainSummary s = samples::train_with_progress(trainer, cfg, "charlm", also, &history);
+  if (s.failed) {
+    samples::write_report(cfg, history);
+    return samples::report_failure("charlm", cfg, s);
+  }
+  evaluate();  // the trained weights
+  std::printf("validation loss %.4f nats per character after %u steps\n", val_loss, s.applied);
+  samples::print_run_report(cfg, trainer, s);
+  if (cfg.lm.generate) {
+    const std::string text = app::generate_text(trainer, data.vocab, cfg.lm, cfg.seed);
+    std::printf("--- sample: %u characters, temperature %g, top-k %u, seed %llu ---\n%s\n---\n", cfg.lm.generate,
+                cfg.lm.temperature, cfg.lm.top_k, static_cast<unsigned long long>(cfg.seed), text.c_str());
+  }
+  samples::write_report(cfg, history);
+  auto meta = app::charlm_metadata(gpt, data.vocab);
+  char loss[32];
+  std::snprintf(loss, sizeof loss, "%.6f", val_loss);
+  meta["vkamp.val_loss"] = loss;
+  samples::save_weights(cfg, trainer, s, meta);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const vkamp::app::Workload& job = vkamp::app::find_workload("charlm");
+  return vkamp::samples::sample_main(
+      {"charlm",
+       "Trains a character-level GPT (nanoGPT's architecture: pre-LayerNorm blocks,\n"
+       "learned positions, lm_head tied to the token embedding) on the text of\n"
+       "Debian's fortunes package, or --text FILE: the first 90% trains, the last 10%\n"
+       "validates. AdamW with weight decay on matrices, warmup then cosine, clipping\n"
+       "at 1.0, in fp16 with dynamic loss scaling unless told otherwise. Prints the\n"
+       "training and validation loss (nats per character) every --eval-every steps,\n"
+       "then a sample of generated text. --save writes nanoGPT's names and layouts\n"
+       "(tests/golden/check_charlm_export.py reads it into PyTorch).",
+       vkamp::app::Rows::LanguageModel},
+      job.defaults, argc, argv, run);
+}

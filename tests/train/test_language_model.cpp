@@ -1,0 +1,167 @@
+// Language-model data and losses: token windows from one stream (resident
+// or streamed, bit for bit the same as the windows written out), labels at
+// every position, and Evaluator::mean_loss against a double reference on
+// the model's own logits. The model is a tiny one without attention (an
+// embedding, a LayerNorm and an lm_head), so only the data path is tested
+// here; the GPT itself has its golden test.
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "support/gpu_test.hpp"
+#include "vkamp/train/trainer.hpp"
+
+namespace vkamp::test {
+namespace {
+
+constexpr uint32_t kVocab = 11, kBlock = 7, kChannels = 8;
+
+graph::Graph bigram_model() {
+  graph::Graph g;
+  g.input("idx", graph::Shape::tokens(kBlock));
+  g.param("wte", {kVocab, kChannels}, graph::Init::Normal, 0.5);
+  g.param("wpe", {kBlock, kChannels}, graph::Init::Normal, 0.5);
+  g.param("ln.weight", {kChannels}, graph::Init::One);
+  g.param("ln.bias", {kChannels}, graph::Init::Zero);
+  g.param("head.weight", {kVocab, kChannels}, graph::Init::Normal, 0.5);
+  g.embedding("embed", "idx", "wte", "wpe");
+  g.layer_norm("ln", "embed", "ln.weight", "ln.bias");
+  g.set_output(g.linear("head", "ln", "head.weight"));
+  return g;
+}
+
+// A stream with structure to learn: mostly t+1 follows t.
+std::vector<uint32_t> token_stream(size_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<uint32_t> s(n);
+  for (size_t i = 0; i < n; ++i) s[i] = i && gen() % 4 ? (s[i - 1] + 1) % kVocab : uint32_t(gen() % kVocab);
+  return s;
+}
+
+train::TrainConfig lm_config(train::DataResidency where) {
+  train::TrainConfig c;
+  c.batch = 6;
+  c.epochs = 2;
+  c.seed = 5;
+  c.optimizer.kind = train::OptimizerKind::AdamW;
+  c.optimizer.lr = 0.01;
+  c.scaler.histogram_interval = 0;
+  c.data_on_gpu = where;
+  return c;
+}
+
+struct LmRun {
+  std::vector<float> losses, weights;
+  bool resident = false;
+};
+
+LmRun train_on(const train::HostData& data, train::DataResidency where, uint32_t grad_accum = 1) {
+  train::TrainConfig c = lm_config(where);
+  c.grad_accum = grad_accum;
+  train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent, data);
+  LmRun r;
+  t.on_step = [&](const train::StepMetrics& m) { r.losses.push_back(m.loss); };
+  t.run();
+  r.weights = t.model().read_master();
+  r.resident = t.data_resident();
+  return r;
+}
+
+TEST(HostDataWindows, CountAndRowsFollowTheStream) {
+  std::vector<uint32_t> s(20);
+  std::iota(s.begin(), s.end(), 0u);
+  // Windows of 7 and their next token need 8 tokens: starts 0..12 at stride 1.
+  train::HostData every = train::HostData::windows(s, 7, 1);
+  EXPECT_EQ(every.count, 13u);
+  EXPECT_EQ(every.labels_per_example(), 7u);
+  // Stride 7: starts 0 and 7 (start 14 would need token 21).
+  train::HostData tiles = train::HostData::windows(s, 7, 7);
+  EXPECT_EQ(tiles.count, 2u);
+  train::HostData r = tiles.rows(1, 1);
+  ASSERT_EQ(r.x.size(), 7u);
+  ASSERT_EQ(r.labels.size(), 7u);
+  for (uint32_t t = 0; t < 7; ++t) {
+    EXPECT_EQ(r.x[t], float(7 + t));
+    EXPECT_EQ(r.labels[t], 8 + t);
+  }
+  const uint32_t picks[] = {12, 3};
+  train::HostData sel = every.select(picks);
+  EXPECT_EQ(sel.x[0], 12.0f);
+  EXPECT_EQ(sel.labels[6], 19u);
+  EXPECT_EQ(sel.x[7], 3.0f);
+  EXPECT_EQ(train::HostData::windows(std::vector<uint32_t>(7), 7, 1).count, 0u) << "no room for the next token";
+}
+
+class LanguageModelData : public GpuTest {};
+
+TEST_F(LanguageModelData, WindowsTrainBitForBitAsTheirRowsWrittenOut) {
+  const train::HostData windows = train::HostData::windows(token_stream(200, 1), kBlock, 1);
+  const train::HostData rows = windows.rows(0, windows.count);  // the same examples as x and labels
+  const LmRun resident = train_on(windows, train::DataResidency::Always);
+  const LmRun streamed = train_on(windows, train::DataResidency::Never);
+  const LmRun written = train_on(rows, train::DataResidency::Always);
+  const LmRun written_streamed = train_on(rows, train::DataResidency::Never);
+  EXPECT_TRUE(resident.resident);
+  EXPECT_FALSE(streamed.resident);
+  ASSERT_FALSE(resident.losses.empty());
+  EXPECT_EQ(resident.losses, streamed.losses);
+  EXPECT_EQ(resident.losses, written.losses);
+  EXPECT_EQ(resident.losses, written_streamed.losses);
+  EXPECT_EQ(resident.weights, streamed.weights);
+  EXPECT_EQ(resident.weights, written.weights);
+  // It learned the stream's rule (t+1 follows t three times in four): the
+  // loss fell well below ln(11) = 2.4.
+  EXPECT_LT(resident.losses.back(), 1.8f);
+}
+
+TEST_F(LanguageModelData, MicroBatchesReadTheirOwnWindows) {
+  const train::HostData windows = train::HostData::windows(token_stream(300, 2), kBlock, 1);
+  const LmRun resident = train_on(windows, train::DataResidency::Always, 3);
+  const LmRun streamed = train_on(windows, train::DataResidency::Never, 3);
+  ASSERT_FALSE(resident.losses.empty());
+  EXPECT_EQ(resident.losses, streamed.losses);
+  EXPECT_EQ(resident.weights, streamed.weights);
+}
+
+// The mean cross-entropy over every position, from the model's own fp32
+// logits in double: only the GPU's fp32 log-sum-exp and mean differ.
+TEST_F(LanguageModelData, MeanLossIsTheMeanCrossEntropyOverEveryPosition) {
+  const train::HostData val = train::HostData::windows(token_stream(120, 3), kBlock, kBlock);
+  train::TrainConfig c = lm_config(train::DataResidency::Auto);
+  c.precision = Format::F32;
+  train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent,
+                   train::HostData::windows(token_stream(200, 4), kBlock, 1));
+  const train::HostData rows = val.rows(0, val.count);
+  const std::vector<float> logits = t.predict(rows.x, rows.count);
+  double sum = 0;
+  for (size_t r = 0; r < rows.labels.size(); ++r) {
+    const float* z = logits.data() + r * kVocab;
+    double top = z[0], s = 0;
+    for (uint32_t v = 0; v < kVocab; ++v) top = std::max(top, double(z[v]));
+    for (uint32_t v = 0; v < kVocab; ++v) s += std::exp(z[v] - top);
+    sum += top + std::log(s) - z[rows.labels[r]];
+  }
+  const double ref = sum / double(rows.labels.size());
+  // Per position a log-sum-exp over 11 terms (a few u32 of the loss) and a
+  // mean over the positions: 16 u32 relative is ample and still catches a
+  // position or a window left out (1/119 and more).
+  EXPECT_NEAR(t.mean_loss(val), ref, 16 * 0x1p-24 * ref + 1e-7);
+  // Accuracy counts every position too.
+  uint32_t correct = 0;
+  for (size_t r = 0; r < rows.labels.size(); ++r) {
+    const float* z = logits.data() + r * kVocab;
+    correct += uint32_t(std::max_element(z, z + kVocab) - z) == rows.labels[r];
+  }
+  EXPECT_NEAR(t.evaluate(val), double(correct) / double(rows.labels.size()), 1e-12);
+}
+
+TEST_F(LanguageModelData, LabelsOutsideTheVocabularyAreRejected) {
+  std::vector<uint32_t> s = token_stream(50, 5);
+  s[30] = kVocab;
+  EXPECT_THROW(train::Trainer(ctx(), lm_config(train::DataResidency::Auto), bigram_model(),
+                              train::LossKind::SoftmaxXent, train::HostData::windows(s, kBlock, 1)),
+               train::ConfigError);
+}
+
+}  // namespace
+}  // namespace vkamp::test
