@@ -18,6 +18,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
   const app::Workload& job = app::find_workload("charlm");
   app::Datasets data = job.load(cfg);
   const train::GptConfig gpt = app::gpt_config(cfg.lm, uint32_t(data.vocab.size()));
+  app::prompt_ids(data.vocab, cfg.lm);  // a bad --prompt fails now, not after training
   train::Trainer trainer(ctx, cfg, app::job_model(job, cfg, data).graph, job.loss, data.train);
   samples::init_weights_from_file(cfg, trainer);
   std::printf("charlm: GPT with %u layers, %u heads, %u channels, block %u (%llu parameters); %s: %u characters "

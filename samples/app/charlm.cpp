@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/error.hpp"
 #include "vkamp/data/text.hpp"
 #include "vkamp/train/dataset.hpp"
 
@@ -104,20 +105,25 @@ std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, co
   return meta;
 }
 
-std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed) {
-  const std::string prompt = o.prompt.empty() ? "\n" : o.prompt;
+std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o) {
   std::vector<uint32_t> ids;
-  for (char ch : prompt) {
+  for (char ch : o.prompt.empty() ? std::string("\n") : o.prompt) {
     const size_t id = vocab.find(ch);
     if (id == std::string::npos)
-      throw train::ConfigError("--prompt: the character " + std::to_string(int(static_cast<unsigned char>(ch))) +
-                               " is not in the text's vocabulary");
+      throw train::ConfigError("--prompt: the byte " + std::to_string(int(static_cast<unsigned char>(ch))) +
+                               " is not in the text's vocabulary of " + std::to_string(vocab.size()) + " bytes");
     ids.push_back(uint32_t(id));
   }
+  return ids;
+}
+
+std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed) {
+  std::vector<uint32_t> ids = prompt_ids(vocab, o);
+  std::string out;
+  for (uint32_t id : ids) out += vocab[id];
   const train::Model& m = t.model();
   const uint32_t T = m.positions(), V = m.classes();
   std::mt19937_64 gen(seed);
-  std::string out = prompt;
   std::vector<float> window(T);
   std::vector<double> weights(V);
   for (uint32_t n = 0; n < o.generate; ++n) {
@@ -135,6 +141,8 @@ std::string generate_text(train::Trainer& t, const std::string& vocab, const LmO
       std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<float>());
       floor = sorted[o.top_k - 1];
     }
+    for (uint32_t v = 0; v < V; ++v)
+      if (!std::isfinite(z[v])) throw Error("charlm: the model's outputs are not finite; no text to sample");
     const double top = *std::max_element(z, z + V);
     for (uint32_t v = 0; v < V; ++v) weights[v] = z[v] >= floor ? std::exp((z[v] - top) / o.temperature) : 0.0;
     const uint32_t next = uint32_t(std::discrete_distribution<uint32_t>(weights.begin(), weights.end())(gen));

@@ -48,10 +48,14 @@ CharWindows char_windows(const CharCorpus& c, uint32_t block_size);
 // whose i-th character is U+00XX for the byte of token i).
 std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, const std::string& vocab);
 
+// o.prompt (a new line when empty) as token ids; a byte outside the
+// vocabulary is a ConfigError (checked before training, so nothing is lost).
+std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o);
+
 // Continues o.prompt by o.generate bytes, sampling each from the model's
 // next-token distribution at o.temperature among the o.top_k likeliest
-// (all when 0), seeded. A prompt byte outside the vocabulary is a
-// ConfigError. Returns the prompt and its continuation.
+// (all when 0), seeded. Returns the prompt and its continuation; throws
+// vkamp::Error if the model's outputs are not finite.
 std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed);
 
 }  // namespace vkamp::app

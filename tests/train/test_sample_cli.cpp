@@ -86,7 +86,7 @@ TEST_F(SampleCli, UnknownConfigKey) {
 TEST_F(SampleCli, UnknownFlag) { EXPECT_TRUE(rejected(run_sample("--epoch 3"), "--epoch")); }
 
 TEST_F(SampleCli, EverySampleTakesTheCommonFlags) {
-  for (const char* s : {"fashion_mlp", "lenet5", "linreg_underflow", "overflow_storm"}) {
+  for (const char* s : {"fashion_mlp", "lenet5", "linreg_underflow", "overflow_storm", "charlm"}) {
     EXPECT_EQ(run_sample("--help", s).status, 0) << s;
     EXPECT_TRUE(rejected(run_sample("--precision half", s), "half")) << s;
   }
