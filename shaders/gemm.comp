@@ -15,6 +15,12 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
+// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A, B and C
+// start p.sa, p.sb, p.sc elements after the previous product's (attention's
+// heads); the host never splits k then, so z is free.
+// K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
+// products of attention. Products outside are skipped, not multiplied by a
+// zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
 // The subgroup broadcast of SG_A needs the ballot capability, which not
 // every device has: it is only in the ".subgroup" variant of this shader
 // (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.
@@ -39,12 +45,17 @@ layout(constant_id = 7) const uint CN = 4;
 // subgroup loads 2 of the 16 A values the subgroup's lanes share and
 // broadcasts them, instead of every lane loading all 16.
 layout(constant_id = 8) const uint SG_A = 0;
+layout(constant_id = 9) const uint BATCHED = 0;
+layout(constant_id = 10) const uint K_RANGE = 0;
 
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
 layout(std430, binding = 2) buffer C { sfp c[]; };
 layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
-layout(push_constant) uniform Push { uint m, n, k; float alpha; uint accumulate; uint kc; } p;
+layout(push_constant) uniform Push {
+  uint m, n, k; float alpha; uint accumulate; uint kc;
+  uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
+} p;
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
 const uint BM = 4u * WY, BN = 4u * WX, BK = 16u;  // tiled path
@@ -56,14 +67,17 @@ shared float As[BK][TILED != 0u ? BM + 1u : 1u];
 shared float Bs[BK][TILED != 0u ? BN + 1u : 1u];
 
 uint k_end;
+uint a0 = 0u, b0 = 0u, c0 = 0u;  // this product's first element of A, B and C
 float load_a(uint i, uint kk) {  // op(A)[i, kk]
   if (i >= p.m || kk >= k_end) return 0.0;
-  return TRANS_A != 0u ? sfp2f(a[kk * p.m + i]) : sfp2f(a[i * p.k + kk]);
+  return TRANS_A != 0u ? sfp2f(a[a0 + kk * p.m + i]) : sfp2f(a[a0 + i * p.k + kk]);
 }
 float load_b(uint kk, uint j) {  // op(B)[kk, j]
   if (kk >= k_end || j >= p.n) return 0.0;
-  return TRANS_B != 0u ? sfp2f(b[j * p.k + kk]) : sfp2f(b[kk * p.n + j]);
+  return TRANS_B != 0u ? sfp2f(b[b0 + j * p.k + kk]) : sfp2f(b[b0 + kk * p.n + j]);
 }
+// Whether output row i sums the product at kk (K_RANGE).
+bool in_k_range(uint i, uint kk) { return K_RANGE == 0u || (K_RANGE == 1u ? kk <= i : kk >= i); }
 
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
@@ -71,6 +85,14 @@ void main() {
   uint row0 = gl_WorkGroupID.y * (DM * WY), col0 = gl_WorkGroupID.x * (DN * WX);
   uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
   k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
+  if (BATCHED != 0u) {
+    uint z = gl_WorkGroupID.z + p.z0;
+    a0 = z * p.sa, b0 = z * p.sb, c0 = z * p.sc;
+  }
+  // No row of this workgroup sums k past its last row (K_RANGE 1) or before
+  // its first (K_RANGE 2): half the work of a causal product.
+  if (K_RANGE == 1u) k_end = min(k_end, row0 + DM * WY);
+  if (K_RANGE == 2u) k_begin = max(k_begin, row0);
 
   float acc[DM][DN];
   for (uint r = 0u; r < DM; ++r)
@@ -85,18 +107,18 @@ void main() {
     for (uint r = 0u; r < DM; ++r) {
       uint i = row0 + ty + WY * r;
       ar[r] = i < p.m;
-      ai[r] = TRANS_A != 0u ? i : i * p.k;
+      ai[r] = a0 + (TRANS_A != 0u ? i : i * p.k);
     }
     for (uint q = 0u; q < DN; ++q) {
       uint j = col0 + tx + WX * q;
       bc[q] = j < p.n;
-      bj[q] = TRANS_B != 0u ? j * p.k : j;
+      bj[q] = b0 + (TRANS_B != 0u ? j * p.k : j);
     }
 #if defined(VKAMP_GEMM_SUBGROUP)
     uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
     uint sg_i0 = row0 + ty + WY * sg_l, sg_i1 = row0 + ty + WY * (sg_l + 8u);
     bool sg_ok0 = sg_i0 < p.m, sg_ok1 = sg_i1 < p.m;
-    uint sg_a0 = TRANS_A != 0u ? sg_i0 : sg_i0 * p.k, sg_a1 = TRANS_A != 0u ? sg_i1 : sg_i1 * p.k;
+    uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.k), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.k);
 #endif
     uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
     for (uint kk = k_begin; kk < k_end; ++kk) {
@@ -122,7 +144,8 @@ void main() {
         if (bc[q]) bv[q] = sfp2f(b[bj[q] + kk * sb]);
       }
       for (uint r = 0u; r < DM; ++r)
-        for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+        for (uint q = 0u; q < DN; ++q)
+          if (in_k_range(row0 + ty + WY * r, kk)) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
   }
   for (uint k0 = k_begin; TILED != 0u && k0 < k_end; k0 += BK) {
@@ -144,7 +167,8 @@ void main() {
       for (uint r = 0u; r < DM; ++r) av[r] = As[kk][ty + WY * r];
       for (uint q = 0u; q < DN; ++q) bv[q] = Bs[kk][tx + WX * q];
       for (uint r = 0u; r < DM; ++r)
-        for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+        for (uint q = 0u; q < DN; ++q)
+          if (in_k_range(row0 + ty + WY * r, k0 + kk)) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
     barrier();
   }
@@ -159,8 +183,8 @@ void main() {
       if (SPLIT_K != 0u) {
         partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
       } else {
-        if (p.accumulate != 0u) v += sfp2f(c[i * p.n + j]);
-        c[i * p.n + j] = f2sfp(v);
+        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.n + j]);
+        c[c0 + i * p.n + j] = f2sfp(v);
       }
     }
   }

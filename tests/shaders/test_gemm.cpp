@@ -1,6 +1,7 @@
 // gemm: the three products of a linear layer Y = X W^T (forward, dX = dY W,
 // dW = dY^T X, with and without accumulation), the generic gemm's alpha and
-// transposes, inf/NaN propagation along rows and columns, and a
+// transposes, its batched form (strides, k ranges, more products than one
+// dispatch holds), inf/NaN propagation along rows and columns, and a
 // finite-difference check of the backward products against the GPU forward.
 //
 // A shape names the GEMM it runs: the output is m x n and each output sums
@@ -311,6 +312,96 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
   }
 }
 
+// The batched form at every transpose and k range: 3 products, each from
+// its own fresh operands, laid out at strides larger than the dense ones
+// (the gaps poisoned, and a C gap must stay so) or, in two of the cases,
+// dense (stride 0). A NaN in product 1's B reaches exactly the outputs whose
+// sums include it: with a k range, the rows that skip its k stay finite.
+TEST_P(Gemm, BatchedAtEveryTransposeAndKRange) {
+  auto [fmt, s] = GetParam();
+  constexpr uint32_t kBatch = 3;
+  const ops::KRange ranges[] = {ops::KRange::all, ops::KRange::up_to_row, ops::KRange::from_row};
+  struct Case {
+    ops::Gemm g;
+    std::vector<float> a, b, c0;
+    std::vector<double> ref;  // per product, dense m x n
+    Buffer *ba = nullptr, *bb = nullptr, *bc = nullptr;
+  };
+  std::vector<Case> cases;
+  std::vector<Buffer> buffers;
+  buffers.reserve(3 * 8);
+  const uint64_t na = uint64_t(s.m) * s.k, nb = uint64_t(s.k) * s.n, nc = uint64_t(s.m) * s.n;
+  for (int t = 0; t < 8; ++t) {
+    Case c;
+    const bool dense = t == 2 || t == 7;  // stride 0: from_row, and up_to_row accumulating
+    c.g = {.m = s.m, .n = s.n, .k = s.k, .trans_a = bool(t & 1), .trans_b = bool(t & 2), .alpha = 0.75f,
+           .accumulate = bool(t & 4), .batch = kBatch, .stride_a = dense ? 0 : na + 3,
+           .stride_b = dense ? 0 : nb + 5, .stride_c = dense ? 0 : nc + 2, .k_range = ranges[t % 3]};
+    const ops::Gemm& g = c.g;
+    const uint64_t sa = dense ? na : g.stride_a, sb = dense ? nb : g.stride_b, sc = dense ? nc : g.stride_c;
+    c.a = random_values((kBatch - 1) * sa + na, -1, 1, fmt);
+    c.b = random_values((kBatch - 1) * sb + nb, -1, 1, fmt);
+    for (uint64_t i = na; i < sa; ++i) c.a[i] = kNan;  // gaps after product 0
+    for (uint64_t i = nb; i < sb; ++i) c.b[i] = kNan;
+    c.b[sb + std::uniform_int_distribution<uint64_t>(0, nb - 1)(rng())] = kNan;
+    auto in_range = [&](uint32_t i, uint32_t l) {
+      return g.k_range == ops::KRange::all || (g.k_range == ops::KRange::up_to_row ? l <= i : l >= i);
+    };
+    c.ref.assign(kBatch * nc, 0.0);
+    for (uint32_t z = 0; z < kBatch; ++z) {
+      const float* za = &c.a[z * sa];
+      const float* zb = &c.b[z * sb];
+      for (uint32_t i = 0; i < g.m; ++i)
+        for (uint32_t j = 0; j < g.n; ++j) {
+          double sum = 0;
+          for (uint32_t l = 0; l < g.k; ++l)
+            if (in_range(i, l))
+              sum += double(g.trans_a ? za[l * g.m + i] : za[i * g.k + l]) *
+                     (g.trans_b ? zb[j * g.k + l] : zb[l * g.n + j]);
+          c.ref[z * nc + i * g.n + j] = double(g.alpha) * sum;
+        }
+    }
+    // C as stored: products at stride sc, the gaps poisoned.
+    size_t c_elems = (kBatch - 1) * sc + nc;
+    buffers.push_back(guarded_input(fmt, c.a));
+    c.ba = &buffers.back();
+    buffers.push_back(guarded_input(fmt, c.b));
+    c.bb = &buffers.back();
+    if (g.accumulate) {
+      c.c0 = initial_like(c.ref, 2, fmt);
+      std::vector<float> stored(c_elems, kNan);
+      for (uint32_t z = 0; z < kBatch; ++z)
+        for (uint64_t i = 0; i < nc; ++i) stored[z * sc + i] = c.c0[z * nc + i];
+      buffers.push_back(guarded_output(fmt, c_elems, &stored));
+    } else {
+      buffers.push_back(guarded_output(fmt, c_elems));
+    }
+    c.bc = &buffers.back();
+    cases.push_back(std::move(c));
+  }
+  run_once([&](Sequence& seq) {
+    for (auto& c : cases) ops::gemm(seq, fmt, c.g, *c.ba, *c.bb, *c.bc);
+  });
+  for (auto& c : cases) {
+    const ops::Gemm& g = c.g;
+    SCOPED_TRACE(::testing::Message() << "trans_a " << g.trans_a << ", trans_b " << g.trans_b << ", accumulate "
+                                      << g.accumulate << ", k_range " << uint32_t(g.k_range) << ", stride_c "
+                                      << g.stride_c);
+    const uint64_t sc = g.stride_c ? g.stride_c : nc;
+    auto stored = guarded_result(*c.bc, fmt, (kBatch - 1) * sc + nc);
+    std::vector<float> out(kBatch * nc);
+    for (uint32_t z = 0; z < kBatch; ++z) {
+      for (uint64_t i = 0; i < nc; ++i) out[z * nc + i] = stored[z * sc + i];
+      for (uint64_t i = nc; z + 1 < kBatch && i < sc; ++i)
+        ASSERT_TRUE(std::isnan(stored[z * sc + i])) << "the gap after product " << z << " was written";
+    }
+    std::vector<double> ref = c.ref;
+    if (g.accumulate)
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
+    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, g.k)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
                          format_shape_name);
@@ -443,6 +534,27 @@ INSTANTIATE_TEST_SUITE_P(Shaders, GemmGrad, ::testing::ValuesIn(kShapes),
                            return "fp32_" + shape_name(info.param);
                          });
 
+// More products than the 65535 workgroups of one dispatch along z: the
+// host dispatches them in slices, each product still at its own offsets.
+class GemmBatch : public GpuTest {};
+
+TEST_F(GemmBatch, MoreProductsThanOneDispatchHasWorkgroups) {
+  const Format f = Format::F32;
+  const ops::Gemm g{.m = 1, .n = 2, .k = 3, .batch = 65535 + 7};
+  auto a = random_values(uint64_t(g.batch) * g.m * g.k, -1, 1, f);
+  auto b = random_values(uint64_t(g.batch) * g.k * g.n, -1, 1, f);
+  std::vector<double> ref(uint64_t(g.batch) * g.m * g.n);
+  for (uint64_t z = 0; z < g.batch; ++z)
+    for (uint32_t j = 0; j < g.n; ++j) {
+      double sum = 0;
+      for (uint32_t l = 0; l < g.k; ++l) sum += double(a[z * g.k + l]) * b[z * g.k * g.n + l * g.n + j];
+      ref[z * g.n + j] = sum;
+    }
+  Buffer ba = guarded_input(f, a), bb = guarded_input(f, b), bc = guarded_output(f, ref.size());
+  run_once([&](Sequence& seq) { ops::gemm(seq, f, g, ba, bb, bc); });
+  EXPECT_TRUE(close_to(guarded_result(bc, f, ref.size()), ref, gemm_bound(f, g.k)));
+}
+
 // The plan behind the shapes above, so the tests keep covering the thin
 // tile and split-k if the heuristic moves. Plain host tests: no device.
 TEST(GemmPlan, ThinOutputsGetThinTiles) {
@@ -476,6 +588,8 @@ TEST(GemmPlan, SmallOutputsWithLongKAreSplit) {
     EXPECT_GT(ops::gemm_plan({.m = 33, .n = 7, .k = 1000}, tiled).splits, 1u);
     EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, tiled).splits, 1u);
     EXPECT_EQ(ops::gemm_plan({.m = 0, .n = 25, .k = 4099}, tiled).splits, 1u) << "an empty C splits nothing";
+    EXPECT_EQ(ops::gemm_plan({.m = 6, .n = 25, .k = 4099, .batch = 2}, tiled).splits, 1u)
+        << "a batch takes workgroup z, which split-k would need";
   }
 }
 

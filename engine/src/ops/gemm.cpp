@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <string>
+
 #include "op_util.hpp"
+#include "vkamp/error.hpp"
 
 namespace vkamp::ops {
 namespace {
@@ -52,10 +55,11 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   // Shared-memory tiles of at most 64 rows stay within Vulkan's guaranteed
   // 16 KiB of shared memory (gemm.comp stages 16 x (tile + 1) floats of each).
   if (tiled) plan.wy = std::min(plan.wy, 16u);
-  auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()); };
+  // Workgroups in all, over every product of a batch.
+  auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch; };
   while (plan.wy > 1 && plan.wx * plan.wy > 32 && tiles() < kMinGroups) plan.wy /= 2;
   const uint64_t groups = tiles();
-  if (groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
+  if (g.batch == 1 && groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
     uint32_t splits = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
     plan.k_chunk = div_up(g.k, splits);
     plan.splits = div_up(g.k, plan.k_chunk);  // no empty slice
@@ -63,11 +67,28 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   return plan;
 }
 
+namespace {
+
+// Elements of an operand of `size` elements per product in a batch at
+// `stride` (0: dense), checked to fit the shader's 32-bit indices.
+uint64_t batched_extent(const char* operand, uint32_t batch, uint64_t& stride, uint64_t size) {
+  if (stride == 0) stride = size;
+  uint64_t extent = batch == 0 ? 0 : (batch - 1) * stride + size;
+  if (extent > UINT32_MAX)
+    throw Error(std::string("gemm: ") + operand + " spans " + std::to_string(extent) +
+                " elements, more than 32-bit indices reach");
+  return extent;
+}
+
+}  // namespace
+
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
   size_t eb = format_bytes(fmt);
-  detail::require("gemm", "A", a, uint64_t(g.m) * g.k, eb);
-  detail::require("gemm", "B", b, uint64_t(g.k) * g.n, eb);
-  detail::require("gemm", "C", c, uint64_t(g.m) * g.n, eb);
+  uint64_t sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
+  detail::require("gemm", "A", a, batched_extent("A", g.batch, sa, uint64_t(g.m) * g.k), eb);
+  detail::require("gemm", "B", b, batched_extent("B", g.batch, sb, uint64_t(g.k) * g.n), eb);
+  detail::require("gemm", "C", c, batched_extent("C", g.batch, sc, uint64_t(g.m) * g.n), eb);
+  if (g.batch == 0) return;
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -81,15 +102,26 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   const char* sge = std::getenv("VKAMP_GEMM_SG");
   const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
                     (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
-  struct { uint32_t m, n, k; float alpha; uint32_t accumulate, kc; } push{g.m, g.n, g.k, g.alpha, g.accumulate,
-                                                                             plan.k_chunk};
+  const bool batched = g.batch > 1;
+  struct {
+    uint32_t m, n, k;
+    float alpha;
+    uint32_t accumulate, kc, sa, sb, sc, z0;
+  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0};
   Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a},
+                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a,
+                                 batched, uint32_t(g.k_range)},
                                 sg_a ? ".subgroup" : "");
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
-    seq.dispatch(kern, {a, b, c, c}, push, groups, "gemm");
+    // A batch goes along z, at most 65535 products (the guaranteed
+    // maxComputeWorkGroupCount) per dispatch.
+    for (uint32_t z0 = 0; z0 < g.batch; z0 += 65535) {
+      push.z0 = z0;
+      groups.z = std::min(g.batch - z0, 65535u);
+      seq.dispatch(kern, {a, b, c, c}, push, groups, "gemm");
+    }
     return;
   }
   uint64_t count = uint64_t(g.m) * g.n;

@@ -10,12 +10,24 @@
 
 namespace vkamp::ops {
 
+// Which k output row i sums: all of them, or only k <= i or k >= i (the
+// causal products of attention, where k and i both index positions). The
+// products outside the range are skipped, not multiplied by zero, so an inf
+// or NaN there does not reach row i.
+enum class KRange : uint32_t { all = 0, up_to_row = 1, from_row = 2 };
+
 struct Gemm {
   uint32_t m = 0, n = 0, k = 0;
   bool trans_a = false;  // A stored k x m instead of m x k
   bool trans_b = false;  // B stored n x k instead of k x n
   float alpha = 1.0f;
   bool accumulate = false;
+  // `batch` independent products: product z reads A + z stride_a, B + z
+  // stride_b and writes C + z stride_c (strides in elements; 0 means the
+  // dense m k, k n, m n). Attention runs one per (example, head).
+  uint32_t batch = 1;
+  uint64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  KRange k_range = KRange::all;
 };
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
@@ -23,7 +35,8 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
 // How gemm() runs a product: WX x WY threads per workgroup, each computing
 // bm x bn outputs (4 x 4 on the tiled path; 16 x 8 on the direct path where C
 // is large enough), and k cut into `splits` slices of `k_chunk` summed by a second
-// pass (split-k) when C has too few tiles to keep the device busy.
+// pass (split-k) when C has too few tiles to keep the device busy (never for
+// a batch: the products fill the device).
 struct GemmPlan {
   uint32_t wx = 16, wy = 16;
   uint32_t bm = 4, bn = 4;  // outputs per thread: bm rows x bn columns
