@@ -29,33 +29,33 @@ int run(app::RunOptions& cfg, Context& ctx) {
               uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
               data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
 
+  // The validation loss every --eval-every steps, with the weights of that
+  // step (the trainer drains the steps before it).
+  trainer.set_held_out(data.test);
   ui::RunHistory history;
   history.eval_name = "val loss";
-  double train_loss = 0, val_loss = 0;
-  uint32_t applied = 0, next_eval = cfg.lm.eval_every;
-  auto evaluate = [&] {
-    val_loss = trainer.mean_loss(data.test);
-    history.evals.push_back({applied, val_loss, 0, "val_loss"});
-    std::fprintf(stderr, "\r\033[K");  // the progress bar's line
-    std::printf("step %5u  train loss %.4f  val loss %.4f\n", applied, train_loss, val_loss);
-    std::fflush(stdout);
-  };
+  float train_loss = 0;
+  double val_loss = 0;
   samples::Observers also;
   also.step = [&](const train::StepMetrics& m) {
-    applied = m.applied;
     if (!m.skipped) train_loss = m.loss;
   };
-  also.between_steps = [&] {
-    if (applied < next_eval) return;
-    next_eval = applied + cfg.lm.eval_every;
-    evaluate();
+  also.epoch_end = [&](const train::EpochEnd& e) {
+    val_loss = e.value;
+    std::fprintf(stderr, "\r\033[K");  // the progress bar's line
+    std::printf("step %5u  train loss %.4f  val loss %.4f\n", e.applied, train_loss, val_loss);
+    std::fflush(stdout);
   };
   train::TrainSummary s = samples::train_with_progress(trainer, cfg, "charlm", also, &history);
   if (s.failed) {
     samples::write_report(cfg, history);
     return samples::report_failure("charlm", cfg, s);
   }
-  evaluate();  // the trained weights
+  // The trained weights, unless the last step was an evaluation point.
+  if (history.evals.empty() || history.evals.back().step != s.steps) {
+    val_loss = trainer.mean_loss(data.test);
+    history.evals.push_back({s.steps, val_loss, 0, "loss"});
+  }
   std::printf("validation loss %.4f nats per character after %u steps\n", val_loss, s.applied);
   samples::print_run_report(cfg, trainer, s);
   if (cfg.lm.generate) {

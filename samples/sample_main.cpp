@@ -176,14 +176,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value, e.epoch, e.metric});
     if (also.epoch_end) also.epoch_end(e);
   };
-  train::TrainSummary s;
-  if (also.between_steps) {
-    trainer.start();
-    while (trainer.advance()) also.between_steps();
-    s = trainer.finish();
-  } else {
-    s = trainer.run();
-  }
+  train::TrainSummary s = trainer.run();
   bar.finish();
   if (history) history->status = s.failed ? "stopped: " + s.failure : "finished";
   return s;

@@ -36,9 +36,6 @@ struct Observers {
   std::function<void(const train::StepMetrics&)> step;
   std::function<void(const train::TensorHistogram&)> histogram;
   std::function<void(const train::EpochEnd&)> epoch_end;
-  // Called on the host thread after each step is submitted, outside the
-  // trainer's callbacks, so it may evaluate (charlm's validation loss).
-  std::function<void()> between_steps;
 };
 
 // Trains one configuration with a progress bar (labelled `label`) and the

@@ -95,9 +95,9 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     steps_done_ = 0;
     last_applied_ = 0;
     evaluated_at_ = UINT32_MAX;
-    // Per epoch, or every --eval-every steps for a language model (whose
-    // epoch is every offset of its text).
-    steps_per_eval_ = job.language_model ? cfg.lm.eval_every : trainer_->steps_per_epoch() / cfg.grad_accum;
+    // Per epoch, or every --eval-every steps (a language model's epoch is
+    // every offset of its text).
+    steps_per_eval_ = cfg.eval_every ? cfg.eval_every : trainer_->steps_per_epoch() / cfg.grad_accum;
     next_eval_ = steps_per_eval_;
     trainer_->on_step = [this](const train::StepMetrics& m) {
       history_.add(m);
@@ -169,7 +169,7 @@ void TrainingSession::save_checkpoint(const std::string& path) {
 void TrainingSession::evaluate_now() {
   if (data_.test.count == 0) return;
   if (job_.language_model) {
-    history_.add_eval({uint32_t(steps_done_.load()), trainer_->mean_loss(data_.test), 0, "val_loss"});
+    history_.add_eval({uint32_t(steps_done_.load()), trainer_->mean_loss(data_.test), 0, "loss"});
   } else {
     history_.add_eval({uint32_t(steps_done_.load()), trainer_->evaluate(data_.test)});
   }

@@ -80,7 +80,7 @@ train::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size) {
 CharWindows char_windows(const CharCorpus& c, uint32_t block_size) {
   std::vector<uint32_t> train(c.tokens.begin(), c.tokens.begin() + c.split);
   std::vector<uint32_t> val(c.tokens.begin() + c.split, c.tokens.end());
-  for (auto [part, n] : {std::pair{"training", train.size()}, std::pair{"validation", val.size()}})
+  for (auto [part, n] : {std::pair{"training", train.size()}, std::pair{"held-out (last tenth)", val.size()}})
     if (n < size_t(block_size) + 1)
       throw train::DataError(c.source + ": the " + std::string(part) + " text has " + std::to_string(n) +
                              " characters, fewer than a window of " + std::to_string(block_size + 1));

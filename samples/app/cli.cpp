@@ -35,8 +35,9 @@ const std::vector<Spelling>& spellings(Rows rows) {
     }
     return v;
   };
-  static const std::vector<Spelling> common = build(Rows::Common), with_data = build(Rows::WithData);
-  return rows == Rows::WithData ? with_data : common;
+  static const std::vector<Spelling> sets[] = {build(Rows::Common), build(Rows::WithData),
+                                               build(Rows::LanguageModel)};
+  return sets[size_t(rows)];
 }
 
 const Spelling* find_spelling(const std::string& name, Rows rows) {

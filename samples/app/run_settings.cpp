@@ -147,8 +147,6 @@ std::vector<Row> lm_rows() {
       train::count<RunOptions>("n_head", {g, "N", "attention heads (0 = the size's)"}, VKAMP_FIELD(lm.n_head)),
       train::count<RunOptions>("n_embd", {g, "N", "channels of the residual stream (0 = the size's)"},
                                VKAMP_FIELD(lm.n_embd)),
-      train::count<RunOptions>("eval_every", {g, "N", "steps between validation losses"}, VKAMP_FIELD(lm.eval_every),
-                               1),
       train::count<RunOptions>("generate", {g, "N", "characters to sample at the end (0 = none)"},
                                VKAMP_FIELD(lm.generate)),
       temperature,

@@ -79,6 +79,7 @@ Workload charlm() {
   o.batch = 16;
   o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
   o.max_steps = 1500;
+  o.eval_every = 250;
   o.optimizer.kind = train::OptimizerKind::AdamW;
   o.optimizer.lr = 3e-3;
   o.optimizer.beta2 = 0.95;

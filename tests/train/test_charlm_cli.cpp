@@ -48,8 +48,8 @@ TEST_F(CharlmCli, BadInputExitsTwoBeforeTraining) {
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --temperature 0"), "temperature"));
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --n-head 3"), "n_head"));
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --prompt Q"), "--prompt"));
-  // 10 lines: the validation tenth is shorter than one window of 16 + 1.
-  EXPECT_TRUE(rejected(run_charlm("--text " + write_text("short.txt", 3) + kTinyGpt), "validation"));
+  // 3 lines: the held-out tenth is shorter than one window of 16 + 1.
+  EXPECT_TRUE(rejected(run_charlm("--text " + write_text("short.txt", 3) + kTinyGpt), "held-out"));
 }
 
 TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
@@ -66,9 +66,9 @@ TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
   EXPECT_EQ(f.metadata.at("vkamp.n_layer"), "1");
   EXPECT_EQ(f.metadata.at("vkamp.block_size"), "16");
   const std::string vocab_size = f.metadata.at("vkamp.vocab_size");
-  EXPECT_EQ(vocab_size, "20") << "distinct bytes of the text: ' ', '.', '\\n', 0-6, a c e h m n o s t";
+  EXPECT_EQ(vocab_size, "19") << "distinct bytes of the text: ' ', '.', '\\n', 0-6, a c e h m n o s t";
   ASSERT_NE(f.find("transformer.wte.weight"), nullptr);
-  EXPECT_EQ(f.find("transformer.wte.weight")->shape, (std::vector<uint64_t>{20, 16}));
+  EXPECT_EQ(f.find("transformer.wte.weight")->shape, (std::vector<uint64_t>{19, 16}));
   ASSERT_NE(f.find("transformer.h.0.attn.c_attn.weight"), nullptr);
   EXPECT_EQ(f.find("transformer.h.0.attn.c_attn.weight")->shape, (std::vector<uint64_t>{48, 16}));
   EXPECT_EQ(f.find("lm_head.weight"), nullptr) << "the lm_head is tied to wte";

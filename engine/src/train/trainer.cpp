@@ -49,7 +49,8 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
   updates_per_epoch_ = steps_per_epoch_ / M;
   budget_ = cfg.epochs * updates_per_epoch_;
   if (cfg.max_steps) budget_ = std::min(budget_, cfg.max_steps);
-  next_epoch_end_ = updates_per_epoch_;
+  eval_period_ = cfg.eval_every ? cfg.eval_every : updates_per_epoch_;
+  next_epoch_end_ = eval_period_;
   const uint32_t tries = cfg.scaler.policy == OverflowPolicy::Retry ? cfg.scaler.max_retries + 1 : 1;
   // Skipped and retried steps do not count towards the budget; this cap only
   // stops a run whose every step overflows under a static scale.
@@ -101,9 +102,9 @@ void Trainer::read_record(const StepRecord& r, const std::vector<DispatchTime>& 
   if (r.hist_slot >= 0 && on_histogram)
     for (const TensorHistogram& h : ring_->histograms_of(r)) on_histogram(h);
   // applied grows by at most one per step, so no epoch end is passed over.
-  if (updates_per_epoch_ && r.applied >= next_epoch_end_) {
-    epoch_ended_ = EpochEnd{r.applied / updates_per_epoch_, r.step + 1, r.applied, {}, 0};
-    next_epoch_end_ += updates_per_epoch_;
+  if (eval_period_ && r.applied >= next_epoch_end_) {
+    epoch_ended_ = EpochEnd{r.applied / std::max(updates_per_epoch_, 1u), r.step + 1, r.applied, {}, 0};
+    next_epoch_end_ += eval_period_;
   }
 }
 
@@ -189,8 +190,11 @@ void Trainer::end_epoch_if_due() {
   const uint64_t w = ctx_.host_waits();
   if (held_out_ && held_out_->count) {
     const auto t0 = std::chrono::steady_clock::now();
-    e.metric = loss_kind_ == LossKind::SoftmaxXent ? "accuracy" : "mse";
-    e.value = evaluator_->evaluate(*held_out_);
+    // A language model (a prediction at every position) is judged by its
+    // loss, a classifier by its accuracy.
+    const bool language_model = loss_kind_ == LossKind::SoftmaxXent && model_->positions() > 1;
+    e.metric = language_model ? "loss" : loss_kind_ == LossKind::SoftmaxXent ? "accuracy" : "mse";
+    e.value = language_model ? evaluator_->mean_loss(*held_out_) : evaluator_->evaluate(*held_out_);
     tally_.exclude(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   epoch_waits_ += ctx_.host_waits() - w;
@@ -320,7 +324,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   last_applied_ = st.applied;
   cursor_seen_ = st.cursor;
   feeder_->restart();
-  next_epoch_end_ = updates_per_epoch_ ? (st.applied / updates_per_epoch_ + 1) * updates_per_epoch_ : 0;
+  next_epoch_end_ = eval_period_ ? (st.applied / eval_period_ + 1) * eval_period_ : 0;
   epoch_ended_.reset();
 }
 

@@ -87,6 +87,7 @@ struct TrainConfig {
   uint32_t batch = 128;
   uint32_t epochs = 2;
   uint32_t max_steps = 0;            // a cap on the optimizer steps applied (0 = the epochs decide)
+  uint32_t eval_every = 0;           // updates between held-out evaluations (0 = at each epoch's end)
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
   DataResidency data_on_gpu = DataResidency::Auto;
   // Auto keeps the set on the GPU only when it fits this many MiB

@@ -27,12 +27,13 @@ struct TensorHistogram {
 };
 
 struct EpochEnd {
-  uint32_t epoch = 0;    // the epoch just finished, from 1
+  uint32_t epoch = 0;    // the epochs finished (the one just finished, from 1, unless cfg.eval_every set the point)
   uint32_t step = 0;     // steps attempted so far (skipped and retried ones too)
   uint32_t applied = 0;  // updates applied so far
   // On the held-out set (Trainer::set_held_out), with the weights of the
-  // epoch's last update: "accuracy" (SoftmaxXent) or "mse" (MSE); the
-  // metric is empty without a held-out set.
+  // epoch's last update: "accuracy" (SoftmaxXent), "loss" (a language
+  // model's mean cross-entropy) or "mse" (MSE); the metric is empty without
+  // a held-out set.
   std::string metric;
   double value = 0;
 };

@@ -48,10 +48,12 @@ class Trainer {
   // Called on the host thread for every step record, in step order.
   std::function<void(const StepMetrics&)> on_step;
   std::function<void(const TensorHistogram&)> on_histogram;
-  // Called once per epoch, once its last update is applied and before the
-  // next step is submitted, with the held-out evaluation when one is set.
-  // Setting it makes the host drain the last steps of each epoch (counted
-  // in TrainSummary::host_waits_between_epochs, not in the loop's).
+  // Called once per epoch (or every cfg.eval_every updates), once that
+  // update is applied and before the next step is submitted, with the
+  // held-out evaluation when one is set: accuracy, the MSE, or for a
+  // language model (logits at every position) the mean loss. Setting it
+  // makes the host drain the steps before each such point (counted in
+  // TrainSummary::host_waits_between_epochs, not in the loop's).
   std::function<void(const EpochEnd&)> on_epoch_end;
   // The held-out set on_epoch_end evaluates.
   void set_held_out(HostData data) { held_out_ = std::move(data); }
@@ -133,7 +135,8 @@ class Trainer {
   uint64_t allreduce_waits_ = 0, replica_waits_ = 0;
   uint32_t last_replica_check_ = 0;
   // Epoch ends, from the records' applied counts.
-  uint32_t last_applied_ = 0, next_epoch_end_ = 0;
+  // Evaluation points (on_epoch_end): every eval_period_ updates, from the records' applied counts.
+  uint32_t last_applied_ = 0, next_epoch_end_ = 0, eval_period_ = 0;
   // The data cursor (micro-batches consumed) of the last record read: the
   // feeder stages from there.
   uint32_t cursor_seen_ = 0;
