@@ -12,11 +12,12 @@ packages=(
   libgtest-dev zlib1g-dev libzip-dev zipcmp zipmerge ziptool nlohmann-json3-dev libyaml-cpp-dev
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   xvfb x11-apps imagemagick
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
   openmpi-bin libopenmpi-dev
 )
 # zipcmp, zipmerge and ziptool: Debian 12's libzip CMake package refuses to
 # load without them (its targets file checks the tools exist).
+# fortunes: charlm's default text (plain files under /usr/share/games/fortunes).
 # openmpi-bin, libopenmpi-dev: data-parallel training under mpirun (issue 13);
 # without them CMake turns VKAMP_WITH_MPI off and everything runs single-process.
 # Extra packages for a caller that needs them (e.g. the PyTorch peer in bench/).
