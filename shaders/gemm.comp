@@ -144,8 +144,8 @@ void main() {
         if (bc[q]) bv[q] = sfp2f(b[bj[q] + kk * sb]);
       }
       for (uint r = 0u; r < DM; ++r)
-        for (uint q = 0u; q < DN; ++q)
-          if (in_k_range(row0 + ty + WY * r, kk)) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+        if (in_k_range(row0 + ty + WY * r, kk))
+          for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
   }
   for (uint k0 = k_begin; TILED != 0u && k0 < k_end; k0 += BK) {
@@ -167,8 +167,8 @@ void main() {
       for (uint r = 0u; r < DM; ++r) av[r] = As[kk][ty + WY * r];
       for (uint q = 0u; q < DN; ++q) bv[q] = Bs[kk][tx + WX * q];
       for (uint r = 0u; r < DM; ++r)
-        for (uint q = 0u; q < DN; ++q)
-          if (in_k_range(row0 + ty + WY * r, k0 + kk)) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+        if (in_k_range(row0 + ty + WY * r, k0 + kk))
+          for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
     }
     barrier();
   }

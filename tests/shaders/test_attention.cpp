@@ -39,8 +39,8 @@ std::string shape_name(const AttentionShape& s) {
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 // The reference and, per output element, the two error magnitudes of
-// ErrorBudget (guarded.hpp): what was rounded to the format on the way to
-// it, and the fp32 sums' terms scaled by their random-walk growth.
+// ErrorBudget (guarded.hpp): the rounding errors to the format on the way
+// to it, and the fp32 errors, each in units of that format's unit roundoff.
 struct Reference {
   std::vector<double> y, dqkv;
   std::vector<double> y_fmt, y_f32, d_fmt, d_f32;
@@ -49,35 +49,38 @@ struct Reference {
 // From the definition, in double. Index helpers follow the layouts of
 // attention.hpp: qkv[b, t, part * C + h * hd + e], y and dy [b, t, h * hd + e].
 //
-// Error model, in units of each format's unit roundoff:
-//  - S = alpha q.k is rounded once to the format, so each score errs by
-//    |S|; a softmax moves by at most twice the largest score error of its
-//    row, relatively: P errs by (1 + 2 smax) |P| with smax the row's
-//    largest |S| (the 1: P's own rounding), plus the smallest normal.
-//  - fp32: the score's dot product (sqrt(hd + 1) alpha sum|q k|), exp (3 +
-//    2 |x| ulps, the Vulkan precision), the row sum (sqrt(t + 1)), then the
-//    GEMMs' sums (sqrt(t + 2)): bounded by f32_row times the terms' magnitudes.
-//  - The backward rounds dP (its terms |dy v|), dS (its value and, through
-//    the dot, p times the dP errors) and dq, dk, dv once each.
+// The error model adds independent roundings in quadrature (root sum of
+// squares, as random rounding errors add; nmse_bound's 16x margin covers
+// the rest), where test_gemm.cpp's bounds add the error of one sum:
+//  - S = alpha q.k: fp32 dot product (sqrt(hd + 1) alpha sum|q k|), then
+//    rounded to the format (|S|).
+//  - P_j = softmax: its own rounding (|P|); S_j's error, and through the
+//    normalisation sum_j P_j dS_j (P |S_j|, P sum P|S|); in fp32 also exp
+//    (3 + 2 |x| ulps, the Vulkan precision) and the row sum (sqrt(t + 2)).
+//  - Each GEMM's fp32 sum of n terms: sqrt(n + 2) times their root sum of
+//    squares (a random walk over partial sums of that size); each output
+//    rounded once to the format.
+//  - dP = dy.v (rounded), D = sum P dP (fp32), dS = P (dP - D) (rounded).
 Reference reference(Format fmt, const std::vector<float>& qkv, const std::vector<float>& dy,
                     const AttentionShape& s) {
   const uint32_t T = s.seq, C = s.channels, H = s.heads, hd = C / H;
-  const double alpha = 1.0 / std::sqrt(double(hd)), sn = smallest_normal(fmt);
+  const double alpha = 1.0 / std::sqrt(double(hd)), sn = smallest_normal(fmt), gemm = T + 2.0;
   auto at = [&](uint32_t b, uint32_t t, uint32_t part, uint32_t h, uint32_t e) {
     return (size_t(b) * T + t) * 3 * C + part * C + h * hd + e;
   };
   auto yat = [&](uint32_t b, uint32_t t, uint32_t h, uint32_t e) { return (size_t(b) * T + t) * C + h * hd + e; };
+  auto sq = [](double x) { return x * x; };
   Reference r;
   r.y.assign(size_t(s.batch) * T * C, 0.0);
-  r.y_fmt = r.y_f32 = r.y;
+  r.y_fmt = r.y_f32 = r.y;  // squared until the end
   r.dqkv.assign(qkv.size(), 0.0);
   r.d_fmt = r.d_f32 = r.dqkv;
-  std::vector<double> sc(T), p(T), pe(T), dp(T), dpm(T), ds(T), dse(T);
+  std::vector<double> sc(T), sc32(T), p(T), pf(T), p32(T), dp(T), dp32(T), ds(T), dsf(T), ds32(T);
   for (uint32_t b = 0; b < s.batch; ++b)
     for (uint32_t h = 0; h < H; ++h)
       for (uint32_t t = 0; t < T; ++t) {
         // Scores and softmax over j <= t.
-        double m = -INFINITY, smax = 0, dotmax = 0;
+        double m = -INFINITY;
         for (uint32_t j = 0; j <= t; ++j) {
           double d = 0, da = 0;
           for (uint32_t e = 0; e < hd; ++e) {
@@ -85,68 +88,79 @@ Reference reference(Format fmt, const std::vector<float>& qkv, const std::vector
             da += std::abs(double(qkv[at(b, t, 0, h, e)]) * qkv[at(b, j, 1, h, e)]);
           }
           sc[j] = alpha * d;
+          sc32[j] = std::sqrt(hd + 1.0) * alpha * da;
           m = std::max(m, sc[j]);
-          smax = std::max(smax, std::abs(sc[j]));
-          dotmax = std::max(dotmax, alpha * da);
         }
-        double sum = 0;
+        double sum = 0, psf = 0, ps32 = 0;
         for (uint32_t j = 0; j <= t; ++j) sum += std::exp(sc[j] - m);
-        const double f32_row = std::sqrt(hd + 1.0) * dotmax + 3 + 4 * smax + std::sqrt(t + 1.0) + std::sqrt(t + 2.0);
         for (uint32_t j = 0; j <= t; ++j) {
           p[j] = std::exp(sc[j] - m) / sum;
-          pe[j] = (1 + 2 * smax) * std::abs(p[j]) + sn;  // P's error in the format's units
+          psf += p[j] * std::abs(sc[j]);
+          ps32 += p[j] * sc32[j];
+        }
+        // P's errors: pf in the format's units, p32 in fp32's.
+        for (uint32_t j = 0; j <= t; ++j) {
+          pf[j] = std::hypot(p[j] + sn, p[j] * std::hypot(sc[j], psf));
+          p32[j] = p[j] * std::hypot(std::hypot(sc32[j], ps32), 3 + 2 * (m - sc[j]) + std::sqrt(t + 2.0));
         }
         // Forward: y = sum_j p_j v_j.
         for (uint32_t e = 0; e < hd; ++e) {
-          double v = 0, fm = 0, f3 = 0;
+          size_t i = yat(b, t, h, e);
           for (uint32_t j = 0; j <= t; ++j) {
             double vj = qkv[at(b, j, 2, h, e)];
-            v += p[j] * vj;
-            fm += pe[j] * std::abs(vj);
-            f3 += std::abs(p[j] * vj);
+            r.y[i] += p[j] * vj;
+            r.y_fmt[i] += sq(pf[j] * vj);
+            r.y_f32[i] += sq(p32[j] * vj) + gemm * sq(p[j] * vj);
           }
-          size_t i = yat(b, t, h, e);
-          r.y[i] = v;
-          r.y_fmt[i] = std::abs(v) + sn + fm;
-          r.y_f32[i] = f32_row * f3;
         }
-        // Backward: dP, dS, then dq, dk, dv.
-        double pdp = 0, pdpm = 0;
+        // Backward: dP, D = sum P dP, dS, then dq, dk, dv.
+        double dd = 0, ddf = 0, dd32 = 0;
         for (uint32_t j = 0; j <= t; ++j) {
-          double d = 0, da = 0;
+          double d = 0, d2 = 0;
           for (uint32_t e = 0; e < hd; ++e) {
-            d += double(dy[yat(b, t, h, e)]) * qkv[at(b, j, 2, h, e)];
-            da += std::abs(double(dy[yat(b, t, h, e)]) * qkv[at(b, j, 2, h, e)]);
+            double term = double(dy[yat(b, t, h, e)]) * qkv[at(b, j, 2, h, e)];
+            d += term;
+            d2 += term * term;
           }
           dp[j] = d;
-          dpm[j] = da;
-          pdp += p[j] * d;
-          pdpm += std::abs(p[j]) * (da + std::abs(d));
+          dp32[j] = std::sqrt((hd + 2.0) * d2);
+          dd += p[j] * d;
+          ddf += sq(p[j] * d) + sq(pf[j] * d);
+          dd32 += sq(p[j] * dp32[j]) + sq(p32[j] * d) + (t + 2.0) * sq(p[j] * d);
         }
         for (uint32_t j = 0; j <= t; ++j) {
-          ds[j] = p[j] * (dp[j] - pdp);
-          dse[j] = (2 + 2 * smax) * std::abs(ds[j]) + sn + std::abs(p[j]) * (dpm[j] + pdpm);
+          ds[j] = p[j] * (dp[j] - dd);
+          dsf[j] = std::sqrt(sq(std::abs(ds[j]) + sn) + sq(pf[j] * (dp[j] - dd)) + sq(p[j]) * (sq(dp[j]) + ddf));
+          ds32[j] = std::sqrt(sq(p32[j] * (dp[j] - dd)) + sq(p[j]) * (sq(dp32[j]) + dd32));
         }
         for (uint32_t e = 0; e < hd; ++e) {
           const double g = dy[yat(b, t, h, e)];
           size_t iq = at(b, t, 0, h, e);
+          const double qt = qkv[iq];
           for (uint32_t j = 0; j <= t; ++j) {
-            double kj = qkv[at(b, j, 1, h, e)], qt = qkv[iq];
             size_t ik = at(b, j, 1, h, e), iv = at(b, j, 2, h, e);
+            const double kj = qkv[ik];
             r.dqkv[iq] += alpha * ds[j] * kj;
-            r.d_fmt[iq] += alpha * dse[j] * std::abs(kj);
-            r.d_f32[iq] += f32_row * alpha * (std::abs(ds[j] * kj) + std::abs(p[j]) * dpm[j] * std::abs(kj));
+            r.d_fmt[iq] += sq(alpha * dsf[j] * kj);
+            r.d_f32[iq] += sq(alpha * ds32[j] * kj) + gemm * sq(alpha * ds[j] * kj);
             r.dqkv[ik] += alpha * ds[j] * qt;
-            r.d_fmt[ik] += alpha * dse[j] * std::abs(qt);
-            r.d_f32[ik] += f32_row * alpha * (std::abs(ds[j] * qt) + std::abs(p[j]) * dpm[j] * std::abs(qt));
+            r.d_fmt[ik] += sq(alpha * dsf[j] * qt);
+            r.d_f32[ik] += sq(alpha * ds32[j] * qt) + gemm * sq(alpha * ds[j] * qt);
             r.dqkv[iv] += p[j] * g;
-            r.d_fmt[iv] += pe[j] * std::abs(g);
-            r.d_f32[iv] += f32_row * std::abs(p[j] * g);
+            r.d_fmt[iv] += sq(pf[j] * g);
+            r.d_f32[iv] += sq(p32[j] * g) + gemm * sq(p[j] * g);
           }
         }
       }
-  // dq, dk and dv are each rounded once more, in their final sums.
-  for (size_t i = 0; i < r.dqkv.size(); ++i) r.d_fmt[i] += std::abs(r.dqkv[i]) + sn;
+  // Every output is rounded once more to the format, after its last sum.
+  for (size_t i = 0; i < r.y.size(); ++i) {
+    r.y_fmt[i] = std::sqrt(r.y_fmt[i] + sq(std::abs(r.y[i]) + sn));
+    r.y_f32[i] = std::sqrt(r.y_f32[i]);
+  }
+  for (size_t i = 0; i < r.dqkv.size(); ++i) {
+    r.d_fmt[i] = std::sqrt(r.d_fmt[i] + sq(std::abs(r.dqkv[i]) + sn));
+    r.d_f32[i] = std::sqrt(r.d_f32[i]);
+  }
   return r;
 }
 
@@ -204,7 +218,7 @@ TEST_P(Attention, BackwardAccumulates) {
   // One more fp32 add, then one more rounding to the format, of the total.
   for (size_t i = 0; i < old.size(); ++i) {
     ref.dqkv[i] += old[i];
-    ref.d_fmt[i] += std::abs(ref.dqkv[i]) + std::abs(old[i]);
+    ref.d_fmt[i] = std::hypot(ref.d_fmt[i], std::abs(ref.dqkv[i]) + smallest_normal(fmt()));
   }
   EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(fmt(), ref.dqkv, ref.d_fmt, ref.d_f32)));
 }
@@ -281,7 +295,14 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
   const Format f = Format::F32;
   const AttentionShape& s = GetParam();
   const size_t ny = size_t(s.batch) * s.seq * s.channels, n = 3 * ny;
-  auto qkv = random_values(n, -1, 1, f), g = random_values(ny, -1, 1, f), v = random_values(n, -1, 1, f);
+  // qkv on a grid of 2^-20 and V of 2^-8, steps h of 2^-6 and 2^-7: every
+  // qkv + h V is exact in fp32, so the steps taken are exactly h V.
+  auto on_grid = [](std::vector<float> x, float grid) {
+    for (float& e : x) e = std::round(e / grid) * grid;
+    return x;
+  };
+  auto qkv = on_grid(random_values(n, -1, 1, f), 0x1p-20f), v = on_grid(random_values(n, -1, 1, f), 0x1p-8f);
+  auto g = random_values(ny, -1, 1, f);
   auto loss = [&](double h) {
     std::vector<float> at(n);
     for (size_t i = 0; i < n; ++i) at[i] = float(qkv[i] + h * v[i]);
@@ -290,7 +311,7 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
     for (size_t i = 0; i < ny; ++i) l += double(g[i]) * y[i];
     return l;
   };
-  const double h = 0.02;
+  const double h = 0x1p-6;
   auto central = [&](double step) { return (loss(step) - loss(-step)) / (2 * step); };
   const double fd = (4 * central(h / 2) - central(h)) / 3;
   std::vector<float> d = run(f, s, qkv, g).dqkv;
@@ -300,14 +321,14 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
     d_norm += double(d[i]) * d[i];
     v_norm += double(v[i]) * v[i];
   }
-  // Relative to |dqkv| |V| (as LayerNorm's check): truncation (h / 0.58)^4
-  // times the attention's fourth derivatives, below 1e-5 for scores of
-  // order 1; the forward's fp32 rounding, ~1e-6 of each y with random signs
-  // through L, divided by the steps: below 1e-5 of |dqkv| |V| at these
-  // sizes. 1e-4 leaves a margin of 10, and still catches a gradient wrong by
-  // a few percent in one of q, k or v.
+  // Relative to |dqkv| |V| (as LayerNorm's check). Truncation: (h / 0.58)^4
+  // = 8e-7 times the attention's fourth derivatives, of order 1 for scores
+  // of order 1; rounding: the forward's fp32 errors, ~1e-7 of each y with
+  // random signs through L, divided by the steps. Measured: at most 5e-7
+  // over these shapes (0 at seq 1, where L is linear in v). 5e-6 leaves a
+  // margin of 10 and catches dk off by 0.2% (dk off by 3% measured 1e-4).
   const double err = std::abs(dot - fd) / std::sqrt(d_norm * v_norm);
-  EXPECT_LE(err, 1e-4) << "<dqkv, V> " << dot << ", extrapolated central difference " << fd;
+  EXPECT_LE(err, 5e-6) << "<dqkv, V> " << dot << ", extrapolated central difference " << fd;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, AttentionGrad, ::testing::ValuesIn(kShapes),

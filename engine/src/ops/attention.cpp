@@ -49,7 +49,8 @@ Layout layout(const char* op, Format fmt, const AttentionShape& s) {
   const uint64_t align = kAlignBytes / l.eb;
   l.part = (uint64_t(s.batch) * s.seq * s.channels + align - 1) / align * align;
   // The shaders index with 32 bits.
-  if (3 * l.part + l.bh * l.probs_n > UINT32_MAX) throw Error(std::string(op) + ": more than 2^32 values");
+  if (3 * l.part + uint64_t(s.batch) * s.heads * l.probs_n > UINT32_MAX)
+    throw Error(std::string(op) + ": more than 2^32 values");
   return l;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-
 #include <string>
 
 #include "op_util.hpp"
