@@ -290,15 +290,7 @@ void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe
   time_panel(h, probe, ImVec2(half, row * 0.8f));
   ImGui::EndGroup();
 
-  // A language model's sample of text, once its run has written one.
-  float text_h = h.generated_text.empty() ? 0 : ImGui::GetContentRegionAvail().y * 0.35f;
-  histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y - text_h));
-  if (!h.generated_text.empty()) {
-    panel_title("Generated text", "sampled from the trained model at the end of the run");
-    ImGui::BeginChild("generated_text", ImVec2(0, 0), true);
-    ImGui::TextUnformatted(h.generated_text.c_str());
-    ImGui::EndChild();
-  }
+  histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y));
   ImGui::EndChild();
   ImGui::End();
 }

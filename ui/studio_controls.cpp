@@ -154,6 +154,13 @@ void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory
   std::string msg = session.message();
   if (!msg.empty()) ImGui::TextUnformatted(msg.c_str());
   if (!c.notice.empty()) ImGui::TextDisabled("%s", c.notice.c_str());
+  // A language model's sample, written when its run ends.
+  if (!history.generated_text.empty()) {
+    ImGui::Separator();
+    ImGui::TextUnformatted("Generated text");
+    ImGui::TextDisabled("sampled from the trained model");
+    ImGui::TextUnformatted(history.generated_text.c_str());
+  }
   ImGui::PopTextWrapPos();
 }
 

@@ -33,6 +33,9 @@ void write_probe(const std::string& path, const PlotProbe& probe, const RunHisto
   j["skipped"] = h.skipped_steps.size();
   j["histograms"] = h.histograms.size();
   j["evals"] = h.evals.size();
+  j["generated_text"] = h.generated_text;
+  j["histogram_tensors"] = Json::array();
+  for (const auto& t : h.histograms) j["histogram_tensors"].push_back(t.tensor);
   j["series"] = Json::array();
   for (const SeriesProbe& s : probe.series) {
     Json one;

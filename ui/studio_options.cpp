@@ -102,8 +102,12 @@ StudioOptions parse_studio_options(int argc, char** argv) {
     return o;
   }
   app::RunOptions cfg = o.cfg;
+  // charlm takes the language-model flags (its GPT size by --n-layer and
+  // the like, or `size:` in a --config file: --size is the window's here).
+  const bool lm = o.sample != "vkamp-train" && app::find_workload(o.sample).language_model;
   try {
-    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg, app::Rows::WithData).help;
+    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg,
+                                     lm ? app::Rows::LanguageModel : app::Rows::WithData).help;
     o.cfg = cfg;
   } catch (const train::ConfigError& e) {
     o.error = e.what();  // o.cfg keeps the sample's defaults

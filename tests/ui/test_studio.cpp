@@ -3,6 +3,8 @@
 // (--probe) hold the run; bad flags and configs give a message in the
 // window and on stderr and exit status 2, never a crash.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -192,6 +194,30 @@ TEST_F(Studio, TrainsTheUsersCsvWithTrain) {
   Probe p = read_probe(path("probe.json"));
   EXPECT_EQ(p.title.rfind("vkamp-train ", 0), 0u) << p.title;
   EXPECT_GE(p.records, 8u);
+}
+
+TEST_F(Studio, TrainsCharlmAndShowsItsGeneratedText) {
+  {
+    std::ofstream f(path("t.txt"));
+    for (int i = 0; i < 300; ++i) f << "the cat sat on the mat. " << (i % 7) << "\n";
+  }
+  // --until-step past the run's end: the frames are counted once it has finished.
+  Result r = run_studio("--sample charlm --text " + path("t.txt") +
+                        " --n-layer 1 --n-head 2 --n-embd 16 --block-size 16 --batch 4 --max-steps 12 --eval-every 6"
+                        " --generate 30 --histogram-interval 4 --until-step 100000 --frames 3 --probe " +
+                        path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path("probe.json"));
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j.value("title", "").rfind("charlm ", 0), 0u) << j.value("title", "");
+  EXPECT_EQ(j.value("status", ""), "finished");
+  EXPECT_GE(j.value("evals", 0), 2) << "the validation loss at steps 6 and 12";
+  const std::string text = j.value("generated_text", "");
+  EXPECT_EQ(text.size(), 31u) << "a new line and 30 characters: " << text;
+  std::vector<std::string> tensors = j.value("histogram_tensors", std::vector<std::string>{});
+  for (const char* name : {"transformer.h.0.attn.c_attn.weight", "transformer.h.0.mlp.c_fc.weight"})
+    EXPECT_NE(std::find(tensors.begin(), tensors.end(), name), tensors.end()) << name;
 }
 
 TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
