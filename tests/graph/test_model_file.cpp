@@ -5,6 +5,7 @@
 #include "graph_models.hpp"
 #include "vkamp/graph/model_file.hpp"
 #include "vkamp/train/config.hpp"
+#include "vkamp/train/gpt.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -37,6 +38,7 @@ void expect_same_graph(const graph::Graph& a, const graph::Graph& b) {
     EXPECT_EQ(t.shape, u.shape) << t.name;
     EXPECT_EQ(t.dims, u.dims) << t.name;
     EXPECT_EQ(t.init, u.init) << t.name;
+    EXPECT_DOUBLE_EQ(t.init_std, u.init_std) << t.name;
   }
   ASSERT_EQ(a.nodes().size(), b.nodes().size());
   for (size_t i = 0; i < a.nodes().size(); ++i) {
@@ -66,6 +68,70 @@ void expect_error(const std::string& from, const std::string& to, const std::str
     EXPECT_NE(msg.find("bad.yaml"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'" + node + "'"), std::string::npos) << msg;
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+// gpt_graph({vocab 5, block 4, 1 layer, 2 heads, 4 channels}) in YAML:
+// token ids in, embedding, attention with heads, normal inits with a std.
+const char* kGptYaml = R"(
+input: {name: idx, shape: [4], tokens: true}
+params:
+  - {name: transformer.wte.weight, dims: [5, 4], init: normal, std: 0.02}
+  - {name: transformer.wpe.weight, dims: [4, 4], init: normal, std: 0.02}
+  - {name: transformer.h.0.attn.c_attn.weight, dims: [12, 4], init: normal, std: 0.02}
+  - {name: transformer.h.0.attn.c_proj.weight, dims: [4, 4], init: normal, std: 0.014142135623730949}
+  - {name: transformer.h.0.mlp.c_fc.weight, dims: [16, 4], init: normal, std: 0.02}
+  - {name: transformer.h.0.mlp.c_proj.weight, dims: [4, 16], init: normal, std: 0.014142135623730949}
+  - {name: transformer.h.0.ln_1.weight, dims: [4], init: one}
+  - {name: transformer.h.0.ln_1.bias, dims: [4], init: zero}
+  - {name: transformer.h.0.ln_2.weight, dims: [4], init: one}
+  - {name: transformer.h.0.ln_2.bias, dims: [4], init: zero}
+  - {name: transformer.h.0.attn.c_attn.bias, dims: [12], init: zero}
+  - {name: transformer.h.0.attn.c_proj.bias, dims: [4], init: zero}
+  - {name: transformer.h.0.mlp.c_fc.bias, dims: [16], init: zero}
+  - {name: transformer.h.0.mlp.c_proj.bias, dims: [4], init: zero}
+  - {name: transformer.ln_f.weight, dims: [4], init: one}
+  - {name: transformer.ln_f.bias, dims: [4], init: zero}
+nodes:
+  - {name: transformer.embed, op: embedding, inputs: [idx, transformer.wte.weight, transformer.wpe.weight]}
+  - {name: transformer.h.0.ln_1, op: layer_norm,
+     inputs: [transformer.embed, transformer.h.0.ln_1.weight, transformer.h.0.ln_1.bias]}
+  - {name: transformer.h.0.attn.c_attn, op: linear,
+     inputs: [transformer.h.0.ln_1, transformer.h.0.attn.c_attn.weight, transformer.h.0.attn.c_attn.bias]}
+  - {name: transformer.h.0.attn, op: attention, inputs: [transformer.h.0.attn.c_attn], heads: 2}
+  - {name: transformer.h.0.attn.c_proj, op: linear,
+     inputs: [transformer.h.0.attn, transformer.h.0.attn.c_proj.weight, transformer.h.0.attn.c_proj.bias]}
+  - {name: transformer.h.0.attn.residual, op: add, inputs: [transformer.embed, transformer.h.0.attn.c_proj]}
+  - {name: transformer.h.0.ln_2, op: layer_norm,
+     inputs: [transformer.h.0.attn.residual, transformer.h.0.ln_2.weight, transformer.h.0.ln_2.bias]}
+  - {name: transformer.h.0.mlp.c_fc, op: linear,
+     inputs: [transformer.h.0.ln_2, transformer.h.0.mlp.c_fc.weight, transformer.h.0.mlp.c_fc.bias]}
+  - {name: transformer.h.0.mlp.gelu, op: activation, inputs: [transformer.h.0.mlp.c_fc], act: gelu}
+  - {name: transformer.h.0.mlp.c_proj, op: linear,
+     inputs: [transformer.h.0.mlp.gelu, transformer.h.0.mlp.c_proj.weight, transformer.h.0.mlp.c_proj.bias]}
+  - {name: transformer.h.0.mlp.residual, op: add, inputs: [transformer.h.0.attn.residual, transformer.h.0.mlp.c_proj]}
+  - {name: transformer.ln_f, op: layer_norm,
+     inputs: [transformer.h.0.mlp.residual, transformer.ln_f.weight, transformer.ln_f.bias]}
+  - {name: lm_head, op: linear, inputs: [transformer.ln_f, transformer.wte.weight]}
+output: lm_head
+)";
+
+TEST(ModelFile, GptMatchesTheGptBuilder) {
+  graph::Graph yaml = graph::parse_model_yaml(kGptYaml, "gpt.yaml");
+  expect_same_graph(yaml, train::gpt_graph({5, 4, 1, 2, 4}));
+  EXPECT_TRUE(yaml.input_tensor().shape.ids);
+  EXPECT_EQ(yaml.output_tensor().shape, graph::Shape::sequence(4, 5));
+}
+
+TEST(ModelFile, TokenIdsFeedOnlyAnEmbedding) {
+  std::string text = kGptYaml;
+  text.replace(text.find("inputs: [transformer.embed, transformer.h.0.ln_1.weight"),
+               std::string("inputs: [transformer.embed").size(), "inputs: [idx");
+  try {
+    graph::parse_model_yaml(text, "gpt.yaml");
+    FAIL() << "a LayerNorm took token ids";
+  } catch (const train::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("only an embedding reads"), std::string::npos) << e.what();
   }
 }
 

@@ -18,7 +18,8 @@ Init init_named(const Graph& g, const std::string& node, const std::string& s) {
   if (s == "xavier") return Init::Xavier;
   if (s == "zero") return Init::Zero;
   if (s == "one") return Init::One;
-  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero, one)");
+  if (s == "normal") return Init::Normal;
+  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero, one, normal)");
 }
 
 Attributes attributes_of(const Graph& g, const std::string& name, const YAML::Node& n) {
@@ -31,13 +32,18 @@ Attributes attributes_of(const Graph& g, const std::string& name, const YAML::No
   if (n["window"]) a.window = n["window"].as<uint32_t>();
   a.stride = n["stride"] ? n["stride"].as<uint32_t>() : a.window ? a.window : 1;  // pooling: the window
   if (n["pad"]) a.pad = n["pad"].as<uint32_t>();
+  if (n["heads"]) a.heads = n["heads"].as<uint32_t>();
   return a;
 }
 
-Shape shape_of(const Graph& g, const std::string& name, const std::vector<uint32_t>& d) {
+// tokens: the input is a sequence of d[0] token ids (an embedding reads it).
+Shape shape_of(const Graph& g, const std::string& name, const std::vector<uint32_t>& d, bool tokens) {
+  if (tokens && d.size() == 1) return Shape::tokens(d[0]);
+  if (tokens) g.fail(name, "a tokens input's shape is [positions]");
   if (d.size() == 1) return Shape::vector(d[0]);
+  if (d.size() == 2) return Shape::sequence(d[0], d[1]);
   if (d.size() == 3) return Shape::picture(d[0], d[1], d[2]);
-  g.fail(name, "an input shape is [features] or [h, w, c]");
+  g.fail(name, "an input shape is [features], [positions, features] or [h, w, c]");
 }
 
 // Adds the nodes in an order where every input exists before its use.
@@ -87,12 +93,13 @@ Graph parse_model_yaml(const std::string& text, const std::string& origin) {
     const YAML::Node input = root["input"];
     if (!input || !input["name"] || !input["shape"]) g.fail("input", "needs a name and a shape");
     at = input["name"].as<std::string>();
-    g.input(at, shape_of(g, at, input["shape"].as<std::vector<uint32_t>>()));
+    const bool tokens = input["tokens"] && input["tokens"].as<bool>();
+    g.input(at, shape_of(g, at, input["shape"].as<std::vector<uint32_t>>(), tokens));
     for (const YAML::Node& p : root["params"]) {
       at = p["name"] ? p["name"].as<std::string>() : "?";
       if (!p["dims"]) g.fail(at, "a parameter needs dims");
       Init init = p["init"] ? init_named(g, at, p["init"].as<std::string>()) : Init::Kaiming;
-      g.param(at, p["dims"].as<std::vector<uint32_t>>(), init);
+      g.param(at, p["dims"].as<std::vector<uint32_t>>(), init, p["std"] ? p["std"].as<double>() : 0.0);
     }
     at = "nodes";
     add_nodes(g, root["nodes"]);
