@@ -32,6 +32,7 @@
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "adamw_bounds.hpp"
+#include "golden_step.hpp"
 #include "support/reference.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/ops/losses.hpp"
@@ -236,17 +237,7 @@ TEST_P(GoldenTest, ForwardLossAndGradientsMatchPyTorch) {
   Buffer x = upload(ctx(), c.fmt, g.x);
   Buffer y(ctx(), g.rows * 4);
   y.write(g.labels);
-  Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
-  Buffer row_loss(ctx(), g.rows * 4), loss(ctx(), 4);
-  m.output().fill(kPoison);  // anything unwritten stays NaN and fails
-  m.grads().fill(kPoison);
-  loss.fill(kPoison);
-  run_once([&](Sequence& seq) {
-    m.record_forward(seq, x, g.rows);
-    ops::softmax_xent_forward(seq, c.fmt, m.output(), y, row_loss, loss, g.rows, g.classes);
-    ops::softmax_xent_backward(seq, c.fmt, m.output(), y, s_buf, m.doutput(), g.rows, g.classes);
-    m.record_backward(seq, x, g.rows, /*accumulate=*/false);
-  });
+  const double got_loss = golden_forward_backward(m, c.fmt, x, y, g.rows, 1, g.classes, scale);
 
   // Logits: the forward's accumulation (fp32) and rounding stages (fp16).
   const double logit_bound = bound_for(c.fmt, forward_sqrt_k(g.spec), forward_roundings(g.spec));
@@ -260,7 +251,6 @@ TEST_P(GoldenTest, ForwardLossAndGradientsMatchPyTorch) {
   // mean over the rows) adds a few u32 per row relative to the loss.
   const double z_err = 4 * std::sqrt(logit_bound) * rms(ref_logits);
   const double loss_tol = 2 * z_err + (4.0 + g.rows) * 0x1p-24 * std::abs(g.loss);
-  const double got_loss = loss.read<float>()[0];
   std::printf("[golden] %-28s %-8s %-34s |d| %.3e  bound %.3e\n", g.file.metadata.at("vkamp.model").substr(0, 28).c_str(),
               format_name(c.fmt), "loss", std::abs(got_loss - g.loss), loss_tol);
   EXPECT_NEAR(got_loss, g.loss, loss_tol) << g.path;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "adamw_bounds.hpp"
+#include "golden_step.hpp"
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
@@ -167,17 +168,7 @@ TEST_P(GptGoldenTest, ForwardLossAndGradientsMatchPyTorch) {
   Buffer x(ctx(), g.idx.size() * 4), y(ctx(), g.targets.size() * 4);
   x.write(g.idx);
   y.write(g.targets);
-  Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
-  Buffer row_loss(ctx(), g.rows * 4), loss(ctx(), 4);
-  m.output().fill(kPoison);  // anything unwritten stays NaN and fails
-  m.grads().fill(kPoison);
-  loss.fill(kPoison);
-  run_once([&](Sequence& seq) {
-    m.record_forward(seq, x, g.batch);
-    ops::softmax_xent_forward(seq, fmt, m.output(), y, row_loss, loss, g.rows, V);
-    ops::softmax_xent_backward(seq, fmt, m.output(), y, s_buf, m.doutput(), g.rows, V);
-    m.record_backward(seq, x, g.batch, /*accumulate=*/false);
-  });
+  const double got = golden_forward_backward(m, fmt, x, y, g.batch, g.cfg.block_size, V, scale);
 
   const double logit_bound = bound_for(fmt, forward_sqrt_k(g.cfg), forward_roundings(g.cfg));
   const auto ref_logits = to_double(g.logits);
@@ -188,7 +179,6 @@ TEST_P(GptGoldenTest, ForwardLossAndGradientsMatchPyTorch) {
   // L1 norm of at most 2 per row), with max|dz| taken as 4 times the
   // logits' RMS error bound; the fp32 loss itself adds a few u32 per row.
   const double loss_tol = 2 * 4 * std::sqrt(logit_bound) * rms(ref_logits) + (4.0 + g.rows) * 0x1p-24 * g.loss;
-  const double got = loss.read<float>()[0];
   std::printf("[golden] gpt %-6s %-44s |d| %.3e  bound %.3e\n", format_name(fmt), "loss", std::abs(got - g.loss),
               loss_tol);
   EXPECT_NEAR(got, g.loss, loss_tol);

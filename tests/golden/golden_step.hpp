@@ -1,0 +1,36 @@
+// One step of a golden test on the GPU: the forward, the mean softmax
+// cross-entropy, its gradient times `scale` and the backward, into a model
+// whose outputs and gradients are poisoned first (anything unwritten stays
+// NaN and fails the comparison). Returns the loss.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "support/gpu_test.hpp"
+#include "support/guarded.hpp"
+#include "support/numerics.hpp"
+#include "vkamp/ops/losses.hpp"
+#include "vkamp/train/model.hpp"
+
+namespace vkamp::test {
+
+// `examples` rows of x (the model's rows); `positions` x `classes` logits
+// each, with a label per position in y.
+inline float golden_forward_backward(train::Model& m, Format fmt, const Buffer& x, const Buffer& y,
+                                     uint32_t examples, uint32_t positions, uint32_t classes, float scale) {
+  const uint32_t rows = examples * positions;
+  Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
+  Buffer row_loss(ctx(), size_t(rows) * 4), loss(ctx(), 4);
+  m.output().fill(kPoison);
+  m.grads().fill(kPoison);
+  loss.fill(kPoison);
+  run_once([&](Sequence& seq) {
+    m.record_forward(seq, x, examples);
+    ops::softmax_xent_forward(seq, fmt, m.output(), y, row_loss, loss, rows, classes);
+    ops::softmax_xent_backward(seq, fmt, m.output(), y, s_buf, m.doutput(), rows, classes);
+    m.record_backward(seq, x, examples, /*accumulate=*/false);
+  });
+  return loss.read<float>()[0];
+}
+
+}  // namespace vkamp::test
