@@ -6,8 +6,8 @@
 //   P[j] = exp(s[j] - max) / sum_{j' <= t} exp(s[j'] - max) for j <= t, 0 for j > t.
 // In fp32 whatever the storage format; the scores past t (the mask) are
 // never read, so whatever the GEMM left there cannot leak in, and P is
-// exactly 0 there. One workgroup per row (row_sum.glsl); a NaN among the
-// kept scores makes the whole row NaN through the sum.
+// exactly 0 there. A workgroup or an invocation per row (row_sum.glsl); a
+// NaN among the kept scores makes the whole row NaN through the sum.
 #include "types.glsl"
 #include "row_sum.glsl"
 
@@ -15,7 +15,7 @@ layout(std430, binding = 0) buffer Scores { sfp s[]; };
 layout(push_constant) uniform Push { uint rows; uint seq; } p;
 
 void main() {
-  uint lid = gl_LocalInvocationID.x;
+  uint lid = row_lane();
   FOR_EACH_ROW(r, p.rows) {
     uint base = r * p.seq, keys = r % p.seq + 1u;
     float m = uintBitsToFloat(0xFF800000u);  // -inf

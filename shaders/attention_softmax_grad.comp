@@ -14,7 +14,7 @@ layout(std430, binding = 1) buffer Grad { sfp g[]; };
 layout(push_constant) uniform Push { uint rows; uint seq; } p;
 
 void main() {
-  uint lid = gl_LocalInvocationID.x;
+  uint lid = row_lane();
   FOR_EACH_ROW(r, p.rows) {
     uint base = r * p.seq, keys = r % p.seq + 1u;
     float dot = 0.0;

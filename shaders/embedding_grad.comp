@@ -11,18 +11,25 @@
 // often an id repeats, and no invocation loops over more than chunk_rows
 // rows (lavapipe leaves a loop after 65535 iterations, silently).
 // For tokens every invocation scans the chunk's ids, O(V * N * C) id reads
-// in all: fine for a character vocabulary (V ~ 100), too slow for V ~ 50k,
-// where sorting the rows by id once (a segmented sum over the sorted order)
-// would cut it to O(N * C). Ids >= vocab match no row of dwte (the forward
-// made their rows NaN).
+// in all: fine for a character vocabulary (V ~ 100) on a GPU, too slow for
+// V ~ 50k, where sorting the rows by id once (a segmented sum over the
+// sorted order) would cut it to O(N * C). Ids >= vocab match no row of dwte
+// (the forward made their rows NaN).
+// SCATTER = 1 (tokens, CPU drivers, whose few cores gain nothing from the
+// scan's V * C invocations): one invocation per channel c of the chunk
+// zeroes column c of every key, then adds each row's dy into the key of its
+// id, in row order: the same fp32 sums in the same order as the scan (the
+// same bits), in O(V + N) per invocation. It alone writes its column, so
+// no atomics; the host keeps V + chunk_rows under lavapipe's loop limit.
 #include "types.glsl"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint TOKENS = 1;
+layout(constant_id = 1) const uint SCATTER = 0;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) readonly buffer DY { sfp dy[]; };
-layout(std430, binding = 2) writeonly buffer Partial { float partial[]; };
+layout(std430, binding = 2) buffer Partial { float partial[]; };
 layout(push_constant) uniform Push {
   uint n;  // keys * cols: vocab * C (tokens) or T * C (positions)
   uint cols, rows, seq_len, chunk_rows;
@@ -30,6 +37,18 @@ layout(push_constant) uniform Push {
 
 void main() {
   uint chunk = gl_WorkGroupID.y, first = chunk * p.chunk_rows;
+  if (TOKENS != 0u && SCATTER != 0u) {
+    uint c = gl_GlobalInvocationID.x, vocab = p.n / p.cols;
+    if (c >= p.cols) return;
+    uint col = chunk * p.n + c;  // partial[chunk][0 * C + c]
+    for (uint v = 0u; v < vocab; ++v) partial[col + v * p.cols] = 0.0;
+    uint end = min(p.rows, first + p.chunk_rows);
+    for (uint r = first; r < end; ++r) {
+      uint id = ids[r];
+      if (id < vocab) partial[col + id * p.cols] += sfp2f(dy[r * p.cols + c]);
+    }
+    return;
+  }
   FOR_EACH_ELEMENT(i, p.n) {
     uint key = i / p.cols;
     uint c = i - key * p.cols;

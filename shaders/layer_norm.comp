@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // LayerNorm over the last dimension, y = (x - mean) * rstd * gamma + beta
 // with rstd = 1 / sqrt(var + eps), var the biased variance (as PyTorch).
-// One workgroup per row; everything in fp32 whatever the storage format.
+// A workgroup or an invocation per row (row_sum.glsl); everything in fp32
+// whatever the storage format.
 //
 // The mean and variance are two-pass with a correction (Chan, Golub and
 // LeVeque's "corrected two-pass"): m = sum(x) / C, then d = x - m, which is
@@ -24,7 +25,7 @@ layout(std430, binding = 4) writeonly buffer Stats { vec2 mean_rstd[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; float eps; } p;
 
 void main() {
-  uint lid = gl_LocalInvocationID.x;
+  uint lid = row_lane();
   float inv_c = 1.0 / float(p.cols);
   FOR_EACH_ROW(r, p.rows) {
     uint base = r * p.cols;

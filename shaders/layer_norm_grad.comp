@@ -1,9 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// LayerNorm's input gradient, one workgroup per row, fp32:
+// LayerNorm's input gradient, a workgroup or an invocation per row, fp32:
 //   g = dy * gamma, xhat = (x - mean) * rstd (mean and rstd saved by the forward),
 //   dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))  (+ dx when accumulate).
-// The two row means come from one fixed-order reduction (row_sum.glsl).
+// The two row means come from one fixed-order sum (row_sum.glsl).
 #include "types.glsl"
 #include "row_sum.glsl"
 
@@ -15,7 +15,7 @@ layout(std430, binding = 4) buffer DX { sfp dx[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; uint accumulate; } p;
 
 void main() {
-  uint lid = gl_LocalInvocationID.x;
+  uint lid = row_lane();
   float inv_c = 1.0 / float(p.cols);
   FOR_EACH_ROW(r, p.rows) {
     uint base = r * p.cols;

@@ -9,6 +9,7 @@
 // it, forward and backward, accumulation into dqkv, and the backward
 // against Richardson-extrapolated central differences of the GPU forward.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -208,6 +209,14 @@ TEST_P(Attention, ForwardAndBackward) {
   Reference ref = reference(fmt(), qkv, dy, shape());
   EXPECT_TRUE(close_to(out.y, ref.y, bound(fmt(), ref.y, ref.y_fmt, ref.y_f32))) << "y";
   EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(fmt(), ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
+}
+
+// Fixed-order sums, no atomics, on either row path (VKAMP_ROW_KERNEL).
+TEST_P(Attention, SameBitsEveryRun) {
+  auto qkv = random_qkv(), dy = random_dy();
+  Result a = run(fmt(), shape(), qkv, dy), b = run(fmt(), shape(), qkv, dy);
+  EXPECT_EQ(0, std::memcmp(a.y.data(), b.y.data(), a.y.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(a.dqkv.data(), b.dqkv.data(), a.dqkv.size() * sizeof(float)));
 }
 
 TEST_P(Attention, BackwardAccumulates) {

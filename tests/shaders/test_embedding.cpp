@@ -6,6 +6,9 @@
 // against central differences of sum(y * r).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
@@ -167,6 +170,25 @@ TEST_P(Embedding, BackwardAccumulates) {
     EXPECT_TRUE(close_to(dwte, plus(ref.dwte, old_te), bound));
     EXPECT_TRUE(close_to(dwpe, plus(ref.dwpe, old_pe), bound));
   });
+}
+
+TEST_P(Embedding, ScanAndScatterGiveTheSameBits) {
+  // The token gradient's two schemes (embedding_grad.comp) add the same
+  // terms in the same order, whichever the device would pick.
+  const char* before = std::getenv("VKAMP_EMBEDDING_GRAD");
+  const std::string saved = before ? before : "";
+  for_each_dims([&](const Dims& d) {
+    std::vector<uint32_t> ids = random_ids(d);
+    ids.back() = d.vocab;  // past the vocabulary: no dwte row either way
+    std::vector<float> dy = upstream(d);
+    setenv("VKAMP_EMBEDDING_GRAD", "scan", 1);
+    std::vector<float> scan = backward(d, ids, dy).first;
+    setenv("VKAMP_EMBEDDING_GRAD", "scatter", 1);
+    std::vector<float> scatter = backward(d, ids, dy).first;
+    EXPECT_EQ(0, std::memcmp(scan.data(), scatter.data(), scan.size() * sizeof(float)));
+  });
+  if (before) setenv("VKAMP_EMBEDDING_GRAD", saved.c_str(), 1);
+  else unsetenv("VKAMP_EMBEDDING_GRAD");
 }
 
 TEST_P(Embedding, OneIdOverMostOfTheBatch) {

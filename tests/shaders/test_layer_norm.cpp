@@ -8,6 +8,7 @@
 // the forward against the reference and the backward against central
 // differences of the forward.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "support/cases.hpp"
@@ -162,6 +163,17 @@ TEST_P(LayerNorm, ForwardAndBackward) {
     EXPECT_TRUE(close_to(out.dx, ref.dx, dx_bound(cols)));
     EXPECT_TRUE(close_to(out.dgamma, ref.dgamma, column_bound(cols)));
     EXPECT_TRUE(close_to(out.dbeta, ref.dbeta, column_bound(cols)));
+  });
+}
+
+// Fixed-order sums, no atomics, on either row path (VKAMP_ROW_KERNEL).
+TEST_P(LayerNorm, SameBitsEveryRun) {
+  for_each_layer_cols([&](uint32_t cols) {
+    Inputs in = inputs(cols);
+    Result a = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+    Result b = run(fmt(), in.x, in.gamma, in.beta, in.dy, cols);
+    for (auto m : {&Result::y, &Result::mean, &Result::rstd, &Result::dx, &Result::dgamma, &Result::dbeta})
+      EXPECT_EQ(0, std::memcmp((a.*m).data(), (b.*m).data(), (a.*m).size() * sizeof(float)));
   });
 }
 

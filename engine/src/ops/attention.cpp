@@ -5,6 +5,7 @@
 #include <string>
 
 #include "op_util.hpp"
+#include "row_plan.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
 
@@ -76,9 +77,6 @@ Gemm per_head(const Layout& l, uint32_t m, uint32_t n, uint32_t k, uint64_t sa, 
   return {.m = m, .n = n, .k = k, .batch = l.bh, .stride_a = sa, .stride_b = sb, .stride_c = sc};
 }
 
-// One workgroup per row of P (attention_softmax*.comp), striding past 65535.
-Groups row_groups(uint32_t rows) { return {std::min(rows, 65535u)}; }
-
 }  // namespace
 
 uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
@@ -107,8 +105,9 @@ void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, 
   scores.alpha = 1.0f / std::sqrt(float(hd));
   gemm(seq, fmt, scores, l.part_view(kept, 0), l.part_view(kept, 1), p);
   struct { uint32_t rows, seq; } push{l.bh * t, t};
-  seq.dispatch(detail::kernel(seq, "attention_softmax", fmt, 1, sizeof(push)), {p}, push, row_groups(push.rows),
-               "attention_softmax");
+  const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 3);
+  seq.dispatch(detail::kernel(seq, "attention_softmax", fmt, 1, sizeof(push), {rows.thread}), {p}, push,
+               rows.groups, "attention_softmax");
   // Y = P V, each position summing only the values it may see.
   BufferView y_heads = seq.scratch(tokens * l.eb);
   Gemm values = per_head(l, t, hd, t, l.probs_n, l.head_n, l.head_n);
@@ -144,8 +143,9 @@ void attention_backward(Sequence& seq, Format fmt, BufferView kept, BufferView d
   dvalues.k_range = KRange::from_row;
   gemm(seq, fmt, dvalues, p, dy_heads, l.part_view(workspace, 2));
   struct { uint32_t rows, seq; } push{l.bh * t, t};
-  seq.dispatch(detail::kernel(seq, "attention_softmax_grad", fmt, 2, sizeof(push)), {p, dp}, push,
-               row_groups(push.rows), "attention_softmax_grad");
+  const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 2);
+  seq.dispatch(detail::kernel(seq, "attention_softmax_grad", fmt, 2, sizeof(push), {rows.thread}), {p, dp}, push,
+               rows.groups, "attention_softmax_grad");
   // dQ = dS K / sqrt(hd) over keys j <= t; dK = dS^T Q / sqrt(hd) over queries t >= j.
   Gemm dqueries = per_head(l, t, hd, t, l.probs_n, l.head_n, l.head_n);
   dqueries.alpha = alpha;

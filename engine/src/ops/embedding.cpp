@@ -1,6 +1,8 @@
 #include "vkamp/ops/embedding.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "op_util.hpp"
@@ -22,6 +24,16 @@ void check(const char* op, uint32_t rows, uint32_t seq_len, uint32_t cols, uint3
 constexpr uint32_t kChunkRows = 1024;
 
 uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256), 65535u)); }
+
+// The tokens pass scatters (embedding_grad.comp SCATTER) on CPU drivers and
+// scans elsewhere, the same bits either way; VKAMP_EMBEDDING_GRAD=scan|scatter
+// overrides, for tests. A scattering invocation loops vocab + kChunkRows
+// times, so large vocabularies scan (lavapipe's 65535-iteration limit).
+bool scatter(const Context& ctx, uint32_t vocab) {
+  bool on = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (const char* e = std::getenv("VKAMP_EMBEDDING_GRAD")) on = std::strcmp(e, "scatter") == 0;
+  return on && uint64_t(vocab) + kChunkRows < 60000;
+}
 
 }  // namespace
 
@@ -61,8 +73,9 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
     BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
     struct { uint32_t n, cols, rows, seq_len, chunk_rows; } push{n, cols, rows, seq_len, kChunkRows};
-    Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens});
-    seq.dispatch(k, {ids, dy, partial}, push, {groups(n), chunks},
+    const bool sc = tokens && scatter(seq.context(), vocab);
+    Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens, sc});
+    seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : groups(n), chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
     detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
                          "embedding_grad_reduce");

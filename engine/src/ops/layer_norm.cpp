@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "op_util.hpp"
+#include "row_plan.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {
@@ -15,9 +16,6 @@ namespace {
 // for lavapipe's 65535-iteration loop limit, enough to keep the partial
 // sums small (cols floats per chunk).
 constexpr uint32_t kChunkRows = 1024;
-
-// One workgroup per row (row_sum.glsl); each strides past 65535 rows.
-uint32_t row_groups(uint32_t rows) { return std::min(rows, 65535u); }
 
 void check(const char* op, Format fmt, BufferView x, BufferView mean_rstd, uint32_t rows, uint32_t cols) {
   if (cols == 0) throw Error(std::string(op) + ": cols must be at least 1");
@@ -36,8 +34,9 @@ void layer_norm_forward(Sequence& seq, Format fmt, BufferView x, BufferView gamm
   detail::require("layer_norm_forward", "y", y, uint64_t(rows) * cols, eb);
   if (rows == 0) return;
   struct { uint32_t rows, cols; float eps; } push{rows, cols, eps};
-  Kernel& k = detail::kernel(seq, "layer_norm", fmt, 5, sizeof(push));
-  seq.dispatch(k, {x, gamma, beta, y, mean_rstd}, push, {row_groups(rows)}, "layer_norm");
+  const detail::RowPlan plan = detail::row_plan(seq.context(), rows, cols, 3);
+  Kernel& k = detail::kernel(seq, "layer_norm", fmt, 5, sizeof(push), {plan.thread});
+  seq.dispatch(k, {x, gamma, beta, y, mean_rstd}, push, plan.groups, "layer_norm");
 }
 
 void layer_norm_backward_input(Sequence& seq, Format fmt, BufferView x, BufferView gamma, BufferView mean_rstd,
@@ -49,8 +48,9 @@ void layer_norm_backward_input(Sequence& seq, Format fmt, BufferView x, BufferVi
   detail::require("layer_norm_backward_input", "dx", dx, uint64_t(rows) * cols, eb);
   if (rows == 0) return;
   struct { uint32_t rows, cols, accumulate; } push{rows, cols, accumulate};
-  Kernel& k = detail::kernel(seq, "layer_norm_grad", fmt, 5, sizeof(push));
-  seq.dispatch(k, {x, gamma, mean_rstd, dy, dx}, push, {row_groups(rows)}, "layer_norm_grad");
+  const detail::RowPlan plan = detail::row_plan(seq.context(), rows, cols, 2);
+  Kernel& k = detail::kernel(seq, "layer_norm_grad", fmt, 5, sizeof(push), {plan.thread});
+  seq.dispatch(k, {x, gamma, mean_rstd, dy, dx}, push, plan.groups, "layer_norm_grad");
 }
 
 void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferView mean_rstd, BufferView dy,
