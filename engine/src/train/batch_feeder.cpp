@@ -38,13 +38,16 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
     throw Error("BatchFeeder: token windows feed a model that reads ids and predicts every position");
   if (!windows() && train.x.size() != size_t(count_) * features_) throw Error("HostData: x has the wrong size");
   check_targets(train);
-  x_row_bytes_ = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
-  y_row_bytes_ = labels ? size_t(layout_.positions) * 4 : size_t(layout_.outputs) * format_bytes(fmt_);
+  // A row of the batch the model reads: ids (uint32) or values; labels or targets.
+  const size_t batch_x_row = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
+  const size_t batch_y_row = labels ? size_t(layout_.positions) * 4 : size_t(layout_.outputs) * format_bytes(fmt_);
   if (windows()) {
     set_bytes_ = uint64_t(train.tokens.size()) * 4;
     x_row_bytes_ = size_t(features_ + 1) * 4;  // a staged example: its window and the next token
     y_row_bytes_ = 0;
   } else {
+    x_row_bytes_ = batch_x_row;
+    y_row_bytes_ = batch_y_row;
     set_bytes_ = uint64_t(count_) * (x_row_bytes_ + y_row_bytes_);
   }
   resident_ = keep_on_gpu(cfg, ctx, set_bytes_);
@@ -78,8 +81,6 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
     stage_y_ = std::make_unique<Buffer>(ctx, std::max<size_t>(slot_rows * y_row_bytes_, 4), Memory::Host);
     device_bytes_ = slot_rows * (x_row_bytes_ + y_row_bytes_);
   }
-  const size_t batch_x_row = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
-  const size_t batch_y_row = labels ? size_t(layout_.positions) * 4 : size_t(layout_.outputs) * format_bytes(fmt_);
   batch_x_ = std::make_unique<Buffer>(ctx, size_t(batch_) * batch_x_row);
   batch_y_ = std::make_unique<Buffer>(ctx, size_t(batch_) * batch_y_row);
 }
