@@ -42,7 +42,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
   };
   also.epoch_end = [&](const train::EpochEnd& e) {
     val_loss = e.value;
-    std::fprintf(stderr, "\r\033[K");  // the progress bar's line
+    if (cfg.progress) std::fprintf(stderr, "\r\033[K");  // clears the progress bar's line
     std::printf("step %5u  train loss %.4f  val loss %.4f\n", e.applied, train_loss, val_loss);
     std::fflush(stdout);
   };

@@ -78,7 +78,7 @@ Workload charlm() {
   RunOptions& o = w.defaults;
   o.batch = 16;
   o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
-  o.max_steps = 3000;  // about 6 minutes on lavapipe with 2 cores (bench/NOTES.md)
+  o.max_steps = 3000;  // about 7 minutes on lavapipe with 2 cores (bench/NOTES.md)
   o.eval_every = 500;
   o.optimizer.kind = train::OptimizerKind::AdamW;
   o.optimizer.lr = 3e-3;
