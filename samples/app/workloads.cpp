@@ -74,7 +74,6 @@ Workload charlm() {
     return train::gpt_graph(gpt_config(cfg.lm, uint32_t(d.vocab.size())));
   };
   w.language_model = true;
-  w.rows = Rows::LanguageModel;
   RunOptions& o = w.defaults;
   o.batch = 16;
   o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run

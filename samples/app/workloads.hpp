@@ -30,9 +30,9 @@ struct Workload {
   // sized to the vocabulary); empty for the others.
   std::function<graph::Graph(const RunOptions&, const Datasets&)> graph;
   // A language model (charlm): evaluated by its mean loss on the held-out
-  // text, and it writes a sample of text at the end.
+  // text, writes a sample of text at the end, and takes the language-model
+  // flags (Rows::LanguageModel).
   bool language_model = false;
-  Rows rows = Rows::Common;  // the flags the job takes
 };
 
 const std::vector<Workload>& workloads();
