@@ -8,12 +8,6 @@
 
 namespace vkamp::graph {
 
-namespace {
-
-uint32_t positions(const OpShapes& s) { return s.in[0]->shape.h * s.in[0]->shape.w; }
-
-}  // namespace
-
 OpDef layer_norm_op() {
   OpDef d;
   d.name = "layer_norm";
@@ -29,13 +23,13 @@ OpDef layer_norm_op() {
   };
   // (mean, rstd) in fp32 per normalised row: 8 bytes, which 4 elements of
   // the smallest (2-byte) format hold; the scratch is sized in elements.
-  d.kept_per_row = [](const OpShapes& s) { return uint64_t(4) * positions(s); };
+  d.kept_per_row = [](const OpShapes& s) { return uint64_t(4) * s.in[0]->shape.positions(); };
   d.forward = [](OpRun& r) {
     uint32_t c = r.shapes.out.c;
-    ops::layer_norm_forward(r.seq, r.fmt, r.in(0), r.in(1), r.in(2), r.out(), r.kept(), r.rows * positions(r.shapes), c);
+    ops::layer_norm_forward(r.seq, r.fmt, r.in(0), r.in(1), r.in(2), r.out(), r.kept(), r.rows * r.shapes.in[0]->shape.positions(), c);
   };
   d.backward = [](OpRun& r) {
-    uint32_t c = r.shapes.out.c, rows = r.rows * positions(r.shapes);
+    uint32_t c = r.shapes.out.c, rows = r.rows * r.shapes.in[0]->shape.positions();
     GradTarget dgamma = r.grad(1), dbeta = r.grad(2);
     // Each flag on its own: gamma may be tied to another use while beta is not.
     ops::layer_norm_backward_params(r.seq, r.fmt, r.in(0), r.kept(), r.dout(), dgamma.view, dbeta.view, rows, c,
