@@ -53,8 +53,9 @@ int run(app::RunOptions& cfg, Context& ctx) {
   }
   // The trained weights, unless the last step was an evaluation point.
   if (history.evals.empty() || history.evals.back().step != s.steps) {
-    val_loss = trainer.mean_loss(data.test);
-    history.evals.push_back({s.steps, val_loss, 0, "loss"});
+    const train::Trainer::HeldOut h = trainer.held_out(data.test);
+    val_loss = h.value;
+    history.evals.push_back({s.steps, h.value, 0, h.metric});
   }
   std::printf("validation loss %.4f nats per character after %u steps\n", val_loss, s.applied);
   samples::print_run_report(cfg, trainer, s);

@@ -168,11 +168,8 @@ void TrainingSession::save_checkpoint(const std::string& path) {
 
 void TrainingSession::evaluate_now() {
   if (data_.test.count == 0) return;
-  if (job_.language_model) {
-    history_.add_eval({uint32_t(steps_done_.load()), trainer_->mean_loss(data_.test), 0, "loss"});
-  } else {
-    history_.add_eval({uint32_t(steps_done_.load()), trainer_->evaluate(data_.test)});
-  }
+  const train::Trainer::HeldOut h = trainer_->held_out(data_.test);
+  history_.add_eval({uint32_t(steps_done_.load()), h.value, 0, h.metric});
   evaluated_at_ = last_applied_;
 }
 

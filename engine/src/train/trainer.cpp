@@ -190,11 +190,9 @@ void Trainer::end_epoch_if_due() {
   const uint64_t w = ctx_.host_waits();
   if (held_out_ && held_out_->count) {
     const auto t0 = std::chrono::steady_clock::now();
-    // A language model (a prediction at every position) is judged by its
-    // loss, a classifier by its accuracy.
-    const bool language_model = loss_kind_ == LossKind::SoftmaxXent && model_->positions() > 1;
-    e.metric = language_model ? "loss" : loss_kind_ == LossKind::SoftmaxXent ? "accuracy" : "mse";
-    e.value = language_model ? evaluator_->mean_loss(*held_out_) : evaluator_->evaluate(*held_out_);
+    const HeldOut h = held_out_now(*held_out_);
+    e.metric = h.metric;
+    e.value = h.value;
     tally_.exclude(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   epoch_waits_ += ctx_.host_waits() - w;
@@ -299,6 +297,19 @@ double Trainer::evaluate(const HostData& data) {
 double Trainer::mean_loss(const HostData& data) {
   flush();
   return evaluator_->mean_loss(data);
+}
+
+Trainer::HeldOut Trainer::held_out(const HostData& data) {
+  flush();
+  return held_out_now(data);
+}
+
+// A language model (a prediction at every position) is judged by its loss,
+// a classifier by its accuracy.
+Trainer::HeldOut Trainer::held_out_now(const HostData& data) {
+  if (loss_kind_ == LossKind::MSE) return {"mse", evaluator_->evaluate(data)};
+  if (model_->positions() > 1) return {"loss", evaluator_->mean_loss(data)};
+  return {"accuracy", evaluator_->evaluate(data)};
 }
 
 std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) {

@@ -84,6 +84,13 @@ class Trainer {
   // The mean cross-entropy over every labelled position (a language model's
   // validation loss, nats per token); the MSE for MSE.
   double mean_loss(const HostData& data);
+  // The held-out metric on_epoch_end reports for `data`: "accuracy" or
+  // "mse", or a language model's (logits at every position) "loss".
+  struct HeldOut {
+    std::string metric;
+    double value = 0;
+  };
+  HeldOut held_out(const HostData& data);
   // The model's outputs (fp32, rows x outputs) for any number of rows of x
   // (rows x inputs), batched internally.
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
@@ -111,6 +118,7 @@ class Trainer {
   void drain_before_epoch_end();
   void end_epoch_if_due();
   std::string failure_text(const TrainState& st) const;
+  HeldOut held_out_now(const HostData& data);  // held_out() with no steps in flight
 
   Context& ctx_;
   dist::Communicator& comm_;
