@@ -61,7 +61,7 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
   if (windows()) {
     host_x_ = bytes_of(train.tokens);
   } else if (layout_.ids) {
-    host_x_ = bytes_of(std::vector<uint32_t>(train.x.begin(), train.x.end()));
+    host_x_ = bytes_of(token_ids(train.x));
   } else {
     host_x_ = pack(fmt_, train.x);
   }
@@ -99,10 +99,6 @@ void BatchFeeder::check_targets(const HostData& train) const {
     throw ConfigError("the data has " + std::to_string(train.targets.size() / std::max(count_, 1u)) +
                       " targets per example but the model has " + std::to_string(outputs) + " outputs");
   }
-  if (layout_.ids && !windows())
-    for (float id : train.x)
-      if (!(id >= 0 && id < float(1 << 24) && id == float(uint32_t(id))))
-        throw ConfigError("a token id (" + std::to_string(id) + ") is not a whole number in [0, 2^24)");
 }
 
 // Steps in flight read micro-batches from `cursor` on (the cursor never goes

@@ -25,11 +25,7 @@ Buffer Evaluator::upload(const std::vector<float>& values) {
 
 Buffer Evaluator::upload_inputs(const std::vector<float>& x) {
   if (!model_.reads_ids()) return upload(x);
-  std::vector<uint32_t> ids(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!(x[i] >= 0 && x[i] < float(1 << 24))) throw Error("a token id (" + std::to_string(x[i]) + ") is out of range");
-    ids[i] = uint32_t(x[i]);
-  }
+  const std::vector<uint32_t> ids = token_ids(x);
   Buffer b(ctx_, std::max<size_t>(ids.size() * 4, 4));
   b.write(ids);
   return b;

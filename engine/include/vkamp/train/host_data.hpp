@@ -2,13 +2,28 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "vkamp/config_error.hpp"
 #include "vkamp/train/dataset.hpp"
 
 namespace vkamp::train {
 
 enum class LossKind { SoftmaxXent, MSE };
+
+// x's values as token ids (HostData::x for a model that reads ids). A value
+// that is not a whole number in [0, 2^24), where floats hold every integer,
+// is a ConfigError.
+inline std::vector<uint32_t> token_ids(const std::vector<float>& x) {
+  std::vector<uint32_t> ids(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] >= 0 && x[i] < float(1 << 24) && x[i] == float(uint32_t(x[i]))))
+      throw ConfigError("a token id (" + std::to_string(x[i]) + ") is not a whole number in [0, 2^24)");
+    ids[i] = uint32_t(x[i]);
+  }
+  return ids;
+}
 
 struct HostData {
   uint32_t count = 0, features = 0;
