@@ -1,8 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// 2-D pooling backward, NHWC, no padding: a gather, one thread per input
-// element, summing in fp32 over the windows that cover it (several when
-// stride < window), in a fixed order; one rounding to the format.
+// 2-D pooling backward, NHWC, no padding, two ways (WINDOWS):
+// - false, a gather: one thread per input element, summing in fp32 over the
+//   windows that cover it (several when stride < window), in a fixed order;
+//   one rounding to the format. Max pooling re-scans every covering window.
+// - true, only for stride >= window (windows do not overlap): one thread per
+//   window, which scans it once and writes every input of its stride x
+//   stride cell (0 outside the window); the last row and column of windows
+//   also take the rows and columns no window reaches (fewer than window), so
+//   each input is written once. Each input has at most one term, which
+//   comes out as the gather's 0.0 + term, so both ways give the same bits.
 // KIND 1, average: each window passes dy / window^2 to every input in it.
 // KIND 0, max: each window passes dy to its first maximal input (row-major
 // order within the window), found again from x, so no index buffer is kept.
@@ -16,6 +23,7 @@
 #include "pool_push.glsl"
 
 layout(constant_id = 0) const uint KIND = 0;
+layout(constant_id = 1) const bool WINDOWS = false;
 
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer DY { sfp dy[]; };
@@ -43,7 +51,8 @@ uint first_max(uint base, out bool has_nan) {
   return at;
 }
 
-void main() {
+// The gather: p.n is the number of input elements.
+void gather() {
   const float qnan = uintBitsToFloat(0x7FC00000u);
   float inv = 1.0 / float(p.window * p.window);
   FOR_EACH_ELEMENT(i, p.n) {
@@ -69,4 +78,45 @@ void main() {
       }
     dx[i] = f2sfp(s);
   }
+}
+
+// 0.0 + t, as the gather's sum of one term: t, but +0 for -0. In integer
+// ops, since lavapipe compiles 0.0 + t (even precise) to t.
+float zero_plus(float t) {
+  uint u = floatBitsToUint(t);
+  return uintBitsToFloat(u == 0x80000000u ? 0u : u);
+}
+
+// One thread per window: p.n is the number of output elements.
+void per_window() {
+  const float qnan = uintBitsToFloat(0x7FC00000u);
+  float inv = 1.0 / float(p.window * p.window);
+  FOR_EACH_ELEMENT(j, p.n) {
+    uint r = fast_div(j, p.by_channels), c = j - r * p.channels;
+    uint r2 = fast_div(r, p.by_out_w), ox = r - r2 * p.out_w;
+    uint b = fast_div(r2, p.by_out_h), oy = r2 - b * p.out_h;
+    uint y0 = oy * p.stride, x0 = ox * p.stride;
+    uint base = ((b * p.in_h + y0) * p.in_w + x0) * p.channels + c;
+    float g = sfp2f(dy[j]);
+    bool has_nan = false;
+    uint at = KIND == 1u ? 0u : first_max(base, has_nan);
+    // The cell: stride x stride from the window's corner, to the input's
+    // edge for the last window of a row or column.
+    uint h = oy + 1u == p.out_h ? p.in_h - y0 : p.stride;
+    uint w = ox + 1u == p.out_w ? p.in_w - x0 : p.stride;
+    for (uint ky = 0u; ky < h; ++ky)
+      for (uint kx = 0u; kx < w; ++kx) {
+        float s = 0.0;
+        if (ky < p.window && kx < p.window) {
+          if (KIND == 1u) s = zero_plus(g * inv);
+          else if (at == ky * p.window + kx) s = zero_plus(has_nan ? qnan : g);
+        }
+        dx[base + (ky * p.in_w + kx) * p.channels] = f2sfp(s);
+      }
+  }
+}
+
+void main() {
+  if (WINDOWS) per_window();
+  else gather();
 }

@@ -4,10 +4,14 @@
 // (a NaN window's forward is NaN, its backward routes NaN to its first
 // NaN); and both backwards against central differences of the fp32
 // forward. Shapes: overlapping windows (stride < window), non-overlapping,
-// windows that leave the last rows and columns out, a window as large as
-// the input, odd channel counts, batch 1.
+// windows with gaps between them (stride > window), windows that leave the
+// last rows and columns out, a window as large as the input, odd channel
+// counts, batch 1. Non-overlapping windows have two backwards (a gather and
+// one thread per window, VKAMP_POOL_GRAD): the same bits, checked here.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -40,6 +44,8 @@ constexpr PoolShape kShapes[] = {
     {1, 10, 11, 16, 2, 2},  // odd width: the last column is in no window
     {1, 4, 4, 2, 4, 1},     // one window over the whole input
     {2, 8, 7, 5, 3, 1},     // up to 9 windows per input
+    {2, 11, 10, 3, 2, 3},   // stride 3 > window 2: gaps between windows
+    {1, 8, 7, 5, 1, 2},     // 1x1 windows at stride 2, the last row in none
 };
 
 using FormatPool = std::tuple<Format, PoolShape>;
@@ -262,6 +268,38 @@ TEST_P(Pool, PropagatesInfAndNan) {
       EXPECT_TRUE(close_to(backward(p, xf, g), ref.v, ref.bound));
     }
   }
+}
+
+// Non-overlapping windows: the gather and the per-window backward give the
+// same bits, with ties, NaN, inf and -inf in x, specials and -0 in dy (a
+// term added to 0.0 turns -0 into +0 both ways).
+TEST_P(Pool, GatherAndPerWindowGiveTheSameBits) {
+  if (pool(PoolKind::Max).stride < pool(PoolKind::Max).window) GTEST_SKIP() << "overlapping windows only gather";
+  const char* before = std::getenv("VKAMP_POOL_GRAD");
+  const std::string saved = before ? before : "";
+  for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
+    SCOPED_TRACE(kind == PoolKind::Max ? "max" : "average");
+    ops::Pool2d p = pool(kind);
+    auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng()); };
+    // x: values from {-1, -0, 0, 1} (ties in most windows), one in eight
+    // from {inf, -inf, NaN}. dy: one in four from {-0, 0, inf, -inf, NaN},
+    // and -0 first.
+    const float ties[] = {-1.0f, -0.0f, 0.0f, 1.0f}, specials[] = {kInf, -kInf, kNan};
+    const float dy_specials[] = {-0.0f, 0.0f, kInf, -kInf, kNan};
+    std::vector<float> x(p.input_elements()), dy = random_values(p.output_elements(), -1, 1, fmt());
+    for (float& v : x) v = pick(8) == 0 ? specials[pick(3)] : ties[pick(4)];
+    for (float& v : dy)
+      if (pick(4) == 0) v = dy_specials[pick(5)];
+    dy[0] = -0.0f;
+    setenv("VKAMP_POOL_GRAD", "gather", 1);
+    std::vector<float> gather = backward(p, x, dy);
+    setenv("VKAMP_POOL_GRAD", "window", 1);
+    std::vector<float> window = backward(p, x, dy);
+    ASSERT_EQ(gather.size(), window.size());
+    EXPECT_EQ(0, std::memcmp(gather.data(), window.data(), gather.size() * sizeof(float)));
+  }
+  if (before) setenv("VKAMP_POOL_GRAD", saved.c_str(), 1);
+  else unsetenv("VKAMP_POOL_GRAD");
 }
 
 // Central differences of L = sum(G .* pool(x)) with the forward in fp32,

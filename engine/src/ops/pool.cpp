@@ -1,6 +1,8 @@
 #include "vkamp/ops/pool.hpp"
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -56,6 +58,16 @@ const char* label(const Pool2d& p, bool backward) {
   return backward ? "avgpool_grad" : "avgpool";
 }
 
+// The backward per window (pool_grad.comp WINDOWS) wherever windows do not
+// overlap: each window is scanned once instead of once per input in it, and
+// the bits are the gather's. VKAMP_POOL_GRAD=gather|window overrides, for
+// tests; overlapping windows always gather.
+bool per_window(const Pool2d& p) {
+  bool on = true;
+  if (const char* e = std::getenv("VKAMP_POOL_GRAD")) on = std::strcmp(e, "window") == 0;
+  return on && p.stride >= p.window;
+}
+
 }  // namespace
 
 void validate(const Pool2d& p) {
@@ -85,9 +97,11 @@ void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, B
   if (p.kind == PoolKind::Max) detail::require("pool2d_backward", "x", x, p.input_elements(), eb);
   detail::require("pool2d_backward", "dy", dy, p.output_elements(), eb);
   detail::require("pool2d_backward", "dx", dx, p.input_elements(), eb);
-  PoolPush push = push_for(p, p.input_elements());
-  Kernel& k = detail::kernel(seq, "pool_grad", fmt, 3, sizeof(push), {uint32_t(p.kind)});
-  seq.dispatch(k, {x, dy, dx}, push, groups_for(p.input_elements()), label(p, true));
+  const bool windows = per_window(p);
+  const uint64_t threads = windows ? p.output_elements() : p.input_elements();
+  PoolPush push = push_for(p, threads);
+  Kernel& k = detail::kernel(seq, "pool_grad", fmt, 3, sizeof(push), {uint32_t(p.kind), uint32_t(windows)});
+  seq.dispatch(k, {x, dy, dx}, push, groups_for(threads), label(p, true));
 }
 
 }  // namespace vkamp::ops

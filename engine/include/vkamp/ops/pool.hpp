@@ -36,7 +36,9 @@ void pool2d_forward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, Bu
 // window holding a NaN routes NaN, whatever its dy, to its first NaN input,
 // so a NaN forward never leaves a finite gradient behind. Average spreads
 // dy / window^2 (x is not read). Overlapping windows sum in fp32, as a
-// gather per input element; inputs no window covers get 0.
+// gather per input element; inputs no window covers get 0. Where windows do
+// not overlap (stride >= window) one thread per window writes its inputs
+// instead, with the same bits (VKAMP_POOL_GRAD=gather|window overrides).
 void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, BufferView dy, BufferView dx);
 
 }  // namespace vkamp::ops
