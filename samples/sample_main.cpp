@@ -245,6 +245,11 @@ void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, co
   std::printf("  by kernel (ms/step):");
   for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
   std::printf("\n");
+  const CommandCounts& c = s.commands_per_step;
+  std::printf("  commands per step: %u dispatches, %u barriers", c.dispatches, c.barriers);
+  if (c.copies) std::printf(", %u copies", c.copies);
+  if (c.fills) std::printf(", %u fills", c.fills);
+  std::printf("\n");
   const graph::MemoryReport mem = trainer.model().memory();
   auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
   std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "

@@ -52,8 +52,7 @@ void Sequence::begin() {
   pool_in_use_ = 0;
   labels_.clear();
   scratch_.clear();
-  dispatches_ = 0;
-  first_command_ = true;
+  counts_ = {};
   parallel_ = false;
   VKAMP_VK(vkResetCommandBuffer(cb_, 0));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -90,8 +89,8 @@ VkDescriptorSet Sequence::allocate_set(VkDescriptorSetLayout layout) {
 }
 
 void Sequence::barrier_before_command() {
-  if (parallel_ && !first_command_) return;
-  first_command_ = false;
+  if (parallel_ && group_ordered_) return;
+  group_ordered_ = parallel_;
   // Every earlier shader or transfer write is visible to every later access.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -99,6 +98,7 @@ void Sequence::barrier_before_command() {
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   auto stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   vkCmdPipelineBarrier(cb_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  ++counts_.barriers;
 }
 
 void Sequence::dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const void* push,
@@ -129,16 +129,16 @@ void Sequence::dispatch(Kernel& kernel, std::initializer_list<BufferView> buffer
   vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
 
   barrier_before_command();
-  bool timed = queries_ && dispatches_ < max_timed_;
-  if (timed) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 2 * dispatches_);
+  bool timed = queries_ && counts_.dispatches < max_timed_;
+  if (timed) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 2 * counts_.dispatches);
   vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
   vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
   if (push_bytes)
     vkCmdPushConstants(cb_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cb_, g.x, g.y, g.z);
-  if (timed) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 2 * dispatches_ + 1);
+  if (timed) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 2 * counts_.dispatches + 1);
   labels_.push_back(*label ? label : spec.shader);
-  ++dispatches_;
+  ++counts_.dispatches;
 }
 
 void Sequence::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t so, size_t dof) {
@@ -147,6 +147,7 @@ void Sequence::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t s
   barrier_before_command();
   VkBufferCopy region{so, dof, bytes};
   vkCmdCopyBuffer(cb_, src.handle(), dst.handle(), 1, &region);
+  ++counts_.copies;
 }
 
 BufferView Sequence::scratch(size_t bytes) {
@@ -159,6 +160,7 @@ void Sequence::fill(const Buffer& dst, uint32_t pattern) {
   if (!recording_) throw Error("Sequence::fill outside begin()/end()");
   barrier_before_command();
   vkCmdFillBuffer(cb_, dst.handle(), 0, VK_WHOLE_SIZE, pattern);
+  ++counts_.fills;
 }
 
 void Sequence::end() {
@@ -169,6 +171,7 @@ void Sequence::end() {
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  ++counts_.barriers;
   VKAMP_VK(vkEndCommandBuffer(cb_));
   recording_ = false;
   recorded_ = true;
@@ -216,7 +219,7 @@ bool Sequence::done() const {
 
 std::vector<DispatchTime> Sequence::timings() const {
   std::vector<DispatchTime> out;
-  uint32_t n = std::min(dispatches_, max_timed_);
+  uint32_t n = std::min(counts_.dispatches, max_timed_);
   if (!queries_ || n == 0 || pending_) return out;
   std::vector<uint64_t> ticks(2 * n);
   VKAMP_VK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, 2 * n, ticks.size() * 8, ticks.data(), 8,

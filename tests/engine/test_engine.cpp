@@ -1,6 +1,7 @@
 // The engine core: device selection, the precision path and its fallback,
-// buffers, record-once/replay sequences, timestamps, host-wait counting,
-// errors, and leak-free teardown under the validation layer.
+// buffers, record-once/replay sequences and the commands and barriers they
+// count, timestamps, host-wait counting, errors, and leak-free teardown
+// under the validation layer.
 #include <filesystem>
 #include <fstream>
 
@@ -108,6 +109,49 @@ TEST_F(Engine, RecordedOnceReplayedManyTimes) {
   for (int i = 0; i < 3; ++i) seq.run();
   auto out = download(buf, Format::F32, 100);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(out[i], x[i] * 8.0f) << i;
+}
+
+TEST_F(Engine, CountsTheCommandsAndBarriersItRecords) {
+  // One dispatch, then two in a parallel group (one barrier, before the
+  // group, which must still see the first dispatch's result), a copy and a
+  // fill (a barrier each), and end()'s barrier for the host.
+  const uint32_t n = 64;
+  std::vector<float> x = random_values(n, -1, 1, Format::F32);
+  Buffer a = upload(ctx(), Format::F32, x), b(ctx(), 4 * n), c(ctx(), 4 * n), d(ctx(), 4 * n), e(ctx(), 16);
+  Sequence seq(ctx());
+  seq.begin();
+  ops::scale(seq, Format::F32, a, a, n, 2.0f);
+  EXPECT_EQ(seq.counts().dispatches, 1u);
+  EXPECT_EQ(seq.counts().barriers, 1u);
+  seq.begin_parallel();
+  ops::scale(seq, Format::F32, a, b, n, 3.0f);
+  ops::scale(seq, Format::F32, a, c, n, 5.0f);
+  seq.end_parallel();
+  EXPECT_EQ(seq.counts().dispatches, 3u);
+  EXPECT_EQ(seq.counts().barriers, 2u) << "one barrier before the parallel group, none inside it";
+  seq.copy(b, d, 4 * n);
+  seq.fill(e, 0x3F800000u);
+  seq.end();
+  const CommandCounts& k = seq.counts();
+  EXPECT_EQ(k.dispatches, 3u);
+  EXPECT_EQ(k.barriers, 5u);
+  EXPECT_EQ(k.copies, 1u);
+  EXPECT_EQ(k.fills, 1u);
+  EXPECT_EQ(seq.dispatch_count(), 3u);
+  seq.run();
+  auto got_b = download(b, Format::F32, n), got_c = download(c, Format::F32, n), got_d = download(d, Format::F32, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(got_b[i], x[i] * 6.0f) << i;
+    EXPECT_EQ(got_c[i], x[i] * 10.0f) << i;
+    EXPECT_EQ(got_d[i], x[i] * 6.0f) << i;
+  }
+  for (float v : download(e, Format::F32, 4)) EXPECT_EQ(v, 1.0f);
+  // A new recording counts from zero.
+  seq.begin();
+  EXPECT_EQ(seq.counts().dispatches, 0u);
+  EXPECT_EQ(seq.counts().barriers, 0u);
+  seq.end();
+  EXPECT_EQ(seq.counts().barriers, 1u);
 }
 
 TEST_F(Engine, SubmitDoesNotWaitAndWaitIsCounted) {

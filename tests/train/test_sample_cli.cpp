@@ -173,6 +173,18 @@ TEST_F(SampleCli, Lenet5TrainsAndReportsAccuracySkipsAndScale) {
   EXPECT_NE(r.output.find("skipped 1,"), std::string::npos) << "the injected overflow is skipped:\n" << r.output;
   EXPECT_NE(r.output.find("final scale 32768"), std::string::npos) << "one backoff from 2^16:\n" << r.output;
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  // The step's recorded commands: a barrier before each (no parallel groups
+  // in a training step) and one for the host at the end.
+  const size_t at = r.output.find("commands per step: ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  unsigned dispatches = 0, barriers = 0, copies = 0, fills = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + at, "commands per step: %u dispatches, %u barriers", &dispatches, &barriers), 2)
+      << r.output;
+  const std::string rest = r.output.substr(at, r.output.find('\n', at) - at);
+  if (size_t c = rest.find(" copies"); c != std::string::npos) copies = unsigned(std::stoul(rest.substr(rest.rfind(' ', c - 1))));
+  if (size_t f = rest.find(" fills"); f != std::string::npos) fills = unsigned(std::stoul(rest.substr(rest.rfind(' ', f - 1))));
+  EXPECT_GT(dispatches, 20u) << rest;
+  EXPECT_EQ(barriers, dispatches + copies + fills + 1) << rest;
 }
 
 TEST_F(SampleCli, MetricsHoldOneHeldOutEvaluationPerEpoch) {

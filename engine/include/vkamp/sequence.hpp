@@ -1,8 +1,9 @@
 // Sequence: a command buffer recorded once and replayed many times (Kompute's
 // Sequence). Every command is preceded by a compute memory barrier (also the
-// first, which orders it after earlier submissions) unless recorded inside a
-// `parallel` group. With timestamps on, every dispatch is
-// bracketed by GPU timestamp queries that timings() reads after a wait.
+// first, which orders it after earlier submissions), except the second and
+// later commands of a `parallel` group; end() adds one more, for host reads.
+// With timestamps on, every dispatch is bracketed by GPU timestamp queries
+// that timings() reads after a wait.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -24,6 +25,21 @@ struct Groups {
 
 // ceil(n / d), for workgroup counts.
 constexpr uint32_t div_up(uint64_t n, uint64_t d) { return uint32_t((n + d - 1) / d); }
+
+// What a recording holds: the counts behind its replay's fixed cost.
+struct CommandCounts {
+  uint32_t dispatches = 0;  // empty ones (a zero group count) are not recorded
+  uint32_t barriers = 0;    // pipeline barriers, end()'s included
+  uint32_t copies = 0, fills = 0;
+
+  CommandCounts& operator+=(const CommandCounts& o) {
+    dispatches += o.dispatches;
+    barriers += o.barriers;
+    copies += o.copies;
+    fills += o.fills;
+    return *this;
+  }
+};
 
 struct DispatchTime {
   std::string label;
@@ -55,8 +71,12 @@ class Sequence {
   // recording, so replays never share it with another sequence, and is
   // freed by the next begin().
   BufferView scratch(size_t bytes);
-  // Dispatches recorded between these two may run concurrently.
-  void begin_parallel() { parallel_ = true; }
+  // Commands recorded between these two may run concurrently with each
+  // other: the group's first command still waits for the earlier ones.
+  void begin_parallel() {
+    parallel_ = true;
+    group_ordered_ = false;
+  }
   void end_parallel() { parallel_ = false; }
   void end();
 
@@ -74,7 +94,9 @@ class Sequence {
   void run() { submit(); wait(); }
 
   Context& context() const { return ctx_; }
-  uint32_t dispatch_count() const { return dispatches_; }
+  uint32_t dispatch_count() const { return counts_.dispatches; }
+  // Of the current or last recording.
+  const CommandCounts& counts() const { return counts_; }
   // Per-dispatch GPU time of the last completed run (timestamps on only).
   std::vector<DispatchTime> timings() const;
   // Sum of the per-dispatch times of the last completed run, in ms.
@@ -93,9 +115,9 @@ class Sequence {
   uint32_t max_timed_ = 0;
   std::vector<std::string> labels_;
   std::vector<std::unique_ptr<Buffer>> scratch_;
-  uint32_t dispatches_ = 0;
+  CommandCounts counts_;
   bool recording_ = false, recorded_ = false, pending_ = false, parallel_ = false;
-  bool first_command_ = true;
+  bool group_ordered_ = false;  // the parallel group's barrier is recorded
 };
 
 }  // namespace vkamp

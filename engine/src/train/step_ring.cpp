@@ -49,6 +49,12 @@ void StepRing::record_split_slots(const std::function<void(Sequence&)>& record_a
   }
 }
 
+CommandCounts StepRing::commands_per_step() const {
+  CommandCounts c = slots_.front()->counts();
+  if (split()) c += slots_b_.front()->counts();
+  return c;
+}
+
 void StepRing::read_next() {
   const uint32_t replay = drained_;
   StepRecord r;

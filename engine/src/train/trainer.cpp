@@ -231,6 +231,7 @@ TrainSummary Trainer::finish() {
   s.host_waits_between_epochs = epoch_waits_;
   s.pacing_waits = pacing;
   s.ranks = uint32_t(comm_.size());
+  s.commands_per_step = ring_->commands_per_step();
   if (exchange_) {
     check_replicas_if_due(true);
     s.host_waits_for_allreduce = allreduce_waits_;

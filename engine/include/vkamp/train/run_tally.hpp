@@ -39,6 +39,8 @@ struct TrainSummary {
   double amp_ms_per_step = 0;       // inject + amp_check + step_control
   // GPU ms per step by kernel label, summed over the layers, largest first.
   std::vector<std::pair<std::string, double>> kernel_ms_per_step;
+  // The commands recorded for one step: the fixed cost of replaying it.
+  CommandCounts commands_per_step;
 };
 
 class RunTally {

@@ -45,6 +45,9 @@ class StepRing {
   void record_split_slots(const std::function<void(Sequence&)>& record_a,
                           const std::function<void(Sequence&)>& record_b);
   bool split() const { return !slots_b_.empty(); }
+  // What one step's recording holds (both parts when split); every slot
+  // holds the same.
+  CommandCounts commands_per_step() const;
   // Split mode: called between part A's completion and part B's submission.
   std::function<void()> between;
 
