@@ -81,7 +81,7 @@ void gather() {
 }
 
 // 0.0 + t, as the gather's sum of one term: t, but +0 for -0. In integer
-// ops, since lavapipe compiles 0.0 + t (even precise) to t.
+// ops: a compiler may fold 0.0 + t to t (lavapipe did, even when precise).
 float zero_plus(float t) {
   uint u = floatBitsToUint(t);
   return uintBitsToFloat(u == 0x80000000u ? 0u : u);

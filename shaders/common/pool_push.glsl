@@ -4,7 +4,7 @@
 #ifndef VKAMP_POOL_PUSH_GLSL
 #define VKAMP_POOL_PUSH_GLSL
 layout(push_constant) uniform Push {
-  uint n;  // threads' elements: y forward; dx backward, y when per window
+  uint n;  // elements the threads cover: y forward; dx backward, y when per window
   uint in_h, in_w, channels;
   uint out_h, out_w;
   uint window, stride;
