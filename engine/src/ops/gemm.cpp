@@ -79,7 +79,31 @@ uint64_t batched_extent(const char* operand, uint32_t batch, uint64_t& stride, u
   return extent;
 }
 
+// The texel format through which gemm.comp's ".texel" build reads an
+// operand of `fmt`: fp16 converts to float in the fetch, bf16 and cb16 come
+// as their bit patterns.
+VkFormat operand_texel_format(Format fmt) {
+  switch (fmt) {
+    case Format::F32: return VK_FORMAT_R32_SFLOAT;
+    case Format::F16: return VK_FORMAT_R16_SFLOAT;
+    default: return VK_FORMAT_R16_UINT;
+  }
+}
+
+// `v` widened to start at the device's texel-view alignment; `first` is
+// where v's own first element then lies in it.
+BufferView texel_aligned(const BufferView& v, uint64_t alignment, size_t element_bytes, uint32_t& first) {
+  size_t lead = v.offset % alignment;
+  first = uint32_t(lead / element_bytes);
+  return {*v.buffer, v.offset - lead, v.bytes + lead};
+}
+
 }  // namespace
+
+bool gemm_texel_loads(const DeviceInfo& info) {
+  if (const char* e = std::getenv("VKAMP_GEMM_LOADS")) return std::string(e) == "texel";
+  return info.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
   size_t eb = format_bytes(fmt);
@@ -102,15 +126,26 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
                     (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
   const bool batched = g.batch > 1;
+  // Operands through texel views where they fit one (maxTexelBufferElements).
+  const bool texel = !tiled && gemm_texel_loads(info) &&
+                     a.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements &&
+                     b.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements;
+  uint32_t a_first = 0, b_first = 0;
+  if (texel) {
+    a = texel_aligned(a, info.texel_offset_alignment, eb, a_first);
+    b = texel_aligned(b, info.texel_offset_alignment, eb, b_first);
+  }
   struct {
     uint32_t m, n, k;
     float alpha;
-    uint32_t accumulate, kc, sa, sb, sc, z0;
-  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0};
-  Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a,
-                                 batched, uint32_t(g.k_range)},
-                                sg_a ? ".subgroup" : "");
+    uint32_t accumulate, kc, sa, sb, sc, z0, a_first, b_first;
+  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0,
+         a_first, b_first};
+  std::vector<uint32_t> constants{g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn,
+                                  sg_a, batched, uint32_t(g.k_range)};
+  Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, ".texel",
+                                        {operand_texel_format(fmt), operand_texel_format(fmt)})
+                       : detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, sg_a ? ".subgroup" : "");
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "vkamp/buffer.hpp"
+#include "vkamp/device_info.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -47,6 +48,9 @@ struct GemmPlan {
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
 // Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
 GemmPlan gemm_plan(const Gemm& g, bool tiled);
+// Whether the direct path reads A and B through uniform texel buffers
+// (CPU drivers; VKAMP_GEMM_LOADS=texel|storage overrides).
+bool gemm_texel_loads(const DeviceInfo& info);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.
