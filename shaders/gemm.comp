@@ -15,9 +15,12 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
-// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A, B and C
-// start p.sa, p.sb, p.sc elements after the previous product's (attention's
-// heads); the host never splits k then, so z is free.
+// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A starts
+// at a_first + (z / inner) a_outer + (z % inner) sa (B and C alike): a batch
+// of (example, head) products, each head a column block of the token rows.
+// The host never splits k then, so z is free. Every matrix is stored
+// row-major with its own row stride (lda, ldb, ldc), so a product can read
+// and write a column block of a wider matrix.
 // K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
 // products of attention. Products outside are skipped, not multiplied by a
 // zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
@@ -74,7 +77,9 @@ layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
 layout(push_constant) uniform Push {
   uint m, n, k; float alpha; uint accumulate; uint kc;
   uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
-  uint a_first, b_first;  // A's and B's first element in their bindings (texel views start aligned)
+  uint a_first, b_first, c_first;  // product 0's first element in each binding
+  uint lda, ldb, ldc;  // row strides of A, B and C as stored
+  uint inner, a_outer, b_outer, c_outer;  // the batch's outer level (BATCHED)
 } p;
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
@@ -87,14 +92,14 @@ shared float As[BK][TILED != 0u ? BM + 1u : 1u];
 shared float Bs[BK][TILED != 0u ? BN + 1u : 1u];
 
 uint k_end;
-uint a0, b0, c0 = 0u;  // this product's first element of A, B and C
+uint a0, b0, c0;  // this product's first element of A, B and C
 float load_a(uint i, uint kk) {  // op(A)[i, kk]
   if (i >= p.m || kk >= k_end) return 0.0;
-  return TRANS_A != 0u ? A_AT(a0 + kk * p.m + i) : A_AT(a0 + i * p.k + kk);
+  return TRANS_A != 0u ? A_AT(a0 + kk * p.lda + i) : A_AT(a0 + i * p.lda + kk);
 }
 float load_b(uint kk, uint j) {  // op(B)[kk, j]
   if (kk >= k_end || j >= p.n) return 0.0;
-  return TRANS_B != 0u ? B_AT(b0 + j * p.k + kk) : B_AT(b0 + kk * p.n + j);
+  return TRANS_B != 0u ? B_AT(b0 + j * p.ldb + kk) : B_AT(b0 + kk * p.ldb + j);
 }
 // Whether output row i sums the product at kk (K_RANGE).
 bool in_k_range(uint i, uint kk) { return K_RANGE == 0u || (K_RANGE == 1u ? kk <= i : kk >= i); }
@@ -105,10 +110,13 @@ void main() {
   uint row0 = gl_WorkGroupID.y * (DM * WY), col0 = gl_WorkGroupID.x * (DN * WX);
   uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
   k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
-  a0 = p.a_first, b0 = p.b_first;
+  a0 = p.a_first, b0 = p.b_first, c0 = p.c_first;
   if (BATCHED != 0u) {
     uint z = gl_WorkGroupID.z + p.z0;
-    a0 += z * p.sa, b0 += z * p.sb, c0 = z * p.sc;
+    uint outer = z / p.inner, inner = z - outer * p.inner;
+    a0 += outer * p.a_outer + inner * p.sa;
+    b0 += outer * p.b_outer + inner * p.sb;
+    c0 += outer * p.c_outer + inner * p.sc;
   }
   // No row of this workgroup sums k past its last row (K_RANGE 1) or before
   // its first (K_RANGE 2): half the work of a causal product.
@@ -128,18 +136,18 @@ void main() {
     uint ai[DM], bj[DN];
     for (uint r = 0u; r < DM; ++r) {
       uint i = min(row0 + ty + WY * r, p.m - 1u);
-      ai[r] = a0 + (TRANS_A != 0u ? i : i * p.k);
+      ai[r] = a0 + (TRANS_A != 0u ? i : i * p.lda);
     }
     for (uint q = 0u; q < DN; ++q) {
       uint j = min(col0 + tx + WX * q, p.n - 1u);
-      bj[q] = b0 + (TRANS_B != 0u ? j * p.k : j);
+      bj[q] = b0 + (TRANS_B != 0u ? j * p.ldb : j);
     }
 #if defined(VKAMP_GEMM_SUBGROUP)
     uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
     uint sg_i0 = min(row0 + ty + WY * sg_l, p.m - 1u), sg_i1 = min(row0 + ty + WY * (sg_l + 8u), p.m - 1u);
-    uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.k), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.k);
+    uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.lda), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.lda);
 #endif
-    uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
+    uint sa = TRANS_A != 0u ? p.lda : 1u, sb = TRANS_B != 0u ? 1u : p.ldb;
     for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[DM], bv[DN];
 #if defined(VKAMP_GEMM_SUBGROUP)
@@ -194,8 +202,8 @@ void main() {
       if (SPLIT_K != 0u) {
         partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
       } else {
-        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.n + j]);
-        c[c0 + i * p.n + j] = f2sfp(v);
+        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
+        c[c0 + i * p.ldc + j] = f2sfp(v);
       }
     }
   }
