@@ -19,9 +19,11 @@ set_property(GLOBAL PROPERTY VKAMP_SHADER_SOURCES "")
 # SignedZeroInfNanPreserve execution mode (shaders/common/nonfinite.glsl);
 # Context picks it where the device supports the mode. SUBGROUP also builds
 # "<key>.subgroup" with VKAMP_GEMM_SUBGROUP, for code that needs subgroup
-# ballot (which not every device has).
+# ballot (which not every device has). TEXEL also builds "<key>.texel" with
+# VKAMP_GEMM_TEXEL, which reads the GEMM's operands through uniform texel
+# buffers (a CPU driver gathers those with vector code).
 function(vkamp_shader name)
-  cmake_parse_arguments(ARG "PRESERVE;SUBGROUP" "" "FORMATS" ${ARGN})
+  cmake_parse_arguments(ARG "PRESERVE;SUBGROUP;TEXEL" "" "FORMATS" ${ARGN})
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
@@ -34,6 +36,9 @@ function(vkamp_shader name)
   endif()
   if(ARG_SUBGROUP)
     list(APPEND modes subgroup)
+  endif()
+  if(ARG_TEXEL)
+    list(APPEND modes texel)
   endif()
   foreach(fmt IN LISTS ARG_FORMATS)
   foreach(mode IN LISTS modes)
@@ -55,6 +60,10 @@ function(vkamp_shader name)
       set(id ${id}_subgroup)
       set(key ${key}.subgroup)
       list(APPEND defs -DVKAMP_GEMM_SUBGROUP=1)
+    elseif(mode STREQUAL "texel")
+      set(id ${id}_texel)
+      set(key ${key}.texel)
+      list(APPEND defs -DVKAMP_GEMM_TEXEL=1 -DVKAMP_GEMM_SUBGROUP=1)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)

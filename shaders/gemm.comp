@@ -15,9 +15,12 @@
 // alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
 // adds the partials in order. That spreads a long k over many workgroups
 // when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
-// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A, B and C
-// start p.sa, p.sb, p.sc elements after the previous product's (attention's
-// heads); the host never splits k then, so z is free.
+// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A starts
+// at a_first + (z / inner) a_outer + (z % inner) sa (B and C alike): a batch
+// of (example, head) products, each head a column block of the token rows.
+// The host never splits k then, so z is free. Every matrix is stored
+// row-major with its own row stride (lda, ldb, ldc), so a product can read
+// and write a column block of a wider matrix.
 // K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
 // products of attention. Products outside are skipped, not multiplied by a
 // zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
@@ -48,13 +51,35 @@ layout(constant_id = 8) const uint SG_A = 0;
 layout(constant_id = 9) const uint BATCHED = 0;
 layout(constant_id = 10) const uint K_RANGE = 0;
 
+#if defined(VKAMP_GEMM_TEXEL)
+// A and B as uniform texel buffers: lavapipe gathers a texel fetch for all
+// its SIMD lanes in vector code, where it loads a storage buffer lane by
+// lane with a branch each. 16-bit bit patterns (bf16, cb16) come as uints.
+#if defined(VKAMP_BF16) || defined(VKAMP_CB16)
+layout(binding = 0) uniform usamplerBuffer a_texels;
+layout(binding = 1) uniform usamplerBuffer b_texels;
+#define A_AT(i) sfp2f(texelFetch(a_texels, int(i)).x)
+#define B_AT(i) sfp2f(texelFetch(b_texels, int(i)).x)
+#else
+layout(binding = 0) uniform samplerBuffer a_texels;
+layout(binding = 1) uniform samplerBuffer b_texels;
+#define A_AT(i) texelFetch(a_texels, int(i)).x
+#define B_AT(i) texelFetch(b_texels, int(i)).x
+#endif
+#else
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
+#define A_AT(i) sfp2f(a[i])
+#define B_AT(i) sfp2f(b[i])
+#endif
 layout(std430, binding = 2) buffer C { sfp c[]; };
 layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
 layout(push_constant) uniform Push {
   uint m, n, k; float alpha; uint accumulate; uint kc;
   uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
+  uint a_first, b_first, c_first;  // product 0's first element in each binding
+  uint lda, ldb, ldc;  // row strides of A, B and C as stored
+  uint inner, a_outer, b_outer, c_outer;  // the batch's outer level (BATCHED)
 } p;
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
@@ -67,14 +92,14 @@ shared float As[BK][TILED != 0u ? BM + 1u : 1u];
 shared float Bs[BK][TILED != 0u ? BN + 1u : 1u];
 
 uint k_end;
-uint a0 = 0u, b0 = 0u, c0 = 0u;  // this product's first element of A, B and C
+uint a0, b0, c0;  // this product's first element of A, B and C
 float load_a(uint i, uint kk) {  // op(A)[i, kk]
   if (i >= p.m || kk >= k_end) return 0.0;
-  return TRANS_A != 0u ? sfp2f(a[a0 + kk * p.m + i]) : sfp2f(a[a0 + i * p.k + kk]);
+  return TRANS_A != 0u ? A_AT(a0 + kk * p.lda + i) : A_AT(a0 + i * p.lda + kk);
 }
 float load_b(uint kk, uint j) {  // op(B)[kk, j]
   if (kk >= k_end || j >= p.n) return 0.0;
-  return TRANS_B != 0u ? sfp2f(b[b0 + j * p.k + kk]) : sfp2f(b[b0 + kk * p.n + j]);
+  return TRANS_B != 0u ? B_AT(b0 + j * p.ldb + kk) : B_AT(b0 + kk * p.ldb + j);
 }
 // Whether output row i sums the product at kk (K_RANGE).
 bool in_k_range(uint i, uint kk) { return K_RANGE == 0u || (K_RANGE == 1u ? kk <= i : kk >= i); }
@@ -85,9 +110,13 @@ void main() {
   uint row0 = gl_WorkGroupID.y * (DM * WY), col0 = gl_WorkGroupID.x * (DN * WX);
   uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
   k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
+  a0 = p.a_first, b0 = p.b_first, c0 = p.c_first;
   if (BATCHED != 0u) {
     uint z = gl_WorkGroupID.z + p.z0;
-    a0 = z * p.sa, b0 = z * p.sb, c0 = z * p.sc;
+    uint outer = z / p.inner, inner = z - outer * p.inner;
+    a0 += outer * p.a_outer + inner * p.sa;
+    b0 += outer * p.b_outer + inner * p.sb;
+    c0 += outer * p.c_outer + inner * p.sc;
   }
   // No row of this workgroup sums k past its last row (K_RANGE 1) or before
   // its first (K_RANGE 2): half the work of a causal product.
@@ -100,49 +129,39 @@ void main() {
 
   if (TILED == 0u) {
     // Offsets of this thread's rows of A and columns of B at k = 0; the
-    // loop reads A[ai + kk sa] and B[bj + kk sb]. Threads past C's edge
-    // skip their loads (lavapipe then fetches nothing for those lanes).
+    // loop reads A[ai + kk sa] and B[bj + kk sb]. Rows and columns past C's
+    // edge read C's last row or column instead: their sums are never
+    // stored, and the loads then need no branch (a CPU driver pays for
+    // every masked load).
     uint ai[DM], bj[DN];
-    bool ar[DM], bc[DN];
     for (uint r = 0u; r < DM; ++r) {
-      uint i = row0 + ty + WY * r;
-      ar[r] = i < p.m;
-      ai[r] = a0 + (TRANS_A != 0u ? i : i * p.k);
+      uint i = min(row0 + ty + WY * r, p.m - 1u);
+      ai[r] = a0 + (TRANS_A != 0u ? i : i * p.lda);
     }
     for (uint q = 0u; q < DN; ++q) {
-      uint j = col0 + tx + WX * q;
-      bc[q] = j < p.n;
-      bj[q] = b0 + (TRANS_B != 0u ? j * p.k : j);
+      uint j = min(col0 + tx + WX * q, p.n - 1u);
+      bj[q] = b0 + (TRANS_B != 0u ? j * p.ldb : j);
     }
 #if defined(VKAMP_GEMM_SUBGROUP)
     uint sg_l = gl_SubgroupInvocationID, sg_z = 0u, sg_h = 8u;  // a variable: glslang bounds-checks av[] at its default size
-    uint sg_i0 = row0 + ty + WY * sg_l, sg_i1 = row0 + ty + WY * (sg_l + 8u);
-    bool sg_ok0 = sg_i0 < p.m, sg_ok1 = sg_i1 < p.m;
-    uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.k), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.k);
+    uint sg_i0 = min(row0 + ty + WY * sg_l, p.m - 1u), sg_i1 = min(row0 + ty + WY * (sg_l + 8u), p.m - 1u);
+    uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.lda), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.lda);
 #endif
-    uint sa = TRANS_A != 0u ? p.m : 1u, sb = TRANS_B != 0u ? 1u : p.n;
+    uint sa = TRANS_A != 0u ? p.lda : 1u, sb = TRANS_B != 0u ? 1u : p.ldb;
     for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[DM], bv[DN];
 #if defined(VKAMP_GEMM_SUBGROUP)
       if (SG_A != 0u) {
-        float m0 = 0.0, m1 = 0.0;
-        if (sg_ok0) m0 = sfp2f(a[sg_a0 + kk * sa]);
-        if (sg_ok1) m1 = sfp2f(a[sg_a1 + kk * sa]);
+        float m0 = A_AT(sg_a0 + kk * sa), m1 = A_AT(sg_a1 + kk * sa);
 #define BC(l) av[sg_z + l] = subgroupBroadcast(m0, l); av[sg_h + l] = subgroupBroadcast(m1, l);
         BC(0) BC(1) BC(2) BC(3) BC(4) BC(5) BC(6) BC(7)
 #undef BC
       } else
 #endif
       {
-        for (uint r = 0u; r < DM; ++r) {
-          av[r] = 0.0;
-          if (ar[r]) av[r] = sfp2f(a[ai[r] + kk * sa]);
-        }
+        for (uint r = 0u; r < DM; ++r) av[r] = A_AT(ai[r] + kk * sa);
       }
-      for (uint q = 0u; q < DN; ++q) {
-        bv[q] = 0.0;
-        if (bc[q]) bv[q] = sfp2f(b[bj[q] + kk * sb]);
-      }
+      for (uint q = 0u; q < DN; ++q) bv[q] = B_AT(bj[q] + kk * sb);
       for (uint r = 0u; r < DM; ++r)
         if (in_k_range(row0 + ty + WY * r, kk))
           for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);
@@ -183,8 +202,8 @@ void main() {
       if (SPLIT_K != 0u) {
         partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
       } else {
-        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.n + j]);
-        c[c0 + i * p.n + j] = f2sfp(v);
+        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
+        c[c0 + i * p.ldc + j] = f2sfp(v);
       }
     }
   }

@@ -14,7 +14,8 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
   size_t alloc = std::max<size_t>(4, (bytes + 3) & ~size_t(3));
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = alloc;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+              VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VKAMP_VK(vkCreateBuffer(dev, &bci, nullptr, &buffer_));

@@ -140,6 +140,8 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   d.device_id = props.deviceID;
   std::memcpy(d.pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
   d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+  d.texel_offset_alignment = props.limits.minTexelBufferOffsetAlignment;
+  d.max_texel_elements = props.limits.maxTexelBufferElements;
   d.timestamp_period_ns = props.limits.timestampPeriod;
 
   d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");

@@ -9,6 +9,7 @@ namespace vkamp {
 std::string KernelSpec::key() const {
   std::string k = shader + "/" + std::to_string(buffers) + "/" + std::to_string(push_bytes);
   for (uint32_t c : constants) k += "/" + std::to_string(c);
+  for (VkFormat f : texel_formats) k += "/t" + std::to_string(int(f));
   return k;
 }
 
@@ -33,7 +34,10 @@ void Kernel::build(Context& ctx) {
 
   std::vector<VkDescriptorSetLayoutBinding> bindings(spec.buffers);
   for (uint32_t i = 0; i < spec.buffers; ++i)
-    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    bindings[i] = {i,
+                   spec.texel_format(i) == VK_FORMAT_UNDEFINED ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                               : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                   1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo dslci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dslci.bindingCount = spec.buffers;
   dslci.pBindings = bindings.data();

@@ -40,6 +40,7 @@ Sequence::~Sequence() {
   VkDevice dev = ctx_.device();
   if (pending_) vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX);
   for (auto p : pools_) vkDestroyDescriptorPool(dev, p, nullptr);
+  for (auto v : texel_views_) vkDestroyBufferView(dev, v, nullptr);
   if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
   vkDestroyFence(dev, fence_, nullptr);
   vkFreeCommandBuffers(dev, ctx_.command_pool(), 1, &cb_);
@@ -50,6 +51,8 @@ void Sequence::begin() {
   VkDevice dev = ctx_.device();
   for (auto p : pools_) VKAMP_VK(vkResetDescriptorPool(dev, p, 0));
   pool_in_use_ = 0;
+  for (auto v : texel_views_) vkDestroyBufferView(dev, v, nullptr);
+  texel_views_.clear();
   labels_.clear();
   scratch_.clear();
   counts_ = {};
@@ -66,11 +69,12 @@ VkDescriptorSet Sequence::allocate_set(VkDescriptorSetLayout layout) {
   VkDevice dev = ctx_.device();
   for (;;) {
     if (pool_in_use_ == pools_.size()) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+      VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
+                                      {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kDescriptorsPerPool}};
       VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
       pci.maxSets = kSetsPerPool;
-      pci.poolSizeCount = 1;
-      pci.pPoolSizes = &size;
+      pci.poolSizeCount = 2;
+      pci.pPoolSizes = sizes;
       VkDescriptorPool pool;
       VKAMP_VK(vkCreateDescriptorPool(dev, &pci, nullptr, &pool));
       pools_.push_back(pool);
@@ -114,17 +118,25 @@ void Sequence::dispatch(Kernel& kernel, std::initializer_list<BufferView> buffer
   if (g.x == 0 || g.y == 0 || g.z == 0) return;  // empty problem: nothing to run
 
   VkDescriptorSet set = allocate_set(kernel.set_layout());
-  std::vector<VkDescriptorBufferInfo> infos;
-  infos.reserve(buffers.size());
-  for (const BufferView& b : buffers) infos.push_back({b.buffer->handle(), b.offset, std::max<size_t>(b.bytes, 4)});
-  std::vector<VkWriteDescriptorSet> writes(infos.size());
-  for (uint32_t i = 0; i < infos.size(); ++i) {
+  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkBufferView> views(buffers.size(), VK_NULL_HANDLE);
+  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  uint32_t i = 0;
+  for (const BufferView& b : buffers) {
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = i;
     writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    if (VkFormat f = spec.texel_format(i); f != VK_FORMAT_UNDEFINED) {
+      views[i] = texel_view(b, f);
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      writes[i].pTexelBufferView = &views[i];
+    } else {
+      infos[i] = {b.buffer->handle(), b.offset, std::max<size_t>(b.bytes, 4)};
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    ++i;
   }
   vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
 
@@ -139,6 +151,21 @@ void Sequence::dispatch(Kernel& kernel, std::initializer_list<BufferView> buffer
   if (timed) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 2 * counts_.dispatches + 1);
   labels_.push_back(*label ? label : spec.shader);
   ++counts_.dispatches;
+}
+
+VkBufferView Sequence::texel_view(const BufferView& b, VkFormat format) {
+  if (b.offset % ctx_.info().texel_offset_alignment != 0)
+    throw Error("Sequence: a texel buffer view must start at a multiple of " +
+                std::to_string(ctx_.info().texel_offset_alignment) + " bytes, not " + std::to_string(b.offset));
+  VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  ci.buffer = b.buffer->handle();
+  ci.format = format;
+  ci.offset = b.offset;
+  ci.range = b.bytes;
+  VkBufferView view;
+  VKAMP_VK(vkCreateBufferView(ctx_.device(), &ci, nullptr, &view));
+  texel_views_.push_back(view);
+  return view;
 }
 
 void Sequence::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t so, size_t dof) {

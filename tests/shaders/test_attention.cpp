@@ -190,7 +190,7 @@ Result run(Format f, const AttentionShape& s, const std::vector<float>& qkv, con
   Buffer work = poisoned(ctx(), f, s.batch * ops::attention_workspace_elements(f, s.seq, s.channels, s.heads));
   run_once([&](Sequence& seq) {
     ops::attention_forward(seq, f, bqkv, by, kept, s);
-    if (backward) ops::attention_backward(seq, f, kept, bdy, bd, work, s, dqkv0 != nullptr);
+    if (backward) ops::attention_backward(seq, f, bqkv, kept, bdy, bd, work, s, dqkv0 != nullptr);
   });
   Result r{guarded_result(by, f, ny, "y"), {}};
   if (backward) r.dqkv = guarded_result(bd, f, 3 * ny, "dqkv");

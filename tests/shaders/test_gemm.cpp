@@ -414,6 +414,79 @@ TEST_P(Gemm, BatchedAtEveryTransposeAndKRange) {
   }
 }
 
+// Column blocks of wider rows over a two-level batch, as attention reads
+// each head's columns of the token rows: 2 outer x 3 inner products, each
+// operand of product (o, i) the i-th block of cols columns in rows ld =
+// 3 cols + 3 apart, starting `first` elements in, outer blocks rows x ld
+// apart. The padding columns are NaN, and C's must stay NaN.
+TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
+  auto [fmt, s] = GetParam();
+  constexpr uint32_t kOuter = 2, kInner = 3, kFirst = 5;
+  struct Stored {  // one operand: rows x cols per product
+    uint32_t rows, cols, ld;
+    uint64_t outer;
+    uint64_t at(uint32_t z, uint32_t r, uint32_t c) const {
+      return kFirst + (z / kInner) * outer + (z % kInner) * cols + uint64_t(r) * ld + c;
+    }
+    uint64_t elements() const { return kFirst + kOuter * outer; }
+  };
+  auto stored = [](uint32_t rows, uint32_t cols) {
+    const uint32_t ld = kInner * cols + 3;
+    return Stored{rows, cols, ld, uint64_t(rows) * ld};
+  };
+  for (const bool trans : {false, true}) {
+    SCOPED_TRACE(trans ? "A^T B, accumulating" : "A B^T");
+    ops::Gemm g{.m = s.m, .n = s.n, .k = s.k, .trans_a = trans, .trans_b = !trans, .alpha = 0.75f,
+                .accumulate = trans, .batch = kOuter * kInner};
+    const Stored sa = trans ? stored(s.k, s.m) : stored(s.m, s.k);
+    const Stored sb = trans ? stored(s.k, s.n) : stored(s.n, s.k);
+    const Stored sc = stored(s.m, s.n);
+    for (auto [st, first, stride, outer, ld] :
+         {std::tie(sa, g.first_a, g.stride_a, g.outer_stride_a, g.lda),
+          std::tie(sb, g.first_b, g.stride_b, g.outer_stride_b, g.ldb),
+          std::tie(sc, g.first_c, g.stride_c, g.outer_stride_c, g.ldc)}) {
+      first = kFirst, stride = st.cols, outer = st.outer, ld = st.ld;
+    }
+    g.inner = kInner;
+    // Operands: random in every product's block, NaN elsewhere.
+    auto fill = [&](const Stored& st) {
+      std::vector<float> v(st.elements(), kNan);
+      auto r = random_values(size_t(g.batch) * st.rows * st.cols, -1, 1, fmt);
+      size_t next = 0;
+      for (uint32_t z = 0; z < g.batch; ++z)
+        for (uint32_t i = 0; i < st.rows; ++i)
+          for (uint32_t j = 0; j < st.cols; ++j) v[st.at(z, i, j)] = r[next++];
+      return v;
+    };
+    std::vector<float> a = fill(sa), b = fill(sb), c0 = fill(sc);
+    std::vector<double> ref(size_t(g.batch) * s.m * s.n);
+    for (uint32_t z = 0; z < g.batch; ++z)
+      for (uint32_t i = 0; i < s.m; ++i)
+        for (uint32_t j = 0; j < s.n; ++j) {
+          double sum = 0;
+          for (uint32_t l = 0; l < s.k; ++l)
+            sum += double(trans ? a[sa.at(z, l, i)] : a[sa.at(z, i, l)]) *
+                   (trans ? b[sb.at(z, l, j)] : b[sb.at(z, j, l)]);
+          ref[(size_t(z) * s.m + i) * s.n + j] = double(g.alpha) * sum + (g.accumulate ? c0[sc.at(z, i, j)] : 0.0);
+        }
+    Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b);
+    Buffer bc = guarded_output(fmt, c0.size(), g.accumulate ? &c0 : nullptr);
+    run_once([&](Sequence& seq) { ops::gemm(seq, fmt, g, ba, bb, bc); });
+    auto got = guarded_result(bc, fmt, c0.size());
+    std::vector<float> out(ref.size());
+    std::vector<bool> in_block(got.size(), false);
+    for (uint32_t z = 0; z < g.batch; ++z)
+      for (uint32_t i = 0; i < s.m; ++i)
+        for (uint32_t j = 0; j < s.n; ++j) {
+          out[(size_t(z) * s.m + i) * s.n + j] = got[sc.at(z, i, j)];
+          in_block[sc.at(z, i, j)] = true;
+        }
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!in_block[i]) ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
+    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
                          format_shape_name);

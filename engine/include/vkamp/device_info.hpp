@@ -41,6 +41,10 @@ struct DeviceInfo {
   uint64_t device_local_bytes = 0;
   uint32_t compute_queue_family = UINT32_MAX;
   uint32_t max_shared_memory = 0;
+  // Uniform texel buffers (gemm.comp's ".texel" operand loads): the
+  // alignment of a view's start, and the most elements one view may hold.
+  uint64_t texel_offset_alignment = 256;
+  uint32_t max_texel_elements = 0;
   std::string unsupported_reason;   // set when path() is Unsupported
 
   // VK_KHR_shader_float_controls (core in Vulkan 1.2), per float width

@@ -1,5 +1,6 @@
 // Kernel: one compute pipeline built from an embedded shader, with its
-// descriptor layout (storage buffers at bindings 0..n-1), push constants and
+// descriptor layout (buffers at bindings 0..n-1: storage buffers, or uniform
+// texel buffers where texel_formats names a format), push constants and
 // specialization constants (constant_id 0..k-1, 32-bit each).
 #pragma once
 #include <cstdint>
@@ -16,6 +17,13 @@ struct KernelSpec {
   uint32_t buffers = 0;             // storage buffers, bindings 0..buffers-1
   uint32_t push_bytes = 0;          // push-constant block size
   std::vector<uint32_t> constants;  // specialization constants, ids 0..k-1
+  // Binding i < size() with a format other than VK_FORMAT_UNDEFINED is a
+  // uniform texel buffer read through that format (Sequence makes the view).
+  std::vector<VkFormat> texel_formats;
+
+  VkFormat texel_format(uint32_t binding) const {
+    return binding < texel_formats.size() ? texel_formats[binding] : VK_FORMAT_UNDEFINED;
+  }
 
   std::string key() const;
 };

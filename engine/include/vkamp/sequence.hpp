@@ -105,11 +105,14 @@ class Sequence {
  private:
   void barrier_before_command();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  // A view of `b` for a uniform texel buffer binding, kept until the next begin().
+  VkBufferView texel_view(const BufferView& b, VkFormat format);
 
   Context& ctx_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
+  std::vector<VkBufferView> texel_views_;
   size_t pool_in_use_ = 0;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t max_timed_ = 0;

@@ -58,7 +58,9 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch; };
   while (plan.wy > 1 && plan.wx * plan.wy > 32 && tiles() < kMinGroups) plan.wy /= 2;
   const uint64_t groups = tiles();
-  if (g.batch == 1 && groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
+  // The partial sums are added into a dense C (gemm_reduce.comp).
+  const bool dense_c = (g.ldc == 0 || g.ldc == g.n) && g.first_c == 0;
+  if (g.batch == 1 && dense_c && groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
     uint32_t splits = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
     plan.k_chunk = div_up(g.k, splits);
     plan.splits = div_up(g.k, plan.k_chunk);  // no empty slice
@@ -68,26 +70,79 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
 
 namespace {
 
-// Elements of an operand of `size` elements per product in a batch at
-// `stride` (0: dense), checked to fit the shader's 32-bit indices.
-uint64_t batched_extent(const char* operand, uint32_t batch, uint64_t& stride, uint64_t size) {
-  if (stride == 0) stride = size;
-  uint64_t extent = batch == 0 ? 0 : (batch - 1) * stride + size;
-  if (extent > UINT32_MAX)
-    throw Error(std::string("gemm: ") + operand + " spans " + std::to_string(extent) +
+// One operand's placement, resolved from a Gemm's fields (zeros filled in
+// with the dense values), and the elements its view must hold.
+struct Placement {
+  uint64_t first = 0, stride = 0, outer_stride = 0;
+  uint32_t ld = 0;
+  uint64_t extent = 0;
+};
+
+// An operand stored as `rows` rows of `row_length` elements; checked to fit
+// the shader's 32-bit indices.
+Placement place(const char* operand, const Gemm& g, uint32_t inner, uint32_t rows, uint32_t row_length,
+                uint32_t ld, uint64_t first, uint64_t stride, uint64_t outer_stride) {
+  Placement p;
+  p.ld = ld == 0 ? row_length : ld;
+  if (p.ld < row_length)
+    throw Error(std::string("gemm: ") + operand + "'s row stride " + std::to_string(p.ld) +
+                " is shorter than its rows (" + std::to_string(row_length) + ")");
+  const uint64_t size = rows == 0 ? 0 : uint64_t(rows - 1) * p.ld + row_length;
+  p.first = first;
+  p.stride = stride == 0 ? size : stride;
+  p.outer_stride = outer_stride == 0 ? inner * p.stride : outer_stride;
+  // The last product, and the last one of a full inner run, start furthest.
+  uint64_t last = 0;
+  if (g.batch > 0) {
+    const uint32_t z = g.batch - 1, o = z / inner;
+    last = o * p.outer_stride + (z % inner) * p.stride;
+    if (o > 0) last = std::max(last, (o - 1) * p.outer_stride + (inner - 1) * p.stride);
+  }
+  p.extent = g.batch == 0 ? 0 : first + last + size;
+  if (p.extent > UINT32_MAX)
+    throw Error(std::string("gemm: ") + operand + " spans " + std::to_string(p.extent) +
                 " elements, more than 32-bit indices reach");
-  return extent;
+  return p;
+}
+
+// The texel format through which gemm.comp's ".texel" build reads an
+// operand of `fmt`: fp16 converts to float in the fetch, bf16 and cb16 come
+// as their bit patterns.
+VkFormat operand_texel_format(Format fmt) {
+  switch (fmt) {
+    case Format::F32: return VK_FORMAT_R32_SFLOAT;
+    case Format::F16: return VK_FORMAT_R16_SFLOAT;
+    default: return VK_FORMAT_R16_UINT;
+  }
+}
+
+// `v` widened to start at the device's texel-view alignment; `first` is
+// where v's own first element then lies in it.
+BufferView texel_aligned(const BufferView& v, uint64_t alignment, size_t element_bytes, uint32_t& first) {
+  size_t lead = v.offset % alignment;
+  first = uint32_t(lead / element_bytes);
+  return {*v.buffer, v.offset - lead, v.bytes + lead};
 }
 
 }  // namespace
 
+bool gemm_texel_loads(const DeviceInfo& info) {
+  if (const char* e = std::getenv("VKAMP_GEMM_LOADS")) return std::string(e) == "texel";
+  return info.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
   size_t eb = format_bytes(fmt);
-  uint64_t sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
-  detail::require("gemm", "A", a, batched_extent("A", g.batch, sa, uint64_t(g.m) * g.k), eb);
-  detail::require("gemm", "B", b, batched_extent("B", g.batch, sb, uint64_t(g.k) * g.n), eb);
-  detail::require("gemm", "C", c, batched_extent("C", g.batch, sc, uint64_t(g.m) * g.n), eb);
-  if (g.batch == 0) return;
+  const uint32_t inner = g.inner == 0 ? std::max(g.batch, 1u) : g.inner;
+  const Placement pa = place("A", g, inner, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.first_a,
+                             g.stride_a, g.outer_stride_a);
+  const Placement pb = place("B", g, inner, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, g.first_b,
+                             g.stride_b, g.outer_stride_b);
+  const Placement pc = place("C", g, inner, g.m, g.n, g.ldc, g.first_c, g.stride_c, g.outer_stride_c);
+  detail::require("gemm", "A", a, pa.extent, eb);
+  detail::require("gemm", "B", b, pb.extent, eb);
+  detail::require("gemm", "C", c, pc.extent, eb);
+  if (g.batch == 0 || g.m == 0 || g.n == 0) return;
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -102,15 +157,30 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
                     (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
   const bool batched = g.batch > 1;
+  // Operands through texel views where they fit one (maxTexelBufferElements).
+  const bool texel = !tiled && gemm_texel_loads(info) &&
+                     a.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements &&
+                     b.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements;
+  uint32_t a_lead = 0, b_lead = 0;
+  if (texel) {
+    a = texel_aligned(a, info.texel_offset_alignment, eb, a_lead);
+    b = texel_aligned(b, info.texel_offset_alignment, eb, b_lead);
+  }
   struct {
     uint32_t m, n, k;
     float alpha;
     uint32_t accumulate, kc, sa, sb, sc, z0;
-  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0};
-  Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
-                                {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a,
-                                 batched, uint32_t(g.k_range)},
-                                sg_a ? ".subgroup" : "");
+    uint32_t a_first, b_first, c_first, lda, ldb, ldc;
+    uint32_t inner, a_outer, b_outer, c_outer;
+  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk,
+         uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
+         uint32_t(a_lead + pa.first), uint32_t(b_lead + pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
+         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride)};
+  std::vector<uint32_t> constants{g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn,
+                                  sg_a, batched, uint32_t(g.k_range)};
+  Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, ".texel",
+                                        {operand_texel_format(fmt), operand_texel_format(fmt)})
+                       : detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, sg_a ? ".subgroup" : "");
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.

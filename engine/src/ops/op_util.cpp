@@ -7,9 +7,11 @@
 namespace vkamp::ops::detail {
 
 Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants, const std::string& variant) {
+               uint32_t push_bytes, std::vector<uint32_t> constants, const std::string& variant,
+               std::vector<VkFormat> texel_formats) {
   Context& ctx = seq.context();
-  return ctx.kernel({shader + "." + ctx.variant(fmt) + variant, buffers, push_bytes, std::move(constants)});
+  return ctx.kernel({shader + "." + ctx.variant(fmt) + variant, buffers, push_bytes, std::move(constants),
+                     std::move(texel_formats)});
 }
 
 void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,

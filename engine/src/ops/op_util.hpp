@@ -14,8 +14,10 @@ namespace vkamp::ops::detail {
 
 // The kernel "<shader>.<variant of fmt>" with these buffers/push/constants.
 // `variant` picks a build of the shader such as ".subgroup" (cmake/Shaders.cmake).
+// `texel_formats` makes bindings uniform texel buffers (KernelSpec).
 Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants = {}, const std::string& variant = "");
+               uint32_t push_bytes, std::vector<uint32_t> constants = {}, const std::string& variant = "",
+               std::vector<VkFormat> texel_formats = {});
 
 // Throws a vkamp::Error naming the op and operand when the view holds fewer
 // than `elements` values of `bytes_per_element` bytes.

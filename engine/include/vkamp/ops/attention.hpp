@@ -24,18 +24,19 @@ struct AttentionShape {
 
 // Scratch sizes PER EXAMPLE (batch = 1) in elements of the storage format
 // `fmt` (the caller allocates batch * elements * format_bytes(fmt) bytes).
-// kept: what the forward stores for the backward (q, k, v split by head, and P).
+// The heads are column blocks of the token rows, read and written in place.
+// kept: what the forward stores for the backward (the probabilities P).
 uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
-// workspace: the backward's intermediates (dq, dk, dv by head, and dP).
+// workspace: the backward's intermediate dP (then dS).
 uint64_t attention_workspace_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
 
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s);
 
 // dqkv = d loss / d qkv from dy (added to dqkv's old values when
-// accumulate). Reads only `kept` (what the forward stored) and dy; may use
-// workspace freely.
-void attention_backward(Sequence& seq, Format fmt, BufferView kept, BufferView dy, BufferView dqkv,
+// accumulate). Reads qkv (the forward's input), `kept` (what the forward
+// stored) and dy; may use workspace freely.
+void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView kept, BufferView dy, BufferView dqkv,
                         BufferView workspace, const AttentionShape& s, bool accumulate);
 
 }  // namespace vkamp::ops

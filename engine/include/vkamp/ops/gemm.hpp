@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "vkamp/buffer.hpp"
+#include "vkamp/device_info.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -28,6 +29,17 @@ struct Gemm {
   uint32_t batch = 1;
   uint64_t stride_a = 0, stride_b = 0, stride_c = 0;
   KRange k_range = KRange::all;
+  // Row strides of A, B and C as stored, in elements (0: dense, the stored
+  // row's length), so a product can read or write a column block of a wider
+  // matrix: one head's columns of attention's token rows.
+  uint32_t lda = 0, ldb = 0, ldc = 0;
+  // Where product 0 starts in each view, in elements.
+  uint64_t first_a = 0, first_b = 0, first_c = 0;
+  // A two-level batch: product z = o * inner + i starts at first + o *
+  // outer_stride + i * stride ((example, head) products over token rows).
+  // inner = 0: one level. An outer stride of 0 continues the inner one.
+  uint32_t inner = 0;
+  uint64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
 };
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
@@ -47,6 +59,9 @@ struct GemmPlan {
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
 // Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
 GemmPlan gemm_plan(const Gemm& g, bool tiled);
+// Whether the direct path reads A and B through uniform texel buffers
+// (CPU drivers; VKAMP_GEMM_LOADS=texel|storage overrides).
+bool gemm_texel_loads(const DeviceInfo& info);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.

@@ -30,8 +30,9 @@ OpDef attention_op() {
                                   " heads");
     return Shape::sequence(x.w, x.c / 3);
   };
-  // The forward keeps what the backward reads (q, k, v by head and the
-  // probabilities); it never reads its input again.
+  // The backward reads the input (q, k and v) and the probabilities the
+  // forward keeps.
+  d.backward_reads_inputs = true;
   d.kept_per_row = [](const OpShapes& s) {
     return ops::attention_kept_elements(s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
   };
@@ -41,7 +42,7 @@ OpDef attention_op() {
   d.forward = [](OpRun& r) { ops::attention_forward(r.seq, r.fmt, r.in(0), r.out(), r.kept(), attention_shape(r)); };
   d.backward = [](OpRun& r) {
     GradTarget dqkv = r.grad(0);
-    ops::attention_backward(r.seq, r.fmt, r.kept(), r.dout(), dqkv.view, r.workspace(), attention_shape(r),
+    ops::attention_backward(r.seq, r.fmt, r.in(0), r.kept(), r.dout(), dqkv.view, r.workspace(), attention_shape(r),
                             dqkv.accumulate);
   };
   return d;
