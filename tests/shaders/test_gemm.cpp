@@ -12,6 +12,8 @@
 // up as NaN in the output) and every output is poisoned, followed by a tail
 // of sentinels (a store past the end would change one).
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -411,6 +413,55 @@ TEST_P(Gemm, BatchedAtEveryTransposeAndKRange) {
     if (g.accumulate)
       for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
     EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, g.k)));
+  }
+}
+
+// Sets an environment variable for its lifetime (the GEMM reads its
+// overrides at every call), restoring the old value after.
+class EnvSetting {
+ public:
+  EnvSetting(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~EnvSetting() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  EnvSetting(const EnvSetting&) = delete;
+  EnvSetting& operator=(const EnvSetting&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+// The direct path reads the same operand values through texel buffers and
+// storage buffers, and sums them in the same order: the same bits, NaN and
+// inf included, at every transpose, accumulating or not.
+TEST_P(Gemm, TexelAndStorageLoadsGiveTheSameBits) {
+  auto [fmt, s] = GetParam();
+  EnvSetting direct("VKAMP_GEMM_TILED", "0");
+  for (const bool trans : {false, true}) {
+    SCOPED_TRACE(trans ? "A^T B^T, accumulating" : "A B");
+    ops::Gemm g{.m = s.m, .n = s.n, .k = s.k, .trans_a = trans, .trans_b = trans, .alpha = 0.75f,
+                .accumulate = trans};
+    auto a = random_values(size_t(s.m) * s.k, -1, 1, fmt), b = random_values(size_t(s.k) * s.n, -1, 1, fmt);
+    auto c0 = random_values(size_t(s.m) * s.n, -1, 1, fmt);
+    auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng()); };
+    a[pick(a.size())] = kNan;
+    b[pick(b.size())] = std::numeric_limits<float>::infinity();
+    Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b);
+    auto product = [&](const char* loads) {
+      EnvSetting setting("VKAMP_GEMM_LOADS", loads);
+      Buffer bc = guarded_output(fmt, c0.size(), &c0);
+      run_once([&](Sequence& seq) { ops::gemm(seq, fmt, g, ba, bb, bc); });
+      return guarded_result(bc, fmt, c0.size());
+    };
+    const std::vector<float> texel = product("texel"), storage = product("storage");
+    ASSERT_EQ(texel.size(), storage.size());
+    EXPECT_EQ(0, std::memcmp(texel.data(), storage.data(), texel.size() * sizeof(float)));
   }
 }
 
