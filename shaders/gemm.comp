@@ -27,6 +27,8 @@
 // The subgroup broadcast of SG_A needs the ballot capability, which not
 // every device has: it is only in the ".subgroup" variant of this shader
 // (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.
+// The ".texel" variant (VKAMP_GEMM_TEXEL) reads A and B through uniform
+// texel buffers instead, for CPU drivers (see below).
 #if defined(VKAMP_GEMM_SUBGROUP)
 #extension GL_KHR_shader_subgroup_ballot : require
 #endif

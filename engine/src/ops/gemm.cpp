@@ -149,18 +149,20 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
   const GemmPlan plan = gemm_plan(g, tiled);
   const bool split = plan.splits > 1;
-  // 16-row blocks on a driver with subgroups of 8 (lavapipe on AVX2/AVX-512):
-  // the 8 lanes along x share their 16 A values, so each loads 2 and
-  // broadcasts them (gemm.comp SG_A). VKAMP_GEMM_SG=0 turns that off.
   const auto& info = seq.context().info();
-  const char* sge = std::getenv("VKAMP_GEMM_SG");
-  const bool sg_a = !tiled && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
-                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
-  const bool batched = g.batch > 1;
-  // Operands through texel views where they fit one (maxTexelBufferElements).
+  // The direct path reads the operands through texel views (CPU drivers)
+  // where each fits one (maxTexelBufferElements).
   const bool texel = !tiled && gemm_texel_loads(info) &&
                      a.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements &&
                      b.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements;
+  // Through storage buffers, 16-row blocks on a driver with subgroups of 8
+  // (lavapipe on AVX2/AVX-512): the 8 lanes along x share their 16 A values,
+  // so each loads 2 and broadcasts them (gemm.comp SG_A). Texel fetches of
+  // all 16 were as fast (bench/NOTES.md). VKAMP_GEMM_SG=0 turns it off.
+  const char* sge = std::getenv("VKAMP_GEMM_SG");
+  const bool sg_a = !tiled && !texel && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
+                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
+  const bool batched = g.batch > 1;
   uint32_t a_lead = 0, b_lead = 0;
   if (texel) {
     a = texel_aligned(a, info.texel_offset_alignment, eb, a_lead);
