@@ -81,18 +81,29 @@ uint64_t batched_extent(const char* operand, uint32_t batch, uint64_t& stride, u
 
 }  // namespace
 
-void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
+void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
+          const GemmEpilogue& epilogue) {
   size_t eb = format_bytes(fmt);
   uint64_t sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
   detail::require("gemm", "A", a, batched_extent("A", g.batch, sa, uint64_t(g.m) * g.k), eb);
   detail::require("gemm", "B", b, batched_extent("B", g.batch, sb, uint64_t(g.k) * g.n), eb);
   detail::require("gemm", "C", c, batched_extent("C", g.batch, sc, uint64_t(g.m) * g.n), eb);
+  const bool fused = !epilogue.empty();
+  if (fused && g.accumulate) throw Error("gemm: an epilogue (bias, activation) cannot accumulate into C");
+  if (fused && g.batch != 1) throw Error("gemm: an epilogue (bias, activation) needs a single product");
+  if (epilogue.preact && !epilogue.act) throw Error("gemm: a pre-activation output needs an activation");
+  if (epilogue.bias) detail::require("gemm", "bias", *epilogue.bias, g.n, eb);
+  if (epilogue.preact) detail::require("gemm", "preact", *epilogue.preact, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0) return;
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
-  const GemmPlan plan = gemm_plan(g, tiled);
+  GemmPlan plan = gemm_plan(g, tiled);
+  // A fused product is never split over k: its epilogue would have to move
+  // into gemm_reduce.comp too, and the products that carry one (a linear
+  // layer's forward, m = its rows) have tiles enough without splitting.
+  if (fused) plan.splits = 1, plan.k_chunk = 0;
   const bool split = plan.splits > 1;
   // 16-row blocks on a driver with subgroups of 8 (lavapipe on AVX2/AVX-512):
   // the 8 lanes along x share their 16 A values, so each loads 2 and
@@ -105,12 +116,17 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   struct {
     uint32_t m, n, k;
     float alpha;
-    uint32_t accumulate, kc, sa, sb, sc, z0;
-  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0};
-  Kernel& kern = detail::kernel(seq, "gemm", fmt, 4, sizeof(push),
+    uint32_t accumulate, kc, sa, sb, sc, z0, keep_z;
+  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk, uint32_t(sa), uint32_t(sb), uint32_t(sc), 0,
+         epilogue.preact.has_value()};
+  // Activation codes are gemm.comp's ACT (shaders/common/activation_fn.glsl; 0 none).
+  const uint32_t act = epilogue.act ? uint32_t(*epilogue.act) : 0;
+  Kernel& kern = detail::kernel(seq, "gemm", fmt, 6, sizeof(push),
                                 {g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn, sg_a,
-                                 batched, uint32_t(g.k_range)},
+                                 batched, uint32_t(g.k_range), epilogue.bias.has_value(), act},
                                 sg_a ? ".subgroup" : "");
+  // Bindings the shader does not touch (no bias, no z, no split) hold C.
+  const BufferView bias = epilogue.bias.value_or(c), preact = epilogue.preact.value_or(c);
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
@@ -119,19 +135,19 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
     for (uint32_t z0 = 0; z0 < g.batch; z0 += 65535) {
       push.z0 = z0;
       groups.z = std::min(g.batch - z0, 65535u);
-      seq.dispatch(kern, {a, b, c, c}, push, groups, "gemm");
+      seq.dispatch(kern, {a, b, c, c, bias, preact}, push, groups, "gemm");
     }
     return;
   }
   uint64_t count = uint64_t(g.m) * g.n;
   BufferView partial = seq.scratch(count * plan.splits * sizeof(float));
-  seq.dispatch(kern, {a, b, c, partial}, push, groups, "gemm");
+  seq.dispatch(kern, {a, b, c, partial, c, c}, push, groups, "gemm");
   detail::add_partials(seq, fmt, partial, c, uint32_t(count), plan.splits, g.accumulate, "gemm_reduce");
 }
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
-                    uint32_t batch, uint32_t in, uint32_t out) {
-  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true}, x, w, y);
+                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue) {
+  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true}, x, w, y, epilogue);
 }
 
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
