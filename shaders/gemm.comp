@@ -21,8 +21,8 @@
 // K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
 // products of attention. Products outside are skipped, not multiplied by a
 // zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
-// Epilogue (SPLIT_K = 0 only; the host never splits a fused product, so
-// the epilogue lives in this one shader): BIAS = 1 adds bias[j] to column j
+// Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp, from
+// the same activation_fn.glsl): BIAS = 1 adds bias[j] to column j
 // in fp32 before the single rounding, and ACT (activation_fn.glsl's codes,
 // 0 none) stores f(z) for z = alpha acc + bias rounded to the format, as the
 // unfused GEMM, bias_add and activation would. With p.keep_z, z itself
