@@ -1,8 +1,10 @@
 // gemm: the three products of a linear layer Y = X W^T (forward, dX = dY W,
 // dW = dY^T X, with and without accumulation), the generic gemm's alpha and
 // transposes, its batched form (strides, k ranges, more products than one
-// dispatch holds), inf/NaN propagation along rows and columns, and a
-// finite-difference check of the backward products against the GPU forward.
+// dispatch holds), inf/NaN propagation along rows and columns, the fused
+// epilogue of a linear forward (bias, activation, kept pre-activation; split
+// over k or not), and a finite-difference check of the backward products
+// against the GPU forward.
 //
 // A shape names the GEMM it runs: the output is m x n and each output sums
 // k products. So for LinearForward m,n,k = batch,out,in; for
