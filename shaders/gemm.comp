@@ -24,6 +24,12 @@
 // K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
 // products of attention. Products outside are skipped, not multiplied by a
 // zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
+// Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp, from
+// the same activation_fn.glsl): BIAS = 1 adds bias[j] to column j
+// in fp32 before the single rounding, and ACT (activation_fn.glsl's codes,
+// 0 none) stores f(z) for z = alpha acc + bias rounded to the format, as the
+// unfused GEMM, bias_add and activation would. With p.keep_z, z itself
+// (rounded) also goes to `preact`, for a backward that needs f'(z).
 // The subgroup broadcast of SG_A needs the ballot capability, which not
 // every device has: it is only in the ".subgroup" variant of this shader
 // (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.
@@ -33,6 +39,8 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #endif
 #include "types.glsl"
+#include "nonfinite.glsl"
+#include "activation_fn.glsl"
 
 layout(local_size_x_id = 3, local_size_y_id = 4) in;
 layout(constant_id = 0) const uint TRANS_A = 0;
@@ -52,6 +60,8 @@ layout(constant_id = 7) const uint CN = 4;
 layout(constant_id = 8) const uint SG_A = 0;
 layout(constant_id = 9) const uint BATCHED = 0;
 layout(constant_id = 10) const uint K_RANGE = 0;
+layout(constant_id = 11) const uint BIAS = 0;
+layout(constant_id = 12) const uint ACT = ACT_NONE;
 
 #if defined(VKAMP_GEMM_TEXEL)
 // A and B as uniform texel buffers: lavapipe gathers a texel fetch for all
@@ -76,12 +86,15 @@ layout(std430, binding = 1) readonly buffer B { sfp b[]; };
 #endif
 layout(std430, binding = 2) buffer C { sfp c[]; };
 layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
+layout(std430, binding = 4) readonly buffer Bias { sfp bias[]; };
+layout(std430, binding = 5) writeonly buffer Preact { sfp preact[]; };
 layout(push_constant) uniform Push {
   uint m, n, k; float alpha; uint accumulate; uint kc;
   uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
   uint a_first, b_first, c_first;  // product 0's first element in each binding
   uint lda, ldb, ldc;  // row strides of A, B and C as stored
   uint inner, a_outer, b_outer, c_outer;  // the batch's outer level (BATCHED)
+  uint keep_z;  // epilogue: also store the pre-activation z (dense m x n)
 } p;
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
@@ -205,6 +218,11 @@ void main() {
         partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
       } else {
         if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
+        if (BIAS != 0u) v += sfp2f(bias[j]);
+        if (ACT != ACT_NONE) {
+          if (p.keep_z != 0u) preact[i * p.n + j] = f2sfp(v);
+          v = activate(ACT, round_to_sfp(v));
+        }
         c[c0 + i * p.ldc + j] = f2sfp(v);
       }
     }

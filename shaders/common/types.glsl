@@ -54,6 +54,18 @@
   #error "define one of VKAMP_FP32 VKAMP_FP16 VKAMP_FP16S VKAMP_BF16 VKAMP_CB16"
 #endif
 
+// v rounded to the storage format, kept in fp32 (16-bit values stay out of
+// registers here too): what f2sfp(v) stores and sfp2f reads back.
+#if defined(VKAMP_FP32)
+  #define round_to_sfp(v) (v)
+#elif defined(VKAMP_FP16) || defined(VKAMP_FP16S)
+  #define round_to_sfp(v) unpackHalf2x16(f32_to_fp16_bits(v)).x
+#elif defined(VKAMP_BF16)
+  #define round_to_sfp(v) bf16_bits_to_f32(f32_to_bf16_bits(v))
+#elif defined(VKAMP_CB16)
+  #define round_to_sfp(v) cb16_bits_to_f32(f32_to_cb16_bits(v))
+#endif
+
 // Load as arithmetic type / store from arithmetic type.
 #if defined(VKAMP_FP16)
   #define sfp2afp(v) (v)

@@ -1,4 +1,5 @@
-// Whole-graph gradients against central differences: a residual block, a
+// Whole-graph gradients against central differences: a residual block (with
+// tanh and with GELU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
 // two ops (the sum of both gradients), concat, and layer_norm (inside the
 // network, and on the model input, where no input gradient is wanted).
@@ -12,6 +13,14 @@ class GraphGradients : public GpuTest {};
 TEST_F(GraphGradients, ResidualMlpMatchesFiniteDifferences) {
   // tanh: smooth everywhere, so central differences are accurate.
   expect_gradients_match(check_gradients(residual_mlp(5, 7, 3, ops::Activation::Tanh), 6, 3, 21));
+}
+
+// GELU is smooth too. Both blocks' linears run fused with their activation
+// (the executor's epilogue fusion), unless VKAMP_FUSE_EPILOGUE=0. ReLU's
+// kinks would make central differences flaky: the fused ReLU is checked
+// against the unfused step bit for bit (test_graph_fusion.cpp).
+TEST_F(GraphGradients, ResidualGeluMlpMatchesFiniteDifferences) {
+  expect_gradients_match(check_gradients(residual_mlp(5, 7, 3, ops::Activation::GELU), 6, 3, 26));
 }
 
 TEST_F(GraphGradients, TiedWeightGetsTheSumOfBothUses) {

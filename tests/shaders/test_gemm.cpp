@@ -1,8 +1,10 @@
 // gemm: the three products of a linear layer Y = X W^T (forward, dX = dY W,
 // dW = dY^T X, with and without accumulation), the generic gemm's alpha and
 // transposes, its batched form (strides, k ranges, more products than one
-// dispatch holds), inf/NaN propagation along rows and columns, and a
-// finite-difference check of the backward products against the GPU forward.
+// dispatch holds), inf/NaN propagation along rows and columns, the fused
+// epilogue of a linear forward (bias, activation, kept pre-activation; split
+// over k or not), and a finite-difference check of the backward products
+// against the GPU forward.
 //
 // A shape names the GEMM it runs: the output is m x n and each output sums
 // k products. So for LinearForward m,n,k = batch,out,in; for
@@ -16,12 +18,14 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -535,6 +539,132 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!in_block[i]) ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
     EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k)));
+
+// The fused epilogue of a linear layer's forward: Y = f(Z), Z = X W^T + b,
+// one GEMM. References in double from the definitions (GELU in its tanh
+// form); at +-inf GELU and tanh take their limits.
+using ops::Activation;
+double act_ref(std::optional<Activation> act, double z) {
+  if (!act || std::isnan(z)) return z;
+  constexpr double c = 0.7978845608028654, a = 0.044715;  // sqrt(2 / pi)
+  switch (*act) {
+    case Activation::ReLU: return z > 0 ? z : 0.0;
+    case Activation::GELU: return std::isinf(z) ? (z > 0 ? z : 0.0) : 0.5 * z * (1 + std::tanh(c * (z + a * z * z * z)));
+    case Activation::Tanh: return std::tanh(z);
+  }
+  return kNan;
+}
+double act_grad_ref(std::optional<Activation> act, double z) {  // f'(z), by a central difference in double
+  double h = 1e-6 * std::max(1.0, std::abs(z));
+  return (act_ref(act, z + h) - act_ref(act, z - h)) / (2 * h);
+}
+
+struct EpilogueCase {
+  bool bias;
+  std::optional<Activation> act;
+  bool keep_z;
+};
+// Every activation, with and without a bias, keeping Z where a backward
+// would need it (GELU, tanh). One pipeline each (BIAS and ACT are
+// specialization constants; keep_z is a push constant).
+const EpilogueCase kEpilogues[] = {
+    {true, std::nullopt, false}, {true, Activation::ReLU, false}, {true, Activation::GELU, true},
+    {false, Activation::Tanh, true}};
+
+std::string epilogue_name(const EpilogueCase& e) {
+  return std::string(e.bias ? "bias" : "nobias") + "_" + (e.act ? ops::activation_name(*e.act) : "identity");
+}
+
+// One fused forward: y (and z when kept) for x {batch, in}, w {out, in}, b {out}.
+struct EpilogueRun {
+  std::vector<float> y, z;
+};
+EpilogueRun run_epilogue(Format fmt, const EpilogueCase& e, const std::vector<float>& x, const std::vector<float>& w,
+                         const std::vector<float>& b, uint32_t batch, uint32_t in, uint32_t out) {
+  Buffer bx = guarded_input(fmt, x), bw = guarded_input(fmt, w), bb = guarded_input(fmt, b);
+  Buffer by = guarded_output(fmt, size_t(batch) * out), bz = guarded_output(fmt, size_t(batch) * out);
+  ops::GemmEpilogue epi;
+  if (e.bias) epi.bias = BufferView(bb);
+  epi.act = e.act;
+  if (e.keep_z) epi.preact = BufferView(bz);
+  run_once([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out, epi); });
+  EpilogueRun r{guarded_result(by, fmt, size_t(batch) * out), {}};
+  if (e.keep_z) r.z = guarded_result(bz, fmt, size_t(batch) * out);
+  return r;
+}
+
+// z = x w^T + b in double, per output.
+std::vector<double> ref_preact(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
+                               bool bias, uint32_t batch, uint32_t in, uint32_t out) {
+  std::vector<double> z = ref_forward(x, w, batch, in, out);
+  if (bias)
+    for (size_t i = 0; i < z.size(); ++i) z[i] += b[i % out];
+  return z;
+}
+
+// The error bound of y = f(round(z~)), z~ the fp32 sum plus the bias, in
+// the NMSE terms of gemm_bound: z~ errs by about sqrt(in) fp32 roundings
+// plus one for the bias, and its rounding to the format by one more
+// (relative to z). An error d z_i reaches y_i as f'(z_i) d z_i, so over all
+// outputs the relative error of Z grows into Y by at most
+// A = sqrt(sum (z f'(z))^2 / sum f(z)^2): at most 1 for ReLU and tanh
+// (z sech^2 z <= tanh z), above 1 for GELU only where z < 0, which the
+// sums weigh against the positive outputs. Then y is rounded once more,
+// after f's own fp32 error (32 fp32 ulps; test_activation.cpp).
+double epilogue_bound(Format fmt, const std::vector<double>& z, std::optional<Activation> act, uint32_t in) {
+  double num = 0, den = 0;
+  for (double v : z) {
+    if (!std::isfinite(v)) continue;
+    double g = act_grad_ref(act, v), y = act_ref(act, v);
+    num += v * g * v * g;
+    den += y * y;
+  }
+  double growth = act && den > 0 ? std::sqrt(num / den) : 1.0;
+  double z_ulps = 1 + (1 + std::sqrt(double(in))) * unit_roundoff(Format::F32) / unit_roundoff(fmt);
+  double f_ulps = act ? 1 + 32 * unit_roundoff(Format::F32) / unit_roundoff(fmt) : 0;
+  return nmse_bound(fmt, std::max(1.0, growth) * z_ulps + f_ulps);
+}
+
+TEST_P(Gemm, FusedEpilogueMatchesTheReference) {
+  auto [fmt, s] = GetParam();
+  uint32_t batch = s.m, out = s.n, in = s.k;
+  for (const EpilogueCase& e : kEpilogues) {
+    SCOPED_TRACE(epilogue_name(e));
+    auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+    auto w = random_values(size_t(out) * in, -1, 1, fmt);
+    auto b = random_values(out, -1, 1, fmt);
+    EpilogueRun r = run_epilogue(fmt, e, x, w, b, batch, in, out);
+    std::vector<double> z = ref_preact(x, w, b, e.bias, batch, in, out), y(z.size());
+    for (size_t i = 0; i < z.size(); ++i) y[i] = act_ref(e.act, z[i]);
+    EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, e.act, in))) << "y";
+    if (e.keep_z) EXPECT_TRUE(close_to(r.z, z, gemm_bound(fmt, in + 1))) << "z: the sum and the bias, rounded once";
+  }
+}
+
+// A NaN in X's row r reaches exactly row r of Y and Z; an inf in W's row o
+// makes column o of Z +-inf, and of Y f(+-inf) (0 for ReLU and GELU at
+// -inf, +-1 for tanh): close_to checks every inf and NaN position.
+TEST_P(Gemm, FusedEpilogueKeepsNanToItsRow) {
+  auto [fmt, s] = GetParam();
+  uint32_t batch = s.m, out = s.n, in = s.k;
+  auto pick = [&](size_t n) { return uint32_t(std::uniform_int_distribution<size_t>(0, n - 1)(rng())); };
+  for (const EpilogueCase& e : kEpilogues) {
+    SCOPED_TRACE(epilogue_name(e));
+    auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+    auto w = random_values(size_t(out) * in, -1, 1, fmt);
+    auto b = random_values(out, -1, 1, fmt);
+    uint32_t nan_row = pick(batch);
+    x[size_t(nan_row) * in + pick(in)] = kNan;
+    if (out > 1) w[size_t(pick(out)) * in + pick(in)] = kInf;
+    EpilogueRun r = run_epilogue(fmt, e, x, w, b, batch, in, out);
+    std::vector<double> z = ref_preact(x, w, b, e.bias, batch, in, out), y(z.size());
+    for (size_t i = 0; i < z.size(); ++i) y[i] = act_ref(e.act, z[i]);
+    for (uint32_t i = 0; i < batch; ++i)
+      for (uint32_t j = 0; j < out; ++j)
+        ASSERT_EQ(std::isnan(r.y[size_t(i) * out + j]), i == nan_row || std::isnan(y[size_t(i) * out + j]))
+            << "row " << i << " column " << j;
+    EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, e.act, in))) << "y";
+    if (e.keep_z) EXPECT_TRUE(close_to(r.z, z, gemm_bound(fmt, in + 1))) << "z";
   }
 }
 
@@ -689,6 +819,20 @@ TEST_F(GemmBatch, MoreProductsThanOneDispatchHasWorkgroups) {
   Buffer ba = guarded_input(f, a), bb = guarded_input(f, b), bc = guarded_output(f, ref.size());
   run_once([&](Sequence& seq) { ops::gemm(seq, f, g, ba, bb, bc); });
   EXPECT_TRUE(close_to(guarded_result(bc, f, ref.size()), ref, gemm_bound(f, g.k)));
+}
+
+// The epilogue cannot combine with accumulation or a batch, and a kept
+// pre-activation needs an activation: Error, before anything is recorded.
+TEST_F(GemmBatch, EpilogueRejectsWhatItCannotDo) {
+  const Format f = Format::F32;
+  Buffer a = upload(ctx(), f, std::vector<float>(8, 1)), c = upload(ctx(), f, std::vector<float>(8, 0));
+  Sequence seq(ctx());
+  seq.begin();
+  ops::GemmEpilogue relu{.act = ops::Activation::ReLU}, z_only{.bias = BufferView(a), .preact = BufferView(c)};
+  EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2, .accumulate = true}, a, a, c, relu), Error);
+  EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2, .batch = 2}, a, a, c, relu), Error);
+  EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2}, a, a, c, z_only), Error);
+  seq.end();
 }
 
 // The plan behind the shapes above, so the tests keep covering the thin

@@ -5,6 +5,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/graph/op_registry.hpp"
 #include "executor_state.hpp"
+#include "fuse_epilogues.hpp"
 
 namespace vkamp::graph {
 namespace {
@@ -16,7 +17,7 @@ constexpr uint64_t kPoolAlign = 256;
 
 
 Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params)
-    : graph_(g), fmt_(fmt), max_rows_(max_rows), params_(params) {
+    : graph_(g), steps_(fuse_epilogues(g)), fmt_(fmt), max_rows_(max_rows), params_(params) {
   graph_.input_tensor();  // both must exist; these throw otherwise
   const Tensor& out = graph_.output_tensor();
   analyse();
@@ -36,8 +37,9 @@ Executor::~Executor() = default;
 // order and its reverse.
 void Executor::analyse() {
   const auto& tensors = graph_.tensors();
-  const auto& nodes = graph_.nodes();
+  const auto& nodes = steps_;
   root_.resize(tensors.size());
+  producer_.assign(tensors.size(), -1);
   requires_grad_.assign(tensors.size(), false);
   receives_grad_.assign(tensors.size(), false);
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -49,6 +51,7 @@ void Executor::analyse() {
     state->def = find_op(n.op);
     state->shapes.fmt = fmt_;
     int out = graph_.tensor_index(n.name);
+    producer_[out] = int(nodes_.size());
     for (const std::string& name : n.inputs) {
       int t = graph_.tensor_index(name);
       state->shapes.in.push_back(&tensors[t]);
@@ -68,11 +71,16 @@ void Executor::analyse() {
       if (requires_grad_[t]) receives_grad_[t] = true;
     }
   }
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    NodeState& s = *nodes_[k];
+    for (const std::string& name : nodes[k].inputs)
+      s.shapes.grads.push_back(s.runs_backward && requires_grad_[graph_.tensor_index(name)]);
+  }
 }
 
 void Executor::plan() {
   const auto& tensors = graph_.tensors();
-  const auto& nodes = graph_.nodes();
+  const auto& nodes = steps_;
   const uint32_t N = uint32_t(nodes.size());
   const size_t eb = format_bytes(fmt_);
   auto back_time = [&](size_t k) { return 2 * N - uint32_t(k); };
@@ -82,13 +90,19 @@ void Executor::plan() {
   // Activation values and gradients, by root tensor: from the producer's
   // forward to the last read, and from the first backward contribution to
   // the producer's backward. The output and its gradient have their own
-  // buffers (the loss reads and writes them between the two passes).
+  // buffers (the loss reads and writes them between the two passes). A
+  // tensor no step produces (a linear's output fused into its activation)
+  // has none.
   value_slot_.assign(tensors.size(), -1);
   grad_slot_.assign(tensors.size(), -1);
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t].kind != TensorKind::Activation || root_[t] != int(t) || int(t) == out_root) continue;
-    uint32_t p = uint32_t(tensors[t].producer);
+    if (producer_[t] < 0) continue;
+    uint32_t p = uint32_t(producer_[t]);
     Lifetime value{bytes_of(int(t)), p, p};
+    const NodeState& producer = *nodes_[p];
+    if (producer.runs_backward && producer.def->backward_reads_output && producer.def->backward_reads_output(producer.shapes))
+      value.last = back_time(p);
     Lifetime grad{bytes_of(int(t)), back_time(p), back_time(p)};
     for (size_t k = 0; k < N; ++k)
       for (const std::string& name : nodes[k].inputs) {
@@ -113,7 +127,6 @@ void Executor::plan() {
   written[out_root] = true;
   for (size_t k = N; k-- > 0;) {
     NodeState& s = *nodes_[k];
-    for (int i = 0; i < int(s.shapes.in.size()); ++i) s.shapes.grads.push_back(s.runs_backward && requires_grad_[graph_.tensor_index(nodes[k].inputs[i])]);
     auto scratch = [&](uint64_t per_row, uint32_t first, uint32_t last) {
       workspace_lifetimes_.push_back({uint64_t(max_rows_) * per_row * eb, first, last});
       return int(workspace_lifetimes_.size() - 1);

@@ -14,7 +14,7 @@ namespace vkamp::graph {
 class Executor::Run : public OpRun {
  public:
   Run(Executor& e, Sequence& seq, uint32_t rows, size_t k)
-      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.graph_.nodes()[k]) {}
+      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.steps_[k]) {}
 
   BufferView in(size_t i) override { return value(index(i)); }
   BufferView out() override { return value(e_.graph_.tensor_index(node_.name)); }

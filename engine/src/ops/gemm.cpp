@@ -131,7 +131,8 @@ bool gemm_texel_loads(const DeviceInfo& info) {
   return info.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
-void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c) {
+void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
+          const GemmEpilogue& epilogue) {
   size_t eb = format_bytes(fmt);
   const uint32_t inner = g.inner == 0 ? std::max(g.batch, 1u) : g.inner;
   const Placement pa = place("A", g, inner, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.first_a,
@@ -142,11 +143,19 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   detail::require("gemm", "A", a, pa.extent, eb);
   detail::require("gemm", "B", b, pb.extent, eb);
   detail::require("gemm", "C", c, pc.extent, eb);
+  const bool fused = !epilogue.empty();
+  if (fused && g.accumulate) throw Error("gemm: an epilogue (bias, activation) cannot accumulate into C");
+  if (fused && g.batch != 1) throw Error("gemm: an epilogue (bias, activation) needs a single product");
+  if (epilogue.preact && !epilogue.act) throw Error("gemm: a pre-activation output needs an activation");
+  if (epilogue.bias) detail::require("gemm", "bias", *epilogue.bias, g.n, eb);
+  if (epilogue.preact) detail::require("gemm", "preact", *epilogue.preact, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
+  // A split product runs its epilogue in the reduction (gemm_reduce.comp),
+  // so fusing keeps the split's parallelism.
   const GemmPlan plan = gemm_plan(g, tiled);
   const bool split = plan.splits > 1;
   const auto& info = seq.context().info();
@@ -173,16 +182,24 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
     float alpha;
     uint32_t accumulate, kc, sa, sb, sc, z0;
     uint32_t a_first, b_first, c_first, lda, ldb, ldc;
-    uint32_t inner, a_outer, b_outer, c_outer;
+    uint32_t inner, a_outer, b_outer, c_outer, keep_z;
   } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk,
          uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
          uint32_t(a_lead + pa.first), uint32_t(b_lead + pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
-         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride)};
+         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
+         epilogue.preact.has_value()};
+  // Activation codes are gemm.comp's ACT (shaders/common/activation_fn.glsl;
+  // 0 none). A split product leaves its epilogue to the reduction, and
+  // shares the plain product's pipeline.
+  const uint32_t act = epilogue.act && !split ? uint32_t(*epilogue.act) : 0;
+  const bool bias_here = epilogue.bias && !split;
   std::vector<uint32_t> constants{g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn,
-                                  sg_a, batched, uint32_t(g.k_range)};
-  Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, ".texel",
+                                  sg_a, batched, uint32_t(g.k_range), bias_here, act};
+  Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, ".texel",
                                         {operand_texel_format(fmt), operand_texel_format(fmt)})
-                       : detail::kernel(seq, "gemm", fmt, 4, sizeof(push), constants, sg_a ? ".subgroup" : "");
+                       : detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, sg_a ? ".subgroup" : "");
+  // Bindings the shader does not touch (no bias, no z, no split) hold C.
+  const BufferView bias = epilogue.bias.value_or(c), preact = epilogue.preact.value_or(c);
   Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
   if (!split) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
@@ -191,19 +208,20 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
     for (uint32_t z0 = 0; z0 < g.batch; z0 += 65535) {
       push.z0 = z0;
       groups.z = std::min(g.batch - z0, 65535u);
-      seq.dispatch(kern, {a, b, c, c}, push, groups, "gemm");
+      seq.dispatch(kern, {a, b, c, c, bias, preact}, push, groups, "gemm");
     }
     return;
   }
   uint64_t count = uint64_t(g.m) * g.n;
   BufferView partial = seq.scratch(count * plan.splits * sizeof(float));
-  seq.dispatch(kern, {a, b, c, partial}, push, groups, "gemm");
-  detail::add_partials(seq, fmt, partial, c, uint32_t(count), plan.splits, g.accumulate, "gemm_reduce");
+  seq.dispatch(kern, {a, b, c, partial, c, c}, push, groups, "gemm");
+  detail::add_partials(seq, fmt, partial, c, uint32_t(count), plan.splits, g.accumulate, "gemm_reduce", epilogue,
+                       g.n);
 }
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
-                    uint32_t batch, uint32_t in, uint32_t out) {
-  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true}, x, w, y);
+                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue) {
+  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true}, x, w, y, epilogue);
 }
 
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,

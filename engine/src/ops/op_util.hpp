@@ -8,6 +8,7 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/kernel.hpp"
+#include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops::detail {
@@ -28,8 +29,10 @@ void require(const char* op, const char* operand, const BufferView& v, uint64_t 
 // out[i] = sum over z of partial[z][i] (+ out[i] when accumulate), the
 // `splits` fp32 partials of `count` values each added in z order and rounded
 // once to fmt (gemm_reduce.comp), so the result is the same on every device.
+// A split GEMM's epilogue runs here too: out is then rows of `cols` values
+// (the epilogue's bias length).
 void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
-                  bool accumulate, const char* label);
+                  bool accumulate, const char* label, const GemmEpilogue& epilogue = {}, uint32_t cols = 1);
 
 // The multiplier and shifts with which fast_div() in
 // shaders/common/fastdiv.glsl divides by d >= 1 (Granlund and Montgomery

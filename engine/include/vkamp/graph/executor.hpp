@@ -55,6 +55,10 @@ class Executor {
   void plan();
 
   const Graph& graph_;
+  // The nodes this executor runs: the graph's after fuse_epilogues, so a
+  // step's forward is node k at time k of this list, not of graph_.nodes().
+  std::vector<Node> steps_;
+  std::vector<int> producer_;  // per tensor: the step writing it; -1 for none
   Format fmt_;
   uint32_t max_rows_;
   ParamStore& params_;

@@ -65,6 +65,9 @@ struct OpDef {
   // parameter, and one before it must not.
   size_t params_from = size_t(-1);
   bool backward_reads_inputs = false;  // keeps its activation inputs alive until its backward
+  // Keeps its own output alive until its backward (a fused linear + ReLU
+  // reads f'(z) off y = f(z)).
+  std::function<bool(const OpShapes&)> backward_reads_output;
   bool view = false;                   // the output is the first input's bytes (flatten)
   bool reads_ids = false;              // may take a tensor of token ids (Shape::ids)
   // Checks the inputs and returns the output shape; throws

@@ -12,7 +12,13 @@
 
 namespace vkamp::ops {
 
-enum class Activation : uint32_t { ReLU = 0, GELU = 1, Tanh = 2 };
+// The values are the shaders' codes (shaders/common/activation_fn.glsl),
+// where 0 means no activation (a GEMM epilogue without one).
+enum class Activation : uint32_t { ReLU = 1, GELU = 2, Tanh = 3 };
+
+// Whether f'(x) needs the input x (GELU, tanh), or can be read off the
+// output y = f(x) (ReLU: y > 0 exactly where x > 0, NaN where x is NaN).
+inline bool backward_needs_input(Activation a) { return a != Activation::ReLU; }
 
 const char* activation_name(Activation a);
 std::optional<Activation> parse_activation(std::string_view s);

@@ -3,10 +3,12 @@
 // Any m, n, k (no multiple-of-tile requirement).
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/device_info.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/ops/activation.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {
@@ -42,7 +44,19 @@ struct Gemm {
   uint64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
 };
 
-void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c);
+// What the product does to each output as it stores it (a fused linear
+// layer's forward): C = f(z), z = alpha op(A) op(B) + bias, the bias added
+// in fp32 and z rounded to the format before f, as a separate bias_add and
+// activation would see it. Not with accumulate or a batch (Error).
+struct GemmEpilogue {
+  std::optional<BufferView> bias;    // n values, added to every row
+  std::optional<Activation> act;     // f; without it the identity
+  std::optional<BufferView> preact;  // m x n: z too, for a backward that needs f'(z); needs act
+  bool empty() const { return !bias && !act; }
+};
+
+void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
+          const GemmEpilogue& epilogue = {});
 
 // How gemm() runs a product: WX x WY threads per workgroup, each computing
 // bm x bn outputs (4 x 4 on the tiled path; 16 x 8 on the direct path where C
@@ -65,8 +79,9 @@ bool gemm_texel_loads(const DeviceInfo& info);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.
+// Y = f(X W^T + b) with an epilogue (bias {out}, activation, Z = X W^T + b).
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
-                    uint32_t batch, uint32_t in, uint32_t out);
+                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue = {});
 // dX = dY W (+ dX when accumulate: X feeds another op too)
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
                            uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);

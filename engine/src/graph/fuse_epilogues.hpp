@@ -1,0 +1,24 @@
+// The executor's epilogue fusion: a linear whose output only an activation
+// reads becomes one GEMM that applies the activation as it stores
+// (gemm.comp's epilogue), instead of a GEMM, a bias_add and an activation
+// that each read and write the whole output.
+#pragma once
+#include <vector>
+
+#include "vkamp/graph/graph.hpp"
+
+namespace vkamp::graph {
+
+// VKAMP_FUSE_EPILOGUE=0 turns fusion off (the bias too: a linear then runs
+// a separate bias_add), for tests and benchmarks against the plain path.
+bool epilogue_fusion_enabled();
+
+// The nodes the executor runs, in an order that is still topological: the
+// graph's, where each linear whose output is read by exactly one node, an
+// activation, and is not the graph's output, is merged into that node: a
+// linear with attrs.activate, under the activation's name, so the tensor
+// users and probes see keeps its name. The linear's own output tensor is
+// then produced by no node. Parameters and the Graph itself do not change.
+std::vector<Node> fuse_epilogues(const Graph& g);
+
+}  // namespace vkamp::graph

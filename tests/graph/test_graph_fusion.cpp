@@ -1,0 +1,131 @@
+// The executor's epilogue fusion (a linear and the activation that alone
+// reads it run as one GEMM): the same loss and gradients as the separate
+// GEMM, bias_add and activation (VKAMP_FUSE_EPILOGUE=0), in fewer dispatches.
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "graph_models.hpp"
+#include "support/guarded.hpp"
+
+namespace vkamp::test {
+namespace {
+
+class GraphFusion : public GpuTest {};
+
+// Fusion on or off for the scope of one model (the executor reads the
+// switch when it is built and when it records); the process's own setting
+// (the graph_unfused_epilogues run) comes back after.
+class FusionSwitch {
+ public:
+  explicit FusionSwitch(bool fuse) {
+    if (const char* e = std::getenv(kName)) saved_ = e, had_ = true;
+    setenv(kName, fuse ? "1" : "0", 1);
+  }
+  ~FusionSwitch() {
+    if (had_) setenv(kName, saved_.c_str(), 1);
+    else unsetenv(kName);
+  }
+
+ private:
+  static constexpr const char* kName = "VKAMP_FUSE_EPILOGUE";
+  std::string saved_;
+  bool had_ = false;
+};
+
+struct Step {
+  float loss = 0;
+  std::vector<float> grads;
+  uint32_t forward_dispatches = 0;
+};
+
+// One forward and backward of softmax cross-entropy over a seeded batch.
+Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes) {
+  FusionSwitch fusion(fuse);
+  train::Model model(ctx(), std::move(g), fmt, rows, /*seed=*/41, false, false);
+  // The biases start at zero: shift every parameter by a seeded amount so
+  // the epilogue's bias is not a no-op.
+  std::vector<float> w = model.read_master();
+  std::mt19937_64 gen(43);
+  std::uniform_real_distribution<float> shift(-0.5f, 0.5f);
+  for (const auto& t : model.tensors())
+    for (uint32_t i = t.offset; i < t.offset + t.size; ++i) w[i] += shift(gen);
+  model.write_master(w);
+  auto data = train::make_classification(rows, model.inputs(), classes, 42);
+  Buffer x = upload(ctx(), fmt, data.x);
+  Buffer y(ctx(), rows * 4);
+  y.write(data.y);
+  Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
+  Buffer row_loss(ctx(), rows * 4), loss(ctx(), 4);
+  Step out;
+  {
+    Sequence s(ctx());
+    s.begin();
+    model.record_forward(s, x, rows);
+    out.forward_dispatches = s.dispatch_count();
+    s.end();
+  }
+  Sequence s(ctx());
+  s.begin();
+  model.record_forward(s, x, rows);
+  ops::softmax_xent_forward(s, fmt, model.output(), y, row_loss, loss, rows, classes);
+  ops::softmax_xent_backward(s, fmt, model.output(), y, one, model.doutput(), rows, classes);
+  model.record_backward(s, x, rows, false);
+  s.end();
+  s.run();
+  out.loss = loss.read<float>()[0];
+  out.grads = download(model.grads(), fmt, model.param_elements());
+  return out;
+}
+
+// In fp32 the fused store computes what the separate kernels do, operation
+// for operation (the bias added in fp32, f of the same rounded z, ReLU's
+// backward from y, which is positive exactly where z is): the same bits.
+TEST_F(GraphFusion, Fp32MatchesTheUnfusedStepExactly) {
+  for (ops::Activation act : {ops::Activation::ReLU, ops::Activation::GELU, ops::Activation::Tanh}) {
+    SCOPED_TRACE(ops::activation_name(act));
+    Step fused = step(true, Format::F32, residual_mlp(6, 9, 4, act), 7, 4);
+    Step plain = step(false, Format::F32, residual_mlp(6, 9, 4, act), 7, 4);
+    EXPECT_EQ(fused.loss, plain.loss);
+    EXPECT_EQ(fused.grads, plain.grads);
+    // fc1, fc2 (GEMM + bias + activation each), the residual add, the head.
+    EXPECT_EQ(fused.forward_dispatches, 4u);
+    EXPECT_EQ(plain.forward_dispatches, 8u);
+  }
+}
+
+// In bf16 the fused bias is added before z's one rounding, where bias_add
+// rounds z and then z + b: a difference of one rounding of z per layer,
+// which the backward carries into every gradient. Both sides are compared
+// as approximations of the same exact step: within a few roundings.
+TEST_F(GraphFusion, Bf16StaysWithinRoundingOfTheUnfusedStep) {
+  for (ops::Activation act : {ops::Activation::ReLU, ops::Activation::GELU, ops::Activation::Tanh}) {
+    SCOPED_TRACE(ops::activation_name(act));
+    Step fused = step(true, Format::BF16, residual_mlp(6, 9, 4, act), 7, 4);
+    Step plain = step(false, Format::BF16, residual_mlp(6, 9, 4, act), 7, 4);
+    EXPECT_NEAR(fused.loss, plain.loss, 8 * unit_roundoff(Format::BF16) * std::abs(plain.loss));
+    std::vector<double> ref(plain.grads.begin(), plain.grads.end());
+    EXPECT_TRUE(close_to(fused.grads, ref, nmse_bound(Format::BF16, 8)));
+  }
+}
+
+// A linear read by something besides its activation, or that is the
+// graph's output, is not fused: the activation still has its input to read.
+TEST_F(GraphFusion, LinearWithAnotherReaderStaysSeparate) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(4));
+  g.param("fc1.weight", {5, 4});
+  g.param("head.weight", {3, 10});
+  g.linear("fc1", "x", "fc1.weight");
+  g.activation("a", "fc1", ops::Activation::GELU);
+  g.concat("both", {"a", "fc1"});
+  g.linear("head", "both", "head.weight");
+  g.set_output("head");
+  Step fused = step(true, Format::F32, g, 5, 3);
+  Step plain = step(false, Format::F32, g, 5, 3);
+  EXPECT_EQ(fused.forward_dispatches, plain.forward_dispatches);
+  EXPECT_EQ(fused.grads, plain.grads);
+}
+
+}  // namespace
+}  // namespace vkamp::test
