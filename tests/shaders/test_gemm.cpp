@@ -539,6 +539,8 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!in_block[i]) ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
     EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k)));
+  }
+}
 
 // The fused epilogue of a linear layer's forward: Y = f(Z), Z = X W^T + b,
 // one GEMM. References in double from the definitions (GELU in its tanh
