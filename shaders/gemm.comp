@@ -27,9 +27,10 @@
 // Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp, from
 // the same activation_fn.glsl): BIAS = 1 adds bias[j] to column j
 // in fp32 before the single rounding, and ACT (activation_fn.glsl's codes,
-// 0 none) stores f(z) for z = alpha acc + bias rounded to the format, as the
-// unfused GEMM, bias_add and activation would. With p.keep_z, z itself
-// (rounded) also goes to `preact`, for a backward that needs f'(z).
+// 0 none) stores f(z) for z = alpha acc + bias rounded to the format: the
+// unfused GEMM, bias_add and activation, less the rounding of alpha acc
+// before the bias (none in fp32). With p.keep_z, z itself (rounded) also
+// goes to `preact`, for a backward that needs f'(z).
 // The subgroup broadcast of SG_A needs the ballot capability, which not
 // every device has: it is only in the ".subgroup" variant of this shader
 // (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.

@@ -27,7 +27,8 @@ struct Gemm {
   bool accumulate = false;
   // `batch` independent products: product z reads A + z stride_a, B + z
   // stride_b and writes C + z stride_c (strides in elements; 0 means the
-  // dense m k, k n, m n). Attention runs one per (example, head).
+  // dense m k, k n, m n; with `inner` below, the strides within one outer
+  // step). Attention runs one per (example, head).
   uint32_t batch = 1;
   uint64_t stride_a = 0, stride_b = 0, stride_c = 0;
   KRange k_range = KRange::all;
