@@ -30,9 +30,8 @@ uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256),
 // overrides, for tests. A scattering invocation loops vocab + kChunkRows
 // times, so large vocabularies scan (lavapipe's 65535-iteration limit).
 bool scatter(const Context& ctx, uint32_t vocab) {
-  bool on = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  if (const char* e = std::getenv("VKAMP_EMBEDDING_GRAD")) on = std::strcmp(e, "scatter") == 0;
-  return on && uint64_t(vocab) + kChunkRows < 60000;
+  return detail::path_chosen("VKAMP_EMBEDDING_GRAD", "scatter", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) &&
+         uint64_t(vocab) + kChunkRows < 60000;
 }
 
 }  // namespace

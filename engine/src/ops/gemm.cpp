@@ -127,8 +127,7 @@ BufferView texel_aligned(const BufferView& v, uint64_t alignment, size_t element
 }  // namespace
 
 bool gemm_texel_loads(const DeviceInfo& info) {
-  if (const char* e = std::getenv("VKAMP_GEMM_LOADS")) return std::string(e) == "texel";
-  return info.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  return detail::path_chosen("VKAMP_GEMM_LOADS", "texel", info.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
 }
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,

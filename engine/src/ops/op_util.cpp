@@ -1,6 +1,8 @@
 #include "op_util.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "vkamp/error.hpp"
 
@@ -23,6 +25,11 @@ void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out,
   // Bindings the shader does not touch (no bias, no z) hold out.
   seq.dispatch(reduce, {partial, out, epilogue.bias.value_or(out), epilogue.preact.value_or(out)}, push,
                {std::min(div_up(count, 256), 65535u)}, label);
+}
+
+bool path_chosen(const char* var, const char* path, bool by_default) {
+  const char* e = std::getenv(var);
+  return e ? std::strcmp(e, path) == 0 : by_default;
 }
 
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,

@@ -20,6 +20,11 @@ Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t bu
                uint32_t push_bytes, std::vector<uint32_t> constants = {}, const std::string& variant = "",
                std::vector<VkFormat> texel_formats = {});
 
+// A kernel path: `by_default`, unless the environment variable `var` is set
+// (VKAMP_ROW_KERNEL=thread|group and the like, for tests and benchmarks);
+// then whether it names `path`.
+bool path_chosen(const char* var, const char* path, bool by_default);
+
 // Throws a vkamp::Error naming the op and operand when the view holds fewer
 // than `elements` values of `bytes_per_element` bytes.
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,

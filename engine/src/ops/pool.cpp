@@ -1,8 +1,6 @@
 #include "vkamp/ops/pool.hpp"
 
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -63,9 +61,7 @@ const char* label(const Pool2d& p, bool backward) {
 // the bits are the gather's. VKAMP_POOL_GRAD=gather|window overrides, for
 // tests; overlapping windows always gather.
 bool per_window(const Pool2d& p) {
-  bool on = true;
-  if (const char* e = std::getenv("VKAMP_POOL_GRAD")) on = std::strcmp(e, "window") == 0;
-  return on && p.stride >= p.window;
+  return detail::path_chosen("VKAMP_POOL_GRAD", "window", true) && p.stride >= p.window;
 }
 
 }  // namespace

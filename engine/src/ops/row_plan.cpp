@@ -1,8 +1,8 @@
 #include "row_plan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
+
+#include "op_util.hpp"
 
 namespace vkamp::ops::detail {
 
@@ -16,8 +16,7 @@ constexpr uint64_t kLoopLimit = 65535;      // lavapipe leaves a loop after this
 }  // namespace
 
 RowPlan row_plan(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t passes) {
-  bool thread = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  if (const char* e = std::getenv("VKAMP_ROW_KERNEL")) thread = std::strcmp(e, "thread") == 0;
+  bool thread = path_chosen("VKAMP_ROW_KERNEL", "thread", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
   // Every loop of one invocation counts against lavapipe's limit (it seems
   // to be shared), so bound the rows it strides over times their columns.
   const uint64_t rows_each = div_up(rows, uint64_t(kGroupSize) * kMaxGroups);
