@@ -13,17 +13,17 @@ set(VKAMP_SHADER_DIR ${CMAKE_CURRENT_LIST_DIR}/../shaders)
 set_property(GLOBAL PROPERTY VKAMP_SHADER_IDS "")
 set_property(GLOBAL PROPERTY VKAMP_SHADER_SOURCES "")
 
-# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [PRESERVE])
-# Without FORMATS the shader is compiled once, as "<name>". PRESERVE also
-# builds "<key>.preserve" with VKAMP_INF_NAN_PRESERVE, which sets the
-# SignedZeroInfNanPreserve execution mode (shaders/common/nonfinite.glsl);
-# Context picks it where the device supports the mode. SUBGROUP also builds
+# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [SUBGROUP] [TEXEL])
+# Without FORMATS the shader is compiled once, as "<name>". (The
+# SignedZeroInfNanPreserve execution mode is not a build: Kernel adds it to
+# the module where the device offers it, engine/src/spirv_float_controls.cpp.)
+# SUBGROUP also builds
 # "<key>.subgroup" with VKAMP_GEMM_SUBGROUP, for code that needs subgroup
 # ballot (which not every device has). TEXEL also builds "<key>.texel" with
 # VKAMP_GEMM_TEXEL, which reads the GEMM's operands through uniform texel
 # buffers (a CPU driver gathers those with vector code).
 function(vkamp_shader name)
-  cmake_parse_arguments(ARG "PRESERVE;SUBGROUP;TEXEL" "" "FORMATS" ${ARGN})
+  cmake_parse_arguments(ARG "SUBGROUP;TEXEL" "" "FORMATS" ${ARGN})
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
@@ -31,9 +31,6 @@ function(vkamp_shader name)
     set(ARG_FORMATS "-")
   endif()
   set(modes plain)
-  if(ARG_PRESERVE)
-    list(APPEND modes preserve)
-  endif()
   if(ARG_SUBGROUP)
     list(APPEND modes subgroup)
   endif()
@@ -52,11 +49,7 @@ function(vkamp_shader name)
       string(TOUPPER ${fmt} FMT)
       set(defs -DVKAMP_${FMT}=1)
     endif()
-    if(mode STREQUAL "preserve")
-      set(id ${id}_preserve)
-      set(key ${key}.preserve)
-      list(APPEND defs -DVKAMP_INF_NAN_PRESERVE=1)
-    elseif(mode STREQUAL "subgroup")
+    if(mode STREQUAL "subgroup")
       set(id ${id}_subgroup)
       set(key ${key}.subgroup)
       list(APPEND defs -DVKAMP_GEMM_SUBGROUP=1)

@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
       } else {
         std::printf("      float controls  not reported (Vulkan 1.1 without VK_KHR_shader_float_controls)\n");
       }
-      std::printf("      overflow checks exponent-bit tests%s\n",
-                  d.requests_inf_nan_preserve() ? ", SignedZeroInfNanPreserve requested (fp32)" : " only");
+      const bool keep16 = d.float_controls && d.inf_nan_preserve[0], keep32 = d.float_controls && d.inf_nan_preserve[1];
+      std::printf("      overflow checks exponent-bit tests%s%s%s\n",
+                  keep16 || keep32 ? ", SignedZeroInfNanPreserve requested in every kernel for " : " only",
+                  keep32 ? "fp32" : "", keep16 ? (keep32 ? " and fp16" : "fp16") : "");
       std::printf("      precision path  %s%s%s\n", vkamp::precision_path_name(d.path()),
                   d.unsupported_reason.empty() ? "" : ": ", d.unsupported_reason.c_str());
       if (d.path() == vkamp::PrecisionPath::Fp16Arithmetic)

@@ -26,9 +26,9 @@ void main() {
         afp g = sfp2afp(dy[i]);
         // An inf or NaN dy at x <= 0 gives NaN, never a hidden 0. Tested,
         // not computed as g * 0: compilers fold that to 0 (lavapipe does).
-        // NaN x compares false both ways: it stays.
-        afp blocked = is_nonfinite(g) ? afp(uintBitsToFloat(0x7FC00000u)) : afp(0);
-        outv[i] = afp2sfp(v > afp(0) ? g : (v <= afp(0) ? blocked : v));
+        // A NaN x passes through, found on its bits (nonfinite.glsl).
+        afp blocked = is_nonfinite(g) ? afp(quiet_nan()) : afp(0);
+        outv[i] = afp2sfp(is_nan_bits(v) ? v : (v > afp(0) ? g : blocked));
       }
     } else {
       float v = sfp2f(x[i]);

@@ -4,6 +4,10 @@
 //   g = dy * gamma, xhat = (x - mean) * rstd (mean and rstd saved by the forward),
 //   dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))  (+ dx when accumulate).
 // The two row means come from one fixed-order sum (row_sum.glsl).
+// g is `precise` (NoContraction), so that both loops round it alike: fused
+// into g - mean_c(g) as fma(dy, gamma, -mean), the product would enter
+// unrounded, and a row whose terms cancel exactly (one column: dx = 0)
+// would keep the product's rounding error times rstd (1e-5 on NVIDIA).
 #include "types.glsl"
 #include "row_sum.glsl"
 
@@ -22,12 +26,12 @@ void main() {
     vec2 st = mean_rstd[r];
     vec2 s = vec2(0.0);
     for (uint c = lid; c < p.cols; c += kRowThreads) {
-      float g = sfp2f(dy[base + c]) * sfp2f(gamma[c]);
+      precise float g = sfp2f(dy[base + c]) * sfp2f(gamma[c]);
       s += vec2(g, g * ((sfp2f(x[base + c]) - st.x) * st.y));
     }
     s = row_sum(s) * inv_c;
     for (uint c = lid; c < p.cols; c += kRowThreads) {
-      float g = sfp2f(dy[base + c]) * sfp2f(gamma[c]);
+      precise float g = sfp2f(dy[base + c]) * sfp2f(gamma[c]);
       float xhat = (sfp2f(x[base + c]) - st.x) * st.y;
       float v = st.y * (g - s.x - xhat * s.y);
       if (p.accumulate != 0u) v += sfp2f(dx[base + c]);

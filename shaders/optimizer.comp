@@ -35,7 +35,9 @@ void main() {
   FOR_EACH_ELEMENT(j, p.n) {
     uint i = p.first + j;
     float grad = (ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i])) * st.inv_scale;
-    if (prm.max_value > 0.0) grad = clamp(grad, -prm.max_value, prm.max_value);
+    // clamp() may return a bound for NaN: a NaN gradient (policy apply)
+    // must reach the master weight, where the check below sees it.
+    if (prm.max_value > 0.0 && !is_nan_bits(grad)) grad = clamp(grad, -prm.max_value, prm.max_value);
     grad *= st.clip_coef;
     float x = w[i];
     if (OPTIMIZER == kOptimizerSgd) {

@@ -16,6 +16,8 @@
 // A window holding a NaN (whose forward output is NaN) passes NaN, whatever
 // dy is, to its first NaN input: the derivative of max there is undefined,
 // and a NaN forward must not leave a finite gradient behind.
+// Every NaN written is the canonical quiet NaN (nonfinite.glsl), so both
+// ways give the same bits on drivers whose arithmetic rewrites NaN payloads.
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "elementwise.glsl"
@@ -51,9 +53,17 @@ uint first_max(uint base, out bool has_nan) {
   return at;
 }
 
+// 0.0 + t, t, but +0 for -0 (a sum that starts at +0.0 is -0 only if the
+// compiler dropped the start). In integer
+// ops: a compiler may fold 0.0 + t to t (lavapipe did, even when precise).
+float zero_plus(float t) {
+  uint u = floatBitsToUint(t);
+  return uintBitsToFloat(u == 0x80000000u ? 0u : u);
+}
+
 // The gather: p.n is the number of input elements.
 void gather() {
-  const float qnan = uintBitsToFloat(0x7FC00000u);
+  const float qnan = quiet_nan();
   float inv = 1.0 / float(p.window * p.window);
   FOR_EACH_ELEMENT(i, p.n) {
     uint r = fast_div(i, p.by_channels), c = i - r * p.channels;
@@ -64,6 +74,7 @@ void gather() {
     uint ox0 = xx + 1u > p.window ? fast_div(xx + p.stride - p.window, p.by_stride) : 0u;
     uint oy1 = min(fast_div(y, p.by_stride), p.out_h - 1u), ox1 = min(fast_div(xx, p.by_stride), p.out_w - 1u);
     float s = 0.0;
+    bool nan_term = false;  // a NaN window's term, kept out of the sum
     for (uint oy = oy0; oy <= oy1; ++oy)
       for (uint ox = ox0; ox <= ox1; ++ox) {
         float g = sfp2f(dy[((b * p.out_h + oy) * p.out_w + ox) * p.channels + c]);
@@ -73,23 +84,20 @@ void gather() {
           uint base = ((b * p.in_h + oy * p.stride) * p.in_w + ox * p.stride) * p.channels + c;
           bool has_nan;
           uint at = first_max(base, has_nan);
-          if (at == (y - oy * p.stride) * p.window + (xx - ox * p.stride)) s += has_nan ? qnan : g;
+          if (at == (y - oy * p.stride) * p.window + (xx - ox * p.stride)) {
+            if (has_nan) nan_term = true;
+            else s += g;
+          }
         }
       }
-    dx[i] = f2sfp(s);
+    // zero_plus: the sum starts at +0 even where the compiler dropped the 0.0 +.
+    dx[i] = f2sfp(nan_term ? qnan : canonical_nan(zero_plus(s)));
   }
-}
-
-// 0.0 + t, as the gather's sum of one term: t, but +0 for -0. In integer
-// ops: a compiler may fold 0.0 + t to t (lavapipe did, even when precise).
-float zero_plus(float t) {
-  uint u = floatBitsToUint(t);
-  return uintBitsToFloat(u == 0x80000000u ? 0u : u);
 }
 
 // One thread per window: p.n is the number of output elements.
 void per_window() {
-  const float qnan = uintBitsToFloat(0x7FC00000u);
+  const float qnan = quiet_nan();
   float inv = 1.0 / float(p.window * p.window);
   FOR_EACH_ELEMENT(j, p.n) {
     uint r = fast_div(j, p.by_channels), c = j - r * p.channels;
@@ -108,8 +116,8 @@ void per_window() {
       for (uint kx = 0u; kx < w; ++kx) {
         float s = 0.0;
         if (ky < p.window && kx < p.window) {
-          if (KIND == 1u) s = zero_plus(g * inv);
-          else if (at == ky * p.window + kx) s = zero_plus(has_nan ? qnan : g);
+          if (KIND == 1u) s = canonical_nan(zero_plus(g * inv));
+          else if (at == ky * p.window + kx) s = has_nan ? qnan : canonical_nan(zero_plus(g));
         }
         dx[base + (ky * p.in_w + kx) * p.channels] = f2sfp(s);
       }

@@ -23,24 +23,16 @@ layout(std430, binding = 7) buffer Ring { StepRecord ring[]; };
 // ulps of pow's error make 1 - 0.999^t 1e-4 off), and the Vulkan spec
 // allows pow far more error than that. Past the table both are 1.0 in fp32.
 layout(std430, binding = 8) readonly buffer BiasCorrection { vec2 bias_correction[]; };
+// The learning rate of applied update k (k from 0), computed in double on
+// the host (step_params.cpp) for the same reason: drivers round cos and pow
+// differently, and every driver must give the same schedule. Past the table
+// (a finished run's replays) the last entry holds.
+layout(std430, binding = 9) readonly buffer LrTable { float lr_table[]; };
 
 shared float sq[256];
 shared int sk[256];
 shared uint bad[256];
 shared int hist_slot;
-
-float schedule_lr(uint applied) {
-  float lr = prm.base_lr;
-  if (prm.schedule == kScheduleStep) {
-    lr *= pow(prm.gamma, float(applied / max(prm.step_size, 1u)));
-  } else if (prm.schedule == kScheduleCosine) {
-    if (applied < prm.warmup_steps) return lr * float(applied + 1u) / float(prm.warmup_steps);
-    float span = float(max(prm.budget, prm.warmup_steps + 1u) - prm.warmup_steps);
-    float progress = min(float(applied - prm.warmup_steps) / span, 1.0);
-    lr *= 0.5 * (1.0 + cos(3.14159265358979 * progress));
-  }
-  return lr;
-}
 
 void main() {
   uint lid = gl_LocalInvocationID.x;
@@ -104,7 +96,7 @@ void main() {
     }
     st.apply = apply ? 1u : 0u;
     st.inv_scale = 1.0 / scale;
-    st.lr = schedule_lr(st.applied);
+    st.lr = lr_table[min(st.applied, prm.lr_table_len - 1u)];
     float clip = 1.0;
     if (prm.max_norm > 0.0 && grad_norm > prm.max_norm) clip = prm.max_norm / (grad_norm + 1e-6);
     st.clip_coef = clip;

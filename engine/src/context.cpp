@@ -73,8 +73,10 @@ Context::Context(ContextOptions opt)
   // Float controls are properties, not features: a Vulkan 1.2 device has
   // them in core (the instance asks for 1.2); a 1.1 device needs the
   // extension enabled before a shader may declare the execution mode.
-  inf_nan_preserve_ = info_.requests_inf_nan_preserve();
-  if (inf_nan_preserve_ && info_.float_controls_ext)
+  if (env_or("VKAMP_INF_NAN_PRESERVE", "1") != "0")
+    inf_nan_preserve_ = {info_.float_controls && info_.inf_nan_preserve[0],
+                         info_.float_controls && info_.inf_nan_preserve[1]};
+  if (inf_nan_preserve_.any() && info_.float_controls_ext)
     extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

@@ -3,6 +3,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/shader_registry.hpp"
+#include "vkamp/spirv_float_controls.hpp"
 
 namespace vkamp {
 
@@ -27,9 +28,15 @@ void Kernel::build(Context& ctx) {
   const ShaderCode* code = find_shader(spec.shader);
   if (!code) throw Error("no embedded shader named \"" + spec.shader + "\"");
 
+  std::span<const uint32_t> words(code->words, code->word_count);
+  std::vector<uint32_t> patched;
+  if (ctx.inf_nan_preserve().any()) {
+    patched = with_inf_nan_preserve(words, ctx.inf_nan_preserve());
+    words = patched;
+  }
   VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  smci.codeSize = code->word_count * sizeof(uint32_t);
-  smci.pCode = code->words;
+  smci.codeSize = words.size() * sizeof(uint32_t);
+  smci.pCode = words.data();
   VKAMP_VK(vkCreateShaderModule(device_, &smci, nullptr, &module_));
 
   std::vector<VkDescriptorSetLayoutBinding> bindings(spec.buffers);

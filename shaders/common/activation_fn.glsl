@@ -8,9 +8,11 @@
 
 const uint ACT_NONE = 0u, ACT_RELU = 1u, ACT_GELU = 2u, ACT_TANH = 3u;
 
-// max(v, 0) that keeps a NaN (it compares false both ways), in any float
-// type: activation.comp runs it in the arithmetic type.
-#define RELU(v, zero) ((v) > (zero) ? (v) : ((v) <= (zero) ? (zero) : (v)))
+// max(v, 0) that keeps a NaN, in any float type (activation.comp runs it in
+// the arithmetic type). The NaN is found on the bits: without the
+// SignedZeroInfNanPreserve mode a compiler may turn any comparison-and-select
+// form into max(v, 0), which returns 0 for NaN on NVIDIA.
+#define RELU(v, zero) (is_nan_bits(v) ? (v) : ((v) > (zero) ? (v) : (zero)))
 
 // tanh(u) and the pieces the derivatives need, all from e = exp(-2|u|),
 // which cannot overflow (inf gives e = 0; NaN stays NaN), written so that

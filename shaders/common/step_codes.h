@@ -22,10 +22,6 @@ VKAMP_CODE(kPolicyRetry, 2u)
 VKAMP_CODE(kOptimizerSgd, 0u)
 VKAMP_CODE(kOptimizerAdam, 1u)
 VKAMP_CODE(kOptimizerAdamW, 2u)
-// TrainParams.schedule
-VKAMP_CODE(kScheduleConstant, 0u)
-VKAMP_CODE(kScheduleStep, 1u)
-VKAMP_CODE(kScheduleCosine, 2u)
 
 #undef VKAMP_CODE
 #endif

@@ -54,10 +54,7 @@ struct TrainParams {
   float momentum;
   float beta1, beta2, eps;
   float weight_decay;
-  uint schedule;             // kSchedule* (step_codes.h)
-  uint warmup_steps;
-  uint step_size;
-  float gamma;
+  uint lr_table_len;         // entries of the learning-rate table (>= 1)
   float max_norm;            // 0 = off
   float max_value;           // 0 = off
   uint ring_size;            // metrics records

@@ -9,6 +9,7 @@
 // counts, batch 1. Non-overlapping windows have two backwards (a gather and
 // one thread per window, VKAMP_POOL_GRAD): the same bits, checked here.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -298,6 +299,49 @@ TEST_P(PoolWindows, GatherAndPerWindowGiveTheSameBits) {
     std::vector<float> window = backward(p, x, dy);
     ASSERT_EQ(gather.size(), window.size());
     EXPECT_EQ(0, std::memcmp(gather.data(), window.data(), gather.size() * sizeof(float)));
+  }
+  if (before) setenv("VKAMP_POOL_GRAD", saved.c_str(), 1);
+  else unsetenv("VKAMP_POOL_GRAD");
+}
+
+// The bits of the quiet NaN the shaders write (nonfinite.glsl's
+// kQuietNanBits), as `fmt` stores it and download() reads it back.
+uint32_t canonical_nan_bits(Format fmt) {
+  const float q = std::bit_cast<float>(0x7FC00000u);
+  float v = q;
+  if (fmt == Format::F16) v = fp16_to_f32(f32_to_fp16(q));
+  if (fmt == Format::BF16) v = bf16_to_f32(f32_to_bf16(q));
+  if (fmt == Format::CB16) v = cb16_to_f32(f32_to_cb16(q));
+  return std::bit_cast<uint32_t>(v);
+}
+
+// Every NaN either backward writes is the canonical quiet NaN, whatever NaN
+// dy held (here a negative one with a payload, kept by bf16's and fp32's
+// storage): drivers differ in the NaN that arithmetic on a NaN returns
+// (NVIDIA gives 0x7FFFFFFF for 0.0 + NaN, x86 keeps the payload), and the
+// two ways must agree bit for bit on every driver.
+TEST_P(PoolWindows, NanGradientsAreTheCanonicalQuietNan) {
+  const char* before = std::getenv("VKAMP_POOL_GRAD");
+  const std::string saved = before ? before : "";
+  const float payload_nan = std::bit_cast<float>(0xFFC12345u);
+  const uint32_t want = canonical_nan_bits(fmt());
+  for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
+    ops::Pool2d p = pool(kind);
+    std::vector<float> x = random_values(p.input_elements(), -1, 1, fmt());
+    x[0] = kNan;  // the first window also takes the has-NaN route
+    std::vector<float> dy(p.output_elements(), payload_nan);
+    for (const char* path : {"gather", "window"}) {
+      SCOPED_TRACE(std::string(kind == PoolKind::Max ? "max, " : "average, ") + path);
+      setenv("VKAMP_POOL_GRAD", path, 1);
+      std::vector<float> dx = backward(p, x, dy);
+      size_t nans = 0;
+      for (size_t i = 0; i < dx.size(); ++i)
+        if (std::isnan(dx[i])) {
+          ++nans;
+          ASSERT_EQ(std::bit_cast<uint32_t>(dx[i]), want) << "element " << i;
+        }
+      EXPECT_GE(nans, p.output_elements()) << "every window passes its NaN on";
+    }
   }
   if (before) setenv("VKAMP_POOL_GRAD", saved.c_str(), 1);
   else unsetenv("VKAMP_POOL_GRAD");

@@ -9,12 +9,18 @@
 
 namespace vkamp::test {
 
-// Created by the test main, on $VKAMP_DEVICE, with validation on.
+// Created by the test main, on $VKAMP_DEVICE, with validation on. Throws
+// vkamp::Error, saying why, where no usable device was found.
 Context& ctx();
+// Why the test main found no usable device; empty when it did.
+const std::string& no_device_reason();
 
 class GpuTest : public ::testing::Test {
  protected:
-  void SetUp() override { messages_at_start_ = validation_message_count(); }
+  void SetUp() override {
+    if (!no_device_reason().empty()) FAIL() << no_device_reason();
+    messages_at_start_ = validation_message_count();
+  }
   void TearDown() override {
     EXPECT_EQ(validation_message_count(), messages_at_start_)
         << "the Khronos validation layer reported messages during this test (see stderr)";

@@ -68,6 +68,7 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
   p.ring_size = kRing;
   p.hist_ring_size = 1;
   p.tensors = 1;
+  p.lr_table_len = 1;
   p.partials = kPartials;
   p.beta1 = 0.9f;
   p.beta2 = 0.999f;
@@ -83,15 +84,16 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
   Buffer ring(c, kRing * sizeof(StepRecord), Memory::Host);
   ring.fill(0xFFFFFFFFu);
 
-  const std::string pre = c.decision_suffix();
-  Kernel& amp = c.kernel({"amp_check." + c.variant(fmt) + pre, 8, 4, {0}});
+  Kernel& amp = c.kernel({"amp_check." + c.variant(fmt), 8, 4, {0}});
   Buffer bias_correction(c, 8);  // p.bias_table_len = 0: not read
   bias_correction.fill(0);
-  Kernel& ctl = c.kernel({"step_control" + pre, 9, 0, {}});
+  Buffer lr_table(c, 4);  // p.lr_table_len = 1
+  lr_table.fill(0);
+  Kernel& ctl = c.kernel({"step_control", 10, 0, {}});
   Sequence seq(c);
   seq.begin();
   seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, n, {kPartials});
-  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction}, nullptr, 0, {1});
+  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table}, nullptr, 0, {1});
   seq.end();
   seq.run();
   StepRecord r;

@@ -12,6 +12,7 @@
 #include "vkamp/float_formats.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/kernel.hpp"
+#include "vkamp/spirv_float_controls.hpp"
 
 namespace vkamp {
 
@@ -50,14 +51,12 @@ class Context {
   // The shader variant name for a storage format: "fp16" runs fp16 math,
   // "fp16s" keeps fp16 in memory and computes in fp32.
   std::string variant(Format f) const;
-  // Whether the inf/NaN decision shaders (amp_check, step_control,
-  // optimizer) run with the SignedZeroInfNanPreserve execution mode: the
-  // device reports shaderSignedZeroInfNanPreserveFloat32. Their bit tests
-  // are right either way; the mode also keeps the compiler from assuming
-  // no inf/NaN in the arithmetic around them.
-  bool inf_nan_preserve() const { return inf_nan_preserve_; }
-  // "" or ".preserve": the suffix of those shaders' kernel names.
-  std::string decision_suffix() const { return inf_nan_preserve_ ? ".preserve" : ""; }
+  // The float widths for which every kernel runs with the
+  // SignedZeroInfNanPreserve execution mode (spirv_float_controls.hpp):
+  // those the device reports shaderSignedZeroInfNanPreserveFloat16/32 for,
+  // none with $VKAMP_INF_NAN_PRESERVE=0 (which tests the shaders' exponent-bit
+  // decisions as a device without the mode runs them).
+  FloatControlWidths inf_nan_preserve() const { return inf_nan_preserve_; }
 
   // A compiled kernel, built once per spec and cached.
   Kernel& kernel(const KernelSpec& spec);
@@ -83,7 +82,7 @@ class Context {
   Instance instance_;
   DeviceInfo info_;
   PrecisionPath path_ = PrecisionPath::Unsupported;
-  bool inf_nan_preserve_ = false;
+  FloatControlWidths inf_nan_preserve_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;

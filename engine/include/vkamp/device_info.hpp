@@ -57,9 +57,6 @@ struct DeviceInfo {
   bool denorm_flush_to_zero[3] = {};
 
   PrecisionPath path() const;
-  // vkamp compiles its inf/NaN decision shaders with the
-  // SignedZeroInfNanPreserve execution mode (32-bit) when this holds.
-  bool requests_inf_nan_preserve() const { return float_controls && inf_nan_preserve[1]; }
 };
 
 const char* device_type_name(VkPhysicalDeviceType t);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "step_codes.h"
 
@@ -14,10 +15,6 @@ uint32_t scale_mode_code(LossScaleMode m) {
 
 uint32_t policy_code(OverflowPolicy p) {
   return p == OverflowPolicy::Skip ? kPolicySkip : p == OverflowPolicy::Apply ? kPolicyApply : kPolicyRetry;
-}
-
-uint32_t schedule_code(LrSchedule s) {
-  return s == LrSchedule::Constant ? kScheduleConstant : s == LrSchedule::Step ? kScheduleStep : kScheduleCosine;
 }
 
 // The loss-scaling part of TrainParams: the part the app may change live.
@@ -43,10 +40,6 @@ void set_optimizer_params(TrainParams& p, const OptimizerConfig& oc) {
   p.beta2 = float(oc.beta2);
   p.eps = float(oc.eps);
   p.weight_decay = float(oc.weight_decay);
-  p.schedule = schedule_code(oc.schedule);
-  p.warmup_steps = oc.warmup_steps;
-  p.step_size = oc.step_size;
-  p.gamma = float(oc.gamma);
 }
 
 TrainState initial_state(const TrainConfig& cfg, const TrainParams& p) {
@@ -94,12 +87,38 @@ std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t bud
   return table;
 }
 
+// In double from the fp32 rate and gamma, rounded once per entry: the GPU
+// reads the rate, never computes it, so every driver gives the same one.
+std::vector<float> lr_schedule_table(const OptimizerConfig& oc, uint32_t budget) {
+  const double lr = float(oc.lr), gamma = float(oc.gamma), warmup = oc.warmup_steps;
+  if (oc.schedule == LrSchedule::Constant || budget == 0) return {float(lr)};
+  std::vector<float> table(budget);
+  for (uint32_t k = 0; k < budget; ++k) {
+    double r = lr;
+    if (oc.schedule == LrSchedule::Step) {
+      r = lr * std::pow(gamma, double(k / std::max(oc.step_size, 1u)));
+    } else if (k < oc.warmup_steps) {
+      r = lr * (k + 1) / warmup;
+    } else {
+      // Half a cosine from lr towards 0 over the updates after the warmup.
+      const double span = std::max(budget, oc.warmup_steps + 1) - warmup;
+      r = lr * 0.5 * (1 + std::cos(std::numbers::pi * std::min((k - warmup) / span, 1.0)));
+    }
+    table[k] = float(r);
+  }
+  return table;
+}
+
 StepParams::StepParams(Context& ctx, const TrainConfig& cfg, const StepShape& shape) {
   TrainParams p = train_params(cfg, shape);
   const std::vector<float> table = bias_correction_table(cfg.optimizer, shape.budget);
   p.bias_table_len = uint32_t(table.size() / 2);
   bias_correction_ = std::make_unique<Buffer>(ctx, std::max<size_t>(table.size(), 2) * 4);
   if (!table.empty()) bias_correction_->write(table);
+  const std::vector<float> rates = lr_schedule_table(cfg.optimizer, shape.budget);
+  p.lr_table_len = uint32_t(rates.size());
+  lr_table_ = std::make_unique<Buffer>(ctx, rates.size() * 4);
+  lr_table_->write(rates);
   params_ = std::make_unique<Buffer>(ctx, sizeof(p));
   params_->write(&p, sizeof(p));
   const TrainState st = initial_state(cfg, p);

@@ -132,19 +132,19 @@ void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
 
 void StepProgram::record_decision_and_update(Sequence& seq) {
   const uint32_t total = model_.param_elements();
-  const std::string v = ctx_.variant(fmt_), pre = ctx_.decision_suffix();
+  const std::string v = ctx_.variant(fmt_);
   Buffer &state = params_.state(), &prm = params_.params();
   struct { uint32_t n; } np{total};
   const uint32_t accumulated = accumulated_ ? 1 : 0;  // ACCUMULATED: read the fp32 sum
-  Kernel& amp = ctx_.kernel({"amp_check." + v + pre, 8, sizeof(np), {accumulated}});
+  Kernel& amp = ctx_.kernel({"amp_check." + v, 8, sizeof(np), {accumulated}});
   seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_},
                np, {partials_}, "amp_check");
-  Kernel& ctl = ctx_.kernel({"step_control" + pre, 9, 0, {}});
+  Kernel& ctl = ctx_.kernel({"step_control", 10, 0, {}});
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
-                     ring_.records(), params_.bias_corrections()},
+                     ring_.records(), params_.bias_corrections(), params_.lr_table()},
                nullptr, 0, {1}, "step_control");
   struct { uint32_t first, n, decay; } op{};
-  Kernel& optk = ctx_.kernel({"optimizer." + v + pre, 8, sizeof(op), {optimizer_code(optimizer_), accumulated}});
+  Kernel& optk = ctx_.kernel({"optimizer." + v, 8, sizeof(op), {optimizer_code(optimizer_), accumulated}});
   for (const DecayRun& run : decay_runs_) {
     op = {run.first, run.end - run.first, run.decay ? 1u : 0u};
     seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),

@@ -2,7 +2,7 @@
 // Every field is 4 bytes, so std430 lays them out like C; the asserts below
 // pin each field to its word in the shader's struct, so moving a field on
 // one side only fails the build. The codes stored in TrainParams
-// (scale_mode, policy, optimizer, schedule) are shaders/common/step_codes.h.
+// (scale_mode, policy, optimizer) are shaders/common/step_codes.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -55,10 +55,7 @@ struct TrainParams {
   float momentum;
   float beta1, beta2, eps;
   float weight_decay;
-  uint32_t schedule;  // kSchedule*
-  uint32_t warmup_steps;
-  uint32_t step_size;
-  float gamma;
+  uint32_t lr_table_len;
   float max_norm;
   float max_value;
   uint32_t ring_size;
@@ -67,7 +64,7 @@ struct TrainParams {
   uint32_t partials;
   uint32_t bias_table_len;
 };
-static_assert(sizeof(TrainParams) == 32 * 4);
+static_assert(sizeof(TrainParams) == 29 * 4);
 
 struct StepRecord {
   uint32_t step;
@@ -134,17 +131,14 @@ VKAMP_AT(TrainParams, beta1, 17)
 VKAMP_AT(TrainParams, beta2, 18)
 VKAMP_AT(TrainParams, eps, 19)
 VKAMP_AT(TrainParams, weight_decay, 20)
-VKAMP_AT(TrainParams, schedule, 21)
-VKAMP_AT(TrainParams, warmup_steps, 22)
-VKAMP_AT(TrainParams, step_size, 23)
-VKAMP_AT(TrainParams, gamma, 24)
-VKAMP_AT(TrainParams, max_norm, 25)
-VKAMP_AT(TrainParams, max_value, 26)
-VKAMP_AT(TrainParams, ring_size, 27)
-VKAMP_AT(TrainParams, hist_ring_size, 28)
-VKAMP_AT(TrainParams, tensors, 29)
-VKAMP_AT(TrainParams, partials, 30)
-VKAMP_AT(TrainParams, bias_table_len, 31)
+VKAMP_AT(TrainParams, lr_table_len, 21)
+VKAMP_AT(TrainParams, max_norm, 22)
+VKAMP_AT(TrainParams, max_value, 23)
+VKAMP_AT(TrainParams, ring_size, 24)
+VKAMP_AT(TrainParams, hist_ring_size, 25)
+VKAMP_AT(TrainParams, tensors, 26)
+VKAMP_AT(TrainParams, partials, 27)
+VKAMP_AT(TrainParams, bias_table_len, 28)
 VKAMP_AT(StepRecord, step, 0)
 VKAMP_AT(StepRecord, loss, 1)
 VKAMP_AT(StepRecord, loss_scale, 2)

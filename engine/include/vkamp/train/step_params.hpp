@@ -1,6 +1,7 @@
 // The step's settings and state on the GPU: the TrainParams the step
 // shaders read (loss scaling, overflow policy, optimizer, schedule,
-// clipping), the TrainState they update, and Adam's bias-correction table.
+// clipping), the TrainState they update, Adam's bias-correction table and
+// the learning-rate table.
 // Built from a TrainConfig; the scaler part can change between steps.
 #pragma once
 #include <cstdint>
@@ -30,6 +31,10 @@ TrainParams train_params(const TrainConfig& cfg, const StepShape& shape);
 // flattened; empty for SGD. Ends at the budget, or where both round to 1.
 std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget);
 
+// The learning rate of applied update k = 0 .. budget - 1 (one entry for a
+// constant rate): step_control.comp reads it instead of computing it.
+std::vector<float> lr_schedule_table(const OptimizerConfig& oc, uint32_t budget);
+
 // The optimizer.comp specialization constant for `k`.
 uint32_t optimizer_code(OptimizerKind k);
 
@@ -40,6 +45,7 @@ class StepParams {
   Buffer& params() { return *params_; }
   Buffer& state() { return *state_; }
   Buffer& bias_corrections() { return *bias_correction_; }
+  Buffer& lr_table() { return *lr_table_; }
 
   // Plain reads and writes of the state: the caller has waited for the steps in flight.
   TrainState read_state();
@@ -51,7 +57,7 @@ class StepParams {
   void set_scaler(const ScalerConfig& sc, uint32_t grad_accum);
 
  private:
-  std::unique_ptr<Buffer> params_, state_, bias_correction_;
+  std::unique_ptr<Buffer> params_, state_, bias_correction_, lr_table_;
 };
 
 }  // namespace vkamp::train
