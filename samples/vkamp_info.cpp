@@ -81,8 +81,11 @@ int main(int argc, char** argv) {
       std::printf("      Vulkan          %s\n", vkamp::api_version_string(d.api_version).c_str());
       std::printf("      shaderFloat16   %-5s  storageBuffer16BitAccess %s\n", yes(d.shader_float16),
                   yes(d.storage_buffer_16bit));
-      std::printf("      bfloat16 ext    %-5s  cooperative matrix       %s\n", yes(d.bfloat16),
-                  yes(d.cooperative_matrix));
+      std::printf("      bfloat16 ext    %-5s  cooperative matrix       KHR %s, NV %s\n", yes(d.bfloat16),
+                  yes(d.cooperative_matrix), yes(d.cooperative_matrix_nv));
+      for (const auto& s : d.cooperative_matrix_shapes)
+        std::printf("      %-15s %-3s %s\n", &s == &d.cooperative_matrix_shapes.front() ? "matrix shapes" : "", s.api,
+                    s.describe().c_str());
       std::printf("      subgroup        %u lanes: %s\n", d.subgroup_size,
                   vkamp::subgroup_ops_string(d.subgroup_ops).c_str());
       std::printf("      timestamps      %s (%u bits, %.3g ns/tick)\n", yes(d.timestamps),

@@ -126,7 +126,7 @@ void probe_features(VkPhysicalDevice pd, const VkPhysicalDeviceProperties& props
   d.shader_float16 = float16.shaderFloat16;
 }
 
-DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
+DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   DeviceInfo d;
   d.index = index;
   d.handle = pd;
@@ -145,6 +145,8 @@ DeviceInfo probe(VkPhysicalDevice pd, uint32_t index) {
   d.timestamp_period_ns = props.limits.timestampPeriod;
 
   d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");
+  d.cooperative_matrix_nv = has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  d.cooperative_matrix_shapes = probe_cooperative_matrix(instance, pd, d.cooperative_matrix, d.cooperative_matrix_nv);
   d.bfloat16 = has_device_extension(pd, "VK_KHR_shader_bfloat16");
 
   probe_queues(pd, d);
@@ -212,7 +214,7 @@ std::string subgroup_ops_string(VkSubgroupFeatureFlags ops) {
 std::vector<DeviceInfo> probe_devices(const Instance& instance) {
   std::vector<DeviceInfo> out;
   auto pds = instance.physical_devices();
-  for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(probe(pds[i], i));
+  for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(probe(instance.handle(), pds[i], i));
   return out;
 }
 

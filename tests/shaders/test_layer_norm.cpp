@@ -13,6 +13,7 @@
 
 #include "support/cases.hpp"
 #include "support/gpu_test.hpp"
+#include "vkamp/shader_registry.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
 #include "vkamp/ops/layer_norm.hpp"
@@ -151,6 +152,24 @@ class LayerNorm : public MatrixShaderTest {
             random_values(cols, -1, 1, fmt()), random_values(n, -1, 3, fmt())};
   }
 };
+
+// The backward's g = dy * gamma is `precise`: the SPIR-V carries
+// NoContraction on its multiply in every format, so no driver may fuse it
+// into g - mean_c(g) (an fma there left the product's rounding error, times
+// rstd, in dx where a one-column row must give exactly 0: 1e-5 on NVIDIA).
+// lavapipe does not contract there, so the numbers alone cannot catch its
+// loss; this can.
+TEST(LayerNormSpirv, BackwardProductIsNotContracted) {
+  constexpr uint32_t kOpDecorate = 71, kNoContraction = 42;
+  for (const char* fmt : {"fp32", "fp16", "fp16s", "bf16", "cb16"}) {
+    const ShaderCode* s = find_shader(std::string("layer_norm_grad.") + fmt);
+    ASSERT_NE(s, nullptr) << fmt;
+    size_t marked = 0;
+    for (size_t at = 5; at < s->word_count; at += s->words[at] >> 16)
+      if ((s->words[at] & 0xFFFF) == kOpDecorate && s->words[at + 2] == kNoContraction) ++marked;
+    EXPECT_GE(marked, 2u) << fmt << ": the two products g = dy * gamma";
+  }
+}
 
 TEST_P(LayerNorm, ForwardAndBackward) {
   for_each_layer_cols([&](uint32_t cols) {

@@ -33,6 +33,24 @@ Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
 }
 
 
+// vkamp-info: every device with its float-controls modes per width, what
+// vkamp requests, and the cooperative-matrix extensions (the shapes, one
+// line each, where a device has them: never on lavapipe).
+TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
+  Result r = vkamp::test::run_child(std::string(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* line : {"inf/NaN keep    fp16 ", "overflow checks exponent-bit tests", "cooperative matrix       KHR ",
+                           "precision path  ", "* = the device vkamp uses"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
+  const bool offers = r.output.find("KHR yes") != std::string::npos || r.output.find("NV yes") != std::string::npos;
+  EXPECT_EQ(offers, r.output.find("matrix shapes") != std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation error"), std::string::npos) << r.output;
+  // (Not rejected(): the usage text names --validation.)
+  Result bad = vkamp::test::run_child(std::string(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("unknown argument '--bogus'"), std::string::npos) << bad.output;
+}
+
 TEST_F(SampleCli, HelpExitsZeroAndListsTheFlags) {
   Result r = run_sample("--help");
   EXPECT_EQ(r.status, 0) << r.output;

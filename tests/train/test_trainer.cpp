@@ -13,6 +13,7 @@
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
 #include "vkamp/train/dataset.hpp"
+#include "vkamp/train/step_params.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -188,6 +189,37 @@ TEST_F(Training, ScaleNeverBecomesInfOrZero) {
   Trainer t2(ctx(), d, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t2);
   EXPECT_EQ(steps[20].loss_scale, 0.5f);
+}
+
+// The cosine schedule with warmup, through a skipped step: every rate the
+// GPU used is the host's double-precision rate rounded once to fp32
+// (lr_schedule_table), bit for bit. The GPU used to compute it with fp32
+// cos, which drivers round differently (and lavapipe's differs from the
+// double one by an ulp at some steps).
+TEST_F(Training, CosineRatesAreTheHostTableBitForBit) {
+  TrainConfig c = toy_config(Format::F32);
+  c.epochs = 4;
+  c.optimizer.lr = 0.3;
+  c.optimizer.schedule = train::LrSchedule::Cosine;
+  c.optimizer.warmup_steps = 5;
+  c.inject_overflow = train::parse_step_ranges("7");
+  auto data = toy_classification(64, 6, 3, 4);
+  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto steps = run(t);
+  const std::vector<float> table = train::lr_schedule_table(c.optimizer, t.budget());
+  ASSERT_EQ(table.size(), t.budget());
+  ASSERT_EQ(steps.size(), t.budget() + 1);  // one skipped
+  for (size_t i = 0; i < steps.size(); ++i) {
+    // applied counts this step's update; the rate is the one before it.
+    const uint32_t k = steps[i].applied - (steps[i].skipped ? 0 : 1);
+    EXPECT_EQ(steps[i].lr, table[k]) << "step " << i;
+  }
+  // The table itself: warmup to the base rate, then half a cosine, in double.
+  const double lr = float(c.optimizer.lr), n = t.budget(), w = 5;
+  for (uint32_t k = 0; k < t.budget(); ++k) {
+    const double want = k < 5 ? lr * (k + 1) / w : lr * 0.5 * (1 + std::cos(3.141592653589793 * ((k - w) / (n - w))));
+    EXPECT_EQ(table[k], float(want)) << "update " << k;
+  }
 }
 
 TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {

@@ -6,6 +6,8 @@
 #include <vector>
 #include <vulkan/vulkan.h>
 
+#include "vkamp/cooperative_matrix.hpp"
+
 namespace vkamp {
 
 class Instance;
@@ -30,7 +32,9 @@ struct DeviceInfo {
 
   bool shader_float16 = false;
   bool storage_buffer_16bit = false;
-  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix present
+  bool cooperative_matrix = false;     // VK_KHR_cooperative_matrix present
+  bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix present
+  std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;  // both, KHR first
   bool bfloat16 = false;            // VK_KHR_shader_bfloat16 present
   uint32_t subgroup_size = 0;
   VkSubgroupFeatureFlags subgroup_ops = 0;
