@@ -123,7 +123,7 @@ TEST_P(Gemm, LinearForward) {
   Buffer bx = guarded_input(fmt, x), bw = guarded_input(fmt, w), by = guarded_output(fmt, size_t(batch) * out);
   run_once([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out); });
   EXPECT_TRUE(close_to(guarded_result(by, fmt, size_t(batch) * out), ref_forward(x, w, batch, in, out),
-                       gemm_bound(fmt, in)));
+                       gemm_bound(fmt, in), smallest_normal(fmt)));
 }
 
 TEST_P(Gemm, LinearBackwardInput) {
@@ -134,7 +134,7 @@ TEST_P(Gemm, LinearBackwardInput) {
   Buffer bdy = guarded_input(fmt, dy), bw = guarded_input(fmt, w), bdx = guarded_output(fmt, size_t(batch) * in);
   run_once([&](Sequence& seq) { ops::linear_backward_input(seq, fmt, bdy, bw, bdx, batch, in, out); });
   EXPECT_TRUE(close_to(guarded_result(bdx, fmt, size_t(batch) * in), ref_backward_input(dy, w, batch, in, out),
-                       gemm_bound(fmt, out)));
+                       gemm_bound(fmt, out), smallest_normal(fmt)));
 }
 
 TEST_P(Gemm, LinearBackwardWeight) {
@@ -145,7 +145,7 @@ TEST_P(Gemm, LinearBackwardWeight) {
   Buffer bdy = guarded_input(fmt, dy), bx = guarded_input(fmt, x), bdw = guarded_output(fmt, size_t(out) * in);
   run_once([&](Sequence& seq) { ops::linear_backward_weight(seq, fmt, bdy, bx, bdw, batch, in, out); });
   EXPECT_TRUE(close_to(guarded_result(bdw, fmt, size_t(out) * in), ref_backward_weight(dy, x, batch, in, out),
-                       gemm_bound(fmt, batch)));
+                       gemm_bound(fmt, batch), smallest_normal(fmt)));
 }
 
 // Gradient accumulation over two micro-batches: the same recording replayed
@@ -171,9 +171,9 @@ TEST_P(Gemm, LinearBackwardWeightAccumulates) {
     ref1[i] = dw0[i] + p[i];
     ref2[i] = dw0[i] + 2 * p[i];
   }
-  EXPECT_TRUE(close_to(once, ref1, gemm_bound(fmt, batch))) << "after one run";
+  EXPECT_TRUE(close_to(once, ref1, gemm_bound(fmt, batch), smallest_normal(fmt))) << "after one run";
   // The second result went through two roundings to the format.
-  EXPECT_TRUE(close_to(twice, ref2, gemm_bound(fmt, 2 * batch, 2.0))) << "after two runs";
+  EXPECT_TRUE(close_to(twice, ref2, gemm_bound(fmt, 2 * batch, 2.0), smallest_normal(fmt))) << "after two runs";
 }
 
 // The generic gemm at every transpose combination: alpha scales the product
@@ -225,7 +225,7 @@ TEST_P(Gemm, AlphaScalesTheProductAtEveryTranspose) {
     std::vector<double> ref = c.product;
     if (g.accumulate)
       for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
-    EXPECT_TRUE(close_to(guarded_result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k)))
+    EXPECT_TRUE(close_to(guarded_result(*c.bc, fmt, ref.size()), ref, gemm_bound(fmt, g.k), smallest_normal(fmt)))
         << "trans_a " << g.trans_a << ", trans_b " << g.trans_b << ", alpha " << g.alpha << ", accumulate "
         << g.accumulate;
   }
@@ -315,7 +315,7 @@ TEST_P(Gemm, NanAndInfReachOnlyTheirRowsAndColumns) {
     if (op.rows > 1 && op.cols > 2) {
       ASSERT_GT(finite, 0u);
     }
-    EXPECT_TRUE(close_to(guarded_result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k)));
+    EXPECT_TRUE(close_to(guarded_result(*op.out, fmt, op.ref.size()), op.ref, gemm_bound(fmt, s.k), smallest_normal(fmt)));
   }
 }
 
@@ -416,7 +416,7 @@ TEST_P(Gemm, BatchedAtEveryTransposeAndKRange) {
     std::vector<double> ref = c.ref;
     if (g.accumulate)
       for (size_t i = 0; i < ref.size(); ++i) ref[i] += c.c0[i];
-    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, g.k)));
+    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, g.k), smallest_normal(fmt)));
   }
 }
 
@@ -538,7 +538,7 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
         }
     for (size_t i = 0; i < got.size(); ++i)
       if (!in_block[i]) ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
-    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k)));
+    EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k), smallest_normal(fmt)));
   }
 }
 
@@ -832,7 +832,7 @@ TEST_F(GemmBatch, MoreProductsThanOneDispatchHasWorkgroups) {
     }
   Buffer ba = guarded_input(f, a), bb = guarded_input(f, b), bc = guarded_output(f, ref.size());
   run_once([&](Sequence& seq) { ops::gemm(seq, f, g, ba, bb, bc); });
-  EXPECT_TRUE(close_to(guarded_result(bc, f, ref.size()), ref, gemm_bound(f, g.k)));
+  EXPECT_TRUE(close_to(guarded_result(bc, f, ref.size()), ref, gemm_bound(f, g.k), smallest_normal(f)));
 }
 
 // The epilogue cannot combine with accumulation or a batch, and a kept

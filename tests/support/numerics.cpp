@@ -1,5 +1,6 @@
 #include "numerics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -43,10 +44,11 @@ double nmse_bound(Format fmt, double ulps) {
   return 16.0 * ulps * ulps * eps * eps / 3.0 + 1e-30;
 }
 
-::testing::AssertionResult close_to(std::span<const float> out, std::span<const double> ref, double bound) {
+::testing::AssertionResult close_to(std::span<const float> out, std::span<const double> ref, double bound,
+                                    double abs_error) {
   if (out.size() != ref.size())
     return ::testing::AssertionFailure() << "size " << out.size() << " vs reference " << ref.size();
-  double err = 0, norm = 0;
+  double err = 0, norm = 0, floor = 0;
   size_t worst = 0;
   double worst_abs = -1;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -63,12 +65,13 @@ double nmse_bound(Format fmt, double ulps) {
     }
     err += (o - r) * (o - r);
     norm += r * r;
+    floor += abs_error * abs_error;
     if (std::abs(o - r) > worst_abs) {
       worst_abs = std::abs(o - r);
       worst = i;
     }
   }
-  double nmse = norm > 0 ? err / norm : err;
+  double nmse = norm > 0 ? std::max(err - floor, 0.0) / norm : std::max(err - floor, 0.0);
   if (!(nmse <= bound))
     return ::testing::AssertionFailure() << "NMSE " << nmse << " > bound " << bound << "; worst element "
                                          << worst << ": got " << out[worst] << ", reference " << ref[worst];

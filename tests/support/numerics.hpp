@@ -34,7 +34,13 @@ double nmse_bound(Format fmt, double ulps = 1.0);
 // Output against reference: the same inf/NaN positions (with inf signs),
 // never a NaN where the reference is finite, and NMSE over the finite
 // entries within `bound`.
-::testing::AssertionResult close_to(std::span<const float> out, std::span<const double> ref, double bound);
+// abs_error: what a rounding may err by where the result is below the
+// format's normal range, whatever its size (smallest_normal(): the
+// subnormal spacing, or the whole value where a driver flushes), so that a
+// tiny product does not fail a relative bound: each finite element adds
+// abs_error^2 to the error budget.
+::testing::AssertionResult close_to(std::span<const float> out, std::span<const double> ref, double bound,
+                                    double abs_error = 0);
 
 // A device buffer holding `values` in `fmt`.
 Buffer upload(Context& ctx, Format fmt, std::span<const float> values);
