@@ -63,10 +63,11 @@ fi
 echo "vkamp test bundle $(cat "$B/VERSION")"
 if ! "$B/bin/vkamp-info" >"$out/vkamp-info.txt" 2>&1; then
   cat "$out/vkamp-info.txt"
-  echo "run-tests: vkamp-info failed: no usable Vulkan device (is a Vulkan driver installed?)"
+  echo "run-tests: vkamp-info failed (no Vulkan driver, or no device for VKAMP_DEVICE): no test ran"
   exit 1
 fi
-head -n "${VKAMP_INFO_LINES:-6}" "$out/vkamp-info.txt"
+# The device the tests run on: the one vkamp-info marks with *.
+awk 'NR == 1 {print} /^\* \[/ {on = 1} /^  \[/ || /^$/ {on = 0} on' "$out/vkamp-info.txt"
 chunks=$(wc -l <"$out/index")
 echo "running $total tests in $chunks processes, $jobs at a time; logs in $out (removed if all pass)"
 
