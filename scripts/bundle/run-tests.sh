@@ -87,7 +87,7 @@ run_chunk() {
     passed=$((rc == 0)) failed=$((rc != 0)) skipped=0
     [ $rc = 0 ] || echo "$entry (exit status $rc)" >"$c.failed"
   else
-    sed -nE 's/^\[ +(OK|FAILED|SKIPPED) +\] ([^ ]+) \([0-9]+ ms\)$/\1 \2/p' "$c.log" >"$c.seen"
+    sed -nE 's/^\[ +(OK|FAILED|SKIPPED) +\] ([^ ,]+)(, where .*)? \([0-9]+ ms\)$/\1 \2/p' "$c.log" >"$c.seen"
     passed=$(grep -c '^OK ' "$c.seen")
     skipped=$(grep -c '^SKIPPED ' "$c.seen")
     {
