@@ -128,7 +128,11 @@ for d in /usr/share/vulkan/explicit_layer.d /etc/vulkan/explicit_layer.d /usr/lo
 done
 [ -n "$layer_json" ] || { echo "bundle: no Khronos validation layer (apt-get install vulkan-validationlayers)"; exit 1; }
 layer_lib=$(jq -r .layer.library_path "$layer_json")
-[[ $layer_lib == /* ]] || layer_lib=$(ldconfig -p | awk -v l="$layer_lib" '$1 == l {print $NF; exit}')
+if [[ $layer_lib != */* ]]; then  # a bare name: where the dynamic loader would find it
+  for d in /usr/local/lib /usr/lib/x86_64-linux-gnu /usr/lib; do
+    [ -f "$d/$layer_lib" ] && layer_lib="$d/$layer_lib" && break
+  done
+fi
 cp "$layer_lib" "$B/layers/"
 jq --arg l "./$(basename "$layer_lib")" '.layer.library_path = $l' "$layer_json" >"$B/layers/$(basename "$layer_json")"
 system='^(linux-vdso|ld-linux-x86-64|libc|libm|libmvec|libdl|libpthread|librt|libresolv|libutil|libanl|libstdc\+\+|libgcc_s)\.so'

@@ -75,30 +75,32 @@ echo "running $total tests in $chunks processes, $jobs at a time; logs in $out (
 # chunks/N.failed, the cases that failed or never reported (a crash, a timeout).
 run_chunk() {
   local c="$out/chunks/$1" entry=$2 env=$3 t0=$SECONDS rc passed failed skipped
-  local -a argv
-  read -r -a argv <<<"${4//@B@/$B}"
-  argv[0]="$B/bin/${argv[0]}"
+  local -a argv vars=()
+  read -r -a argv <<<"$4"
+  argv=("$B/bin/${argv[0]}" "${argv[@]:1}")
+  argv=("${argv[@]//@B@/$B}")  # @B@ stands for the bundle's directory
   [ "$(cat "$c.tests")" = "-" ] || argv+=("--gtest_filter=$(paste -sd: "$c.tests")")
-  [ "$env" = "-" ] && env=""
-  # shellcheck disable=SC2086  # env is a list of NAME=VALUE words
-  (cd "$out" && env ${env//@B@/$B} timeout "${VKAMP_TEST_TIMEOUT:-1800}" "${argv[@]}") >"$c.log" 2>&1 </dev/null
+  [ "$env" = "-" ] || read -r -a vars <<<"$env"
+  (cd "$out" && env "${vars[@]//@B@/$B}" timeout "${VKAMP_TEST_TIMEOUT:-1800}" "${argv[@]}") >"$c.log" 2>&1 </dev/null
   rc=$?
+  local why="exit status $rc"
+  [ $rc != 124 ] || why="timed out after ${VKAMP_TEST_TIMEOUT:-1800} s"
   if [ "$(cat "$c.tests")" = "-" ]; then  # a plain command: its exit status
     passed=$((rc == 0)) failed=$((rc != 0)) skipped=0
-    [ $rc = 0 ] || echo "$entry (exit status $rc)" >"$c.failed"
+    [ $rc = 0 ] || echo "$entry ($why)" >"$c.failed"
   else
     sed -nE 's/^\[ +(OK|FAILED|SKIPPED) +\] ([^ ,]+)(, where .*)? \([0-9]+ ms\)$/\1 \2/p' "$c.log" >"$c.seen"
     passed=$(grep -c '^OK ' "$c.seen")
     skipped=$(grep -c '^SKIPPED ' "$c.seen")
     {
       sed -n "s|^FAILED \(.*\)|$entry \1|p" "$c.seen"
-      cut -d' ' -f2 "$c.seen" | grep -vxFf - "$c.tests" | sed "s|^|$entry |; s|\$| (did not finish: exit status $rc)|"
+      cut -d' ' -f2 "$c.seen" | grep -vxFf - "$c.tests" | sed "s|^|$entry |; s|\$| (did not finish: $why)|"
     } >"$c.failed"
     failed=$(wc -l <"$c.failed")
     # Every case passed but the process failed: e.g. validation messages at
     # device destruction.
     if [ "$failed" = 0 ] && [ $rc != 0 ]; then
-      echo "$entry (exit status $rc after every case passed)" >"$c.failed"
+      echo "$entry ($why after every case passed)" >"$c.failed"
       failed=1
     fi
   fi
