@@ -112,8 +112,7 @@ left_out=()
     fi
   done <"$stage/ctest.tsv"
 } >"$B/tests.list"
-echo "bundle: $(grep -vc '^#' "$B/tests.list") tests; left out of ctest's:" \
-  "$(printf '%s\n' "${left_out[@]}" | sed 's/\..*/.*/' | uniq -c | awk '{printf " %s%s", $2, ($1 > 1 ? " (" $1 ")" : "")}')"
+echo "bundle: $(grep -vc '^#' "$B/tests.list") tests; left out of ctest's:$(printf '%s\n' "${left_out[@]}" | sed 's/\..*/.*/' | uniq -c | awk '{printf " %s%s", $2, ($1 > 1 ? " (" $1 ")" : "")}')"
 
 # The samples the tests start (VKAMP_SAMPLES_DIR), vkamp-info first.
 for f in "$build"/samples/*; do
@@ -128,6 +127,7 @@ for d in /usr/share/vulkan/explicit_layer.d /etc/vulkan/explicit_layer.d /usr/lo
 done
 [ -n "$layer_json" ] || { echo "bundle: no Khronos validation layer (apt-get install vulkan-validationlayers)"; exit 1; }
 layer_lib=$(jq -r .layer.library_path "$layer_json")
+[[ $layer_lib != ./* && $layer_lib != ../* ]] || layer_lib="$(dirname "$layer_json")/$layer_lib"
 if [[ $layer_lib != */* ]]; then  # a bare name: where the dynamic loader would find it
   for d in /usr/local/lib /usr/lib/x86_64-linux-gnu /usr/lib; do
     [ -f "$d/$layer_lib" ] && layer_lib="$d/$layer_lib" && break

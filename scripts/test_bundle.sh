@@ -19,10 +19,10 @@ subset=${1:-'^test_engine |^fuzz_[a-z]+_corpus |^test_ui Report\.|^test_shaders 
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-archive="$("$VKAMP_ROOT/scripts/bundle.sh" "$VKAMP_BUILD" "$tmp" | tee /dev/stderr | tail -n 1)"
+"$VKAMP_ROOT/scripts/bundle.sh" "$VKAMP_BUILD" "$tmp"
 mkdir "$tmp/run"
-tar -C "$tmp/run" -xJf "$archive"
-rm "$archive"
+tar -C "$tmp/run" -xJf "$tmp"/vkamp-tests-*.tar.xz
+rm "$tmp"/vkamp-tests-*.tar.xz
 
 run=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp/run" TMPDIR="$tmp/run"
      ${VKAMP_DEVICE:+VKAMP_DEVICE="$VKAMP_DEVICE"} "$tmp/run/vkamp-tests/run-tests.sh" -j "$(nproc)" "$subset")
