@@ -58,7 +58,7 @@ if [ "$list" = 1 ]; then
   rm -rf "$out"
   exit 0
 fi
-[ "$total" -gt 0 ] || { echo "run-tests: no test matches '$filter'"; exit 2; }
+[ "$total" -gt 0 ] || { echo "run-tests: no test matches '$filter'"; rm -rf "$out"; exit 2; }
 
 echo "vkamp test bundle $(cat "$B/VERSION")"
 if ! "$B/bin/vkamp-info" >"$out/vkamp-info.txt" 2>&1; then
