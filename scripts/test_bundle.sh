@@ -11,11 +11,13 @@
 #
 # REGEX picks the tests as run-tests.sh does; the default (the engine, the
 # readers' corpora, the offscreen report, some of the shader tests on their
-# default path and on two path variants) takes about 15 s on two cores on
+# default path and on two path variants, and one test of each suite that
+# reads the data the bundle carries: golden fixtures, reader fixtures, the
+# example configs, Fashion-MNIST, the sample binaries) takes about 15 s on two cores on
 # lavapipe with a cold shader cache, packing the bundle about 100 s.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-subset=${1:-'^test_engine |^fuzz_[a-z]+_corpus |^test_ui Report\.|^test_shaders Shaders/(Convert|Scale|Activation)\.|^shaders_gemm_tiled_path Shaders/Gemm\.LinearForward/fp16_|^shaders_row_group_path Shaders/LayerNorm\.ForwardAndBackward/'}
+subset=${1:-'^test_engine |^fuzz_[a-z]+_corpus |^test_ui Report\.|^test_shaders Shaders/(Convert|Scale|Activation)\.|^shaders_gemm_tiled_path_fp16 Shaders/Gemm\.LinearForward/|^shaders_row_group_path_fp32 Shaders/LayerNorm\.ForwardAndBackward/|^test_io Safetensors\.ReadsAFile|^test_data NpyFixtures\.|^test_golden .*ForwardLoss.*/mlp_fp32|^test_samples SampleCli\.HelpExitsZero|^test_train_host (ConfigYaml\.ExampleFiles|Dataset\.LoadsRealFashionMnistTest)'}
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

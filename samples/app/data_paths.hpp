@@ -1,10 +1,17 @@
 // Where the samples look for their data when --data is not given. The
 // engine's loaders take a directory; choosing one is the application's job.
 #pragma once
+#include <cstdlib>
+#include <string>
 
 namespace vkamp::app {
 
-// Debian's dataset-fashion-mnist package installs the IDX files here.
-inline const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// Debian's dataset-fashion-mnist package installs the IDX files here;
+// $VKAMP_FASHION_MNIST_DIR names another place (the test bundle carries a
+// copy, scripts/bundle.sh).
+inline std::string default_fashion_mnist_dir() {
+  const char* v = std::getenv("VKAMP_FASHION_MNIST_DIR");
+  return v && *v ? v : "/usr/share/datasets/fashion-mnist";
+}
 
 }  // namespace vkamp::app

@@ -12,7 +12,7 @@ using train::LossKind;
 namespace {
 
 Datasets fashion_mnist(const RunOptions& cfg) {
-  std::string dir = cfg.data_dir.empty() ? kDefaultFashionMnistDir : cfg.data_dir;
+  std::string dir = cfg.data_dir.empty() ? default_fashion_mnist_dir() : cfg.data_dir;
   return {HostData::classification(train::load_fashion_mnist(dir, false)),
           HostData::classification(train::load_fashion_mnist(dir, true))};
 }

@@ -1,6 +1,7 @@
 // .npy, .npz and IDX through load_labeled: NumPy-written fixtures
 // (make_npz_fixtures.py) against the values NumPy recorded, fresh random
 // arrays the test writes itself, and every error naming the file and byte.
+#include "support/test_paths.hpp"
 #include "vkamp/data/npy.hpp"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ using vkamp::data::LoadOptions;
 using vkamp::data::Task;
 using vkamp::test::data_rejected;
 
-const std::string kFixtures = VKAMP_DATA_FIXTURES;
+const std::string kFixtures = VKAMP_TEST_DIR(VKAMP_DATA_FIXTURES);
 
 std::string fixture(const std::string& name) { return kFixtures + "/" + name; }
 

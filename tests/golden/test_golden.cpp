@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.hpp"
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
@@ -76,7 +77,7 @@ io::TensorFile strip(const io::TensorFile& f, const std::string& prefix) {
 
 Golden load(const std::string& name) {
   Golden g;
-  g.path = std::string(VKAMP_GOLDEN_DIR) + "/" + name;
+  g.path = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/" + name;
   g.file = io::read_safetensors(g.path);
   g.spec = train::parse_model(g.file.metadata.at("vkamp.model"));
   g.classes = train::layer_shapes(g.spec).back().elements();

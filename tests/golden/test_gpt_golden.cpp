@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.hpp"
 #include "adamw_bounds.hpp"
 #include "golden_step.hpp"
 #include "support/gpu_test.hpp"
@@ -78,7 +79,7 @@ std::vector<uint32_t> ids(const io::TensorFile& f, const std::string& name, cons
 
 GptGolden load() {
   GptGolden g;
-  g.path = std::string(VKAMP_GOLDEN_DIR) + "/gpt.safetensors";
+  g.path = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/gpt.safetensors";
   g.file = io::read_safetensors(g.path);
   g.cfg = train::gpt_config_from_metadata(g.file.metadata, g.path);
   g.idx = ids(g.file, "idx", g.path);

@@ -1,6 +1,7 @@
 // The safetensors reader and writer: round trips, a file from an independent
 // writer (make_safetensors_fixture.py), and every way an untrusted file can
 // be wrong, each a FormatError naming the file and the problem.
+#include "support/test_paths.hpp"
 #include "vkamp/io/safetensors.hpp"
 
 #include <gtest/gtest.h>
@@ -100,7 +101,7 @@ TEST_F(Safetensors, RoundTripsEveryDtypeScalarsEmptyTensorsAndMetadata) {
 }
 
 TEST_F(Safetensors, ReadsAFileFromAnIndependentWriter) {
-  TensorFile f = read_safetensors(VKAMP_IO_FIXTURES "/independent.safetensors");
+  TensorFile f = read_safetensors(VKAMP_TEST_DIR(VKAMP_IO_FIXTURES) + "/independent.safetensors");
   EXPECT_EQ(f.metadata.at("format"), "pt");
   EXPECT_EQ(f.metadata.at("source"), "make_safetensors_fixture.py");
   std::vector<std::string> names;

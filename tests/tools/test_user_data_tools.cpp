@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.hpp"
 #include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 
@@ -26,7 +27,7 @@ using Result = vkamp::test::ChildResult;
 using vkamp::test::rejected;
 
 Result run_tool(const char* tool, const std::string& args) {
-  return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + tool + " " + args);
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/" + tool + " " + args);
 }
 
 // The number after `prefix` in the output ("held-out accuracy 93.40%" -> "93.40").
@@ -178,7 +179,7 @@ TEST_F(UserDataTools, RegressionOnTwoTargetColumns) {
 }
 
 TEST_F(UserDataTools, TrainsOnAnNpzFile) {
-  Result tr = run_tool("vkamp-train", "--no-progress --train " + std::string(VKAMP_DATA_FIXTURES) +
+  Result tr = run_tool("vkamp-train", "--no-progress --train " + VKAMP_TEST_DIR(VKAMP_DATA_FIXTURES) +
                                           "/images_u8.npz --epochs 1 --batch 2");
   ASSERT_EQ(tr.status, 0) << tr.output;
   EXPECT_EQ(tr.output.find("validation"), std::string::npos) << tr.output;

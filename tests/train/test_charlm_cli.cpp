@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "support/test_paths.hpp"
 #include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 
@@ -29,7 +30,7 @@ const std::string kTinyGpt =
     " --n-layer 1 --n-head 2 --n-embd 16 --block-size 16 --batch 4 --eval-every 10 --generate 24";
 
 Result run_charlm(const std::string& args) {
-  return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/charlm --no-progress " +
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/charlm --no-progress " +
                                 args);
 }
 

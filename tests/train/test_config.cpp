@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.hpp"
 #include "app/cli.hpp"
 #include "vkamp/train/config.hpp"
 
@@ -527,8 +528,8 @@ std::vector<std::string> shown(const RunOptions& o) {
 
 TEST(ConfigYaml, ExampleFilesMapToTheSameSettings) {
   RunOptions flat, cerebras;
-  apply_config_file(std::string(VKAMP_EXAMPLES_DIR) + "/configs/flat.yaml", flat);
-  apply_config_file(std::string(VKAMP_EXAMPLES_DIR) + "/configs/cerebras_style.yaml", cerebras);
+  apply_config_file(VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) + "/configs/flat.yaml", flat);
+  apply_config_file(VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) + "/configs/cerebras_style.yaml", cerebras);
   EXPECT_EQ(shown(flat), shown(cerebras));
   EXPECT_EQ(cerebras.precision, Format::CB16);
   EXPECT_EQ(cerebras.scaler.initial_scale, 32768.0);

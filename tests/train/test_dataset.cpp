@@ -276,7 +276,7 @@ TEST(Dataset, RejectsBadFashionMnistLayouts) {
 
 namespace {
 void check_real_fashion_mnist(bool test) {
-  const std::string dir = vkamp::app::kDefaultFashionMnistDir;
+  const std::string dir = vkamp::app::default_fashion_mnist_dir();
   auto data = vkamp::train::load_fashion_mnist(dir, test);
   const uint32_t n = test ? 10000 : 60000;
   EXPECT_EQ(data.count, n);
@@ -305,15 +305,15 @@ void check_real_fashion_mnist(bool test) {
 }  // namespace
 
 TEST(Dataset, LoadsRealFashionMnistTrain) {
-  if (!fs::is_directory(vkamp::app::kDefaultFashionMnistDir))
-    GTEST_SKIP() << vkamp::app::kDefaultFashionMnistDir
+  if (!fs::is_directory(vkamp::app::default_fashion_mnist_dir()))
+    GTEST_SKIP() << vkamp::app::default_fashion_mnist_dir()
                  << " is missing (apt install dataset-fashion-mnist)";
   check_real_fashion_mnist(false);
 }
 
 TEST(Dataset, LoadsRealFashionMnistTest) {
-  if (!fs::is_directory(vkamp::app::kDefaultFashionMnistDir))
-    GTEST_SKIP() << vkamp::app::kDefaultFashionMnistDir
+  if (!fs::is_directory(vkamp::app::default_fashion_mnist_dir()))
+    GTEST_SKIP() << vkamp::app::default_fashion_mnist_dir()
                  << " is missing (apt install dataset-fashion-mnist)";
   check_real_fashion_mnist(true);
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/test_paths.hpp"
 #include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "ui/picture.hpp"
@@ -28,7 +29,7 @@ using vkamp::test::rejected;
 class SampleCli : public vkamp::test::TempDirTest {};
 
 Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
-  return vkamp::test::run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_SAMPLES_DIR + "/" + sample +
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/" + sample +
                                 " --no-progress " + args);
 }
 
@@ -37,7 +38,7 @@ Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
 // vkamp requests, and the cooperative-matrix extensions (the shapes, one
 // line each, where a device has them: never on lavapipe).
 TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
-  Result r = vkamp::test::run_child(std::string(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
+  Result r = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* line : {"inf/NaN keep    fp16 ", "overflow checks exponent-bit tests", "cooperative matrix       KHR ",
                            "precision path  ", "* = the device vkamp uses"})
@@ -46,7 +47,7 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   EXPECT_EQ(offers, r.output.find("matrix shapes") != std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("validation error"), std::string::npos) << r.output;
   // (Not rejected(): the usage text names --validation.)
-  Result bad = vkamp::test::run_child(std::string(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
+  Result bad = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("unknown argument '--bogus'"), std::string::npos) << bad.output;
 }
