@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/gpu_test.hpp"
+#include "support/spirv_words.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/shader_registry.hpp"
 #include "vkamp/spirv_float_controls.hpp"
@@ -18,15 +19,7 @@ constexpr uint32_t kOpCapability = 17, kOpExtension = 10, kOpExecutionMode = 16;
 
 std::vector<uint32_t> words_of(const ShaderCode& s) { return {s.words, s.words + s.word_count}; }
 
-// The opcodes in order, and how many instructions carry `op` with first operand `operand`.
-size_t count(const std::vector<uint32_t>& m, uint32_t op, uint32_t operand_index, uint32_t operand) {
-  size_t n = 0;
-  for (size_t at = 5; at < m.size(); at += m[at] >> 16)
-    if ((m[at] & 0xFFFF) == op && (m[at] >> 16) > operand_index && m[at + operand_index] == operand) ++n;
-  return n;
-}
-
-bool declares_float16(const std::vector<uint32_t>& m) { return count(m, kOpCapability, 1, 9) > 0; }
+bool declares_float16(const std::vector<uint32_t>& m) { return count_instructions(m, kOpCapability, 1, 9) > 0; }
 
 TEST(SpirvFloatControls, AddsTheModeToEveryShaderOnce) {
   for (const ShaderCode* s : all_shaders()) {
@@ -39,9 +32,9 @@ TEST(SpirvFloatControls, AddsTheModeToEveryShaderOnce) {
     std::vector<uint32_t> got = inf_nan_preserve_widths(p);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, want);
-    EXPECT_EQ(count(p, kOpCapability, 1, 4466), 1u);
+    EXPECT_EQ(count_instructions(p, kOpCapability, 1, 4466), 1u);
     // SPIR-V 1.3 (vulkan1.1) needs the extension; its name starts "SPV_".
-    EXPECT_EQ(count(p, kOpExtension, 1, 0x5F565053u), count(m, kOpExtension, 1, 0x5F565053u) + 1);
+    EXPECT_EQ(count_instructions(p, kOpExtension, 1, 0x5F565053u), count_instructions(m, kOpExtension, 1, 0x5F565053u) + 1);
     EXPECT_EQ(p[3], m[3]) << "the id bound is unchanged (no new ids)";
     // Everything else is kept, in order: the new words are 2 + 7 + 4 per width.
     EXPECT_EQ(p.size(), m.size() + 2 + 7 + 4 * want.size());

@@ -307,12 +307,7 @@ TEST_P(PoolWindows, GatherAndPerWindowGiveTheSameBits) {
 // The bits of the quiet NaN the shaders write (nonfinite.glsl's
 // kQuietNanBits), as `fmt` stores it and download() reads it back.
 uint32_t canonical_nan_bits(Format fmt) {
-  const float q = std::bit_cast<float>(0x7FC00000u);
-  float v = q;
-  if (fmt == Format::F16) v = fp16_to_f32(f32_to_fp16(q));
-  if (fmt == Format::BF16) v = bf16_to_f32(f32_to_bf16(q));
-  if (fmt == Format::CB16) v = cb16_to_f32(f32_to_cb16(q));
-  return std::bit_cast<uint32_t>(v);
+  return std::bit_cast<uint32_t>(round_to(fmt, std::bit_cast<float>(0x7FC00000u)));
 }
 
 // Every NaN either backward writes is the canonical quiet NaN, whatever NaN
