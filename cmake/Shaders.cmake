@@ -13,7 +13,7 @@ set(VKAMP_SHADER_DIR ${CMAKE_CURRENT_LIST_DIR}/../shaders)
 set_property(GLOBAL PROPERTY VKAMP_SHADER_IDS "")
 set_property(GLOBAL PROPERTY VKAMP_SHADER_SOURCES "")
 
-# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [SUBGROUP] [TEXEL])
+# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [SUBGROUP] [TEXEL] [COOPMAT])
 # Without FORMATS the shader is compiled once, as "<name>". (The
 # SignedZeroInfNanPreserve execution mode is not a build: Kernel adds it to
 # the module where the device offers it, engine/src/spirv_float_controls.cpp.)
@@ -21,9 +21,11 @@ set_property(GLOBAL PROPERTY VKAMP_SHADER_SOURCES "")
 # "<key>.subgroup" with VKAMP_GEMM_SUBGROUP, for code that needs subgroup
 # ballot (which not every device has). TEXEL also builds "<key>.texel" with
 # VKAMP_GEMM_TEXEL, which reads the GEMM's operands through uniform texel
-# buffers (a CPU driver gathers those with vector code).
+# buffers (a CPU driver gathers those with vector code). COOPMAT also builds
+# "<key>.coopmat" with VKAMP_COOPMAT: cooperative matrices (tensor cores),
+# for the devices that offer them.
 function(vkamp_shader name)
-  cmake_parse_arguments(ARG "SUBGROUP;TEXEL" "" "FORMATS" ${ARGN})
+  cmake_parse_arguments(ARG "SUBGROUP;TEXEL;COOPMAT" "" "FORMATS" ${ARGN})
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
@@ -36,6 +38,9 @@ function(vkamp_shader name)
   endif()
   if(ARG_TEXEL)
     list(APPEND modes texel)
+  endif()
+  if(ARG_COOPMAT)
+    list(APPEND modes coopmat)
   endif()
   foreach(fmt IN LISTS ARG_FORMATS)
   foreach(mode IN LISTS modes)
@@ -57,6 +62,10 @@ function(vkamp_shader name)
       set(id ${id}_texel)
       set(key ${key}.texel)
       list(APPEND defs -DVKAMP_GEMM_TEXEL=1)
+    elseif(mode STREQUAL "coopmat")
+      set(id ${id}_coopmat)
+      set(key ${key}.coopmat)
+      list(APPEND defs -DVKAMP_COOPMAT=1)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)

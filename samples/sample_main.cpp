@@ -133,8 +133,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     std::fprintf(stderr, "%s: %s\n", info.name, e.what());
     return 2;
   }
-  std::fprintf(stderr, "%s%s on %s (%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
-               precision_path_name(ctx->path()));
+  const GemmMma mma = ctx->gemm_mma();
+  std::fprintf(stderr, "%s%s on %s (%s%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
+               precision_path_name(ctx->path()),
+               mma == GemmMma::coopmat    ? "; fp16 GEMMs on tensor cores"
+               : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
+                                          : "");
   try {
     return body(cfg, *ctx);
   } catch (const dist::PeerFailed&) {

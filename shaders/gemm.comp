@@ -6,31 +6,15 @@
 // covers a (4 WY) x (4 WX) tile, (RM WY) x (CN WX) on the direct path. The host shapes the tile to
 // the product (ops::gemm_plan): thin outputs such as a convolution's 6 or 16
 // channels get a thin tile instead of a 64x64 one that is 90% padding.
-// TRANS_A: A is stored k x m. TRANS_B: B is stored n x k.
-// TILED = 1 stages A and B tiles of depth 16 in shared memory (GPUs);
-// TILED = 0 reads the operands straight from memory, with no shared memory
-// and no barriers: 1.5-2x faster on lavapipe, whose barriers are costly and
-// whose CPU caches do the staging (bench/NOTES.md).
-// SPLIT_K = 1: workgroup z sums only k in [z kc, (z+1) kc) and writes its
-// alpha-scaled fp32 partial to `partial` (z-major); gemm_reduce.comp then
-// adds the partials in order. That spreads a long k over many workgroups
-// when C is too small to (a convolution's dW: 6x25 outputs, k = 50176).
-// Batched (BATCHED = 1): workgroup z + p.z0 picks product z, whose A starts
-// at a_first + (z / inner) a_outer + (z % inner) sa (B and C alike): a batch
-// of (example, head) products, each head a column block of the token rows.
-// The host never splits k then, so z is free. Every matrix is stored
-// row-major with its own row stride (lda, ldb, ldc), so a product can read
-// and write a column block of a wider matrix.
+// The operand loads, batching (BATCHED), split-k (SPLIT_K) and the fused
+// bias/activation epilogue are shaders/common/gemm_common.glsl's, shared
+// with gemm_mma.comp (the tensor-core GEMM).
+// SPLIT_K spreads a long k over many workgroups when C is too small to fill
+// the device (a convolution's dW: 6x25 outputs, k = 50176).
+// Batches: the host never splits k then, so workgroup z is free.
 // K_RANGE limits output row i's sum to k <= i (1) or k >= i (2): the causal
 // products of attention. Products outside are skipped, not multiplied by a
 // zero, so an inf or NaN there cannot reach row i (0 * NaN is NaN).
-// Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp, from
-// the same activation_fn.glsl): BIAS = 1 adds bias[j] to column j
-// in fp32 before the single rounding, and ACT (activation_fn.glsl's codes,
-// 0 none) stores f(z) for z = alpha acc + bias rounded to the format: the
-// unfused GEMM, bias_add and activation, less the rounding of alpha acc
-// before the bias (none in fp32). With p.keep_z, z itself (rounded) also
-// goes to `preact`, for a backward that needs f'(z).
 // The subgroup broadcast of SG_A needs the ballot capability, which not
 // every device has: it is only in the ".subgroup" variant of this shader
 // (VKAMP_GEMM_SUBGROUP), which the host picks where the device reports it.
@@ -44,10 +28,7 @@
 #include "activation_fn.glsl"
 
 layout(local_size_x_id = 3, local_size_y_id = 4) in;
-layout(constant_id = 0) const uint TRANS_A = 0;
-layout(constant_id = 1) const uint TRANS_B = 0;
 layout(constant_id = 2) const uint TILED = 1;
-layout(constant_id = 5) const uint SPLIT_K = 0;
 // Outputs per thread on the direct path (TILED = 0): RM rows x CN columns.
 // Each operand value loaded feeds CN (from A) or RM (from B) fmas, so a
 // bigger block needs fewer loads per flop; lavapipe runs every load of a
@@ -59,10 +40,7 @@ layout(constant_id = 7) const uint CN = 4;
 // subgroup loads 2 of the 16 A values the subgroup's lanes share and
 // broadcasts them, instead of every lane loading all 16.
 layout(constant_id = 8) const uint SG_A = 0;
-layout(constant_id = 9) const uint BATCHED = 0;
 layout(constant_id = 10) const uint K_RANGE = 0;
-layout(constant_id = 11) const uint BIAS = 0;
-layout(constant_id = 12) const uint ACT = ACT_NONE;
 
 #if defined(VKAMP_GEMM_TEXEL)
 // A and B as uniform texel buffers: lavapipe gathers a texel fetch for all
@@ -85,18 +63,7 @@ layout(std430, binding = 1) readonly buffer B { sfp b[]; };
 #define A_AT(i) sfp2f(a[i])
 #define B_AT(i) sfp2f(b[i])
 #endif
-layout(std430, binding = 2) buffer C { sfp c[]; };
-layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
-layout(std430, binding = 4) readonly buffer Bias { sfp bias[]; };
-layout(std430, binding = 5) writeonly buffer Preact { sfp preact[]; };
-layout(push_constant) uniform Push {
-  uint m, n, k; float alpha; uint accumulate; uint kc;
-  uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
-  uint a_first, b_first, c_first;  // product 0's first element in each binding
-  uint lda, ldb, ldc;  // row strides of A, B and C as stored
-  uint inner, a_outer, b_outer, c_outer;  // the batch's outer level (BATCHED)
-  uint keep_z;  // epilogue: also store the pre-activation z (dense m x n)
-} p;
+#include "gemm_common.glsl"
 
 const uint WX = gl_WorkGroupSize.x, WY = gl_WorkGroupSize.y, THREADS = WX * WY;
 const uint BM = 4u * WY, BN = 4u * WX, BK = 16u;  // tiled path
@@ -107,16 +74,6 @@ const uint DM = (TILED != 0u ? 4u : RM), DN = (TILED != 0u ? 4u : CN);  // outpu
 shared float As[BK][TILED != 0u ? BM + 1u : 1u];
 shared float Bs[BK][TILED != 0u ? BN + 1u : 1u];
 
-uint k_end;
-uint a0, b0, c0;  // this product's first element of A, B and C
-float load_a(uint i, uint kk) {  // op(A)[i, kk]
-  if (i >= p.m || kk >= k_end) return 0.0;
-  return TRANS_A != 0u ? A_AT(a0 + kk * p.lda + i) : A_AT(a0 + i * p.lda + kk);
-}
-float load_b(uint kk, uint j) {  // op(B)[kk, j]
-  if (kk >= k_end || j >= p.n) return 0.0;
-  return TRANS_B != 0u ? B_AT(b0 + j * p.ldb + kk) : B_AT(b0 + kk * p.ldb + j);
-}
 // Whether output row i sums the product at kk (K_RANGE).
 bool in_k_range(uint i, uint kk) { return K_RANGE == 0u || (K_RANGE == 1u ? kk <= i : kk >= i); }
 
@@ -126,14 +83,7 @@ void main() {
   uint row0 = gl_WorkGroupID.y * (DM * WY), col0 = gl_WorkGroupID.x * (DN * WX);
   uint k_begin = SPLIT_K != 0u ? gl_WorkGroupID.z * p.kc : 0u;
   k_end = SPLIT_K != 0u ? min(p.k, k_begin + p.kc) : p.k;
-  a0 = p.a_first, b0 = p.b_first, c0 = p.c_first;
-  if (BATCHED != 0u) {
-    uint z = gl_WorkGroupID.z + p.z0;
-    uint outer = z / p.inner, inner = z - outer * p.inner;
-    a0 += outer * p.a_outer + inner * p.sa;
-    b0 += outer * p.b_outer + inner * p.sb;
-    c0 += outer * p.c_outer + inner * p.sc;
-  }
+  locate_product();
   // No row of this workgroup sums k past its last row (K_RANGE 1) or before
   // its first (K_RANGE 2): half the work of a causal product.
   if (K_RANGE == 1u) k_end = min(k_end, row0 + DM * WY);
@@ -214,18 +164,7 @@ void main() {
     for (uint q = 0u; q < DN; ++q) {
       uint j = col0 + tx + WX * q;
       if (j >= p.n) continue;
-      float v = p.alpha * acc[r][q];
-      if (SPLIT_K != 0u) {
-        partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
-      } else {
-        if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
-        if (BIAS != 0u) v += sfp2f(bias[j]);
-        if (ACT != ACT_NONE) {
-          if (p.keep_z != 0u) preact[i * p.n + j] = f2sfp(v);
-          v = activate(ACT, round_to_sfp(v));
-        }
-        c[c0 + i * p.ldc + j] = f2sfp(v);
-      }
+      store_c(i, j, acc[r][q]);
     }
   }
 }

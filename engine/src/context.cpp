@@ -30,7 +30,25 @@ std::string default_cache_path(const DeviceInfo& info) {
   return dir + "/vkamp/pipelines-" + uuid + ".bin";
 }
 
+// $VKAMP_COOPMAT, when the options leave the GEMM path open.
+GemmMma gemm_mma_from_env() {
+  std::string v = env_or("VKAMP_COOPMAT", "0");
+  if (v == "0") return GemmMma::off;
+  if (v == "1") return GemmMma::coopmat;
+  if (v == "emulate") return GemmMma::emulated;
+  throw Error("VKAMP_COOPMAT is 0, 1 or emulate, not \"" + v + "\"");
+}
+
 }  // namespace
+
+const char* gemm_mma_name(GemmMma m) {
+  switch (m) {
+    case GemmMma::off: return "off";
+    case GemmMma::emulated: return "emulated";
+    case GemmMma::coopmat: return "coopmat";
+  }
+  return "?";
+}
 
 Context::Context(ContextOptions opt)
     : instance_(opt.validation.value_or(validation_requested_by_env())) {
@@ -78,6 +96,27 @@ Context::Context(ContextOptions opt)
                          info_.float_controls && info_.inf_nan_preserve[1]};
   if (inf_nan_preserve_.any() && info_.float_controls_ext)
     extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+
+  // The tensor-core GEMM's shaders hold fp16 values in shared memory, so
+  // both of its builds need the fp16-arithmetic path; the cooperative-matrix
+  // build also needs the extension and the Vulkan memory model, which
+  // glslang declares for GL_NV_cooperative_matrix.
+  gemm_mma_ = opt.gemm_mma.value_or(gemm_mma_from_env());
+  if (gemm_mma_ == GemmMma::coopmat && !info_.tensor_core_gap().empty())
+    throw Error("VKAMP_COOPMAT=1: device \"" + info_.name + "\" cannot run the tensor-core GEMM: " +
+                info_.tensor_core_gap() + " (VKAMP_COOPMAT=emulate runs its emulation)");
+  if (path_ != PrecisionPath::Fp16Arithmetic) gemm_mma_ = GemmMma::off;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  coopmat.cooperativeMatrix = VK_TRUE;
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  memory_model.vulkanMemoryModel = VK_TRUE;
+  if (gemm_mma_ == GemmMma::coopmat) {
+    coopmat.pNext = &memory_model;
+    memory_model.pNext = feats.pNext;
+    feats.pNext = &coopmat;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &feats;

@@ -72,6 +72,14 @@ std::string CooperativeMatrixShape::describe() const {
          " -> " + result + ", " + scope + (saturating ? ", saturating" : "");
 }
 
+bool offers_nv_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes) {
+  for (const auto& s : shapes)
+    if (std::string(s.api) == "NV" && s.m == 16 && s.n == 16 && s.k == 16 && s.a == "fp16" && s.b == "fp16" &&
+        s.c == "fp32" && s.result == "fp32" && s.scope == "subgroup")
+      return true;
+  return false;
+}
+
 std::vector<CooperativeMatrixShape> probe_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, bool khr,
                                                              bool nv) {
   std::vector<CooperativeMatrixShape> out;

@@ -117,13 +117,20 @@ void probe_features(VkPhysicalDevice pd, const VkPhysicalDeviceProperties& props
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   VkPhysicalDeviceShaderFloat16Int8Features float16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   VkPhysicalDeviceFeatures2 feats2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats2.pNext = &storage16;
-  if (v12 || has_device_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
-    storage16.pNext = &float16;
+  void** tail = &storage16.pNext;
+  if (v12 || has_device_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
+    *tail = &float16;
+    tail = &float16.pNext;
+  }
+  if (v12) *tail = &memory_model;  // core in 1.2; the tensor-core GEMM asks no more of a 1.1 device
   vkGetPhysicalDeviceFeatures2(pd, &feats2);
   d.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
   d.shader_float16 = float16.shaderFloat16;
+  d.vulkan_memory_model = memory_model.vulkanMemoryModel;
 }
 
 DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
@@ -169,6 +176,17 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
 }
 
 }  // namespace
+
+std::string DeviceInfo::tensor_core_gap() const {
+  if (!cooperative_matrix_nv) return "no VK_NV_cooperative_matrix";
+  if (api_version < VK_API_VERSION_1_2) return "a Vulkan 1.1 device (needs 1.2's memory model)";
+  if (!offers_nv_fp16_mma(cooperative_matrix_shapes)) return "no 16x16x16 fp16 x fp16 -> fp32 subgroup shape";
+  if (!shader_float16) return "no shaderFloat16";
+  if (!vulkan_memory_model) return "no vulkanMemoryModel";
+  if (!(subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT) || subgroup_size == 0 || 256 % subgroup_size != 0)
+    return "subgroups of " + std::to_string(subgroup_size) + " (needs basic operations, a size dividing 256)";
+  return "";
+}
 
 PrecisionPath DeviceInfo::path() const {
   if (!unsupported_reason.empty()) return PrecisionPath::Unsupported;

@@ -849,6 +849,74 @@ TEST_F(GemmBatch, EpilogueRejectsWhatItCannotDo) {
   seq.end();
 }
 
+// The tensor-core GEMM (gemm_mma.comp) takes fp16 products when the
+// context's GemmMma is not off: on cooperative matrices, or emulated on any
+// device (VKAMP_COOPMAT=emulate). The ctest variant shaders_gemm_mma_emulated
+// runs every fp16 test of this file and of attention through the emulation;
+// these two check the choice, and the 128 x 128 tiles that none of the
+// suite's shapes reach (the plan keeps them for products with many tiles).
+class GemmMmaPath : public GpuTest {};
+
+TEST_F(GemmMmaPath, TakesFp16ProductsButNotTheCausalOnes) {
+  const bool on = ctx().gemm_mma() != GemmMma::off;
+  const ops::Gemm plain{.m = 8, .n = 8, .k = 8};
+  EXPECT_EQ(ops::gemm_takes_mma(ctx(), Format::F16, plain), on);
+  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::BF16, plain)) << "cooperative matrices here are fp16 only";
+  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::F32, plain));
+  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::F16, {.m = 8, .n = 8, .k = 8, .k_range = ops::KRange::up_to_row}))
+      << "causal products stay on gemm.comp, which skips past the diagonal";
+  const char* env = std::getenv("VKAMP_COOPMAT");
+  if (env && std::string(env) == "emulate" && ctx().path() == PrecisionPath::Fp16Arithmetic)
+    EXPECT_EQ(ctx().gemm_mma(), GemmMma::emulated) << "the variant must run what it names";
+}
+
+TEST_F(GemmMmaPath, LargeTilesOverABatchAtEveryTranspose) {
+  const Format fmt = Format::F16;
+  // 130 x 130: two 128-row tiles, the second 2 rows deep; k = 40 stages a
+  // full 32-deep slice and a short one. 32 products make 128 tiles.
+  const uint32_t m = 130, n = 130, k = 40, batch = 32;
+  for (bool trans_a : {false, true})
+    for (bool trans_b : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "trans_a " << trans_a << ", trans_b " << trans_b);
+      const ops::Gemm g{.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f,
+                        .batch = batch};
+      const ops::GemmMmaPlan plan = ops::gemm_mma_plan(g);
+      EXPECT_EQ(plan.tile_m(), 128u);
+      EXPECT_EQ(plan.tile_n(), 128u);
+      const uint64_t na = uint64_t(m) * k, nb = uint64_t(k) * n, nc = uint64_t(m) * n;
+      auto a = random_values(batch * na, -1, 1, fmt), b = random_values(batch * nb, -1, 1, fmt);
+      std::vector<double> ref(batch * nc);
+      for (uint32_t z = 0; z < batch; ++z)
+        for (uint32_t i = 0; i < m; ++i)
+          for (uint32_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (uint32_t l = 0; l < k; ++l)
+              sum += double(a[z * na + (trans_a ? l * m + i : i * k + l)]) *
+                     b[z * nb + (trans_b ? j * k + l : l * n + j)];
+            ref[z * nc + i * n + j] = 0.5 * sum;
+          }
+      Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b), bc = guarded_output(fmt, ref.size());
+      run_once([&](Sequence& seq) { ops::gemm(seq, fmt, g, ba, bb, bc); });
+      EXPECT_TRUE(close_to(guarded_result(bc, fmt, ref.size()), ref, gemm_bound(fmt, k), smallest_normal(fmt)));
+    }
+}
+
+TEST(GemmMmaPlan, TilesAndSplits) {
+  const ops::GemmMmaPlan small = ops::gemm_mma_plan({.m = 127, .n = 127, .k = 127});
+  EXPECT_EQ(small.tile_m(), 64u) << "4 tiles of 128 would leave a large GPU idle";
+  EXPECT_EQ(small.tile_n(), 64u);
+  EXPECT_EQ(small.splits, 1u);
+  const ops::GemmMmaPlan big = ops::gemm_mma_plan({.m = 4096, .n = 4096, .k = 4096});
+  EXPECT_EQ(big.tile_m(), 128u);
+  EXPECT_EQ(big.splits, 1u);
+  const ops::GemmMmaPlan dw = ops::gemm_mma_plan({.m = 6, .n = 25, .k = 4099, .trans_a = true});
+  EXPECT_GT(dw.splits, 1u);
+  EXPECT_EQ(dw.k_chunk % 32, 0u) << "slices start on the shader's 32-deep staging";
+  EXPECT_GE(uint64_t(dw.splits) * dw.k_chunk, 4099u) << "every k is in a slice";
+  EXPECT_LT(uint64_t(dw.splits - 1) * dw.k_chunk, 4099u) << "no slice is empty";
+  EXPECT_EQ(ops::gemm_mma_plan({.m = 6, .n = 25, .k = 4099, .batch = 2}).splits, 1u);
+}
+
 // The plan behind the shapes above, so the tests keep covering the thin
 // tile and split-k if the heuristic moves. Plain host tests: no device.
 TEST(GemmPlan, ThinOutputsGetThinTiles) {

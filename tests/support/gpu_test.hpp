@@ -14,11 +14,15 @@ namespace vkamp::test {
 Context& ctx();
 // Why the test main found no usable device; empty when it did.
 const std::string& no_device_reason();
+// Why every GPU test skips on this device (VKAMP_COOPMAT=1 without tensor
+// cores); empty when they run.
+const std::string& skip_all_reason();
 
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!no_device_reason().empty()) FAIL() << no_device_reason();
+    if (!skip_all_reason().empty()) GTEST_SKIP() << skip_all_reason();
     messages_at_start_ = validation_message_count();
   }
   void TearDown() override {

@@ -14,6 +14,7 @@ namespace vkamp::test {
 namespace {
 std::unique_ptr<Context> g_ctx;
 std::string g_no_device;  // why there is no context
+std::string g_skip_all;   // why every GPU test skips
 
 bool no_device_allowed() {
   const char* v = std::getenv("VKAMP_ALLOW_NO_DEVICE");
@@ -31,6 +32,18 @@ class ContextEnvironment : public ::testing::Environment {
     try {
       g_ctx = std::make_unique<Context>(opt);
     } catch (const Error& e) {
+      // VKAMP_COOPMAT=1 where the device has no tensor cores (the variant
+      // that checks them, run on a machine without): skip, saying why.
+      const char* mma = std::getenv("VKAMP_COOPMAT");
+      if (mma && std::string(mma) == "1") {
+        opt.gemm_mma = GemmMma::off;
+        try {
+          g_ctx = std::make_unique<Context>(opt);
+          g_skip_all = e.what();
+          return;
+        } catch (const Error&) {
+        }
+      }
       g_no_device = std::string("no usable Vulkan device: ") + e.what() +
                     " (VKAMP_ALLOW_NO_DEVICE=1 skips the GPU tests instead)";
       if (no_device_allowed()) GTEST_SKIP() << g_no_device;
@@ -51,6 +64,7 @@ Context& ctx() {
 }
 
 const std::string& no_device_reason() { return g_no_device; }
+const std::string& skip_all_reason() { return g_skip_all; }
 
 }  // namespace vkamp::test
 

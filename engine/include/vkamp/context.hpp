@@ -16,6 +16,15 @@
 
 namespace vkamp {
 
+// How fp16 GEMMs run (gemm_mma.comp): on the ordinary GEMM (off), on the
+// tensor-core GEMM with cooperative matrices (coopmat: NVIDIA's
+// VK_NV_cooperative_matrix), or on the same tiled GEMM with its
+// multiply-accumulate emulated in plain GLSL (emulated: any device; the
+// tests use it). Off by default until the coopmat build has passed the GEMM
+// suite on a GPU.
+enum class GemmMma { off, emulated, coopmat };
+const char* gemm_mma_name(GemmMma m);
+
 struct ContextOptions {
   // Index or name substring; empty means $VKAMP_DEVICE, then the best device
   // (or, with local_rank set, the local_rank-th usable device, modulo their count).
@@ -31,6 +40,10 @@ struct ContextOptions {
   // Take the fp16-storage path even where shaderFloat16 exists (tests the
   // fallback). $VKAMP_FP16_STORAGE_ONLY=1 sets it too.
   bool fp16_storage_only = false;
+  // The fp16 GEMM path; unset means $VKAMP_COOPMAT (0 off, 1 coopmat,
+  // emulate). coopmat on a device without it (DeviceInfo::tensor_core_gap)
+  // is an Error. On the fp16-storage path every GEMM stays off.
+  std::optional<GemmMma> gemm_mma;
 };
 
 class Context {
@@ -42,6 +55,7 @@ class Context {
 
   const DeviceInfo& info() const { return info_; }
   PrecisionPath path() const { return path_; }
+  GemmMma gemm_mma() const { return gemm_mma_; }
   bool validation() const { return instance_.validation(); }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
@@ -78,6 +92,7 @@ class Context {
 
  private:
   void save_pipeline_cache();
+  GemmMma gemm_mma_ = GemmMma::off;
 
   Instance instance_;
   DeviceInfo info_;

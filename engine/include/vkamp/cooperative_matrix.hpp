@@ -21,6 +21,11 @@ struct CooperativeMatrixShape {
   std::string describe() const;
 };
 
+// Whether `shapes` hold the one vkamp's tensor-core GEMM (gemm_mma.comp's
+// ".coopmat" build) is written for: NV, 16x16x16, fp16 x fp16 + fp32 -> fp32,
+// subgroup scope.
+bool offers_nv_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes);
+
 // Every shape each extension the device has reports (KHR first); empty
 // when it has neither. Needs the instance for the entry points.
 std::vector<CooperativeMatrixShape> probe_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, bool khr,

@@ -36,6 +36,7 @@ struct DeviceInfo {
   bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix present
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;  // both, KHR first
   bool bfloat16 = false;            // VK_KHR_shader_bfloat16 present
+  bool vulkan_memory_model = false;  // the feature (cooperative-matrix shaders need it)
   uint32_t subgroup_size = 0;
   VkSubgroupFeatureFlags subgroup_ops = 0;
   bool timestamps = false;          // on the compute queue
@@ -61,6 +62,9 @@ struct DeviceInfo {
   bool denorm_flush_to_zero[3] = {};
 
   PrecisionPath path() const;
+  // Why the tensor-core GEMM (NV cooperative matrices) cannot run here; empty
+  // when it can.
+  std::string tensor_core_gap() const;
 };
 
 const char* device_type_name(VkPhysicalDeviceType t);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "gemm_detail.hpp"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -17,9 +18,6 @@ uint32_t pow2_at_least(uint32_t v) {
   return p;
 }
 
-// Workgroups a product should have before its k is split: enough for every
-// core of a CPU driver and every multiprocessor of a large GPU.
-constexpr uint32_t kBusyGroups = 128;
 // The shortest k slice worth a workgroup (and its share of the reduction).
 constexpr uint32_t kMinSliceK = 256;
 // Fewer tiles than this in all, and the tiles shrink along m: 2 workgroups
@@ -57,16 +55,22 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   // Workgroups in all, over every product of a batch.
   auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch; };
   while (plan.wy > 1 && plan.wx * plan.wy > 32 && tiles() < kMinGroups) plan.wy /= 2;
-  const uint64_t groups = tiles();
-  // The partial sums are added into a dense C (gemm_reduce.comp).
-  const bool dense_c = (g.ldc == 0 || g.ldc == g.n) && g.first_c == 0;
-  if (g.batch == 1 && dense_c && groups > 0 && groups < kBusyGroups && g.k >= 2 * kMinSliceK) {
-    uint32_t splits = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
-    plan.k_chunk = div_up(g.k, splits);
-    plan.splits = div_up(g.k, plan.k_chunk);  // no empty slice
-  }
+  detail::plan_split_k(g, tiles(), 1, plan.splits, plan.k_chunk);
   return plan;
 }
+
+namespace detail {
+
+void plan_split_k(const Gemm& g, uint64_t groups, uint32_t align, uint32_t& splits, uint32_t& k_chunk) {
+  splits = 1, k_chunk = 0;
+  const bool dense_c = (g.ldc == 0 || g.ldc == g.n) && g.first_c == 0;
+  if (g.batch != 1 || !dense_c || groups == 0 || groups >= kBusyGroups || g.k < 2 * kMinSliceK) return;
+  uint32_t want = uint32_t(std::min<uint64_t>(div_up(kBusyGroups, groups), g.k / kMinSliceK));
+  k_chunk = div_up(div_up(g.k, want), align) * align;
+  splits = div_up(g.k, k_chunk);  // no empty slice
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -126,6 +130,10 @@ BufferView texel_aligned(const BufferView& v, uint64_t alignment, size_t element
 
 }  // namespace
 
+bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm& g) {
+  return ctx.gemm_mma() != GemmMma::off && fmt == Format::F16 && g.k_range == KRange::all;
+}
+
 bool gemm_texel_loads(const DeviceInfo& info) {
   return detail::path_chosen("VKAMP_GEMM_LOADS", "texel", info.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
 }
@@ -149,6 +157,13 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   if (epilogue.bias) detail::require("gemm", "bias", *epilogue.bias, g.n, eb);
   if (epilogue.preact) detail::require("gemm", "preact", *epilogue.preact, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
+  // kc (split-k) and the texel views' lead are the path's to fill in.
+  detail::GemmPush push{g.m, g.n, g.k, g.alpha, g.accumulate, 0,
+                        uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
+                        uint32_t(pa.first), uint32_t(pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
+                        inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
+                        epilogue.preact.has_value()};
+  if (gemm_takes_mma(seq.context(), fmt, g)) return detail::gemm_mma(seq, fmt, g, push, a, b, c, epilogue);
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -176,17 +191,9 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
     a = texel_aligned(a, info.texel_offset_alignment, eb, a_lead);
     b = texel_aligned(b, info.texel_offset_alignment, eb, b_lead);
   }
-  struct {
-    uint32_t m, n, k;
-    float alpha;
-    uint32_t accumulate, kc, sa, sb, sc, z0;
-    uint32_t a_first, b_first, c_first, lda, ldb, ldc;
-    uint32_t inner, a_outer, b_outer, c_outer, keep_z;
-  } push{g.m, g.n, g.k, g.alpha, g.accumulate, plan.k_chunk,
-         uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
-         uint32_t(a_lead + pa.first), uint32_t(b_lead + pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
-         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
-         epilogue.preact.has_value()};
+  push.kc = plan.k_chunk;
+  push.a_first += a_lead;
+  push.b_first += b_lead;
   // Activation codes are gemm.comp's ACT (shaders/common/activation_fn.glsl;
   // 0 none). A split product leaves its epilogue to the reduction, and
   // shares the plain product's pipeline.
@@ -197,26 +204,34 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, ".texel",
                                         {operand_texel_format(fmt), operand_texel_format(fmt)})
                        : detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, sg_a ? ".subgroup" : "");
+  detail::dispatch_gemm(seq, fmt, g, kern, push, div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()),
+                        plan.splits, a, b, c, epilogue, "gemm");
+}
+
+namespace detail {
+
+void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, Kernel& kern, GemmPush push, uint32_t tiles_n,
+                   uint32_t tiles_m, uint32_t splits, BufferView a, BufferView b, BufferView c,
+                   const GemmEpilogue& epilogue, const char* label) {
   // Bindings the shader does not touch (no bias, no z, no split) hold C.
   const BufferView bias = epilogue.bias.value_or(c), preact = epilogue.preact.value_or(c);
-  Groups groups{div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits};
-  if (!split) {
+  Groups groups{tiles_n, tiles_m, splits};
+  if (splits == 1) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
-    // A batch goes along z, at most 65535 products (the guaranteed
-    // maxComputeWorkGroupCount) per dispatch.
     for (uint32_t z0 = 0; z0 < g.batch; z0 += 65535) {
       push.z0 = z0;
       groups.z = std::min(g.batch - z0, 65535u);
-      seq.dispatch(kern, {a, b, c, c, bias, preact}, push, groups, "gemm");
+      seq.dispatch(kern, {a, b, c, c, bias, preact}, push, groups, label);
     }
     return;
   }
   uint64_t count = uint64_t(g.m) * g.n;
-  BufferView partial = seq.scratch(count * plan.splits * sizeof(float));
-  seq.dispatch(kern, {a, b, c, partial, c, c}, push, groups, "gemm");
-  detail::add_partials(seq, fmt, partial, c, uint32_t(count), plan.splits, g.accumulate, "gemm_reduce", epilogue,
-                       g.n);
+  BufferView partial = seq.scratch(count * splits * sizeof(float));
+  seq.dispatch(kern, {a, b, c, partial, c, c}, push, groups, label);
+  add_partials(seq, fmt, partial, c, uint32_t(count), splits, g.accumulate, "gemm_reduce", epilogue, g.n);
 }
+
+}  // namespace detail
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
                     uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue) {

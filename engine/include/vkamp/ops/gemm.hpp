@@ -74,6 +74,22 @@ struct GemmPlan {
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
 // Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
 GemmPlan gemm_plan(const Gemm& g, bool tiled);
+// How the tensor-core GEMM (gemm_mma.comp) runs a product: warps_m x
+// warps_n warps per workgroup, each computing frags_m x frags_n 16 x 16
+// blocks of C, and split-k as gemm_plan's (k_chunk a multiple of the
+// shader's 32-deep slices).
+struct GemmMmaPlan {
+  uint32_t warps_m = 2, warps_n = 2;
+  uint32_t frags_m = 2, frags_n = 2;
+  uint32_t splits = 1, k_chunk = 0;
+  uint32_t tile_m() const { return 16 * frags_m * warps_m; }
+  uint32_t tile_n() const { return 16 * frags_n * warps_n; }
+};
+GemmMmaPlan gemm_mma_plan(const Gemm& g);
+// Whether gemm() runs this product on the tensor-core GEMM: fp16 where the
+// context's GemmMma is not off, except attention's causal products
+// (k_range), which gemm.comp skips past the diagonal.
+bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm& g);
 // Whether the direct path reads A and B through uniform texel buffers
 // (CPU drivers; VKAMP_GEMM_LOADS=texel|storage overrides).
 bool gemm_texel_loads(const DeviceInfo& info);
