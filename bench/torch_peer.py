@@ -28,6 +28,7 @@ usage: torch_peer.py [--model mlp|lenet5] [--epochs N] [--batch N] [--lr X] [--m
                      [--device cpu|cuda] [--max-steps N]
 """
 import argparse
+import contextlib
 import gzip
 import os
 import struct
@@ -115,7 +116,8 @@ def main():
     if a.lr_schedule == "cosine":
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     scaler = grad_scaler() if cuda else None
-    autocast = torch.autocast("cuda", dtype=torch.float16, enabled=cuda)
+    # The CPU run stays plain fp32, as before (no autocast context at all).
+    autocast = torch.autocast("cuda", dtype=torch.float16) if cuda else contextlib.nullcontext()
 
     def sync():
         if cuda:
