@@ -5,12 +5,15 @@ Debian's python3-torch links the generic libblas.so.3, which is netlib's
 reference BLAS unless libopenblas0-pthread is installed; a side-by-side
 figure means little without saying which one ran, so every peer prints
 blas_line(). peak_lines() counts the CPU's fp32 peak from /proc/cpuinfo.
+On CUDA the peers print cuda_line() instead and share grad_scaler().
 
-Run as a script it prints both.
+Run as a script it prints both; with --cuda it prints cuda_line() alone and
+exits 2 where PyTorch has no CUDA device (bench/gpu_vs_torch.sh's check).
 """
 import ctypes
 import os
 import subprocess
+import sys
 
 # As the peers set it before importing torch (see torch_peer.py), so that
 # run alone this reports what they run.
@@ -50,6 +53,27 @@ def blas_line():
             f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}; libblas.so.3 -> {value}")
 
 
+def cuda_line():
+    """The GPU, its driver and the PyTorch and CUDA versions, on one line."""
+    p = torch.cuda.get_device_properties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+                                capture_output=True, text=True).stdout.strip() or "?"
+    except OSError:
+        driver = "? (no nvidia-smi)"
+    return (f"peer     PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}) "
+            f"on {p.name}, {p.total_memory / 2**30:.0f} GiB, {p.multi_processor_count} SMs, "
+            f"compute {p.major}.{p.minor}; NVIDIA driver {driver}")
+
+
+def grad_scaler():
+    """torch.amp.GradScaler("cuda"), or the older torch.cuda.amp spelling
+    (deprecated since PyTorch 2.4, the only one before 2.3)."""
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler()
+
+
 def peak():
     """(GFLOP/s, lines of arithmetic) for fp32 FMA throughput of the whole CPU."""
     flags, mhz = set(), []
@@ -83,6 +107,13 @@ def peak():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--cuda"]:
+        if not torch.cuda.is_available():
+            print(f"peer_info.py: PyTorch {torch.__version__} sees no CUDA device "
+                  f"(built for CUDA {torch.version.cuda})", file=sys.stderr)
+            sys.exit(2)
+        print(cuda_line())
+        sys.exit(0)
     print(blas_line())
     g, lines = peak()
     print("\n".join(lines))

@@ -51,7 +51,7 @@ import torch  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "golden"))
 import gpt_reference as ref  # noqa: E402
-from peer_info import blas_line  # noqa: E402
+from peer_info import blas_line, cuda_line, grad_scaler  # noqa: E402
 
 WARMUP_STEPS = 5
 BETAS = (0.9, 0.95)
@@ -118,15 +118,16 @@ def main():
         sys.exit(f"torch_charlm.py: --steps must exceed the {WARMUP_STEPS} untimed warm-up steps")
 
     torch.set_num_threads(a.threads)
-    blas_report()
     dev = torch.device(a.device)
     cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        sys.exit("torch_charlm.py: --device cuda, but torch.cuda.is_available() is False")
     if cuda:
+        print(cuda_line())
         print(f"device   {torch.cuda.get_device_name(0)}; autocast float16 + GradScaler")
-    elif a.amp:
-        print("device   cpu; autocast bfloat16")
     else:
-        print("device   cpu; float32")
+        blas_report()
+        print(f"device   cpu; {'autocast bfloat16' if a.amp else 'float32'}")
 
     corpus = ref.load_corpus(a.text)
     vocab = ref.corpus_vocab(corpus)
@@ -141,7 +142,7 @@ def main():
                         n_embd=a.n_embd)
     model = ref.GPT(cfg).to(dev)
     opt = model.configure_optimizers(a.weight_decay, a.lr, BETAS, EPS)
-    scaler = torch.cuda.amp.GradScaler() if cuda else None
+    scaler = grad_scaler() if cuda else None
     autocast = (torch.autocast("cuda", dtype=torch.float16) if cuda else
                 torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp))
     n_params = sum(p.numel() for p in model.parameters())

@@ -16,10 +16,19 @@ on OpenBLAS").
 --lr-schedule cosine anneals the learning rate to 0 over the run, per step,
 as vkamp's cosine schedule does (no warm-up).
 
+--device cuda (bench/gpu_vs_torch.sh) trains on the GPU under
+torch.autocast("cuda", float16) with a GradScaler, the training and test
+sets resident in GPU memory; the clock is read after torch.cuda.synchronize().
+--max-steps N stops after N steps (0: the epochs decide). samples/s leaves
+out the first WARMUP_STEPS steps (allocator, cuBLAS and cuDNN setup), as
+torch_charlm.py does.
+
 usage: torch_peer.py [--model mlp|lenet5] [--epochs N] [--batch N] [--lr X] [--momentum X]
                      [--lr-schedule constant|cosine] [--threads N] [--seed N] [--data DIR]
+                     [--device cpu|cuda] [--max-steps N]
 """
 import argparse
+import contextlib
 import gzip
 import os
 import struct
@@ -35,7 +44,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402 (after the OpenMP setting, which libgomp reads on load)
 
-from peer_info import blas_line
+from peer_info import blas_line, cuda_line, grad_scaler
+
+WARMUP_STEPS = 5
 
 
 def read_idx(path):
@@ -82,35 +93,64 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--max-steps", type=int, default=0)
     a = ap.parse_args()
+    cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        sys.exit("torch_peer.py: --device cuda, but torch.cuda.is_available() is False")
     torch.set_num_threads(a.threads)
-    print(blas_line())
+    print(cuda_line() if cuda else blas_line())
     torch.manual_seed(a.seed)
     image = a.model == "lenet5"
-    xtr, ytr = load(a.data, "train", image)
-    xte, yte = load(a.data, "t10k", image)
-    model = network(a.model)
+    xtr, ytr = (t.to(a.device) for t in load(a.data, "train", image))
+    xte, yte = (t.to(a.device) for t in load(a.data, "t10k", image))
+    model = network(a.model).to(a.device)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
     loss_fn = torch.nn.CrossEntropyLoss()
-    steps = len(xtr) // a.batch
+    per_epoch = len(xtr) // a.batch
+    total = a.epochs * per_epoch if a.max_steps <= 0 else min(a.max_steps, a.epochs * per_epoch)
+    if total <= WARMUP_STEPS:
+        sys.exit(f"torch_peer.py: the run needs more than the {WARMUP_STEPS} untimed warm-up steps")
     sched = None
     if a.lr_schedule == "cosine":
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.epochs * steps)
-    t0 = time.perf_counter()
-    for _ in range(a.epochs):
-        perm = torch.randperm(len(xtr))
-        for s in range(steps):
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    scaler = grad_scaler() if cuda else None
+    # The CPU run stays plain fp32, as before (no autocast context at all).
+    autocast = torch.autocast("cuda", dtype=torch.float16) if cuda else contextlib.nullcontext()
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    step, t0 = 0, None
+    while step < total:
+        perm = torch.randperm(len(xtr), device=a.device)
+        for s in range(min(per_epoch, total - step)):
+            if step == WARMUP_STEPS:
+                sync()
+                t0 = time.perf_counter()
             idx = perm[s * a.batch:(s + 1) * a.batch]
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(xtr[idx]), ytr[idx])
-            loss.backward()
-            opt.step()
+            with autocast:
+                loss = loss_fn(model(xtr[idx]), ytr[idx])
+            if scaler:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
             if sched:
                 sched.step()
+            step += 1
+    sync()
     secs = time.perf_counter() - t0
     with torch.no_grad():
         acc = (model(xte).argmax(1) == yte).float().mean().item()
-    print(f"pytorch {torch.__version__} cpu fp32 {a.model} {a.lr_schedule} lr: {a.epochs * steps * a.batch / secs:.0f} samples/s, "
+    mode = "cuda autocast fp16 + GradScaler" if cuda else "cpu fp32"
+    print(f"pytorch {torch.__version__} {mode} {a.model} {a.lr_schedule} lr: "
+          f"{(total - WARMUP_STEPS) * a.batch / secs:.0f} samples/s, "
           f"test accuracy {100 * acc:.2f}%, {secs:.1f} s, {a.threads} threads")
 
 

@@ -15,9 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -49,7 +51,8 @@ const char* kHelp =
     "\n"
     "Shapes: the layers of a 784-256-256-10 MLP at batch 128, and square 512\n"
     "and 1024 (batch = in = out). --quick: the 784x256 and 256x10 layers and\n"
-    "square 512, in fp32 and fp16 only.\n"
+    "square 512, in fp32 and fp16 only. --shape MxNxK replaces them: each\n"
+    "form then multiplies an MxK by a KxN operand into MxN.\n"
     "\n"
     "Each case records the same GEMM R times in one sequence (R chosen so that\n"
     "one run takes about 20 ms, at most 256), runs it once to warm up, then N\n"
@@ -58,7 +61,10 @@ const char* kHelp =
     "change in the machine's load shifts them alike and rate/fp32 holds.\n"
     "GFLOP/s counts 2*m*n*k flops. A case whose dispatch would take\n"
     "longer than --max-dispatch-s (estimated from the best rate measured so far\n"
-    "in its format) is skipped: on CPU drivers square 1024 takes seconds.\n"
+    "in its format) is skipped: on CPU drivers square 1024 takes seconds. Before\n"
+    "a case over 512^3, each format times one 512^3 dispatch for its rate. Cases\n"
+    "whose operands exceed the device's maxStorageBufferRange or memory are\n"
+    "skipped and say so.\n"
     "\n"
     "options:\n"
     "  --device SEL     device index or name substring (default: $VKAMP_DEVICE,\n"
@@ -69,6 +75,10 @@ const char* kHelp =
     "                   per dispatch (default 1; 0 runs every case)\n"
     "  --formats LIST   comma-separated storage formats from fp32,fp16,bf16,cb16\n"
     "                   (default fp32,fp16,bf16)\n"
+    "  --forms LIST     comma-separated forms from forward,dx,dw (default: all)\n"
+    "  --shape LIST     comma-separated shapes MxNxK, each dimension 1 to 8192,\n"
+    "                   instead of the default shapes (repeatable; e.g.\n"
+    "                   --shape 1024x1024x1024,4096x4096x4096)\n"
     "  --quick          fewer, smaller shapes\n"
     "  --peer           also time each fp32 shape through PyTorch's torch.mm on the\n"
     "                   CPU (bench/gemm_peer.py, right after vkamp's runs of that\n"
@@ -94,9 +104,29 @@ const char* form_name(Form f) {
   return "?";
 }
 
+// The form's name in --forms and gemm_peer.py's --form.
+const char* form_flag(Form f) {
+  return f == Form::Forward ? "forward" : f == Form::BackwardInput ? "dx" : "dw";
+}
+
 struct Layer {
   uint32_t batch, in, out;
 };
+
+// The layer whose GEMM in form f is m x n, summing k products.
+Layer layer_for(Form f, uint32_t m, uint32_t n, uint32_t k) {
+  switch (f) {
+    case Form::Forward: return {m, k, n};
+    case Form::BackwardInput: return {m, n, k};
+    case Form::BackwardWeight: return {k, n, m};
+  }
+  return {};
+}
+
+struct Shape {
+  uint32_t m, n, k;
+};
+constexpr uint32_t kMaxShapeDim = 8192;
 
 struct Case {
   Form form;
@@ -116,8 +146,9 @@ struct Result {
   double ms = 0;            // median per dispatch
   uint32_t dispatches = 0;  // R, per run
   int runs = 0;             // timed runs
-  double skipped_est_ms = 0;  // > 0: not run, estimated at this many ms
-  double peer_ms = 0;         // > 0: PyTorch's median per call (fp32 rows)
+  std::string skipped;      // not empty: not run, and why
+  double peer_ms = 0;       // > 0: PyTorch's median per call (fp32 rows)
+  size_t group = 0;         // the table's order
 };
 
 // One case made ready to time: its operands, a sequence holding R copies
@@ -147,7 +178,14 @@ class TimedCase {
   double probe_ms() const { return probe_ms_; }
   void timed_run() { run(&times_); }
   bool host_clock() const { return host_clock_; }
-  Result result(int runs) const { return {c_, median(times_), r_, runs}; }
+  Result result(int runs) const {
+    Result r;
+    r.c = c_;
+    r.ms = median(times_);
+    r.dispatches = r_;
+    r.runs = runs;
+    return r;
+  }
 
  private:
   void record(uint32_t r) {
@@ -282,8 +320,8 @@ double print_peer_info() {
 
 // PyTorch's median ms per call for one form and shape in fp32.
 double peer_ms(const Case& c) {
-  const char* form = c.form == Form::Forward ? "forward" : c.form == Form::BackwardInput ? "dx" : "dw";
-  std::string out = capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/gemm_peer.py --form " + form +
+  std::string out = capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/gemm_peer.py --form " +
+                            form_flag(c.form) +
                             " --batch " + std::to_string(c.layer.batch) + " --in " + std::to_string(c.layer.in) +
                             " --out " + std::to_string(c.layer.out));
   size_t at = out.find("ms=");
@@ -296,8 +334,56 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
+// The items of a comma-separated list (an empty item stays, to be refused).
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t p = 0; p <= list.size();) {
+    size_t q = list.find(',', p);
+    if (q == std::string::npos) q = list.size();
+    items.push_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return items;
+}
+
+// "MxNxK", each dimension a whole number from 1 to kMaxShapeDim.
+std::optional<Shape> parse_shape(const std::string& text) {
+  uint32_t d[3];
+  size_t p = 0;
+  for (int i = 0; i < 3; ++i) {
+    size_t q = i < 2 ? text.find_first_of("xX", p) : text.size();
+    if (q == std::string::npos || q == p || q - p > 5) return std::nullopt;
+    std::string digits = text.substr(p, q - p);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    unsigned long v = std::stoul(digits);
+    if (v < 1 || v > kMaxShapeDim) return std::nullopt;
+    d[i] = uint32_t(v);
+    p = q + 1;
+  }
+  return Shape{d[0], d[1], d[2]};
+}
+
+// Why a case cannot run on this device ("" if it can): a descriptor range
+// over maxStorageBufferRange is invalid, and the operands must fit in memory.
+std::string cannot_run(const Case& c, const VkPhysicalDeviceLimits& limits, uint64_t device_bytes) {
+  const Layer& l = c.layer;
+  const uint64_t b = vkamp::format_bytes(c.fmt);
+  uint64_t sizes[] = {uint64_t(l.batch) * l.in * b, uint64_t(l.out) * l.in * b, uint64_t(l.batch) * l.out * b,
+                      uint64_t(c.m()) * c.n() * b};
+  uint64_t largest = *std::max_element(std::begin(sizes), std::end(sizes));
+  uint64_t total = sizes[0] + sizes[1] + sizes[2] + sizes[3];
+  char why[160] = "";
+  if (largest > limits.maxStorageBufferRange)
+    std::snprintf(why, sizeof why, "an operand of %.0f MiB exceeds maxStorageBufferRange (%.0f MiB)",
+                  largest / 1048576.0, limits.maxStorageBufferRange / 1048576.0);
+  else if (device_bytes && total > device_bytes * 0.9)
+    std::snprintf(why, sizeof why, "operands of %.1f GiB exceed 90%% of the device's %.1f GiB", total / 1073741824.0,
+                  device_bytes / 1073741824.0);
+  return why;
+}
+
 int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick, bool peer,
-             std::vector<vkamp::Format> formats) {
+             std::vector<vkamp::Format> formats, const std::vector<Form>& forms, const std::vector<Shape>& shapes) {
   vkamp::ContextOptions opt;
   opt.device = device;
   opt.validation = false;  // a benchmark measures the driver, not the layer
@@ -310,13 +396,28 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   std::sort(formats.begin(), formats.end());  // fp32 first: the other rows compare with it
   formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
 
-  // Groups of cases of one form and shape, one case per format.
+  // Groups of cases of one form and shape, one case per format, in the
+  // table's order: a preset layer in each form, or a --shape's m, n, k.
   std::vector<std::vector<Case>> groups;
-  for (const Layer& l : layers)
-    for (Form f : {Form::Forward, Form::BackwardInput, Form::BackwardWeight}) {
-      groups.emplace_back();
-      for (vkamp::Format fmt : formats) groups.back().push_back({f, l, fmt});
-    }
+  auto add_group = [&](Form f, const Layer& l) {
+    groups.emplace_back();
+    for (vkamp::Format fmt : formats) groups.back().push_back({f, l, fmt});
+  };
+  if (shapes.empty()) {
+    for (const Layer& l : layers)
+      for (Form f : forms) add_group(f, l);
+  } else {
+    for (const Shape& s : shapes)
+      for (Form f : forms) add_group(f, layer_for(f, s.m, s.n, s.k));
+  }
+  // Smallest first, so that a large case's time is estimated from the
+  // rates the smaller ones reached (--max-dispatch-s).
+  std::vector<size_t> order(groups.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return groups[a][0].flops() < groups[b][0].flops(); });
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(info.handle, &props);
 
   std::printf("device   [%u] %s (%s)\n", info.index, info.name.c_str(), info.driver.c_str());
   std::printf("path     %s; fp16 runs the \"%s\" shader variant\n", vkamp::precision_path_name(ctx.path()),
@@ -327,47 +428,59 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   GemmBench bench(ctx, repeats);
   Progress progress(groups.size());
   std::vector<Result> results;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
+  std::map<vkamp::Format, double> calibrated_gflops;
+  std::mt19937 calibration_gen(1);
+  for (size_t step = 0; step < order.size(); ++step) {
+    const size_t gi = order[step];
     std::vector<Case> run;
     for (const Case& c : groups[gi]) {
+      Result skip;
+      skip.c = c;
+      skip.group = gi;
+      skip.skipped = cannot_run(c, props.limits, info.device_local_bytes);
       // The best rate this format has reached so far gives the most
       // optimistic estimate of this case's time.
       double best_gflops = 0;
       for (const Result& r : results)
-        if (r.c.fmt == c.fmt && r.skipped_est_ms == 0)
-          best_gflops = std::max(best_gflops, r.c.flops() / (r.ms * 1e6));
-      double est_ms = best_gflops > 0 ? c.flops() / (best_gflops * 1e6) : 0;
-      if (max_dispatch_s > 0 && est_ms > max_dispatch_s * 1e3) {
-        Result r;
-        r.c = c;
-        r.skipped_est_ms = est_ms;
-        results.push_back(r);
-      } else {
-        run.push_back(c);
+        if (r.c.fmt == c.fmt && r.skipped.empty()) best_gflops = std::max(best_gflops, r.c.flops() / (r.ms * 1e6));
+      constexpr uint32_t kCal = 512;
+      if (skip.skipped.empty() && max_dispatch_s > 0 && c.flops() > 2.0 * kCal * kCal * kCal) {
+        // Too big to just try, and the rates so far may all be of thin,
+        // memory-bound shapes (8192x8192x1): time one 512^3 dispatch too.
+        auto [it, fresh] = calibrated_gflops.try_emplace(c.fmt, 0.0);
+        if (fresh) {
+          const Case cal{Form::Forward, {kCal, kCal, kCal}, c.fmt};
+          TimedCase t(ctx, cal, calibration_gen);
+          t.timed_run();
+          it->second = cal.flops() / (t.result(1).ms * 1e6);
+        }
+        best_gflops = std::max(best_gflops, it->second);
       }
+      double est_ms = best_gflops > 0 ? c.flops() / (best_gflops * 1e6) : 0;
+      if (skip.skipped.empty() && max_dispatch_s > 0 && est_ms > max_dispatch_s * 1e3) {
+        char why[64];
+        std::snprintf(why, sizeof why, "estimated %.1f s per dispatch", est_ms * 1e-3);
+        skip.skipped = why;
+      }
+      if (skip.skipped.empty()) run.push_back(c);
+      else results.push_back(skip);
     }
     if (run.empty()) continue;
     const Case& c = run.front();
-    progress.step(gi, std::string(form_name(c.form)) + " " + std::to_string(c.m()) + "x" + std::to_string(c.n()) +
-                          "x" + std::to_string(c.k()));
+    progress.step(step, std::string(form_name(c.form)) + " " + std::to_string(c.m()) + "x" + std::to_string(c.n()) +
+                            "x" + std::to_string(c.k()));
     for (Result& r : bench.measure(run)) {
       // The peer runs right after vkamp's runs of the same shape, so that
       // both see the machine in about the same state.
       if (peer && r.c.fmt == vkamp::Format::F32) r.peer_ms = peer_ms(r.c);
+      r.group = gi;
       results.push_back(r);
     }
   }
   progress.finish();
   // Table order: by group, then format.
-  std::stable_sort(results.begin(), results.end(), [&](const Result& a, const Result& b) {
-    auto key = [&](const Result& r) {
-      size_t l = 0;
-      while (l < layers.size() && (layers[l].batch != r.c.layer.batch || layers[l].in != r.c.layer.in ||
-                                   layers[l].out != r.c.layer.out))
-        ++l;
-      return std::make_tuple(l, int(r.c.form), int(r.c.fmt));
-    };
-    return key(a) < key(b);
+  std::stable_sort(results.begin(), results.end(), [](const Result& a, const Result& b) {
+    return std::make_tuple(a.group, int(a.c.fmt)) < std::make_tuple(b.group, int(b.c.fmt));
   });
 
   std::printf("timing   %s, median per dispatch of R dispatches x %s timed runs, after a warm-up run\n\n",
@@ -382,12 +495,10 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const Case& c = r.c;
-    if (i > 0 && (results[i - 1].c.layer.batch != c.layer.batch || results[i - 1].c.layer.in != c.layer.in ||
-                  results[i - 1].c.layer.out != c.layer.out || results[i - 1].c.form != c.form))
-      std::printf("\n");
-    if (r.skipped_est_ms > 0) {
-      std::printf("%-15s %5u %5u %5u  %-6s   skipped: estimated %.1f s per dispatch\n", form_name(c.form), c.m(),
-                  c.n(), c.k(), vkamp::format_name(c.fmt), r.skipped_est_ms * 1e-3);
+    if (i > 0 && results[i - 1].group != r.group) std::printf("\n");
+    if (!r.skipped.empty()) {
+      std::printf("%-15s %5u %5u %5u  %-6s   skipped: %s\n", form_name(c.form), c.m(), c.n(), c.k(),
+                  vkamp::format_name(c.fmt), r.skipped.c_str());
       skipped = true;
       continue;
     }
@@ -413,7 +524,7 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
                 "timed right after vkamp's runs of the same shape; vkamp/peer: vkamp's GFLOP/s over the peer's\n"
                 "(>1: vkamp is faster). %%peak: GFLOP/s over the CPU's fp32 peak above%s.\n",
                 info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : " (vkamp's runs on a GPU here: its %peak is not a CPU share)");
-  if (skipped) std::printf("skipped cases: run them with --max-dispatch-s 0 (or a larger limit).\n");
+  if (skipped) std::printf("skipped cases: an estimated time runs with --max-dispatch-s 0 (or a larger limit).\n");
   return 0;
 }
 
@@ -428,6 +539,8 @@ int main(int argc, char** argv) {
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
   bool formats_given = false;
   bool peer = false;
+  std::vector<Form> forms = {Form::Forward, Form::BackwardInput, Form::BackwardWeight};
+  std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -470,17 +583,31 @@ int main(int argc, char** argv) {
     } else if ((v = value("--formats"))) {
       formats.clear();
       formats_given = true;
-      std::string list = v;
-      for (size_t p = 0; p <= list.size();) {
-        size_t q = list.find(',', p);
-        if (q == std::string::npos) q = list.size();
-        auto f = vkamp::parse_format(list.substr(p, q - p));
-        if (!f) return usage_error("unknown format '" + list.substr(p, q - p) + "' in --formats");
+      for (const std::string& item : split_list(v)) {
+        auto f = vkamp::parse_format(item);
+        if (!f) return usage_error("unknown format '" + item + "' in --formats");
         formats.push_back(*f);
-        p = q + 1;
+      }
+    } else if ((v = value("--forms"))) {
+      forms.clear();
+      for (const std::string& item : split_list(v)) {
+        Form f = Form::Forward;
+        if (item == "dx") f = Form::BackwardInput;
+        else if (item == "dw") f = Form::BackwardWeight;
+        else if (item != "forward") return usage_error("unknown form '" + item + "' in --forms (forward, dx, dw)");
+        if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(f);
+      }
+      std::sort(forms.begin(), forms.end());  // the table's order: forward, dX, dW
+    } else if ((v = value("--shape"))) {
+      for (const std::string& item : split_list(v)) {
+        auto s = parse_shape(item);
+        if (!s)
+          return usage_error("--shape takes MxNxK with each dimension a whole number from 1 to " +
+                             std::to_string(kMaxShapeDim) + ", got '" + item + "'");
+        shapes.push_back(*s);
       }
     } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s" ||
-               a == "--batch") {
+               a == "--batch" || a == "--forms" || a == "--shape") {
       return usage_error(a + " needs a value");
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
@@ -494,11 +621,14 @@ int main(int argc, char** argv) {
   if (command != "gemm" && command != "conv")
     return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv)");
   if (peer && command != "gemm") return usage_error("--peer is an option of vkamp-bench gemm");
+  if (command != "gemm" && (!shapes.empty() || forms.size() != 3))
+    return usage_error("--shape and --forms are options of vkamp-bench gemm");
+  if (quick && !shapes.empty()) return usage_error("--quick picks shapes: leave it out with --shape");
   if (quick && !formats_given) formats = {vkamp::Format::F32, vkamp::Format::F16};
 
   try {
     if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
-    return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats);
+    return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats, forms, shapes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());
     return 1;

@@ -18,7 +18,11 @@
 #                 must not get ours), the Vulkan loader included
 #   layers/       Debian's Khronos validation layer, its manifest pointing at it
 #   data/         the directories the tests' compile definitions name, the
-#                 Fashion-MNIST files; paths.env says which variable names each
+#                 Fashion-MNIST files; paths.env says which variable names each;
+#                 charlm-corpus.txt, charlm's default text in one file
+#   bench/        bench/gpu_vs_torch.sh and the PyTorch peers it runs (vkamp-bench
+#                 is in bin/), tests/golden/ the GPT reference the charlm peer
+#                 imports: vkamp-tests/bench/gpu_vs_torch.sh runs from here
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 build="$(cd "${1:-$VKAMP_BUILD}" && pwd)"
@@ -119,6 +123,27 @@ for f in "$build"/samples/*; do
   [ -f "$f" ] && [ -x "$f" ] && [ ! -e "$B/bin/$(basename "$f")" ] && cp "$f" "$B/bin/"
 done
 [ -x "$B/bin/vkamp-info" ] || { echo "bundle: $build/samples/vkamp-info is missing"; exit 1; }
+
+# bench/gpu_vs_torch.sh and what it runs (issue 21): vkamp-bench, the
+# PyTorch peers with the GPT reference at the same place relative to them,
+# and charlm's default text, which a machine without Debian's fortunes lacks:
+# its files concatenated as charlm reads them (by name, byte order).
+if [ -x "$build/bench/vkamp-bench" ]; then
+  cp "$build/bench/vkamp-bench" "$B/bin/"
+else
+  echo "bundle: no $build/bench/vkamp-bench (VKAMP_BUILD_BENCH off?): gpu_vs_torch.sh will lack its GEMM part"
+fi
+mkdir -p "$B/bench" "$B/tests/golden"
+install -m 755 "$src/bench/gpu_vs_torch.sh" "$B/bench/"
+cp "$src/bench/turns.sh" "$src"/bench/*.py "$B/bench/"
+cp "$src/tests/golden/gpt_reference.py" "$src/tests/golden/safetensors_writer.py" "$B/tests/golden/"
+fortunes=/usr/share/games/fortunes
+if [ -d "$fortunes" ]; then
+  find "$fortunes" -maxdepth 1 -type f ! -name '*.dat' -print0 | LC_ALL=C sort -z | xargs -0 cat \
+    >"$B/data/charlm-corpus.txt"
+else
+  echo "bundle: no $fortunes (apt-get install fortunes): gpu_vs_torch.sh will need --text FILE"
+fi
 
 # Libraries: all that ldd finds but glibc's and the GCC runtime.
 layer_json=""
