@@ -9,6 +9,7 @@
 # line printed is the archive's path, vkamp-tests-VERSION-x86_64.tar.xz. It
 # unpacks into vkamp-tests/:
 #   run-tests.sh  the runner (scripts/bundle/run-tests.sh)
+#   check-gpu.sh  a GPU's first run: every test, then bench/gpu_vs_torch.sh
 #   tests.list    every test ctest runs except those that need an X server,
 #                 MPI, clang or a build tree: "entry, environment, command,
 #                 gtest case", one line per case
@@ -178,6 +179,7 @@ for f in "$B"/lib/*; do patchelf --set-rpath '$ORIGIN' "$f"; done
 need() { objdump -T "$B"/bin/* "$B"/lib/* "$B"/layers/*.so | grep -o "$1_[0-9.]*" | sort -uV | tail -1; }
 printf '%s (%s, %s or newer)\n' "$version" "$(need GLIBC)" "$(need GLIBCXX)" >"$B/VERSION"
 install -m 755 "$VKAMP_ROOT/scripts/bundle/run-tests.sh" "$B/run-tests.sh"
+install -m 755 "$VKAMP_ROOT/scripts/bundle/check-gpu.sh" "$B/check-gpu.sh"
 
 archive="$dest/vkamp-tests-$version-x86_64.tar.xz"
 XZ_OPT="-6 -T0" tar -C "$stage" -cJf "$archive" vkamp-tests

@@ -45,33 +45,37 @@ shared float Cs[WARPS * 256u];          // one 16 x 16 accumulator per warp, for
 #include "mma_emulated.glsl"
 #endif
 
-// One slice of op(A) and op(B) in registers: element idx = tid + THREADS r
-// of each. Consecutive invocations take consecutive elements along the
-// operand's stored rows, so the global loads coalesce.
+// One slice of op(A) and op(B) in registers: elements idx = tid + THREADS r
+// of each. Consecutive idx run along the operand's stored rows, so the
+// global loads coalesce. The coordinates are recomputed when staging rather
+// than kept: registers go to the accumulators.
 const uint A_PER = (BM * BK + THREADS - 1u) / THREADS, B_PER = (BK * BN + THREADS - 1u) / THREADS;
 float16_t a_next[A_PER], b_next[B_PER];
-uint a_at[A_PER], b_at[B_PER];  // where each goes in As and Bs (past the end: nowhere)
+uvec2 a_coord(uint idx) { return TRANS_A != 0u ? uvec2(idx % BM, idx / BM) : uvec2(idx / BK, idx % BK); }  // (i, kk)
+uvec2 b_coord(uint idx) { return TRANS_B != 0u ? uvec2(idx % BK, idx / BK) : uvec2(idx / BN, idx % BN); }  // (kk, j)
 
 void fetch_slice(uint tid, uint row0, uint col0, uint k0) {
   for (uint r = 0u; r < A_PER; ++r) {
-    uint idx = tid + THREADS * r;
-    uint i = TRANS_A != 0u ? idx % BM : idx / BK, kk = TRANS_A != 0u ? idx / BM : idx % BK;
-    a_at[r] = idx < BM * BK ? i * AS + kk : BM * AS;
-    a_next[r] = float16_t(load_a(row0 + i, k0 + kk));
+    uvec2 ik = a_coord(tid + THREADS * r);
+    a_next[r] = float16_t(load_a(row0 + ik.x, k0 + ik.y));
   }
   for (uint r = 0u; r < B_PER; ++r) {
-    uint idx = tid + THREADS * r;
-    uint j = TRANS_B != 0u ? idx / BK : idx % BN, kk = TRANS_B != 0u ? idx % BK : idx / BN;
-    b_at[r] = idx < BK * BN ? kk * BS + j : BK * BS;
-    b_next[r] = float16_t(load_b(k0 + kk, col0 + j));
+    uvec2 kj = b_coord(tid + THREADS * r);
+    b_next[r] = float16_t(load_b(k0 + kj.x, col0 + kj.y));
   }
 }
 
-void stage_slice() {
-  for (uint r = 0u; r < A_PER; ++r)
-    if (a_at[r] < BM * AS) As[a_at[r]] = a_next[r];
-  for (uint r = 0u; r < B_PER; ++r)
-    if (b_at[r] < BK * BS) Bs[b_at[r]] = b_next[r];
+void stage_slice(uint tid) {
+  for (uint r = 0u; r < A_PER; ++r) {
+    uint idx = tid + THREADS * r;
+    uvec2 ik = a_coord(idx);
+    if (idx < BM * BK) As[ik.x * AS + ik.y] = a_next[r];
+  }
+  for (uint r = 0u; r < B_PER; ++r) {
+    uint idx = tid + THREADS * r;
+    uvec2 kj = b_coord(idx);
+    if (idx < BK * BN) Bs[kj.x * BS + kj.y] = b_next[r];
+  }
 }
 
 void main() {
@@ -88,7 +92,7 @@ void main() {
   if (k_begin < k_end) fetch_slice(tid, row0, col0, k_begin);
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     barrier();  // every warp is done with the previous slice
-    stage_slice();
+    stage_slice(tid);
     barrier();
     if (k0 + BK < k_end) fetch_slice(tid, row0, col0, k0 + BK);
     for (uint kk = 0u; kk < BK; kk += 16u) mma_step(warp_row, warp_col, kk);
