@@ -5,8 +5,10 @@
 // to fp32. The method is DESIGN.md section 7: warm up, then the median of
 // many timed dispatches. `vkamp-bench conv` (conv_bench.cpp) times LeNet-5's
 // convolution and pooling layers step by step, im2col + GEMM against a
-// direct convolution kernel. `vkamp-bench gemm --peer` adds PyTorch's fp32
-// GEMM (bench/gemm_peer.py) on the CPU, shape by shape in the same run.
+// direct convolution kernel. `vkamp-bench reduce` (reduce_bench.cpp) times
+// the column sums and norms of a charlm step. `vkamp-bench gemm --peer`
+// adds PyTorch's fp32 GEMM (bench/gemm_peer.py) on the CPU, shape by shape
+// in the same run.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@
 #include "vkamp/sequence.hpp"
 #include "bench_util.hpp"
 #include "conv_bench.hpp"
+#include "reduce_bench.hpp"
 
 namespace {
 
@@ -87,7 +90,9 @@ const char* kHelp =
     "  -h, --help       this text\n"
     "\n"
     "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
-    "(vkamp-bench conv --help).\n";
+    "(vkamp-bench conv --help).\n"
+    "vkamp-bench reduce: the reductions over rows of charlm medium, with GB/s\n"
+    "(vkamp-bench reduce --help).\n";
 
 constexpr double kTargetRunMs = 20;  // per timed run, to choose R
 constexpr uint32_t kMaxDispatches = 256;
@@ -533,7 +538,7 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
 int main(int argc, char** argv) {
   std::string command, device;
   int repeats = 0;  // automatic
-  uint32_t batch = 64;  // conv
+  uint32_t batch = 64;  // conv, reduce
   double max_dispatch_s = 1.0;
   bool quick = false;
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
@@ -558,7 +563,10 @@ int main(int argc, char** argv) {
     const char* v = nullptr;
     long n = 0;
     if (a == "-h" || a == "--help") {
-      std::fputs(command == "conv" ? vkamp::bench::kConvHelp : kHelp, stdout);
+      std::fputs(command == "conv"     ? vkamp::bench::kConvHelp
+                 : command == "reduce" ? vkamp::bench::kReduceHelp
+                                       : kHelp,
+                 stdout);
       return 0;
     } else if ((v = value("--batch"))) {
       if (!whole(v, 1, 4096, n))
@@ -618,8 +626,8 @@ int main(int argc, char** argv) {
     }
   }
   if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
-  if (command != "gemm" && command != "conv")
-    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv)");
+  if (command != "gemm" && command != "conv" && command != "reduce")
+    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv, reduce)");
   if (peer && command != "gemm") return usage_error("--peer is an option of vkamp-bench gemm");
   if (command != "gemm" && (!shapes.empty() || forms.size() != 3))
     return usage_error("--shape and --forms are options of vkamp-bench gemm");
@@ -628,6 +636,7 @@ int main(int argc, char** argv) {
 
   try {
     if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
+    if (command == "reduce") return vkamp::bench::run_reduce(device, repeats, batch, formats);
     return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats, forms, shapes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());

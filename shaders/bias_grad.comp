@@ -6,8 +6,9 @@
 // Mesa's llvmpipe ends any shader loop after 65,535 iterations, so no loop
 // may run over all rows. With one chunk the sum goes straight to db; with
 // several (PARTIALS), each chunk's fp32 sum goes to partial[chunk][c] and
-// gemm_reduce.comp adds them in chunk order, so the result is the same on
-// every device.
+// gemm_reduce.comp adds them in chunk order, so every run gives the same
+// bits. The host picks chunk_rows per device type (GPUs need many chunks to
+// fill), so a GPU and a CPU driver may round differently.
 #include "types.glsl"
 
 layout(local_size_x = 256) in;

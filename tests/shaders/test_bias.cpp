@@ -1,9 +1,13 @@
 // Bias add (y[r, c] += b[c], in place) and its gradient (db = column sums of
 // dy, optionally added to db) against double references, at every rows x
-// cols pair from the awkward sizes; inf/NaN in y, b, dy or db reach the
-// result; and the gradient against central differences of the forward.
+// cols pair from the awkward sizes and over many chunks of rows; inf/NaN in
+// y, b, dy or db reach the result; and the gradient against central
+// differences of the forward.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "support/cases.hpp"
 #include "support/gpu_test.hpp"
@@ -40,6 +44,27 @@ std::vector<double> stored(Format fmt, std::vector<double> ref) {
   return ref;
 }
 
+// Column sums of dy on the device, into a poisoned db, or added to `db` when given.
+std::vector<float> column_sums_on_device(Format f, const std::vector<float>& dy, uint32_t rows, uint32_t cols,
+                                         const std::vector<float>* db = nullptr) {
+  Buffer dyb = upload(ctx(), f, dy);
+  Buffer dbb = db ? upload(ctx(), f, *db) : poisoned(ctx(), f, cols);
+  Sequence seq(ctx());
+  seq.begin();
+  ops::bias_add_backward(seq, f, dyb, dbb, rows, cols, db != nullptr);
+  seq.end();
+  seq.run();
+  return download(dbb, f, cols);
+}
+
+// The stored sum is rounded once to the format (1 ulp) after an fp32 sum
+// of `rows` same-signed terms, whose rounding errors random-walk to about
+// sqrt(rows)/3 fp32 ulps: allow sqrt(rows). Split into chunks, each term
+// passes through at most rows additions still (a chunk's, then the chunks').
+double column_sum_bound_for(Format f, uint32_t rows) {
+  return nmse_bound(f, 1) + nmse_bound(Format::F32, std::sqrt(double(rows)));
+}
+
 class Bias : public MatrixShaderTest {
  protected:
   // y + b on the GPU, in place in a buffer that goes on past y.
@@ -59,25 +84,10 @@ class Bias : public MatrixShaderTest {
     return out;
   }
 
-  // Column sums of dy, into a poisoned db, or added to `db` when given.
   std::vector<float> backward(const std::vector<float>& dy, uint32_t cols, const std::vector<float>* db = nullptr) {
-    Buffer dyb = upload(ctx(), fmt(), dy);
-    Buffer dbb = db ? upload(ctx(), fmt(), *db) : poisoned(ctx(), fmt(), cols);
-    Sequence seq(ctx());
-    seq.begin();
-    ops::bias_add_backward(seq, fmt(), dyb, dbb, rows(), cols, db != nullptr);
-    seq.end();
-    seq.run();
-    return download(dbb, fmt(), cols);
+    return column_sums_on_device(fmt(), dy, rows(), cols, db);
   }
-
-  // The stored sum is rounded once to the format (1 ulp) after an fp32 sum
-  // of `rows` same-signed terms, whose rounding errors random-walk to about
-  // sqrt(rows)/3 fp32 ulps: allow sqrt(rows).
-  double column_sum_bound() const {
-    return nmse_bound(fmt(), 1) + nmse_bound(Format::F32, std::sqrt(double(rows())));
-  }
-
+  double column_sum_bound() const { return column_sum_bound_for(fmt(), rows()); }
   // Upstream gradients with a positive mean, so that the column sums do not
   // cancel and a relative bound applies.
   std::vector<float> upstream(uint32_t cols) { return random_values(size_t(rows()) * cols, -1, 3, fmt()); }
@@ -179,6 +189,47 @@ TEST_P(Bias, BackwardMatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Bias, all_formats_and_sizes(), format_size_name);
+
+// Column sums split into many chunks, the last one ragged: 70,001 x 3 is
+// 3 chunks on CPU drivers (of the most rows, 32,768) and 1,015 of 69 rows
+// on GPUs (and under VKAMP_COLUMN_SUM=gpu); 5,000 x 300, whose second
+// 256-wide column group is ragged too, is 3 chunks of 1,747 rows on CPU
+// drivers and 79 of 64 on GPUs (op_util.hpp column_sum_chunk_rows).
+class BiasChunks : public GpuTestP<Format> {
+ protected:
+  Format fmt() const { return GetParam(); }
+  static constexpr std::pair<uint32_t, uint32_t> kShapes[] = {{70001, 3}, {5000, 300}};
+  // A positive mean as Bias's upstream(), but 0.5: 70,001 rows sum to about
+  // 35,000, inside fp16's range.
+  std::vector<float> upstream(uint32_t rows, uint32_t cols) const {
+    return random_values(size_t(rows) * cols, -0.5f, 1.5f, fmt());
+  }
+};
+
+TEST_P(BiasChunks, BackwardAccumulates) {
+  for (auto [rows, cols] : kShapes) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    std::vector<float> dy = upstream(rows, cols), db = random_values(cols, 0, 4, fmt());
+    EXPECT_TRUE(close_to(column_sums_on_device(fmt(), dy, rows, cols, &db), column_sums(dy, cols, &db),
+                         column_sum_bound_for(fmt(), rows)));
+  }
+}
+
+// The chunks' partials are added in a fixed order, never by atomics.
+TEST_P(BiasChunks, SameBitsEveryRun) {
+  for (auto [rows, cols] : kShapes) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    std::vector<float> dy = upstream(rows, cols), db = random_values(cols, 0, 4, fmt());
+    std::vector<float> first = column_sums_on_device(fmt(), dy, rows, cols, &db);
+    std::vector<float> second = column_sums_on_device(fmt(), dy, rows, cols, &db);
+    EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shaders, BiasChunks, ::testing::ValuesIn(kAllFormats),
+                         [](const ::testing::TestParamInfo<Format>& info) {
+                           return std::string(format_name(info.param)) + "_chunks";
+                         });
 
 // Mesa's llvmpipe stops any shader loop after 65,535 iterations (found
 // with the LayerNorm parameter gradients): a column sum over more rows than

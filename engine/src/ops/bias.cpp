@@ -16,9 +16,9 @@ void bias_add_forward(Sequence& seq, Format fmt, BufferView y, BufferView b, uin
   seq.dispatch(k, {y, b}, push, {std::min(div_up(n, 256), 65535u)}, "bias_add");
 }
 
-// Below llvmpipe's 65,535 loop iterations (bias_grad.comp), and large
-// enough that every bias of the samples (up to 64 x 28 x 28 rows) is one
-// chunk, summed in one pass as before.
+// The most rows per chunk: below llvmpipe's 65,535 loop iterations
+// (bias_grad.comp). The chunks are shorter where the device or the columns
+// call for it (column_sum_chunk_rows).
 constexpr uint32_t kBiasChunkRows = 32768;
 
 void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, uint32_t rows,
@@ -26,8 +26,9 @@ void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, 
   size_t eb = format_bytes(fmt);
   detail::require("bias_add_backward", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("bias_add_backward", "db", db, cols, eb);
-  const uint32_t chunks = std::max(1u, div_up(rows, kBiasChunkRows));
-  struct { uint32_t rows, cols, accumulate, chunk_rows; } push{rows, cols, accumulate, kBiasChunkRows};
+  const uint32_t chunk_rows = detail::column_sum_chunk_rows(seq.context(), rows, cols, kBiasChunkRows);
+  const uint32_t chunks = std::max(1u, div_up(rows, chunk_rows));
+  struct { uint32_t rows, cols, accumulate, chunk_rows; } push{rows, cols, accumulate, chunk_rows};
   const uint32_t partials = chunks > 1 ? 1 : 0;
   BufferView partial = partials ? seq.scratch(size_t(chunks) * cols * sizeof(float)) : db;
   Kernel& k = detail::kernel(seq, "bias_grad", fmt, 3, sizeof(push), {partials});

@@ -12,9 +12,9 @@ namespace vkamp::ops {
 
 namespace {
 
-// Rows per invocation of the parameter gradients' first pass: few enough
-// for lavapipe's 65535-iteration loop limit, enough to keep the partial
-// sums small (cols floats per chunk).
+// The most rows per invocation of the parameter gradients' first pass: few
+// enough for lavapipe's 65535-iteration loop limit. Chunks are shorter where
+// the device or the columns call for it (column_sum_chunk_rows).
 constexpr uint32_t kChunkRows = 1024;
 
 void check(const char* op, Format fmt, BufferView x, BufferView mean_rstd, uint32_t rows, uint32_t cols) {
@@ -61,14 +61,15 @@ void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferV
   detail::require("layer_norm_backward_params", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("layer_norm_backward_params", "dgamma", dgamma, cols, eb);
   detail::require("layer_norm_backward_params", "dbeta", dbeta, cols, eb);
-  // Rows in chunks of kChunkRows, one partial sum per chunk and column, then
-  // the chunks added in order (gemm_reduce): the same split on every device.
-  uint32_t chunks = std::max(1u, div_up(rows, kChunkRows));
+  // Rows in chunks, one partial sum per chunk and column, then the chunks
+  // added in order (gemm_reduce): the same bits on every run of a device.
+  const uint32_t chunk_rows = detail::column_sum_chunk_rows(seq.context(), rows, cols, kChunkRows);
+  uint32_t chunks = std::max(1u, div_up(rows, chunk_rows));
   if (chunks > 65535)
     throw Error("layer_norm_backward_params: more than " + std::to_string(65535ull * kChunkRows) + " rows");
   BufferView pg = seq.scratch(size_t(chunks) * cols * sizeof(float));
   BufferView pb = seq.scratch(size_t(chunks) * cols * sizeof(float));
-  struct { uint32_t rows, cols, chunk_rows; } push{rows, cols, kChunkRows};
+  struct { uint32_t rows, cols, chunk_rows; } push{rows, cols, chunk_rows};
   Kernel& k = detail::kernel(seq, "layer_norm_param_grad", fmt, 5, sizeof(push));
   seq.dispatch(k, {x, mean_rstd, dy, pg, pb}, push, {div_up(cols, 256), chunks}, "layer_norm_param_grad");
   detail::add_partials(seq, fmt, pg, dgamma, cols, chunks, accumulate_gamma, "layer_norm_param_reduce");

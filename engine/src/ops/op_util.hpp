@@ -25,6 +25,19 @@ Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t bu
 // then whether it names `path`.
 bool path_chosen(const char* var, const char* path, bool by_default);
 
+// Rows per chunk of a column sum (bias_grad.comp, layer_norm_param_grad.comp:
+// one invocation per column in 256-wide workgroups, one workgroup row per
+// chunk, the chunks' fp32 partials then added in order by add_partials).
+// GPUs: about 1024 workgroups in all, to fill the device, but at least 64
+// rows a chunk, so the partials stay a few percent of the bytes read. CPU
+// drivers: chunks of about 2 MiB, so the samples' narrow biases keep their
+// long chunks and wide ones stay in cache. Never more than `max_rows`, which the
+// caller keeps below lavapipe's 65535-iteration loop limit. The choice
+// changes the rounding, so a GPU and a CPU driver may differ in the last
+// bits; each gives the same bits on every run. VKAMP_COLUMN_SUM=gpu|cpu
+// overrides, for tests and benchmarks.
+uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t max_rows);
+
 // Throws a vkamp::Error naming the op and operand when the view holds fewer
 // than `elements` values of `bytes_per_element` bytes.
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,
