@@ -41,15 +41,6 @@ GemmMma gemm_mma_from_env() {
 
 }  // namespace
 
-const char* gemm_mma_name(GemmMma m) {
-  switch (m) {
-    case GemmMma::off: return "off";
-    case GemmMma::emulated: return "emulated";
-    case GemmMma::coopmat: return "coopmat";
-  }
-  return "?";
-}
-
 Context::Context(ContextOptions opt)
     : instance_(opt.validation.value_or(validation_requested_by_env())) {
   auto devices = probe_devices(instance_);

@@ -1,5 +1,6 @@
 // The tensor-core implementation of gemm_mma.comp's multiply-accumulate
-// step (mma_emulated.glsl is the other; both define the same four names).
+// step (mma_emulated.glsl is the other; both define the same functions:
+// mma_warp, mma_lane, mma_clear, mma_step, mma_stage).
 // A warp is one subgroup of LANES invocations, holding its FRAGS_M x
 // FRAGS_N fp32 accumulators as GL_NV_cooperative_matrix fragments of
 // 16 x 16; operands are fp16 fragments loaded from the staged tiles.

@@ -1,7 +1,7 @@
 // The plain-GLSL implementation of gemm_mma.comp's multiply-accumulate
 // step, for devices without cooperative matrices (lavapipe runs the tensor-
 // core GEMM's tiling, staging, edges, batching, split-k and epilogue through
-// it in the tests). Same four names as mma_coopmat.glsl, same results: a
+// it in the tests). The same functions as mma_coopmat.glsl: a
 // 16 x 16 accumulator is spread over the warp's LANES invocations, lane l
 // holding elements e = l + LANES t (row e / 16, column e % 16), and each
 // element sums its 16 fp16 products in fp32 (exact products: 11 x 11

@@ -23,7 +23,6 @@ namespace vkamp {
 // tests use it). Off by default until the coopmat build has passed the GEMM
 // suite on a GPU.
 enum class GemmMma { off, emulated, coopmat };
-const char* gemm_mma_name(GemmMma m);
 
 struct ContextOptions {
   // Index or name substring; empty means $VKAMP_DEVICE, then the best device
