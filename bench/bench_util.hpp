@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "vkamp/buffer.hpp"
@@ -19,6 +20,15 @@ inline Buffer random_buffer(Context& ctx, Format fmt, size_t n, std::mt19937& ge
   Buffer b(ctx, std::max<size_t>(bytes.size(), 4));
   b.write(bytes.data(), bytes.size());
   return b;
+}
+
+// The context a benchmark runs on: the device chosen by `device`, with the
+// validation layer off (a benchmark measures the driver, not the layer).
+inline ContextOptions bench_context_options(const std::string& device) {
+  ContextOptions opt;
+  opt.device = device;
+  opt.validation = false;
+  return opt;
 }
 
 // The median of v (the mean of the middle two for an even count).

@@ -222,10 +222,7 @@ std::vector<Layer> lenet_layers(uint32_t batch) {
 }  // namespace
 
 int run_conv(const std::string& device, int repeats, uint32_t batch, std::vector<Format> formats) {
-  ContextOptions opt;
-  opt.device = device;
-  opt.validation = false;  // a benchmark measures the driver, not the layer
-  Context ctx(opt);
+  Context ctx(bench_context_options(device));
   const auto& info = ctx.info();
   std::sort(formats.begin(), formats.end());
   formats.erase(std::unique(formats.begin(), formats.end()), formats.end());

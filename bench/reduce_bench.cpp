@@ -113,10 +113,7 @@ class Case {
 }  // namespace
 
 int run_reduce(const std::string& device, int repeats, uint32_t batch, std::vector<Format> formats) {
-  ContextOptions opt;
-  opt.device = device;
-  opt.validation = false;  // a benchmark measures the driver, not the layer
-  Context ctx(opt);
+  Context ctx(bench_context_options(device));
   const auto& info = ctx.info();
   if (repeats == 0) repeats = 7;
   const uint32_t rows = batch * kSeqLen;

@@ -389,10 +389,7 @@ std::string cannot_run(const Case& c, const VkPhysicalDeviceLimits& limits, uint
 
 int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool quick, bool peer,
              std::vector<vkamp::Format> formats, const std::vector<Form>& forms, const std::vector<Shape>& shapes) {
-  vkamp::ContextOptions opt;
-  opt.device = device;
-  opt.validation = false;  // a benchmark measures the driver, not the layer
-  vkamp::Context ctx(opt);
+  vkamp::Context ctx(vkamp::bench::bench_context_options(device));
   const auto& info = ctx.info();
 
   std::vector<Layer> layers;

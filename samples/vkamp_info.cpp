@@ -110,16 +110,20 @@ int main(int argc, char** argv) {
       // The fp16 GEMM's path (Context's GemmMma, from VKAMP_COOPMAT); every
       // other format takes the shader GEMM.
       const std::string gap = d.tensor_core_gap();
-      const char* mma = std::getenv("VKAMP_COOPMAT");
-      const std::string want = mma ? mma : "0";
       std::printf("      tensor cores    %s\n",
                   gap.empty() ? "NV 16x16x16 fp16 -> fp32 (VKAMP_COOPMAT=1 puts fp16 GEMMs on them; off by default "
                                 "until the GEMM suite has passed on such a GPU)"
                               : ("none for vkamp: " + gap).c_str());
       std::string fp16 = "on the shader GEMM";
-      if (want == "1") fp16 = gap.empty() ? "on tensor cores (VKAMP_COOPMAT=1)" : "cannot take tensor cores (VKAMP_COOPMAT=1)";
-      else if (want == "emulate") fp16 = "on the tensor-core tiling, emulated (VKAMP_COOPMAT=emulate)";
-      else if (want != "0") fp16 = "unknown: VKAMP_COOPMAT is 0, 1 or emulate, not \"" + want + "\"";
+      try {
+        const vkamp::GemmMma want = vkamp::gemm_mma_requested();
+        if (want == vkamp::GemmMma::coopmat)
+          fp16 = gap.empty() ? "on tensor cores (VKAMP_COOPMAT=1)" : "cannot take tensor cores (VKAMP_COOPMAT=1)";
+        else if (want == vkamp::GemmMma::emulated)
+          fp16 = "on the tensor-core tiling, emulated (VKAMP_COOPMAT=emulate)";
+      } catch (const vkamp::Error& e) {
+        fp16 = std::string("unknown: ") + e.what();
+      }
       if (d.path() != vkamp::PrecisionPath::Fp16Arithmetic) fp16 = "on the shader GEMM (fp16 storage path)";
       std::printf("      GEMM path       fp16 %s; fp32, bf16 and cb16 on the shader GEMM\n", fp16.c_str());
       std::printf("\n");

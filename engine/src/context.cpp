@@ -30,16 +30,15 @@ std::string default_cache_path(const DeviceInfo& info) {
   return dir + "/vkamp/pipelines-" + uuid + ".bin";
 }
 
-// $VKAMP_COOPMAT, when the options leave the GEMM path open.
-GemmMma gemm_mma_from_env() {
+}  // namespace
+
+GemmMma gemm_mma_requested() {
   std::string v = env_or("VKAMP_COOPMAT", "0");
   if (v == "0") return GemmMma::off;
   if (v == "1") return GemmMma::coopmat;
   if (v == "emulate") return GemmMma::emulated;
   throw Error("VKAMP_COOPMAT is 0, 1 or emulate, not \"" + v + "\"");
 }
-
-}  // namespace
 
 Context::Context(ContextOptions opt)
     : instance_(opt.validation.value_or(validation_requested_by_env())) {
@@ -92,7 +91,7 @@ Context::Context(ContextOptions opt)
   // both of its builds need the fp16-arithmetic path; the cooperative-matrix
   // build also needs the extension and the Vulkan memory model, which
   // glslang declares for GL_NV_cooperative_matrix.
-  gemm_mma_ = opt.gemm_mma.value_or(gemm_mma_from_env());
+  gemm_mma_ = opt.gemm_mma ? *opt.gemm_mma : gemm_mma_requested();
   if (gemm_mma_ == GemmMma::coopmat && !info_.tensor_core_gap().empty())
     throw Error("VKAMP_COOPMAT=1: device \"" + info_.name + "\" cannot run the tensor-core GEMM: " +
                 info_.tensor_core_gap() + " (VKAMP_COOPMAT=emulate runs its emulation)");

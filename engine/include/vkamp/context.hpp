@@ -23,6 +23,9 @@ namespace vkamp {
 // tests use it). Off by default until the coopmat build has passed the GEMM
 // suite on a GPU.
 enum class GemmMma { off, emulated, coopmat };
+// The path $VKAMP_COOPMAT asks for (unset: off); an Error for any value but
+// 0, 1 and emulate.
+GemmMma gemm_mma_requested();
 
 struct ContextOptions {
   // Index or name substring; empty means $VKAMP_DEVICE, then the best device

@@ -7,6 +7,13 @@
 #include "op_util.hpp"
 
 namespace vkamp::ops {
+namespace {
+
+// gemm_mma.comp's BK: the k depth of one staged slice, so split-k slices
+// start on a slice.
+constexpr uint32_t kSliceK = 32;
+
+}  // namespace
 
 GemmMmaPlan gemm_mma_plan(const Gemm& g) {
   // 128 x 128 tiles (4 x 4 accumulators a warp) where the product has
@@ -17,7 +24,7 @@ GemmMmaPlan gemm_mma_plan(const Gemm& g) {
     return uint64_t(div_up(g.m, p.tile_m())) * div_up(g.n, p.tile_n()) * g.batch;
   };
   GemmMmaPlan plan = tiles(big) >= detail::kBusyGroups ? big : GemmMmaPlan{};
-  detail::plan_split_k(g, tiles(plan), 32, plan.splits, plan.k_chunk);
+  detail::plan_split_k(g, tiles(plan), kSliceK, plan.splits, plan.k_chunk);
   return plan;
 }
 
