@@ -3,7 +3,7 @@
 // timestamps, so the time of a convolution splits into im2col, GEMM, bias
 // and col2im. Beside the im2col + GEMM forward it times the direct kernel
 // (conv_direct.comp), in the same runs. Method as `vkamp-bench gemm`
-// (DESIGN.md section 7): a warm-up run, then the median of many timed
+// (docs/design.md, "How performance is measured"): a warm-up run, then the median of many timed
 // dispatches, the formats' runs taken in turns.
 #include "conv_bench.hpp"
 

@@ -2,7 +2,7 @@
 // timestamp queries. `vkamp-bench gemm` times the three GEMMs of a linear
 // layer in training (forward, dX, dW) at MLP-like and square shapes, per
 // storage format, and prints GFLOP/s with each 16-bit format's rate relative
-// to fp32. The method is DESIGN.md section 7: warm up, then the median of
+// to fp32. The method is docs/design.md, "How performance is measured": warm up, then the median of
 // many timed dispatches. `vkamp-bench conv` (conv_bench.cpp) times LeNet-5's
 // convolution and pooling layers step by step, im2col + GEMM against a
 // direct convolution kernel. `vkamp-bench reduce` (reduce_bench.cpp) times

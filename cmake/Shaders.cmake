@@ -69,7 +69,7 @@ function(vkamp_shader name)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)
-    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common ${defs})
+    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common -I${PROJECT_SOURCE_DIR}/engine/include ${defs})
     add_custom_command(
       OUTPUT ${hdr}
       COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet -o ${spv} ${src}

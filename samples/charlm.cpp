@@ -1,4 +1,4 @@
-// charlm: a character-level GPT (nanoGPT's architecture, train/gpt.hpp)
+// charlm: a character-level GPT (nanoGPT's architecture, models/gpt.hpp)
 // trained on the text of Debian's fortunes package, or --text FILE, in fp16
 // with dynamic loss scaling by default. Prints the training and validation
 // loss at every evaluation, then a sample of generated text. The job's data
@@ -17,7 +17,7 @@ using namespace vkamp;
 int run(app::RunOptions& cfg, Context& ctx) {
   const app::Workload& job = app::find_workload("charlm");
   app::Datasets data = job.load(cfg);
-  const train::GptConfig gpt = app::gpt_config(cfg.lm, uint32_t(data.vocab.size()));
+  const models::GptConfig gpt = app::gpt_config(cfg.lm, uint32_t(data.vocab.size()));
   app::prompt_ids(data.vocab, cfg.lm);  // a bad --prompt fails now, not after training
   train::Trainer trainer(ctx, cfg, app::job_model(job, cfg, data).graph, job.loss, data.train);
   samples::init_weights_from_file(cfg, trainer);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sample_main.hpp"
-#include "vkamp/train/dataset.hpp"
+
 #include "app/workloads.hpp"
 
 using namespace vkamp;
@@ -23,9 +23,9 @@ struct Run {
   train::TrainSummary summary;
 };
 
-void train_run(Context& ctx, Run& r, const train::HostData& data, ui::RunHistory* history = nullptr) {
-  auto spec = train::parse_model("16-1");
-  spec.init = train::Init::Zero;
+void train_run(Context& ctx, Run& r, const data::HostData& data, ui::RunHistory* history = nullptr) {
+  auto spec = models::parse_model("16-1");
+  spec.init = graph::Init::Zero;
   train::Trainer trainer(ctx, r.cfg, spec, train::LossKind::MSE, data);
   samples::init_weights_from_file(r.cfg, trainer);  // every run starts from the same weights
   samples::Observers obs;
@@ -62,14 +62,14 @@ int main(int argc, char** argv) {
       "underflow and the loss stalls; with scaling fp16 follows fp32 down to fp16's own\n"
       "resolution of the targets. --metrics FILE and --report FILE.png show the scaled run."};
   return samples::sample_main(info, cfg, argc, argv, [&](app::RunOptions& cfg, Context& ctx) {
-    train::HostData data = job.load(cfg).train;
+    data::HostData data = job.load(cfg).train;
 
     Run runs[3];
     for (Run& r : runs) r.cfg = cfg;
     runs[0].cfg.precision = Format::F32;
-    runs[0].cfg.scaler.mode = train::LossScaleMode::None;
-    runs[1].cfg.scaler.mode = train::LossScaleMode::None;
-    if (cfg.scaler.mode == train::LossScaleMode::None) runs[2].cfg.scaler.mode = train::LossScaleMode::Dynamic;
+    runs[0].cfg.scaler.mode = config::LossScaleMode::None;
+    runs[1].cfg.scaler.mode = config::LossScaleMode::None;
+    if (cfg.scaler.mode == config::LossScaleMode::None) runs[2].cfg.scaler.mode = config::LossScaleMode::Dynamic;
     runs[0].cfg.metrics_path.clear();
     runs[1].cfg.metrics_path.clear();
     runs[0].cfg.save_path.clear();  // --save, like --report, keeps the scaled run

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sample_main.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 
 using namespace vkamp;
 
@@ -16,11 +16,11 @@ int main(int argc, char** argv) {
   cfg.epochs = 6;
   cfg.optimizer.lr = 0.05;
   cfg.optimizer.momentum = 0.9;
-  cfg.scaler.initial_scale = 1024;
-  cfg.scaler.growth_interval = 15;
+  cfg.scaler.initial_loss_scale = 1024;
+  cfg.scaler.steps_per_increase = 15;
   cfg.scaler.hysteresis = 2;
   cfg.scaler.histogram_interval = 0;
-  cfg.inject_overflow = train::parse_step_ranges("20-23,50,51,80-95,140");
+  cfg.inject_overflow = config::parse_step_ranges("20-23,50,51,80-95,140");
   samples::SampleInfo info{
       "overflow_storm",
       "Trains a 32-64-10 ReLU MLP on a synthetic 10-class problem while injecting\n"
@@ -29,12 +29,12 @@ int main(int argc, char** argv) {
       "hysteresis 2. Prints each backoff, growth and skipped step, then a summary.\n"
       "Every flag can change that (try --overflow-policy retry or --hysteresis 1)."};
   return samples::sample_main(info, cfg, argc, argv, [](app::RunOptions& cfg, Context& ctx) {
-    auto data = train::HostData::classification(train::make_classification(2048, 32, 10, cfg.seed));
-    train::Trainer trainer(ctx, cfg, train::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
+    auto data = data::HostData::classification(data::make_classification(2048, 32, 10, cfg.seed));
+    train::Trainer trainer(ctx, cfg, models::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
     samples::init_weights_from_file(cfg, trainer);
     std::printf("overflow_storm: %s, hysteresis %u, steps_per_increase %u, policy %s\n",
-                samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.growth_interval,
-                train::policy_name(cfg.scaler.policy));
+                samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.steps_per_increase,
+                config::policy_name(cfg.scaler.policy));
     std::vector<train::StepMetrics> steps;
     samples::Observers obs;
     obs.step = [&](const train::StepMetrics& m) { steps.push_back(m); };
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
         what = "growth " + std::to_string(int64_t(m.loss_scale)) + " -> " + std::to_string(int64_t(next));
         ++growths;
       } else if (m.overflow) {
-        what = m.loss_scale <= cfg.scaler.min_scale ? "overflow at min_loss_scale" : "overflow absorbed by hysteresis";
+        what = m.loss_scale <= cfg.scaler.min_loss_scale ? "overflow at min_loss_scale" : "overflow absorbed by hysteresis";
       }
       if (m.overflow && m.skipped) what += what.empty() ? "skipped" : ", skipped";
       if (m.overflow && !m.skipped) what += ", applied anyway";

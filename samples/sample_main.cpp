@@ -17,10 +17,10 @@
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
-#include "vkamp/train/dataset.hpp"
-#include "vkamp/train/metrics_log.hpp"
-#include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/io/metrics_log.hpp"
+#include "vkamp/models/model_spec.hpp"
+#include "vkamp/io/torch_layout.hpp"
 #include "report.hpp"
 
 namespace vkamp::samples {
@@ -36,12 +36,12 @@ std::string scale_text(double s) {
 
 }  // namespace
 
-std::string describe_run(const train::TrainConfig& cfg) {
+std::string describe_run(const config::TrainConfig& cfg) {
   std::string s = format_name(cfg.precision);
   switch (cfg.scaler.mode) {
-    case train::LossScaleMode::None: return s + ", no loss scaling";
-    case train::LossScaleMode::Static: return s + ", static loss scale " + scale_text(cfg.scaler.initial_scale);
-    case train::LossScaleMode::Dynamic: return s + ", dynamic loss scale from " + scale_text(cfg.scaler.initial_scale);
+    case config::LossScaleMode::None: return s + ", no loss scaling";
+    case config::LossScaleMode::Static: return s + ", static loss scale " + scale_text(cfg.scaler.initial_loss_scale);
+    case config::LossScaleMode::Dynamic: return s + ", dynamic loss scale from " + scale_text(cfg.scaler.initial_loss_scale);
   }
   return s;
 }
@@ -51,7 +51,7 @@ namespace {
 // The exit status an exception means: 2 for bad input (flags, config, data,
 // checkpoint, weights files), 1 for anything else.
 int status_of(const std::exception& e) {
-  if (dynamic_cast<const train::ConfigError*>(&e) || dynamic_cast<const train::DataError*>(&e) ||
+  if (dynamic_cast<const vkamp::ConfigError*>(&e) || dynamic_cast<const data::DataError*>(&e) ||
       dynamic_cast<const train::CheckpointError*>(&e) || dynamic_cast<const io::FormatError*>(&e))
     return 2;
   return 1;
@@ -87,7 +87,7 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
                     app::common_usage(defaults, info.rows).c_str());
       return 0;
     }
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     if (speaks) std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
     return 2;
   }
@@ -129,7 +129,7 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     if (comm.distributed()) opt.local_rank = comm.local_rank();
     ctx = std::make_unique<Context>(opt);
   } catch (const Error& e) {
-    if (comm.distributed()) return fail(train::ConfigError(e.what()));
+    if (comm.distributed()) return fail(vkamp::ConfigError(e.what()));
     std::fprintf(stderr, "%s: %s\n", info.name, e.what());
     return 2;
   }
@@ -158,8 +158,8 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     history->histogram_interval = cfg.scaler.histogram_interval;
     history->status = "training";
   }
-  std::unique_ptr<train::MetricsLog> log;
-  if (!cfg.metrics_path.empty()) log = std::make_unique<train::MetricsLog>(cfg.metrics_path);
+  std::unique_ptr<io::MetricsLog> log;
+  if (!cfg.metrics_path.empty()) log = std::make_unique<io::MetricsLog>(cfg.metrics_path);
   app::ProgressBar bar(label, trainer.budget(), cfg.progress);
   trainer.on_step = [&](const train::StepMetrics& m) {
     if (log) log->write(m);
@@ -199,8 +199,8 @@ void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer)
   if (cfg.init_from.empty()) return;
   train::Model& model = trainer.model();
   const io::TensorFile file = io::read_safetensors(cfg.init_from);
-  model.write_master(model.spec().layers.empty() ? train::import_torch_tensors(model.graph(), file, cfg.init_from)
-                                                 : train::import_torch_tensors(model.spec(), file, cfg.init_from));
+  model.write_master(model.spec().layers.empty() ? io::import_torch_tensors(model.graph(), file, cfg.init_from)
+                                                 : io::import_torch_tensors(model.spec(), file, cfg.init_from));
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
@@ -213,11 +213,11 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const tra
                                                            : io::DType::F32;
   io::TensorFile file;
   const bool from_spec = !model.spec().layers.empty();
-  file.tensors = from_spec ? train::export_torch_tensors(model.spec(), model.read_master(), dtype)
-                           : train::export_torch_tensors(model.graph(), model.read_master(), dtype);
+  file.tensors = from_spec ? io::export_torch_tensors(model.spec(), model.read_master(), dtype)
+                           : io::export_torch_tensors(model.graph(), model.read_master(), dtype);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", double(s.final_scale));
-  file.metadata = {{"vkamp.model", from_spec ? train::describe(model.spec()) : model.graph().origin()},
+  file.metadata = {{"vkamp.model", from_spec ? models::describe(model.spec()) : model.graph().origin()},
                    {"vkamp.precision", format_name(cfg.precision)},
                    {"vkamp.step", std::to_string(s.applied)},
                    {"vkamp.loss_scale", scale}};
@@ -226,7 +226,7 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const tra
   std::printf("  weights (%s) written to %s\n", io::dtype_name(dtype), cfg.save_path.c_str());
 }
 
-int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s) {
+int report_failure(const char* name, const config::TrainConfig& cfg, const train::TrainSummary& s) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s: stopped: %s\n", name, s.failure.c_str());
   if (!cfg.checkpoint_path.empty())
@@ -235,7 +235,7 @@ int report_failure(const char* name, const train::TrainConfig& cfg, const train:
   return 1;
 }
 
-void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+void print_run_report(const config::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
   print_summary(cfg, s);
   if (s.ranks > 1)
     std::printf("  data parallel over %u ranks: all-reduce %.3f ms and %.1f KiB per step (fp32 gradients and losses), "
@@ -267,7 +267,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
   const app::Workload& job = app::find_workload(workload);
   return sample_main({workload, about}, job.defaults, argc, argv, [&](app::RunOptions& cfg, Context& ctx) {
     app::Datasets data = job.load(cfg);
-    train::Trainer trainer(ctx, cfg, train::parse_model(job.model), job.loss, data.train);
+    train::Trainer trainer(ctx, cfg, models::parse_model(job.model), job.loss, data.train);
     init_weights_from_file(cfg, trainer);
     trainer.set_held_out(data.test);
     const int ranks = dist::Communicator::world().size();
@@ -292,7 +292,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
   });
 }
 
-void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s) {
+void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s) {
   std::printf("  %-34s steps %u (applied %u, skipped %u, overflows %u), final scale %g, last loss %.4g, "
               "%.0f samples/s\n",
               describe_run(cfg).c_str(), s.steps, s.applied, s.skipped, s.overflows, s.final_scale,

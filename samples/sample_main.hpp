@@ -8,7 +8,7 @@
 
 #include "vkamp/context.hpp"
 #include "app/run_options.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/trainer.hpp"
 #include "run_history.hpp"
 
@@ -64,16 +64,16 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const tra
                   const std::map<std::string, std::string>& extra = {});
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
-std::string describe_run(const train::TrainConfig& cfg);
+std::string describe_run(const config::TrainConfig& cfg);
 
 // Reports a run that fail-fast stopped (and where its last good checkpoint
 // is); returns the exit status 1.
-int report_failure(const char* name, const train::TrainConfig& cfg, const train::TrainSummary& s);
+int report_failure(const char* name, const config::TrainConfig& cfg, const train::TrainSummary& s);
 
 // The end-of-run summary, GPU time per kernel and device memory.
-void print_run_report(const train::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
+void print_run_report(const config::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
 
 // One line of the end-of-run summary shared by the samples.
-void print_summary(const train::TrainConfig& cfg, const train::TrainSummary& s);
+void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s);
 
 }  // namespace vkamp::samples

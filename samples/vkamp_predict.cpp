@@ -19,10 +19,10 @@
 #include "vkamp/data/npy_writer.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 #include "vkamp/train/evaluator.hpp"
 #include "vkamp/train/model.hpp"
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/io/torch_layout.hpp"
 
 namespace {
 
@@ -51,7 +51,7 @@ struct Options {
   uint32_t batch = 256;
 };
 
-[[noreturn]] void bad_usage(const std::string& why) { throw train::ConfigError(why); }
+[[noreturn]] void bad_usage(const std::string& why) { throw vkamp::ConfigError(why); }
 
 Options parse(int argc, char** argv, bool& help) {
   Options o;
@@ -121,7 +121,7 @@ std::vector<uint32_t> arg_max(const std::vector<float>& out, uint32_t n, uint32_
 
 // The accuracy (or mean squared error) of the same outputs that are
 // written, computed here in double, when the data has labels (or targets).
-void print_metric(const Options& o, const app::SavedModel& saved, const train::HostData& data,
+void print_metric(const Options& o, const app::SavedModel& saved, const data::HostData& data,
                   const std::vector<float>& out, const std::vector<uint32_t>& classes) {
   const uint32_t n = data.count;
   if (saved.regress ? data.targets.empty() : data.labels.empty()) {
@@ -147,7 +147,7 @@ void print_metric(const Options& o, const app::SavedModel& saved, const train::H
 void write_csv(const std::string& path, const app::SavedModel& saved, const std::vector<float>& table, uint32_t n,
                uint32_t C, const std::vector<uint32_t>& classes) {
   std::ofstream f(path);
-  if (!f) throw train::DataError(path + ": cannot be written");
+  if (!f) throw data::DataError(path + ": cannot be written");
   if (saved.regress) {
     for (uint32_t c = 0; c < C; ++c)
       f << (c ? "," : "") << csv_field(c < saved.targets.size() ? saved.targets[c] : "y" + std::to_string(c));
@@ -165,20 +165,20 @@ void write_csv(const std::string& path, const app::SavedModel& saved, const std:
     }
     f << "\n";
   }
-  if (!f.flush()) throw train::DataError(path + ": write failed");
+  if (!f.flush()) throw data::DataError(path + ": write failed");
 }
 
 int run(const Options& o) {
   const io::TensorFile file = io::read_safetensors(o.weights);
   const app::SavedModel saved = app::read_saved_model(file, o.weights);
-  const train::ModelSpec spec = train::parse_model(saved.model);
+  const models::ModelSpec spec = models::parse_model(saved.model);
   std::string precision = o.precision;
   if (precision.empty()) {
     auto it = file.metadata.find("vkamp.precision");
     precision = it == file.metadata.end() ? "fp32" : it->second;
   }
   const auto fmt = parse_format(precision);
-  if (!fmt) throw train::ConfigError("--precision: unknown precision '" + precision + "'");
+  if (!fmt) throw vkamp::ConfigError("--precision: unknown precision '" + precision + "'");
 
   data::LoadOptions lo;
   lo.task = saved.regress ? data::Task::Regress : data::Task::Classify;
@@ -189,7 +189,7 @@ int run(const Options& o) {
   lo.label_optional = true;
   data::LabeledData rows = data::load_labeled(o.data, lo);
   if (rows.data.features != spec.inputs())
-    throw train::DataError(o.data + ": has " + std::to_string(rows.data.features) + " features per row but " +
+    throw data::DataError(o.data + ": has " + std::to_string(rows.data.features) + " features per row but " +
                            o.weights + "'s model (" + saved.model + ") takes " + std::to_string(spec.inputs()));
   if (saved.standardizer) saved.standardizer->apply(rows.data);
 
@@ -199,12 +199,12 @@ int run(const Options& o) {
   try {
     ctx_owner = std::make_unique<Context>(copt);
   } catch (const Error& e) {  // no such device, or no Vulkan: a setting to change, not a crash
-    throw train::ConfigError(e.what());
+    throw vkamp::ConfigError(e.what());
   }
   Context& ctx = *ctx_owner;
   std::fprintf(stderr, "vkamp-predict on %s (%s)\n", ctx.info().name.c_str(), format_name(*fmt));
   train::Model model(ctx, spec, *fmt, o.batch, /*seed=*/1, false, false);
-  model.write_master(train::import_torch_tensors(spec, file, o.weights));
+  model.write_master(io::import_torch_tensors(spec, file, o.weights));
   const train::LossKind loss = saved.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
   train::Evaluator evaluator(ctx, model, loss, o.batch);
   const uint32_t n = rows.data.count, C = model.outputs();
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   Options o;
   try {
     o = parse(argc, argv, help);
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     std::fprintf(stderr, "vkamp-predict: %s\n(see vkamp-predict --help)\n", e.what());
     return 2;
   }
@@ -244,10 +244,10 @@ int main(int argc, char** argv) {
   }
   try {
     return run(o);
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
     return 2;
-  } catch (const train::DataError& e) {
+  } catch (const data::DataError& e) {
     std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
     return 2;
   } catch (const io::FormatError& e) {

@@ -38,11 +38,11 @@ std::unique_ptr<train::Trainer> make_checked_trainer(const app::RunOptions& cfg,
   const graph::Graph& g = source.graph;
   const uint32_t inputs = g.input_tensor().shape.elements(), outputs = g.output_tensor().shape.elements();
   if (inputs != data.train.features)
-    throw train::ConfigError("--model " + model + " takes " + std::to_string(inputs) + " inputs but " +
+    throw vkamp::ConfigError("--model " + model + " takes " + std::to_string(inputs) + " inputs but " +
                              cfg.data.train_path + " has " + std::to_string(data.train.features) + " features (" +
                              width_text(data.example_shape) + ")");
   if (outputs != data.outputs)
-    throw train::ConfigError("--model " + model + " has " + std::to_string(outputs) + " outputs but " +
+    throw vkamp::ConfigError("--model " + model + " has " + std::to_string(outputs) + " outputs but " +
                              cfg.data.train_path + " has " + std::to_string(data.outputs) +
                              (cfg.data.regress ? " target columns" : " classes"));
   return app::make_trainer(ctx, cfg, std::move(source), loss, data.train);
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     const app::UserData data = app::load_user_data(cfg.data, cfg.seed);
     const std::string model = cfg.data.model.empty() ? app::default_model(data) : cfg.data.model;
     if (app::is_model_file(model) && !cfg.save_path.empty())
-      throw train::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
+      throw vkamp::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
                                "a YAML model file cannot be saved yet");
     std::unique_ptr<train::Trainer> trainer = make_checked_trainer(cfg, ctx, data, model);
     samples::init_weights_from_file(cfg, *trainer);

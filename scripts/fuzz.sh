@@ -30,13 +30,13 @@ case "$target" in
   # The reader only: the PyTorch-layout import needs the graph ops and so the
   # GPU kernels (see tests/fuzz/fuzz_safetensors.cpp); the replay test runs it.
   safetensors) sources=(io/safetensors.cpp float_formats.cpp); extra=(-DVKAMP_FUZZ_READER_ONLY) ;;
-  idx)         sources=(train/dataset.cpp); extra=(-lz) ;;
+  idx)         sources=(data/idx.cpp); extra=(-lz) ;;
   csv)         sources=(data/csv.cpp data/class_ids.cpp data/file_bytes.cpp); extra=() ;;
   npy)         sources=(data/npy.cpp data/npz.cpp data/labeled_arrays.cpp data/class_ids.cpp data/file_bytes.cpp
                         float_formats.cpp); extra=(-lzip) ;;
   checkpoint)  sources=(train/checkpoint_file.cpp); extra=(-lz) ;;
-  config)      sources=(train/settings_file.cpp train/config.cpp train/training_settings.cpp train/setting_values.cpp
-                        train/setting_suggestions.cpp float_formats.cpp); extra=(-lyaml-cpp) ;;
+  config)      sources=(config/settings_file.cpp config/train_config.cpp config/training_settings.cpp config/setting_values.cpp
+                        config/setting_suggestions.cpp float_formats.cpp); extra=(-lyaml-cpp) ;;
   *) echo "fuzz.sh: unknown target '$target'; targets: safetensors idx csv npy checkpoint config" >&2; exit 2 ;;
 esac
 

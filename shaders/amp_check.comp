@@ -20,7 +20,7 @@
 // below 1. The overflow decision comes only from the non-finite count.
 #include "types.glsl"
 #include "nonfinite.glsl"
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint ACCUMULATED = 0;

@@ -6,7 +6,7 @@
 // (STAGED_ROWS) the rows themselves, and src is the ring. The slot comes
 // from the GPU-side cursor, so a recorded step needs no host input.
 #include "types.glsl"
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;

@@ -3,7 +3,7 @@
 // The uint32 rows that go with gather.comp's (same slot, same order): one
 // label per example, a label per position (a language model), or a model's
 // token ids.
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;

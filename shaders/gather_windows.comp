@@ -5,7 +5,7 @@
 // are the same window one token later. Resident, the slot holds example ids
 // and src is the whole stream; STAGED_ROWS, the host staged each example's
 // width + 1 tokens into the slot, and src is the ring.
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;

@@ -3,7 +3,7 @@
 // Fault injection: on the steps marked in a bitmask, writes +inf into one
 // gradient before the AMP pass sees it (demos, tests, the dashboard).
 #include "types.glsl"
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 layout(local_size_x = 1) in;
 
 layout(std430, binding = 0) readonly buffer State { TrainState st; };

@@ -11,7 +11,7 @@
 // which stops the run at the next step.
 #include "types.glsl"
 #include "nonfinite.glsl"
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "step_codes.h"
 #include "elementwise.glsl"
 

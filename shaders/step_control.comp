@@ -6,7 +6,7 @@
 // and clip coefficient, and write the step's record to the metrics ring.
 // One workgroup; thread 0 runs the scalar logic.
 #include "nonfinite.glsl"
-#include "train_state.glsl"
+#include "vkamp/train/train_state.h"
 #include "step_codes.h"
 
 layout(local_size_x = 256) in;
@@ -108,23 +108,23 @@ void main() {
     if (!stopped) {
       if (found_inf) st.overflow_total += 1u;
       // Fail-fast: overflowing while already at the floor.
-      if (found_inf && prm.scale_mode == kScaleDynamic && scale <= prm.min_scale) st.overflows_at_min += 1u;
+      if (found_inf && prm.scale_mode == kScaleDynamic && scale <= prm.min_loss_scale) st.overflows_at_min += 1u;
       else if (!found_inf) st.overflows_at_min = 0u;
-      if (prm.fail_after != 0u && st.overflows_at_min >= prm.fail_after) st.failed = 1u;
+      if (prm.fail_after_overflows != 0u && st.overflows_at_min >= prm.fail_after_overflows) st.failed = 1u;
 
       if (prm.scale_mode == kScaleDynamic) {
         if (found_inf) {
           // A retry recomputes at a lower scale whatever the hysteresis:
           // at the same scale it would overflow the same way.
-          if (retry || st.hysteresis_left <= 1u) st.scale = max(scale * prm.backoff_factor, prm.min_scale);
+          if (retry || st.hysteresis_left <= 1u) st.scale = max(scale * prm.backoff_factor, prm.min_loss_scale);
           else st.hysteresis_left -= 1u;
           st.growth_tracker = 0u;
         } else {
           st.growth_tracker += 1u;
           if (prm.consecutive_hysteresis != 0u) st.hysteresis_left = prm.hysteresis;
-          if (st.growth_tracker >= prm.growth_interval) {
+          if (st.growth_tracker >= prm.steps_per_increase) {
             float grown = scale * prm.growth_factor;
-            if (!is_nonfinite(grown)) st.scale = min(grown, prm.max_scale);
+            if (!is_nonfinite(grown)) st.scale = min(grown, prm.max_loss_scale);
             st.growth_tracker = 0u;
             st.hysteresis_left = prm.hysteresis;
           }
@@ -137,7 +137,7 @@ void main() {
       }
       if (st.applied >= prm.budget) st.done = 1u;
     }
-    st.grad_multiplier = st.scale / float(prm.micro_batches);
+    st.grad_multiplier = grad_multiplier(st.scale, prm.micro_batches);
 
     bool histogram = !stopped && prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
     hist_slot = histogram ? int((st.step / prm.histogram_interval) % prm.hist_ring_size) : -1;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/io/metrics_log.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -56,7 +56,7 @@ void RunHistory::add(const train::TensorHistogram& h) {
 }
 
 void RunHistory::export_jsonl(const std::string& path) const {
-  train::MetricsLog log(path);
+  io::MetricsLog log(path);
   size_t h = 0, e = 0;
   // An evaluation after `step` steps follows the record of step `step` - 1,
   // as in the live --metrics file.

@@ -80,15 +80,15 @@ void new_run(StudioControls& c, TrainingSession& session) {
     ImGui::EndCombo();
   }
   int mode = int(c.cfg.scaler.mode);
-  ImGui::RadioButton("dynamic", &mode, int(train::LossScaleMode::Dynamic));
+  ImGui::RadioButton("dynamic", &mode, int(config::LossScaleMode::Dynamic));
   ImGui::SameLine();
-  ImGui::RadioButton("static", &mode, int(train::LossScaleMode::Static));
+  ImGui::RadioButton("static", &mode, int(config::LossScaleMode::Static));
   ImGui::SameLine();
-  ImGui::RadioButton("none", &mode, int(train::LossScaleMode::None));
-  c.cfg.scaler.mode = train::LossScaleMode(mode);
-  if (c.cfg.scaler.mode != train::LossScaleMode::None)
-    input_double(c.cfg.scaler.mode == train::LossScaleMode::Static ? "scale" : "initial scale",
-                 c.cfg.scaler.initial_scale);
+  ImGui::RadioButton("none", &mode, int(config::LossScaleMode::None));
+  c.cfg.scaler.mode = config::LossScaleMode(mode);
+  if (c.cfg.scaler.mode != config::LossScaleMode::None)
+    input_double(c.cfg.scaler.mode == config::LossScaleMode::Static ? "scale" : "initial scale",
+                 c.cfg.scaler.initial_loss_scale);
   input_u32("epochs", c.cfg.epochs);
   input_u32("batch", c.cfg.batch);
   input_double("lr", c.cfg.optimizer.lr);
@@ -104,16 +104,16 @@ void new_run(StudioControls& c, TrainingSession& session) {
 
 void live_knobs(StudioControls& c, TrainingSession& session) {
   section("Dynamic scaling, live");
-  bool dynamic = c.knobs.mode == train::LossScaleMode::Dynamic;
+  bool dynamic = c.knobs.mode == config::LossScaleMode::Dynamic;
   ImGui::BeginDisabled(!dynamic);
   input_double("growth factor", c.knobs.growth_factor);
   input_double("backoff factor", c.knobs.backoff_factor);
-  input_u32("growth interval", c.knobs.growth_interval);
-  input_double("min scale", c.knobs.min_scale);
-  input_double("max scale", c.knobs.max_scale);
+  input_u32("steps per increase", c.knobs.steps_per_increase);
+  input_double("min loss scale", c.knobs.min_loss_scale);
+  input_double("max loss scale", c.knobs.max_loss_scale);
   input_u32("hysteresis", c.knobs.hysteresis);
   if (ImGui::Button("Apply knobs", ImVec2(-1, 0))) {
-    if (accepted(c, [&] { c.running = train::with_live_scaler(c.running, c.knobs); })) {
+    if (accepted(c, [&] { c.running = config::with_live_scaler(c.running, c.knobs); })) {
       session.set_scaler(c.knobs);
       c.notice = "knobs sent to the running trainer";
     }

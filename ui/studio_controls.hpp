@@ -10,7 +10,7 @@
 #include "training_session.hpp"
 #include "app/run_options.hpp"
 #include "app/workloads.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
 namespace vkamp::ui {
 
@@ -18,8 +18,8 @@ struct StudioControls {
   std::vector<app::Workload> jobs;  // the samples, and vkamp-train's job when --train was given
   int sample = 0;            // index into jobs
   app::RunOptions cfg;       // the next run's settings, edited in place
-  train::TrainConfig running;  // the settings of the run in progress
-  train::ScalerConfig knobs; // the live knobs, edited before "Apply"
+  config::TrainConfig running;  // the settings of the run in progress
+  config::ScalerConfig knobs; // the live knobs, edited before "Apply"
   char checkpoint_path[256] = "vkamp-studio.ckpt";
   char metrics_path[256] = "vkamp-studio-metrics.jsonl";
   std::string error;         // the last rejected input, shown in red

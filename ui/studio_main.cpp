@@ -14,7 +14,7 @@
 #include "studio_window.hpp"
 #include "training_session.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/io/metrics_log.hpp"
 
 using namespace vkamp;
 using namespace vkamp::ui;

@@ -92,7 +92,7 @@ StudioOptions parse_studio_options(int argc, char** argv) {
     if (std::strcmp(a, "--train") == 0 || std::strncmp(a, "--train=", 8) == 0) o.sample = "vkamp-train";
   try {
     o.cfg = o.sample == "vkamp-train" ? app::user_data_defaults() : app::find_workload(o.sample).defaults;
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     if (err.empty()) err = e.what();
     o.sample = "fashion_mlp";
     o.cfg = app::find_workload(o.sample).defaults;
@@ -109,7 +109,7 @@ StudioOptions parse_studio_options(int argc, char** argv) {
     o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg,
                                      lm ? app::Rows::LanguageModel : app::Rows::WithData).help;
     o.cfg = cfg;
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     o.error = e.what();  // o.cfg keeps the sample's defaults
   }
   return o;

@@ -76,12 +76,14 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     data_ = job.load(cfg);
     job_ = job;
     cfg_ = cfg;
-    trainer_ = app::make_trainer(*ctx_, cfg, app::job_model(job, cfg, data_), job.loss, data_.train);
+    app::RunOptions run = cfg;
+    run.live_fault_injection = true;  // the studio's "inject overflow" button
+    trainer_ = app::make_trainer(*ctx_, run, app::job_model(job, cfg, data_), job.loss, data_.train);
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
-                  cfg.scaler.mode == train::LossScaleMode::Dynamic  ? "dynamic"
-                  : cfg.scaler.mode == train::LossScaleMode::Static ? "static"
+                  cfg.scaler.mode == config::LossScaleMode::Dynamic  ? "dynamic"
+                  : cfg.scaler.mode == config::LossScaleMode::Static ? "static"
                                                                     : "no",
                   ctx_->info().name.c_str());
     blank.title = title;
@@ -143,14 +145,14 @@ void TrainingSession::inject_overflow() {
   });
 }
 
-void TrainingSession::set_scaler(const train::ScalerConfig& sc) {
+void TrainingSession::set_scaler(const config::ScalerConfig& sc) {
   post([this, sc] {
     if (!trainer_) return;
     try {
       trainer_->set_scaler(sc);
       std::lock_guard lock(mu_);
       message_ = "new loss-scaling knobs applied";
-    } catch (const train::ConfigError& e) {
+    } catch (const vkamp::ConfigError& e) {
       std::lock_guard lock(mu_);
       message_ = e.what();  // the run goes on with the old knobs
     }

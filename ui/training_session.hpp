@@ -15,7 +15,7 @@
 #include "app/workloads.hpp"
 #include "run_history.hpp"
 #include "vkamp/context.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::ui {
@@ -36,7 +36,7 @@ class TrainingSession {
   void pause(bool paused);
   void step_once();  // while paused: one more step, then its record
   void inject_overflow();
-  void set_scaler(const train::ScalerConfig& sc);
+  void set_scaler(const config::ScalerConfig& sc);
   void save_checkpoint(const std::string& path);
 
   SessionState state() const;

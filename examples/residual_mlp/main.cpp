@@ -17,14 +17,14 @@ namespace {
 
 constexpr uint32_t kWidth = 16, kHidden = 64, kClasses = 2;
 
-vkamp::train::HostData spirals(uint32_t count, uint64_t seed) {
+vkamp::data::HostData spirals(uint32_t count, uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> noise(0.0f, 0.05f), proj(0.0f, 1.0f);
   std::uniform_real_distribution<float> turn(0.0f, 1.0f);
   std::vector<float> lift(kWidth * 2);
   std::mt19937_64 fixed(1);  // the same projection for every split
   for (float& v : lift) v = std::normal_distribution<float>(0.0f, 1.0f)(fixed);
-  vkamp::train::HostData d{count, kWidth, {}, {}, {}};
+  vkamp::data::HostData d{count, kWidth, {}, {}, {}};
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t label = i % kClasses;
     float t = turn(gen), angle = 3.0f * float(M_PI) * t + float(M_PI) * float(label);
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   }
   try {
     vkamp::Context ctx;
-    vkamp::train::TrainConfig cfg;
+    vkamp::config::TrainConfig cfg;
     cfg.precision = vkamp::Format::F16;
     cfg.batch = 32;
     cfg.epochs = 30;

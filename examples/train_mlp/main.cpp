@@ -12,19 +12,19 @@
 #include <string>
 
 #include "vkamp/context.hpp"
-#include "vkamp/train/config.hpp"
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/config/train_config.hpp"
+#include "vkamp/models/model_spec.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace {
 
 // Two spirals, one per class, each a half-turn apart from the other:
 // not linearly separable, so the hidden layers have to do the work.
-vkamp::train::HostData make_spirals(uint32_t per_class, uint64_t seed) {
+vkamp::data::HostData make_spirals(uint32_t per_class, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> along(0.1f, 1.0f);
   std::normal_distribution<float> noise(0.0f, 0.02f);
-  vkamp::train::HostData data;
+  vkamp::data::HostData data;
   data.count = 2 * per_class;
   data.features = 2;
   for (uint32_t i = 0; i < per_class; ++i) {
@@ -42,10 +42,10 @@ vkamp::train::HostData make_spirals(uint32_t per_class, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  vkamp::train::TrainConfig cfg;
+  vkamp::config::TrainConfig cfg;
   cfg.precision = vkamp::Format::F16;
-  cfg.scaler.mode = vkamp::train::LossScaleMode::Dynamic;
-  cfg.optimizer.kind = vkamp::train::OptimizerKind::Adam;
+  cfg.scaler.mode = vkamp::config::LossScaleMode::Dynamic;
+  cfg.optimizer.kind = vkamp::config::OptimizerKind::Adam;
   cfg.optimizer.lr = 0.01;
   cfg.batch = 64;
   cfg.epochs = 40;
@@ -67,9 +67,9 @@ int main(int argc, char** argv) {
     vkamp::Context ctx(options);
     std::printf("device: %s\n", ctx.info().name.c_str());
 
-    const vkamp::train::HostData train = make_spirals(1000, 1);
-    const vkamp::train::HostData test = make_spirals(500, 2);
-    vkamp::train::Trainer trainer(ctx, cfg, vkamp::train::parse_model("2-64r-64r-2"),
+    const vkamp::data::HostData train = make_spirals(1000, 1);
+    const vkamp::data::HostData test = make_spirals(500, 2);
+    vkamp::train::Trainer trainer(ctx, cfg, vkamp::models::parse_model("2-64r-64r-2"),
                                   vkamp::train::LossKind::SoftmaxXent, train);
     const vkamp::train::TrainSummary summary = trainer.run();
     if (summary.failed) {

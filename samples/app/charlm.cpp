@@ -12,14 +12,14 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/data/text.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::app {
 namespace {
 
 std::string read_all(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) throw train::DataError(p.string() + ": cannot open");
+  if (!f) throw data::DataError(p.string() + ": cannot open");
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
@@ -27,7 +27,7 @@ std::string fortunes_text() {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(kFortunesDir, ec))
-    throw train::DataError(std::string(kFortunesDir) +
+    throw data::DataError(std::string(kFortunesDir) +
                            " is missing: install Debian's fortunes package (apt-get install fortunes) or give "
                            "--text FILE");
   std::vector<fs::path> files;
@@ -59,7 +59,7 @@ CharCorpus load_corpus(const LmOptions& o) {
   CharCorpus c;
   c.source = o.text_path.empty() ? kFortunesDir : o.text_path;
   const std::string text = o.text_path.empty() ? fortunes_text() : read_all(o.text_path);
-  if (text.empty()) throw train::DataError(c.source + ": no text to train on");
+  if (text.empty()) throw data::DataError(c.source + ": no text to train on");
   data::TextTokens t = data::tokens_of(text);
   c.vocab = std::move(t.vocab);
   c.tokens = std::move(t.tokens);
@@ -67,11 +67,11 @@ CharCorpus load_corpus(const LmOptions& o) {
   return c;
 }
 
-train::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size) {
+models::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size) {
   const Preset* p = nullptr;
   for (const Preset& q : kPresets)
     if (o.size == q.name) p = &q;
-  if (!p) throw train::ConfigError("unknown size '" + o.size + "' (expected tiny | small | medium)");
+  if (!p) throw vkamp::ConfigError("unknown size '" + o.size + "' (expected tiny | small | medium)");
   auto pick = [](uint32_t flag, uint32_t preset) { return flag ? flag : preset; };
   return {vocab_size, pick(o.block_size, p->block_size), pick(o.n_layer, p->n_layer), pick(o.n_head, p->n_head),
           pick(o.n_embd, p->n_embd)};
@@ -82,14 +82,14 @@ CharWindows char_windows(const CharCorpus& c, uint32_t block_size) {
   std::vector<uint32_t> val(c.tokens.begin() + c.split, c.tokens.end());
   for (auto [part, n] : {std::pair{"training", train.size()}, std::pair{"held-out (last tenth)", val.size()}})
     if (n < size_t(block_size) + 1)
-      throw train::DataError(c.source + ": the " + std::string(part) + " text has " + std::to_string(n) +
+      throw data::DataError(c.source + ": the " + std::string(part) + " text has " + std::to_string(n) +
                              " characters, fewer than a window of " + std::to_string(block_size + 1));
-  return {train::HostData::windows(std::move(train), block_size, 1),
-          train::HostData::windows(std::move(val), block_size, block_size)};
+  return {data::HostData::windows(std::move(train), block_size, 1),
+          data::HostData::windows(std::move(val), block_size, block_size)};
 }
 
-std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, const std::string& vocab) {
-  auto meta = train::gpt_metadata(c);
+std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, const std::string& vocab) {
+  auto meta = models::gpt_metadata(c);
   // Each byte as the code point of the same number, so any byte survives
   // JSON; ASCII-only output (\u00XX escapes) keeps the header plain.
   std::string utf8;
@@ -110,7 +110,7 @@ std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o) {
   for (char ch : o.prompt.empty() ? std::string("\n") : o.prompt) {
     const size_t id = vocab.find(ch);
     if (id == std::string::npos)
-      throw train::ConfigError("--prompt: the byte " + std::to_string(int(static_cast<unsigned char>(ch))) +
+      throw vkamp::ConfigError("--prompt: the byte " + std::to_string(int(static_cast<unsigned char>(ch))) +
                                " is not in the text's vocabulary of " + std::to_string(vocab.size()) + " bytes");
     ids.push_back(uint32_t(id));
   }

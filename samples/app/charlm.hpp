@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "app/run_options.hpp"
-#include "vkamp/train/gpt.hpp"
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/models/gpt.hpp"
+#include "vkamp/data/host_data.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::app {
@@ -31,22 +31,22 @@ struct CharCorpus {
   size_t split = 0;    // tokens [0, split) train, [split, end) validate
 };
 
-// Throws train::DataError (a missing or empty text, fortunes not installed).
+// Throws data::DataError (a missing or empty text, fortunes not installed).
 CharCorpus load_corpus(const LmOptions& o);
 
 // The size preset with the flags' overrides; ConfigError for an unknown size.
-train::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size);
+models::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size);
 
 // Training windows at every offset and the validation windows, of
 // block_size tokens. Throws DataError when a split is shorter than a window.
 struct CharWindows {
-  train::HostData train, val;
+  data::HostData train, val;
 };
 CharWindows char_windows(const CharCorpus& c, uint32_t block_size);
 
 // The metadata of an exported GPT: the config, "vkamp.vocab" (a JSON string
 // whose i-th character is U+00XX for the byte of token i).
-std::map<std::string, std::string> charlm_metadata(const train::GptConfig& c, const std::string& vocab);
+std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, const std::string& vocab);
 
 // o.prompt (a new line when empty) as token ids; a byte outside the
 // vocabulary is a ConfigError (checked before training, so nothing is lost).

@@ -9,8 +9,8 @@
 namespace vkamp::app {
 namespace {
 
-using Row = train::Setting<RunOptions>;
-using train::ConfigError;
+using Row = config::Setting<RunOptions>;
+using vkamp::ConfigError;
 
 // One way to write a flag, without the leading "--".
 struct Spelling {
@@ -30,8 +30,8 @@ const std::vector<Spelling>& spellings(Rows rows) {
         continue;
       }
       v.push_back({bare, &s, -1});
-      if (train::flag_of(s.key) != s.flag) v.push_back({train::flag_of(s.key).substr(2), &s, -1});
-      for (const std::string& a : s.aliases) v.push_back({train::flag_of(a).substr(2), &s, -1});
+      if (config::flag_of(s.key) != s.flag) v.push_back({config::flag_of(s.key).substr(2), &s, -1});
+      for (const std::string& a : s.aliases) v.push_back({config::flag_of(a).substr(2), &s, -1});
     }
     return v;
   };
@@ -50,13 +50,13 @@ const Spelling* find_spelling(const std::string& name, Rows rows) {
   std::vector<std::string> flags = {"config", "help"};
   for (const Spelling& s : spellings(rows)) flags.push_back(s.name);
   std::string msg = "unknown flag '" + arg + "'";
-  std::string hint = train::closest_match(name, flags);
+  std::string hint = config::closest_match(name, flags);
   if (hint.empty()) {
     // Another tool's name (--growth-interval), or a key spelled with '_'.
     std::string key;
     for (char c : name) key += (c == '-') ? '_' : c;
-    key = train::suggest_key(key, run_setting_keys(rows));
-    if (!key.empty()) hint = train::flag_of(key).substr(2);
+    key = config::suggest_key(key, run_setting_keys(rows));
+    if (!key.empty()) hint = config::flag_of(key).substr(2);
   }
   if (!hint.empty()) msg += " (did you mean --" + hint + "?)";
   throw ConfigError(msg);

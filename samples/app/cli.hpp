@@ -17,7 +17,7 @@ struct CliResult {
 std::string common_usage(const RunOptions& defaults = RunOptions{}, Rows rows = Rows::Common);
 
 // Applies --config FILE first (wherever it appears), then every other flag
-// in order, then validate(). Throws train::ConfigError on anything it cannot use.
+// in order, then validate(). Throws vkamp::ConfigError on anything it cannot use.
 CliResult parse_command_line(int argc, char** argv, RunOptions& opts, Rows rows = Rows::Common);
 
 }  // namespace vkamp::app

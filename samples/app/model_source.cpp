@@ -12,12 +12,12 @@ bool is_model_file(const std::string& model) {
 
 ModelSource load_model(const std::string& model) {
   if (is_model_file(model)) return {graph::load_model_file(model), std::nullopt};
-  train::ModelSpec spec = train::parse_model(model);
-  return {train::build_graph(spec), spec};
+  models::ModelSpec spec = models::parse_model(model);
+  return {models::build_graph(spec), spec};
 }
 
-std::unique_ptr<train::Trainer> make_trainer(Context& ctx, const train::TrainConfig& cfg, ModelSource model,
-                                             train::LossKind loss, const train::HostData& train) {
+std::unique_ptr<train::Trainer> make_trainer(Context& ctx, const config::TrainConfig& cfg, ModelSource model,
+                                             train::LossKind loss, const data::HostData& train) {
   if (model.spec) return std::make_unique<train::Trainer>(ctx, cfg, *model.spec, loss, train);
   return std::make_unique<train::Trainer>(ctx, cfg, std::move(model.graph), loss, train);
 }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "vkamp/train/config.hpp"
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/train_config.hpp"
+#include "vkamp/config/setting.hpp"
 
 namespace vkamp::app {
 
@@ -38,7 +38,7 @@ struct LmOptions {
 
 // Extends TrainConfig, so that code which trains reads the same fields
 // either way and the training rows apply to it unchanged.
-struct RunOptions : train::TrainConfig {
+struct RunOptions : config::TrainConfig {
   std::string device;               // index or name substring; empty = default
   std::string data_dir;             // empty = the sample's default
   std::string metrics_path;         // JSON Lines, one record per step
@@ -57,7 +57,7 @@ enum class Rows { Common, WithData, LanguageModel };
 
 // Every setting of a run, the training ones and the application's, in
 // --help order (run_settings.cpp).
-const std::vector<train::Setting<RunOptions>>& run_settings(Rows rows = Rows::Common);
+const std::vector<config::Setting<RunOptions>>& run_settings(Rows rows = Rows::Common);
 // Every key of run_settings(rows), aliases included.
 const std::vector<std::string>& run_setting_keys(Rows rows = Rows::Common);
 

@@ -8,13 +8,13 @@
 #include <string_view>
 
 #include "app/run_options.hpp"
-#include "vkamp/train/settings_file.hpp"
+#include "vkamp/config/settings_file.hpp"
 
 namespace vkamp::app {
 namespace {
 
-using train::Help;
-using Row = train::Setting<RunOptions>;
+using config::Help;
+using Row = config::Setting<RunOptions>;
 
 bool ends_with_png(const std::string& s) {
   const char* tail = ".png";
@@ -25,13 +25,13 @@ bool ends_with_png(const std::string& s) {
 
 // The picture is a PNG; a typo'd name should fail now, not after training.
 Row report_row() {
-  Row s = train::text<RunOptions>(
+  Row s = config::text<RunOptions>(
       "report",
-      {train::kOutputGroup, "FILE.png", "draw the dashboard of the run into a PNG at the end (no display needed)"},
+      {config::kOutputGroup, "FILE.png", "draw the dashboard of the run into a PNG at the end (no display needed)"},
       VKAMP_FIELD(report_path), "none");
   s.check = [](const RunOptions& o) {
     if (!o.report_path.empty() && !ends_with_png(o.report_path))
-      throw train::ConfigError(train::names("report") +
+      throw vkamp::ConfigError(config::names("report") +
                                " writes a PNG picture: give a file name ending in .png (got \"" + o.report_path +
                                "\")");
   };
@@ -40,45 +40,45 @@ Row report_row() {
 
 // safetensors holds F32, F16 and BF16; cb16 has no PyTorch dtype.
 Row save_dtype_row() {
-  Row s = train::row<RunOptions>("save_dtype",
-                                 {train::kWeightsGroup, "T", "fp32 | fp16 | bf16: the dtype of the saved weights"});
+  Row s = config::row<RunOptions>("save_dtype",
+                                 {config::kWeightsGroup, "T", "fp32 | fp16 | bf16: the dtype of the saved weights"});
   s.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
-    auto f = parse_format(train::lower(v));
-    if (!f || *f == Format::CB16) train::fail(l, "unknown value '" + v + "' (expected fp32 | fp16 | bf16)");
+    auto f = parse_format(config::lower(v));
+    if (!f || *f == Format::CB16) config::fail(l, "unknown value '" + v + "' (expected fp32 | fp16 | bf16)");
     o.save_dtype = *f;
   };
   s.show = [](const RunOptions& o) { return std::string(format_name(o.save_dtype)); };
   s.check = [](const RunOptions& o) {
     if (o.save_dtype != Format::F32 && o.save_dtype != Format::F16 && o.save_dtype != Format::BF16)
-      throw train::ConfigError(train::names("save_dtype") + " must be fp32, fp16 or bf16 (got " +
+      throw vkamp::ConfigError(config::names("save_dtype") + " must be fp32, fp16 or bf16 (got " +
                                format_name(o.save_dtype) + ")");
   };
   return s;
 }
 
 std::vector<Row> app_rows() {
-  using train::text;
+  using config::text;
   Row progress =
-      train::toggle<RunOptions>("progress",
-                                {train::kOutputGroup, "", "no progress bar on stderr (--progress to turn it on)"},
+      config::toggle<RunOptions>("progress",
+                                {config::kOutputGroup, "", "no progress bar on stderr (--progress to turn it on)"},
                                 VKAMP_FIELD(progress), "progress bar shown", "no progress bar");
   progress.help_shows_negation = true;
   return {
-      text<RunOptions>("device", {train::kGeneralGroup, "SEL", "GPU index or a substring of its name"},
+      text<RunOptions>("device", {config::kGeneralGroup, "SEL", "GPU index or a substring of its name"},
                        VKAMP_FIELD(device), "the first suitable GPU"),
-      text<RunOptions>("data", {train::kLoopGroup, "DIR", "dataset directory"}, VKAMP_FIELD(data_dir),
+      text<RunOptions>("data", {config::kLoopGroup, "DIR", "dataset directory"}, VKAMP_FIELD(data_dir),
                        "the sample's default"),
-      text<RunOptions>("metrics", {train::kOutputGroup, "FILE", "write one JSON Lines record per step"},
+      text<RunOptions>("metrics", {config::kOutputGroup, "FILE", "write one JSON Lines record per step"},
                        VKAMP_FIELD(metrics_path), "none"),
       report_row(),
       progress,
       text<RunOptions>("save",
-                       {train::kWeightsGroup, "FILE.safetensors",
+                       {config::kWeightsGroup, "FILE.safetensors",
                         "write the trained weights at the end of a successful run"},
                        VKAMP_FIELD(save_path), "none"),
       save_dtype_row(),
       text<RunOptions>("init_from",
-                       {train::kWeightsGroup, "FILE",
+                       {config::kWeightsGroup, "FILE",
                         "start from these weights (a file --save wrote, or a PyTorch state_dict; --resume "
                         "replaces them)"},
                        VKAMP_FIELD(init_from), "seeded initialization"),
@@ -91,17 +91,17 @@ const std::vector<Row>& own_rows() {
 }
 
 std::vector<Row> data_rows() {
-  using train::text;
-  const char* g = train::kDataGroup;
-  Row task = train::row<RunOptions>("task", {g, "T", "classify | regress"});
+  using config::text;
+  const char* g = config::kDataGroup;
+  Row task = config::row<RunOptions>("task", {g, "T", "classify | regress"});
   task.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
-    const std::string t = train::lower(v);
-    if (t != "classify" && t != "regress") train::fail(l, "unknown task '" + v + "' (expected classify | regress)");
+    const std::string t = config::lower(v);
+    if (t != "classify" && t != "regress") config::fail(l, "unknown task '" + v + "' (expected classify | regress)");
     o.data.regress = t == "regress";
   };
   task.show = [](const RunOptions& o) { return std::string(o.data.regress ? "regress" : "classify"); };
-  Row split = train::real<RunOptions>("val_split", {g, "X", "without --test: hold out this fraction of --train"},
-                                      VKAMP_FIELD(data.val_split), train::Range::from_to_below(0, 1));
+  Row split = config::real<RunOptions>("val_split", {g, "X", "without --test: hold out this fraction of --train"},
+                                      VKAMP_FIELD(data.val_split), config::Range::from_to_below(0, 1));
   return {
       text<RunOptions>("train", {g, "FILE", ".csv, .npz, or an IDX images file (…-images-idx3-ubyte[.gz])"},
                        VKAMP_FIELD(data.train_path), "required"),
@@ -114,7 +114,7 @@ std::vector<Row> data_rows() {
       text<RunOptions>("label", {g, "NAME", "CSV: the label column"}, VKAMP_FIELD(data.label), "the last column"),
       text<RunOptions>("target", {g, "A,B", "CSV: the regression target columns"}, VKAMP_FIELD(data.targets),
                        "the last column"),
-      train::toggle<RunOptions>("standardize",
+      config::toggle<RunOptions>("standardize",
                                 {g, "", "standardize each feature with the training rows' mean and std (stored "
                                         "with the saved weights)"},
                                 VKAMP_FIELD(data.standardize)),
@@ -124,33 +124,33 @@ std::vector<Row> data_rows() {
 }
 
 std::vector<Row> lm_rows() {
-  using train::text;
-  const char* g = train::kLanguageModelGroup;
-  Row size = train::row<RunOptions>("size", {g, "S", "tiny | small | medium: the GPT's size (tiny fits a CPU driver; "
+  using config::text;
+  const char* g = config::kLanguageModelGroup;
+  Row size = config::row<RunOptions>("size", {g, "S", "tiny | small | medium: the GPT's size (tiny fits a CPU driver; "
                                                      "small and medium are for GPUs)"});
   size.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
-    const std::string t = train::lower(v);
+    const std::string t = config::lower(v);
     if (t != "tiny" && t != "small" && t != "medium")
-      train::fail(l, "unknown size '" + v + "' (expected tiny | small | medium)");
+      config::fail(l, "unknown size '" + v + "' (expected tiny | small | medium)");
     o.lm.size = t;
   };
   size.show = [](const RunOptions& o) { return o.lm.size; };
-  Row temperature = train::real<RunOptions>("temperature", {g, "T", "sampling temperature (> 0)"},
-                                            VKAMP_FIELD(lm.temperature), train::Range::above(0));
+  Row temperature = config::real<RunOptions>("temperature", {g, "T", "sampling temperature (> 0)"},
+                                            VKAMP_FIELD(lm.temperature), config::Range::above(0));
   return {
       text<RunOptions>("text", {g, "FILE", "the text to model, byte by byte"}, VKAMP_FIELD(lm.text_path),
                        "the fortunes package's text"),
       size,
-      train::count<RunOptions>("block_size", {g, "N", "positions per window (0 = the size's)"},
+      config::count<RunOptions>("block_size", {g, "N", "positions per window (0 = the size's)"},
                                VKAMP_FIELD(lm.block_size)),
-      train::count<RunOptions>("n_layer", {g, "N", "transformer blocks (0 = the size's)"}, VKAMP_FIELD(lm.n_layer)),
-      train::count<RunOptions>("n_head", {g, "N", "attention heads (0 = the size's)"}, VKAMP_FIELD(lm.n_head)),
-      train::count<RunOptions>("n_embd", {g, "N", "channels of the residual stream (0 = the size's)"},
+      config::count<RunOptions>("n_layer", {g, "N", "transformer blocks (0 = the size's)"}, VKAMP_FIELD(lm.n_layer)),
+      config::count<RunOptions>("n_head", {g, "N", "attention heads (0 = the size's)"}, VKAMP_FIELD(lm.n_head)),
+      config::count<RunOptions>("n_embd", {g, "N", "channels of the residual stream (0 = the size's)"},
                                VKAMP_FIELD(lm.n_embd)),
-      train::count<RunOptions>("generate", {g, "N", "characters to sample at the end (0 = none)"},
+      config::count<RunOptions>("generate", {g, "N", "characters to sample at the end (0 = none)"},
                                VKAMP_FIELD(lm.generate)),
       temperature,
-      train::count<RunOptions>("top_k", {g, "K", "sample among the K likeliest characters (0 = all)"},
+      config::count<RunOptions>("top_k", {g, "K", "sample among the K likeliest characters (0 = all)"},
                                VKAMP_FIELD(lm.top_k)),
       text<RunOptions>("prompt", {g, "TEXT", "the text the sample continues"}, VKAMP_FIELD(lm.prompt),
                        "a new line"),
@@ -158,14 +158,14 @@ std::vector<Row> lm_rows() {
 }
 
 size_t group_index(const char* group) {
-  const auto& groups = train::kHelpGroups;
+  const auto& groups = config::kHelpGroups;
   return size_t(std::find(std::begin(groups), std::end(groups), std::string_view(group)) - std::begin(groups));
 }
 
 // The training rows then the application's, each group together in --help order.
 std::vector<Row> merged_rows(Rows which) {
   std::vector<Row> rows;
-  for (const auto& s : train::training_settings()) rows.push_back(train::lift<RunOptions>(s));
+  for (const auto& s : config::training_settings()) rows.push_back(config::lift<RunOptions>(s));
   rows.insert(rows.end(), own_rows().begin(), own_rows().end());
   if (which != Rows::Common) {
     const std::vector<Row> extra = which == Rows::WithData ? data_rows() : lm_rows();
@@ -178,21 +178,21 @@ std::vector<Row> merged_rows(Rows which) {
 
 }  // namespace
 
-const std::vector<train::Setting<RunOptions>>& run_settings(Rows which) {
+const std::vector<config::Setting<RunOptions>>& run_settings(Rows which) {
   static const std::vector<Row> sets[] = {merged_rows(Rows::Common), merged_rows(Rows::WithData),
                                           merged_rows(Rows::LanguageModel)};
   return sets[size_t(which)];
 }
 
 const std::vector<std::string>& run_setting_keys(Rows which) {
-  static const std::vector<std::string> sets[] = {train::keys_of(run_settings(Rows::Common)),
-                                                  train::keys_of(run_settings(Rows::WithData)),
-                                                  train::keys_of(run_settings(Rows::LanguageModel))};
+  static const std::vector<std::string> sets[] = {config::keys_of(run_settings(Rows::Common)),
+                                                  config::keys_of(run_settings(Rows::WithData)),
+                                                  config::keys_of(run_settings(Rows::LanguageModel))};
   return sets[size_t(which)];
 }
 
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts, const std::string& label) {
-  train::apply_row(run_settings(), key, value, opts, label);
+  config::apply_row(run_settings(), key, value, opts, label);
 }
 
 void apply_setting(const std::string& key, const std::string& value, RunOptions& opts) {
@@ -200,14 +200,14 @@ void apply_setting(const std::string& key, const std::string& value, RunOptions&
 }
 
 void apply_config_file(const std::string& path, RunOptions& opts, Rows which) {
-  train::apply_settings_file(run_settings(which), path, opts);
+  config::apply_settings_file(run_settings(which), path, opts);
 }
 
 void validate(const RunOptions& opts, Rows which) {
-  train::check_rows(own_rows(), opts);
-  if (which == Rows::WithData) train::check_rows(data_rows(), opts);
-  if (which == Rows::LanguageModel) train::check_rows(lm_rows(), opts);
-  train::validate(opts);
+  config::check_rows(own_rows(), opts);
+  if (which == Rows::WithData) config::check_rows(data_rows(), opts);
+  if (which == Rows::LanguageModel) config::check_rows(lm_rows(), opts);
+  config::validate(opts);
 }
 
 }  // namespace vkamp::app

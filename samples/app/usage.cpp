@@ -12,26 +12,26 @@ struct Line {
   std::string flag, meaning, shown_default;  // "" shows no default
 };
 
-std::vector<Line> lines_of(const train::Setting<RunOptions>& s, const RunOptions& d) {
+std::vector<Line> lines_of(const config::Setting<RunOptions>& s, const RunOptions& d) {
   std::string flag = s.help_shows_negation ? "--no-" + s.flag.substr(2) : s.flag;
   if (*s.help.value) flag += std::string(" ") + s.help.value;
   std::string meaning = s.help.text;
-  for (const std::string& alias : s.aliases) meaning += " (also " + train::flag_of(alias) + ")";
+  for (const std::string& alias : s.aliases) meaning += " (also " + config::flag_of(alias) + ")";
   const std::string shown = s.show(d);
   std::vector<Line> lines{{flag, meaning, shown.empty() ? shown : shown + s.help.note}};
   if (!s.flag_alias_help.empty())
-    lines.push_back({train::flag_of(s.key) + " " + s.help.value, s.flag_alias_help, ""});
+    lines.push_back({config::flag_of(s.key) + " " + s.help.value, s.flag_alias_help, ""});
   return lines;
 }
 
 std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows) {
   std::vector<Line> lines;
-  if (group == train::kGeneralGroup)
+  if (group == config::kGeneralGroup)
     lines.push_back({"--config FILE", "YAML file: `key: value` lines or the Cerebras trainer layout, applied before every other flag", "none"});
   for (const auto& s : run_settings(rows))
     if (s.help.group == group)
       for (Line& l : lines_of(s, d)) lines.push_back(std::move(l));
-  if (group == train::kGeneralGroup) lines.push_back({"-h, --help", "print this help and exit", ""});
+  if (group == config::kGeneralGroup) lines.push_back({"-h, --help", "print this help and exit", ""});
   return lines;
 }
 
@@ -40,7 +40,7 @@ std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows)
 std::string common_usage(const RunOptions& d, Rows rows) {
   std::vector<std::pair<const char*, std::vector<Line>>> groups;
   size_t width = 0;
-  for (const char* g : train::kHelpGroups) {
+  for (const char* g : config::kHelpGroups) {
     groups.emplace_back(g, group_lines(g, d, rows));
     if (groups.back().second.empty()) {
       groups.pop_back();

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "vkamp/config_error.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::app {
 namespace {
@@ -20,14 +20,14 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 // A seeded shuffle of the rows, then the last `fraction` of them held out.
-void split_off(train::HostData& all, double fraction, uint64_t seed, train::HostData& held_out) {
+void split_off(data::HostData& all, double fraction, uint64_t seed, data::HostData& held_out) {
   std::vector<uint32_t> order(all.count);
   std::iota(order.begin(), order.end(), 0u);
   std::mt19937_64 gen(seed ^ 0x5eed5eed5eedull);
   std::shuffle(order.begin(), order.end(), gen);
   const uint32_t n_out = uint32_t(double(all.count) * fraction);
   if (n_out == 0 || n_out >= all.count)
-    throw train::ConfigError("--val-split " + std::to_string(fraction) + " of " + std::to_string(all.count) +
+    throw vkamp::ConfigError("--val-split " + std::to_string(fraction) + " of " + std::to_string(all.count) +
                              " rows leaves no rows on one side");
   const std::span<const uint32_t> ids(order);
   held_out = all.select(ids.subspan(all.count - n_out));
@@ -47,15 +47,15 @@ data::LoadOptions load_options(const DataOptions& d) {
 }
 
 UserData load_user_data(const DataOptions& d, uint64_t seed) {
-  if (d.train_path.empty()) throw train::ConfigError("--train FILE is required (a .csv, .npz or IDX images file)");
+  if (d.train_path.empty()) throw vkamp::ConfigError("--train FILE is required (a .csv, .npz or IDX images file)");
   if (!d.test_path.empty() && d.val_split > 0)
-    throw train::ConfigError("--test and --val-split both choose the held-out rows: give one");
-  if (!d.regress && !d.targets.empty()) throw train::ConfigError("--target names regression targets: add --task regress");
-  if (d.regress && !d.label.empty()) throw train::ConfigError("--label names a class column: with --task regress use --target");
+    throw vkamp::ConfigError("--test and --val-split both choose the held-out rows: give one");
+  if (!d.regress && !d.targets.empty()) throw vkamp::ConfigError("--target names regression targets: add --task regress");
+  if (d.regress && !d.label.empty()) throw vkamp::ConfigError("--label names a class column: with --task regress use --target");
   data::LoadOptions opt = load_options(d);
   data::LabeledData tr = data::load_labeled(d.train_path, opt);
   if (tr.data.labels.empty() && tr.data.targets.empty())
-    throw train::DataError(d.train_path + ": has no labels or targets to train on");
+    throw data::DataError(d.train_path + ": has no labels or targets to train on");
   UserData u;
   u.example_shape = tr.example_shape;
   u.classes = tr.classes;
@@ -67,10 +67,10 @@ UserData load_user_data(const DataOptions& d, uint64_t seed) {
     opt.classes = u.classes;  // the test labels are numbered as the training set's
     data::LabeledData te = data::load_labeled(d.test_path, opt);
     if (te.data.features != u.train.features)
-      throw train::DataError(d.test_path + ": has " + std::to_string(te.data.features) + " features per row, " +
+      throw data::DataError(d.test_path + ": has " + std::to_string(te.data.features) + " features per row, " +
                              d.train_path + " has " + std::to_string(u.train.features));
     if (te.outputs != u.outputs)
-      throw train::DataError(d.test_path + ": has " + std::to_string(te.outputs) + " targets per row, " +
+      throw data::DataError(d.test_path + ": has " + std::to_string(te.outputs) + " targets per row, " +
                              d.train_path + " has " + std::to_string(u.outputs));
     u.test = std::move(te.data);
   } else if (d.val_split > 0) {

@@ -10,12 +10,12 @@
 #include "app/run_options.hpp"
 #include "vkamp/data/labeled_data.hpp"
 #include "vkamp/data/standardize.hpp"
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
 
 namespace vkamp::app {
 
 struct UserData {
-  train::HostData train, test;           // test.count == 0: nothing held out
+  data::HostData train, test;           // test.count == 0: nothing held out
   std::vector<uint32_t> example_shape;   // {features} or {H, W, C}
   std::vector<std::string> classes;      // classify: names in id order
   uint32_t outputs = 0;                  // classes, or target columns
@@ -27,8 +27,8 @@ struct UserData {
 data::LoadOptions load_options(const DataOptions& d);
 
 // Reads --train (and --test), splits off --val-split with a seeded shuffle,
-// and standardizes when asked. Throws train::DataError (bad files) or
-// train::ConfigError (bad combinations of settings).
+// and standardizes when asked. Throws data::DataError (bad files) or
+// vkamp::ConfigError (bad combinations of settings).
 UserData load_user_data(const DataOptions& d, uint64_t seed);
 
 // The model string for `data` when --model is not given: two hidden layers

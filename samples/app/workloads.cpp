@@ -3,18 +3,19 @@
 #include "app/charlm.hpp"
 #include "app/data_paths.hpp"
 #include "app/user_data.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
+#include "app/fashion_mnist.hpp"
 
 namespace vkamp::app {
 
-using train::HostData;
+using data::HostData;
 using train::LossKind;
 namespace {
 
 Datasets fashion_mnist(const RunOptions& cfg) {
   std::string dir = cfg.data_dir.empty() ? default_fashion_mnist_dir() : cfg.data_dir;
-  return {HostData::classification(train::load_fashion_mnist(dir, false)),
-          HostData::classification(train::load_fashion_mnist(dir, true))};
+  return {HostData::classification(app::load_fashion_mnist(dir, false)),
+          HostData::classification(app::load_fashion_mnist(dir, true))};
 }
 
 Workload fashion_mlp() {
@@ -39,7 +40,7 @@ Workload lenet5() {
   w.defaults.optimizer.momentum = 0.9;
   // Annealing to 0 over the run gave more test accuracy after two epochs
   // than a constant rate, with less spread between seeds (bench/NOTES.md).
-  w.defaults.optimizer.schedule = train::LrSchedule::Cosine;
+  w.defaults.optimizer.schedule = config::LrSchedule::Cosine;
   return w;
 }
 
@@ -48,7 +49,7 @@ Workload lenet5() {
 Workload linreg() {
   Workload w{"linreg", "16-feature linear regression with targets ~1e-4 (fp16 underflow)", "16-1", LossKind::MSE,
              RunOptions{}, [](const RunOptions& cfg) {
-               train::RegressionData reg = train::make_regression(4096, 16, cfg.seed);
+               data::RegressionData reg = data::make_regression(4096, 16, cfg.seed);
                HostData data{reg.count, reg.features, reg.x, {}, reg.y};
                for (float& y : data.targets) y *= 1e-4f;
                return Datasets{data, {}};
@@ -71,7 +72,7 @@ Workload charlm() {
                return Datasets{std::move(win.train), std::move(win.val), "", corpus.vocab};
              }};
   w.graph = [](const RunOptions& cfg, const Datasets& d) {
-    return train::gpt_graph(gpt_config(cfg.lm, uint32_t(d.vocab.size())));
+    return models::gpt_graph(gpt_config(cfg.lm, uint32_t(d.vocab.size())));
   };
   w.language_model = true;
   RunOptions& o = w.defaults;
@@ -79,12 +80,12 @@ Workload charlm() {
   o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
   o.max_steps = 3000;  // about 7 minutes on lavapipe with 2 cores (bench/NOTES.md)
   o.eval_every = 500;
-  o.optimizer.kind = train::OptimizerKind::AdamW;
+  o.optimizer.kind = config::OptimizerKind::AdamW;
   o.optimizer.lr = 3e-3;
   o.optimizer.beta2 = 0.95;
   o.optimizer.weight_decay = 0.1;
   o.optimizer.decay_vectors = false;
-  o.optimizer.schedule = train::LrSchedule::Cosine;
+  o.optimizer.schedule = config::LrSchedule::Cosine;
   o.optimizer.warmup_steps = 100;
   o.clip.max_norm = 1.0;
   return w;
@@ -108,12 +109,12 @@ const Workload& find_workload(const std::string& name) {
     if (w.name == name) return w;
     known += (known.empty() ? "" : ", ") + w.name;
   }
-  throw train::ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
+  throw vkamp::ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
 }
 
 RunOptions user_data_defaults() {
   RunOptions o;
-  o.optimizer.kind = train::OptimizerKind::Adam;
+  o.optimizer.kind = config::OptimizerKind::Adam;
   o.optimizer.lr = 1e-3;
   o.batch = 64;
   o.epochs = 10;

@@ -13,7 +13,7 @@
 namespace vkamp::app {
 
 struct Datasets {
-  train::HostData train, test;  // test.count == 0: evaluate on nothing
+  data::HostData train, test;  // test.count == 0: evaluate on nothing
   std::string model;            // set when the job's model depends on the data (vkamp-train's default)
   std::string vocab;            // a language model's: token id -> byte
 };
@@ -24,7 +24,7 @@ struct Workload {
   std::string model;  // parse_model() spec
   train::LossKind loss = train::LossKind::SoftmaxXent;
   RunOptions defaults;
-  // Loads the data for a run (its data_dir, seed). Throws train::DataError.
+  // Loads the data for a run (its data_dir, seed). Throws data::DataError.
   std::function<Datasets(const RunOptions&)> load;
   // A model built from the data rather than a model string (charlm's GPT,
   // sized to the vocabulary); empty for the others.
@@ -46,7 +46,7 @@ RunOptions user_data_defaults();
 // The job of vkamp-train (and vkamp-studio --train) over opts.data: the
 // user's files and model (the model sized to the data when none is given).
 Workload user_data_workload(const RunOptions& opts);
-// Throws train::ConfigError naming the known workloads when `name` is not one.
+// Throws vkamp::ConfigError naming the known workloads when `name` is not one.
 const Workload& find_workload(const std::string& name);
 
 }  // namespace vkamp::app

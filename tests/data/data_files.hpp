@@ -12,7 +12,7 @@
 #include <string>
 
 #include "support/rejected_with.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::test {
 
@@ -38,7 +38,7 @@ struct ScratchDir {
 
 template <class Call>
 ::testing::AssertionResult data_rejected(Call&& call, const std::string& where, const std::string& phrase) {
-  return rejected_with<train::DataError>(call, where, phrase);
+  return rejected_with<data::DataError>(call, where, phrase);
 }
 
 }  // namespace vkamp::test

@@ -133,7 +133,7 @@ TEST(Npy, RandomArrayRoundTrips) {
     try {
       vkamp::data::parse_npy(whole.data(), cut, "cut.npy");
       ADD_FAILURE() << "accepted a file cut at " << cut;
-    } catch (const vkamp::train::DataError& e) {
+    } catch (const vkamp::data::DataError& e) {
       EXPECT_NE(std::string(e.what()).find("cut.npy: byte "), std::string::npos) << e.what();
     }
   }
@@ -190,7 +190,7 @@ TEST(Npz, CutArchivesAreRefused) {
   std::ifstream in(fixture("images_u8.npz"), std::ios::binary);
   const std::vector<uint8_t> whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (size_t cut = 0; cut < whole.size(); cut += 7)
-    EXPECT_THROW(vkamp::data::parse_npz(whole.data(), cut, "cut.npz", {"x", "y"}), vkamp::train::DataError) << cut;
+    EXPECT_THROW(vkamp::data::parse_npz(whole.data(), cut, "cut.npz", {"x", "y"}), vkamp::data::DataError) << cut;
 }
 
 // An IDX pair (the Fashion-MNIST layout) through load_labeled.

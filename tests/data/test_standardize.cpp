@@ -18,7 +18,7 @@ using vkamp::test::data_rejected;
 
 TEST(Standardize, FitMatchesADirectComputation) {
   std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
-  vkamp::train::HostData d;
+  vkamp::data::HostData d;
   d.count = 2 + uint32_t(rng() % 200);
   d.features = 1 + uint32_t(rng() % 6);
   std::vector<double> center(d.features), spread(d.features);
@@ -43,7 +43,7 @@ TEST(Standardize, FitMatchesADirectComputation) {
     EXPECT_NEAR(s.std[j], sd, 1e-6 * sd) << j;
   }
 
-  vkamp::train::HostData scaled = d;
+  vkamp::data::HostData scaled = d;
   s.apply(scaled);
   const Standardizer again = Standardizer::fit(scaled);
   for (uint32_t j = 0; j < d.features; ++j) {
@@ -53,7 +53,7 @@ TEST(Standardize, FitMatchesADirectComputation) {
 }
 
 TEST(Standardize, ConstantColumnGetsStdOne) {
-  vkamp::train::HostData d{3, 2, {5, 1, 5, 2, 5, 3}, {}, {}};
+  vkamp::data::HostData d{3, 2, {5, 1, 5, 2, 5, 3}, {}, {}};
   const Standardizer s = Standardizer::fit(d);
   EXPECT_EQ(s.mean, (std::vector<float>{5, 2}));
   EXPECT_EQ(s.std[0], 1.f);
@@ -80,7 +80,7 @@ TEST(Standardize, Errors) {
                             "positive expected"));
   EXPECT_TRUE(data_rejected([] { Standardizer::from_json(R"({"mean": ["a"], "std": [1]})"); }, "standardizer",
                             "non-number"));
-  vkamp::train::HostData d{1, 3, {1, 2, 3}, {}, {}};
+  vkamp::data::HostData d{1, 3, {1, 2, 3}, {}, {}};
   EXPECT_TRUE(data_rejected([&] { Standardizer{{0}, {1}}.apply(d); }, "standardizer", "fitted on 1 features"));
 }
 

@@ -1,6 +1,6 @@
 // libFuzzer target for the settings-file reader (yaml-cpp, the Cerebras
 // layout table and the real rows of TrainConfig): any byte string must
-// either apply or raise train::ConfigError, never crash, read out of
+// either apply or raise vkamp::ConfigError, never crash, read out of
 // bounds (ASan) or throw anything else (a yaml-cpp exception escaping
 // would be one). The bytes go through a file, as --config reads them. The
 // replay test (replay_main.cpp) runs the committed corpus
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/vkamp-fuzz-config-" + std::to_string(getpid()) + ".yaml";
@@ -21,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);
   try {
-    vkamp::train::TrainConfig cfg;
-    vkamp::train::apply_config_file(path, cfg);
-    vkamp::train::validate(cfg);
-  } catch (const vkamp::train::ConfigError&) {
+    vkamp::config::TrainConfig cfg;
+    vkamp::config::apply_config_file(path, cfg);
+    vkamp::config::validate(cfg);
+  } catch (const vkamp::ConfigError&) {
     // A clear error, with its file and line, is the right answer to a bad file.
   }
   // Anything else propagates: libFuzzer reports an uncaught exception as a crash.

@@ -1,5 +1,5 @@
 // libFuzzer target for the CSV reader: any bytes must parse or raise
-// train::DataError, never crash or throw anything else. The first byte also
+// data::DataError, never crash or throw anything else. The first byte also
 // picks the options, so one corpus reaches every column-selection path.
 #include <cstdint>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "vkamp/data/csv.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vkamp::data::LoadOptions opt;
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     (void)vkamp::data::parse_csv(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.csv", opt);
-  } catch (const vkamp::train::DataError&) {
+  } catch (const vkamp::data::DataError&) {
     // A clear error is the right answer to a bad file.
   } catch (const std::exception&) {
     std::abort();  // anything else is a bug the fuzzer should report

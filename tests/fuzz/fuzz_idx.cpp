@@ -11,7 +11,8 @@
 #include <exception>
 #include <string>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/data/idx.hpp"
 
 namespace {
 
@@ -19,7 +20,7 @@ template <class Read>
 void expect_data_error_at_most(Read&& read) {
   try {
     (void)read();
-  } catch (const vkamp::train::DataError&) {
+  } catch (const vkamp::data::DataError&) {
     // A clear error is the right answer to a bad file.
   } catch (const std::exception&) {
     std::abort();  // anything else is a bug the fuzzer should report
@@ -34,12 +35,12 @@ std::string scratch_gz_path() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  expect_data_error_at_most([&] { return vkamp::train::parse_idx(data, size, "fuzz.idx"); });
+  expect_data_error_at_most([&] { return vkamp::data::parse_idx(data, size, "fuzz.idx"); });
   if (size < 2 || data[0] != 0x1f || data[1] != 0x8b) return 0;
   static const std::string gz = scratch_gz_path();
   FILE* f = std::fopen(gz.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) std::abort();  // the harness, not the reader
-  expect_data_error_at_most([&] { return vkamp::train::read_idx(gz); });
+  expect_data_error_at_most([&] { return vkamp::data::read_idx(gz); });
   std::remove(gz.c_str());
   return 0;
 }

@@ -9,7 +9,7 @@
 #include "vkamp/data/labeled_arrays.hpp"
 #include "vkamp/data/npy.hpp"
 #include "vkamp/data/npz.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace {
 
@@ -19,7 +19,7 @@ void as_labeled(const vkamp::data::NpyArray& x, const vkamp::data::NpyArray* y) 
     opt.task = task;
     try {
       (void)vkamp::data::labeled_from_arrays(x, y, "fuzz: x.npy", "fuzz: y.npy", opt);
-    } catch (const vkamp::train::DataError&) {
+    } catch (const vkamp::data::DataError&) {
     }
   }
 }
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       as_labeled(a, nullptr);
       as_labeled(a, &a);
     }
-  } catch (const vkamp::train::DataError&) {
+  } catch (const vkamp::data::DataError&) {
     // A clear error is the right answer to a bad file.
   } catch (const std::exception&) {
     std::abort();  // anything else is a bug the fuzzer should report

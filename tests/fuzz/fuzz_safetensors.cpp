@@ -15,8 +15,8 @@
 
 #include "vkamp/io/safetensors.hpp"
 #ifndef VKAMP_FUZZ_READER_ONLY
-#include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/models/model_spec.hpp"
+#include "vkamp/io/torch_layout.hpp"
 #endif
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -25,8 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& t : f.tensors) (void)f.floats(t.name, "fuzz input");
 #ifndef VKAMP_FUZZ_READER_ONLY
     // A conv, a flatten and a Linear: every reordering the import does.
-    static const vkamp::train::ModelSpec spec = vkamp::train::parse_model("4x4x2-c3k3p1r-f-5");
-    (void)vkamp::train::import_torch_tensors(spec, f, "fuzz input");
+    static const vkamp::models::ModelSpec spec = vkamp::models::parse_model("4x4x2-c3k3p1r-f-5");
+    (void)vkamp::io::import_torch_tensors(spec, f, "fuzz input");
 #endif
   } catch (const vkamp::io::FormatError&) {
     // A clear error is the right answer to a bad file.

@@ -8,7 +8,7 @@ in one of the two implementations, not two readings of "nanoGPT".
 
 The model is nanoGPT's GPT (karpathy/nanoGPT model.py) with its parameter
 names, so weights move between vkamp, nanoGPT and this file by name alone
-(DESIGN.md section 11). Two deliberate differences:
+(docs/design.md, "Interchange conventions"). Two deliberate differences:
 
 - The MLP's GELU is the tanh approximation (nn.GELU(approximate="tanh")),
   because that is the GELU vkamp implements; nanoGPT's nn.GELU() is the

@@ -38,20 +38,20 @@
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/model.hpp"
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/io/torch_layout.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
 
-using train::LayerKind;
+using models::LayerKind;
 
 // ---- The fixture -------------------------------------------------------------
 
 struct Golden {
   std::string path;
   io::TensorFile file;
-  train::ModelSpec spec;
+  models::ModelSpec spec;
   uint32_t rows = 0, features = 0, classes = 0;
   std::vector<float> x;            // rows x features (NCHW with C = 1 is vkamp's NHWC)
   std::vector<uint32_t> labels;
@@ -79,8 +79,8 @@ Golden load(const std::string& name) {
   Golden g;
   g.path = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/" + name;
   g.file = io::read_safetensors(g.path);
-  g.spec = train::parse_model(g.file.metadata.at("vkamp.model"));
-  g.classes = train::layer_shapes(g.spec).back().elements();
+  g.spec = models::parse_model(g.file.metadata.at("vkamp.model"));
+  g.classes = models::layer_shapes(g.spec).back().elements();
   const io::Tensor* x = g.file.find("x");
   if (!x || x->shape.empty()) throw std::runtime_error(g.path + ": no x");
   g.rows = uint32_t(x->shape[0]);
@@ -93,10 +93,10 @@ Golden load(const std::string& name) {
     std::memcpy(&v, y->data.data() + 8 * r, 8);
     g.labels.push_back(uint32_t(v));
   }
-  g.init = train::import_torch_tensors(g.spec, strip(g.file, "init."), g.path);
-  g.grad = train::import_torch_tensors(g.spec, strip(g.file, "grad."), g.path);
-  g.sgd3 = train::import_torch_tensors(g.spec, strip(g.file, "sgd.step3."), g.path);
-  g.adamw3 = train::import_torch_tensors(g.spec, strip(g.file, "adamw.step3."), g.path);
+  g.init = io::import_torch_tensors(g.spec, strip(g.file, "init."), g.path);
+  g.grad = io::import_torch_tensors(g.spec, strip(g.file, "grad."), g.path);
+  g.sgd3 = io::import_torch_tensors(g.spec, strip(g.file, "sgd.step3."), g.path);
+  g.adamw3 = io::import_torch_tensors(g.spec, strip(g.file, "adamw.step3."), g.path);
   g.logits = g.file.floats("logits", g.path);
   g.loss = g.file.floats("loss", g.path).at(0);
   g.sgd_losses = g.file.floats("sgd.losses", g.path);
@@ -108,8 +108,8 @@ Golden load(const std::string& name) {
 
 // Sum of sqrt(k) over the GEMMs of the forward (k = fan-in of each Linear
 // and Conv2d): the fp32 accumulation error of the logits, in u32.
-double forward_sqrt_k(const train::ModelSpec& spec) {
-  auto shapes = train::layer_shapes(spec);
+double forward_sqrt_k(const models::ModelSpec& spec) {
+  auto shapes = models::layer_shapes(spec);
   double s = 0;
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     const auto& L = spec.layers[l];
@@ -123,8 +123,8 @@ double forward_sqrt_k(const train::ModelSpec& spec) {
 // col2im then adds up to kernel^2 overlapping columns) and dW (k = rows, or
 // rows x output pixels for a conv). Every gradient passes through at most
 // all of them.
-double gradient_sqrt_k(const train::ModelSpec& spec, uint32_t rows) {
-  auto shapes = train::layer_shapes(spec);
+double gradient_sqrt_k(const models::ModelSpec& spec, uint32_t rows) {
+  auto shapes = models::layer_shapes(spec);
   double s = forward_sqrt_k(spec);
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     const auto& L = spec.layers[l];
@@ -136,7 +136,7 @@ double gradient_sqrt_k(const train::ModelSpec& spec, uint32_t rows) {
   return s;
 }
 
-uint32_t param_layers(const train::ModelSpec& spec) {
+uint32_t param_layers(const models::ModelSpec& spec) {
   uint32_t n = 0;
   for (const auto& L : spec.layers) n += L.has_params();
   return n;
@@ -147,8 +147,8 @@ uint32_t param_layers(const train::ModelSpec& spec) {
 // pick stored values: exact). The backward adds, per layer, the rounded
 // output gradient dz, the rounded dX and the rounded dW, and the loss's
 // rounded dlogits.
-double forward_roundings(const train::ModelSpec& spec) { return 1 + 2.0 * param_layers(spec); }
-double gradient_roundings(const train::ModelSpec& spec) { return forward_roundings(spec) + 1 + 3.0 * param_layers(spec); }
+double forward_roundings(const models::ModelSpec& spec) { return 1 + 2.0 * param_layers(spec); }
+double gradient_roundings(const models::ModelSpec& spec) { return forward_roundings(spec) + 1 + 3.0 * param_layers(spec); }
 
 double bound_for(Format fmt, double sqrt_k, double roundings) {
   double b = nmse_bound(Format::F32, sqrt_k);
@@ -189,14 +189,14 @@ void expect_close(const Golden& g, Format fmt, const std::string& what, const st
 }
 
 // The real parameters (padding left out) of a flat vector, one tensor or all.
-std::vector<float> gather(const train::Model& m, const std::vector<float>& flat, const train::ParamTensor* only = nullptr) {
+std::vector<float> gather(const train::Model& m, const std::vector<float>& flat, const graph::ParamTensor* only = nullptr) {
   std::vector<float> out;
   for (const auto& t : m.tensors())
     if (!only || only == &t) out.insert(out.end(), flat.begin() + t.offset, flat.begin() + t.offset + t.size);
   return out;
 }
 
-std::vector<double> gather_d(const train::Model& m, const std::vector<float>& flat, const train::ParamTensor* only = nullptr) {
+std::vector<double> gather_d(const train::Model& m, const std::vector<float>& flat, const graph::ParamTensor* only = nullptr) {
   return to_double(gather(m, flat, only));
 }
 
@@ -282,19 +282,19 @@ struct Run {
   std::vector<bool> skipped;
 };
 
-Run train_steps(const Golden& g, Format fmt, train::OptimizerKind kind) {
-  train::TrainConfig c;
+Run train_steps(const Golden& g, Format fmt, config::OptimizerKind kind) {
+  config::TrainConfig c;
   c.precision = fmt;
   c.batch = g.rows;
   c.epochs = uint32_t(g.meta("steps"));
   c.seed = 1;  // shuffles the rows of the one batch: the mean loss and gradient do not depend on their order
   c.scaler.histogram_interval = 0;
-  c.scaler.mode = fmt == Format::F32 ? train::LossScaleMode::None : train::LossScaleMode::Static;
-  c.scaler.initial_scale = loss_scale(fmt);
+  c.scaler.mode = fmt == Format::F32 ? config::LossScaleMode::None : config::LossScaleMode::Static;
+  c.scaler.initial_loss_scale = loss_scale(fmt);
   auto& o = c.optimizer;
   o.kind = kind;
-  o.schedule = train::LrSchedule::Constant;
-  if (kind == train::OptimizerKind::SGD) {
+  o.schedule = config::LrSchedule::Constant;
+  if (kind == config::OptimizerKind::SGD) {
     o.lr = g.meta("sgd.lr");
     o.momentum = g.meta("sgd.momentum");
     o.weight_decay = 0;
@@ -305,7 +305,7 @@ Run train_steps(const Golden& g, Format fmt, train::OptimizerKind kind) {
     o.eps = g.meta("adamw.eps");
     o.weight_decay = g.meta("adamw.weight_decay");
   }
-  train::HostData data{g.rows, g.features, g.x, g.labels, {}};
+  data::HostData data{g.rows, g.features, g.x, g.labels, {}};
   train::Trainer t(ctx(), c, g.spec, train::LossKind::SoftmaxXent, data);
   t.model().write_master(g.init);
   Run r;
@@ -318,9 +318,9 @@ Run train_steps(const Golden& g, Format fmt, train::OptimizerKind kind) {
   return r;
 }
 
-void check_steps(const Case& c, train::OptimizerKind kind) {
+void check_steps(const Case& c, config::OptimizerKind kind) {
   const Golden g = load(c.fixture);
-  const bool sgd = kind == train::OptimizerKind::SGD;
+  const bool sgd = kind == config::OptimizerKind::SGD;
   const std::string opt = sgd ? "sgd" : "adamw";
   const auto& ref_w = sgd ? g.sgd3 : g.adamw3;
   const auto& ref_losses = sgd ? g.sgd_losses : g.adamw_losses;
@@ -387,8 +387,8 @@ void check_steps(const Case& c, train::OptimizerKind kind) {
   }
 }
 
-TEST_P(GoldenTest, ThreeStepsOfSgdMomentumMatchPyTorch) { check_steps(GetParam(), train::OptimizerKind::SGD); }
-TEST_P(GoldenTest, ThreeStepsOfAdamWMatchPyTorch) { check_steps(GetParam(), train::OptimizerKind::AdamW); }
+TEST_P(GoldenTest, ThreeStepsOfSgdMomentumMatchPyTorch) { check_steps(GetParam(), config::OptimizerKind::SGD); }
+TEST_P(GoldenTest, ThreeStepsOfAdamWMatchPyTorch) { check_steps(GetParam(), config::OptimizerKind::AdamW); }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenTest,
                          ::testing::Values(Case{"mlp.safetensors", Format::F32}, Case{"mlp.safetensors", Format::F16},

@@ -2,7 +2,7 @@
 // wrote, with fp32 PyTorch, a small nanoGPT GPT's initial weights, a batch
 // of token windows, the logits, the loss, every gradient, and the weights
 // and losses of 3 AdamW steps (decay on matrices only, clipping at a norm
-// the gradients exceed). vkamp's GPT (train/gpt.hpp) reproduces them on the
+// the gradients exceed). vkamp's GPT (models/gpt.hpp) reproduces them on the
 // GPU in fp32 and in fp16 with a static loss scale.
 //
 // Error bounds, as in test_golden.cpp (u32 = 2^-24, u16 = 2^-11;
@@ -35,7 +35,7 @@
 #include "support/reference.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/ops/losses.hpp"
-#include "vkamp/train/gpt.hpp"
+#include "vkamp/models/gpt.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -45,7 +45,7 @@ namespace {
 struct GptGolden {
   std::string path;
   io::TensorFile file;
-  train::GptConfig cfg;
+  models::GptConfig cfg;
   uint32_t batch = 0, rows = 0;  // rows = batch x block_size positions
   std::vector<uint32_t> idx, targets;
   std::vector<float> logits, losses;
@@ -81,7 +81,7 @@ GptGolden load() {
   GptGolden g;
   g.path = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/gpt.safetensors";
   g.file = io::read_safetensors(g.path);
-  g.cfg = train::gpt_config_from_metadata(g.file.metadata, g.path);
+  g.cfg = models::gpt_config_from_metadata(g.file.metadata, g.path);
   g.idx = ids(g.file, "idx", g.path);
   g.targets = ids(g.file, "targets", g.path);
   g.rows = uint32_t(g.idx.size());
@@ -97,7 +97,7 @@ GptGolden load() {
 // sqrt(k) over the sums on a logit's path: per block two LayerNorms (mean
 // and variance over C), c_attn (C), the scores (head dim), P V (T), c_proj
 // (C), c_fc (C) and the MLP's c_proj (4C); then ln_f and the lm_head (C).
-double forward_sqrt_k(const train::GptConfig& c) {
+double forward_sqrt_k(const models::GptConfig& c) {
   const double C = c.n_embd, hd = double(c.n_embd) / c.n_head, T = c.block_size;
   const double block = 2 * 2 * std::sqrt(C) + std::sqrt(C) + std::sqrt(hd) + std::sqrt(T) + std::sqrt(C) +
                        std::sqrt(C) + std::sqrt(4 * C);
@@ -107,7 +107,7 @@ double forward_sqrt_k(const train::GptConfig& c) {
 // The backward's sums mirror the forward's (each GEMM's dX sums over its
 // outputs, each dW over the rows, the softmax and LayerNorm backward over
 // their rows), so about twice the forward plus the dW sums over the rows.
-double gradient_sqrt_k(const train::GptConfig& c, uint32_t rows) {
+double gradient_sqrt_k(const models::GptConfig& c, uint32_t rows) {
   return 2 * forward_sqrt_k(c) + (4 * c.n_layer + 1) * std::sqrt(double(rows));
 }
 
@@ -116,9 +116,9 @@ double gradient_sqrt_k(const train::GptConfig& c, uint32_t rows) {
 // (6), each of the four Linears' weights, bias and output (12), the scores,
 // the probabilities and P V (3), the GELU and the two residual sums (3);
 // ln_f (3) and the lm_head's output (1).
-double forward_roundings(const train::GptConfig& c) { return 3 + c.n_layer * 24.0 + 4; }
+double forward_roundings(const models::GptConfig& c) { return 3 + c.n_layer * 24.0 + 4; }
 // The backward rounds each gradient on the way back once more per stage.
-double gradient_roundings(const train::GptConfig& c) { return 2 * forward_roundings(c) + 1; }
+double gradient_roundings(const models::GptConfig& c) { return 2 * forward_roundings(c) + 1; }
 
 double bound_for(Format fmt, double sqrt_k, double roundings) {
   const double u16 = 0x1p-11;
@@ -134,7 +134,7 @@ double rms(const std::vector<double>& v) {
 }
 
 std::vector<double> real_params(const train::Model& m, const std::vector<float>& flat,
-                                const train::ParamTensor* only = nullptr) {
+                                const graph::ParamTensor* only = nullptr) {
   std::vector<double> out;
   for (const auto& t : m.tensors())
     if (!only || only == &t) out.insert(out.end(), flat.begin() + t.offset, flat.begin() + t.offset + t.size);
@@ -162,7 +162,7 @@ TEST_P(GptGoldenTest, ForwardLossAndGradientsMatchPyTorch) {
   const Format fmt = GetParam();
   const GptGolden g = load();
   const uint32_t V = g.cfg.vocab_size;
-  train::Model m(ctx(), train::gpt_graph(g.cfg), fmt, g.batch, /*seed=*/1, false, false);
+  train::Model m(ctx(), models::gpt_graph(g.cfg), fmt, g.batch, /*seed=*/1, false, false);
   m.write_master(g.flat(m, "init."));
 
   const float scale = loss_scale(fmt);
@@ -200,26 +200,26 @@ TEST_P(GptGoldenTest, ForwardLossAndGradientsMatchPyTorch) {
 TEST_P(GptGoldenTest, ThreeStepsOfAdamWWithClippingMatchPyTorch) {
   const Format fmt = GetParam();
   const GptGolden g = load();
-  train::TrainConfig c;
+  config::TrainConfig c;
   c.precision = fmt;
   c.batch = g.batch;  // the fixture's batch is the whole data set: one step per epoch
   c.epochs = uint32_t(g.meta("steps"));
   c.seed = 1;  // shuffles the windows of the one batch: the mean loss does not depend on their order
   c.scaler.histogram_interval = 0;
-  c.scaler.mode = fmt == Format::F32 ? train::LossScaleMode::None : train::LossScaleMode::Static;
-  c.scaler.initial_scale = loss_scale(fmt);
+  c.scaler.mode = fmt == Format::F32 ? config::LossScaleMode::None : config::LossScaleMode::Static;
+  c.scaler.initial_loss_scale = loss_scale(fmt);
   c.clip.max_norm = g.meta("clip");
   auto& o = c.optimizer;
-  o.kind = train::OptimizerKind::AdamW;
-  o.schedule = train::LrSchedule::Constant;
+  o.kind = config::OptimizerKind::AdamW;
+  o.schedule = config::LrSchedule::Constant;
   o.lr = g.meta("lr");
   o.beta1 = g.meta("beta1");
   o.beta2 = g.meta("beta2");
   o.eps = g.meta("eps");
   o.weight_decay = g.meta("weight_decay");
   o.decay_vectors = false;  // nanoGPT's configure_optimizers
-  train::HostData data{g.batch, g.cfg.block_size, std::vector<float>(g.idx.begin(), g.idx.end()), g.targets, {}};
-  train::Trainer t(ctx(), c, train::gpt_graph(g.cfg), train::LossKind::SoftmaxXent, data);
+  data::HostData data{g.batch, g.cfg.block_size, std::vector<float>(g.idx.begin(), g.idx.end()), g.targets, {}};
+  train::Trainer t(ctx(), c, models::gpt_graph(g.cfg), train::LossKind::SoftmaxXent, data);
   const auto w0f = g.flat(t.model(), "init.");
   t.model().write_master(w0f);
   std::vector<float> losses;

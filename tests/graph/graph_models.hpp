@@ -10,7 +10,7 @@
 #include "support/numerics.hpp"
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/ops/losses.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::test {
@@ -49,7 +49,7 @@ inline constexpr double kInformativeDerivative = 1e-3;
 inline DirectionalDerivative check_gradients(graph::Graph g, uint32_t rows, uint32_t classes, uint64_t seed) {
   train::Model model(ctx(), std::move(g), Format::F32, rows, seed, false, false);
   const uint32_t features = model.inputs();
-  auto data = train::make_classification(rows, features, classes, seed + 1);
+  auto data = data::make_classification(rows, features, classes, seed + 1);
   Buffer x = upload(ctx(), Format::F32, data.x);
   Buffer y(ctx(), rows * 4);
   y.write(data.y);

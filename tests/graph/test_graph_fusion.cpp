@@ -51,7 +51,7 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
   for (const auto& t : model.tensors())
     for (uint32_t i = t.offset; i < t.offset + t.size; ++i) w[i] += shift(gen);
   model.write_master(w);
-  auto data = train::make_classification(rows, model.inputs(), classes, 42);
+  auto data = data::make_classification(rows, model.inputs(), classes, 42);
   Buffer x = upload(ctx(), fmt, data.x);
   Buffer y(ctx(), rows * 4);
   y.write(data.y);

@@ -10,14 +10,14 @@ namespace {
 class GraphTraining : public GpuTest {};
 
 TEST_F(GraphTraining, ResidualMlpLossDecreases) {
-  train::TrainConfig c;
+  config::TrainConfig c;
   c.precision = Format::F16;
   c.batch = 16;
   c.epochs = 6;
   c.seed = 5;
   c.optimizer.lr = 0.05;
   c.scaler.histogram_interval = 0;
-  auto data = train::HostData::classification(train::make_classification(512, 8, 3, 31));
+  auto data = data::HostData::classification(data::make_classification(512, 8, 3, 31));
   train::Trainer t(ctx(), c, residual_mlp(8, 16, 3), train::LossKind::SoftmaxXent, data);
   std::vector<float> losses;
   t.on_step = [&](const train::StepMetrics& m) { losses.push_back(m.loss); };
@@ -90,7 +90,7 @@ TEST_F(GraphTraining, DeepChainReusesActivationMemory) {
 }
 
 TEST_F(GraphTraining, LeNetPlanHasNoLiveOverlap) {
-  train::Model m(ctx(), train::parse_model("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"), Format::F16, 8, 1, false,
+  train::Model m(ctx(), models::parse_model("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"), Format::F16, 8, 1, false,
                  false);
   expect_no_live_overlap(m.executor().placements());
   EXPECT_GT(m.memory().workspace, 0u);  // the convs' im2col matrices

@@ -4,8 +4,8 @@
 
 #include "graph_models.hpp"
 #include "vkamp/graph/model_file.hpp"
-#include "vkamp/train/config.hpp"
-#include "vkamp/train/gpt.hpp"
+#include "vkamp/config/train_config.hpp"
+#include "vkamp/models/gpt.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -63,7 +63,7 @@ void expect_error(const std::string& from, const std::string& to, const std::str
   try {
     graph::parse_model_yaml(text, "bad.yaml");
     ADD_FAILURE() << "no error for " << to;
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("bad.yaml"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'" + node + "'"), std::string::npos) << msg;
@@ -118,7 +118,7 @@ output: lm_head
 
 TEST(ModelFile, GptMatchesTheGptBuilder) {
   graph::Graph yaml = graph::parse_model_yaml(kGptYaml, "gpt.yaml");
-  expect_same_graph(yaml, train::gpt_graph({5, 4, 1, 2, 4}));
+  expect_same_graph(yaml, models::gpt_graph({5, 4, 1, 2, 4}));
   EXPECT_TRUE(yaml.input_tensor().shape.ids);
   EXPECT_EQ(yaml.output_tensor().shape, graph::Shape::sequence(4, 5));
 }
@@ -130,7 +130,7 @@ TEST(ModelFile, TokenIdsFeedOnlyAnEmbedding) {
   try {
     graph::parse_model_yaml(text, "gpt.yaml");
     FAIL() << "a LayerNorm took token ids";
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("only an embedding reads"), std::string::npos) << e.what();
   }
 }
@@ -146,7 +146,7 @@ TEST(ModelFile, UnreadableFileNamesIt) {
   try {
     graph::load_model_file("/nonexistent/model.yaml");
     ADD_FAILURE() << "no error";
-  } catch (const train::ConfigError& e) {
+  } catch (const vkamp::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/model.yaml"), std::string::npos);
   }
 }

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "vkamp/graph/param_layout.hpp"
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/models/model_spec.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -16,7 +16,7 @@ struct Expected {
 
 void expect_layout(const std::string& model, const std::vector<Expected>& want, uint32_t total) {
   uint32_t padded = 0;
-  auto got = graph::layout_params(train::build_graph(train::parse_model(model)), &padded);
+  auto got = graph::layout_params(models::build_graph(models::parse_model(model)), &padded);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(got[i].name, want[i].name);
@@ -43,7 +43,7 @@ TEST(ModelGraph, LeNetKeepsItsLayout) {
 }
 
 TEST(ModelGraph, LeNetNodesFollowTheLayers) {
-  auto g = train::build_graph(train::parse_model("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"));
+  auto g = models::build_graph(models::parse_model("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"));
   std::vector<std::string> names;
   for (const auto& n : g.nodes()) names.push_back(n.name);
   EXPECT_EQ(names, (std::vector<std::string>{"conv1", "conv1.act", "pool1", "conv2", "conv2.act", "pool2",

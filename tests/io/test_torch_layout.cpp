@@ -1,7 +1,7 @@
 // vkamp's parameter layout and its PyTorch form, on the host: the layout
 // itself, export/import round trips, the conv and flatten permutations
 // against index arithmetic written out here, and import's errors.
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/io/torch_layout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,11 +12,14 @@
 
 #include "vkamp/float_formats.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
 namespace {
 
-using io::DType;
-using io::FormatError;
+using graph::kParamTensorAlign;
+using graph::ParamTensor;
+using models::ModelSpec;
+using models::param_layout;
+using models::parse_model;
 
 const std::string kLabel = "w.safetensors";
 
@@ -203,4 +206,4 @@ TEST(TorchLayout, ImportRejectsConvWeightsOfAnotherModel) {
 }
 
 }  // namespace
-}  // namespace vkamp::train
+}  // namespace vkamp::io

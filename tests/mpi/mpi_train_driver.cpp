@@ -18,9 +18,9 @@
 #include "mpi_checks.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/dist/communicator.hpp"
-#include "vkamp/train/dataset.hpp"
-#include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/setting.hpp"
+#include "vkamp/data/dataset.hpp"
+#include "vkamp/models/model_spec.hpp"
+#include "vkamp/config/setting.hpp"
 #include "vkamp/train/trainer.hpp"
 
 using namespace vkamp;
@@ -30,7 +30,7 @@ namespace {
 int train_main(int argc, char** argv) {
   dist::Communicator& comm = dist::Communicator::world();
   const std::string out = argv[2];
-  train::TrainConfig cfg;
+  config::TrainConfig cfg;
   cfg.batch = 8;
   cfg.epochs = 4;
   cfg.seed = 7;
@@ -43,20 +43,20 @@ int train_main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     const size_t eq = arg.find('=');
-    if (eq == std::string::npos) throw train::ConfigError("expected key=value, got '" + arg + "'");
+    if (eq == std::string::npos) throw vkamp::ConfigError("expected key=value, got '" + arg + "'");
     const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
-    if (key == "rows") rows = train::parse_u32(value, key, 1);
-    else if (key == "fail_rank") fail_rank = int(train::parse_u32(value, key));
-    else if (key == "fail_at") fail_at = train::parse_u32(value, key);
-    else if (key == "perturb_rank") perturb_rank = int(train::parse_u32(value, key));
-    else train::apply_setting(key, value, cfg);
+    if (key == "rows") rows = config::parse_u32(value, key, 1);
+    else if (key == "fail_rank") fail_rank = int(config::parse_u32(value, key));
+    else if (key == "fail_at") fail_at = config::parse_u32(value, key);
+    else if (key == "perturb_rank") perturb_rank = int(config::parse_u32(value, key));
+    else config::apply_setting(key, value, cfg);
   }
   ContextOptions opt;
   opt.local_rank = comm.local_rank();
   Context ctx(opt);
-  const train::HostData data =
-      train::HostData::classification(train::make_classification(rows, 6, 3, /*seed=*/5));
-  train::Trainer trainer(ctx, cfg, train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
+  const data::HostData data =
+      data::HostData::classification(data::make_classification(rows, 6, 3, /*seed=*/5));
+  train::Trainer trainer(ctx, cfg, models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
 
   if (int(comm.rank()) == perturb_rank) {  // a replica that is not one: the replica check must notice
     std::vector<float> w = trainer.model().read_master();

@@ -1,5 +1,5 @@
 // Parameters shared by the shader tests: every storage format at the
-// awkward sizes from DESIGN.md, named so ctest lists e.g. "fp16_n127".
+// awkward sizes (docs/testing.md), named so ctest lists e.g. "fp16_n127".
 #pragma once
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The check the reader tests make of a bad input: the call throws an `Error`
-// (io::FormatError, train::DataError) whose message names `label` (the
+// (io::FormatError, data::DataError) whose message names `label` (the
 // file, with its line or byte where the reader knows one) and says `phrase`.
 #pragma once
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The dynamic loss-scale rule on the CPU, written from the two public
-// implementations vkamp says it follows (DESIGN.md section 5), not from
+// implementations vkamp says it follows (docs/design.md#loss-scaling), not from
 // shaders/step_control.comp:
 //
 // - PyTorch, aten/src/ATen/native/cuda/AmpKernels.cu, amp_update_scale_cuda_kernel
@@ -26,7 +26,7 @@
 //   one counter serves both. (Newer DeepSpeed, deepspeedai/DeepSpeed, grows
 //   on the (window + 1)-th clean step instead; vkamp keeps PyTorch's count.)
 //
-// vkamp's documented extensions (README "Config file", DESIGN.md section 5,
+// vkamp's documented extensions (docs/config.md, docs/design.md#loss-scaling,
 // config.hpp ScalerConfig): separate growth and backoff factors (PyTorch's)
 // with DeepSpeed's floor min_scale; a ceiling max_scale on growth; a
 // hysteresis of 0 means 1 (DeepSpeed's delayed_shift is at least 1); and
@@ -37,20 +37,20 @@
 #include <cmath>
 #include <cstdint>
 
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
 namespace vkamp::test {
 
 struct ScalerReference {
-  explicit ScalerReference(const train::ScalerConfig& c)
+  explicit ScalerReference(const config::ScalerConfig& c)
       : growth(float(c.growth_factor)),
         backoff(float(c.backoff_factor)),
-        min_scale(float(c.min_scale)),
-        max_scale(float(c.max_scale)),
-        growth_interval(c.growth_interval),
+        min_scale(float(c.min_loss_scale)),
+        max_scale(float(c.max_loss_scale)),
+        growth_interval(c.steps_per_increase),
         delayed_shift(std::max(1u, c.hysteresis)),
         consecutive_hysteresis(c.consecutive_hysteresis),
-        scale(float(c.initial_scale)),
+        scale(float(c.initial_loss_scale)),
         cur_hysteresis(delayed_shift) {}
 
   // Advances one step; returns the scale that step ran at.

@@ -8,14 +8,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "support/test_paths.hpp"
 #include "app/cli.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,12 +86,12 @@ RunOptions with(const std::string& key, const std::string& value) {
 TEST(ConfigDefaults, MatchPyTorchGradScaler) {
   const TrainConfig c;
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
-  EXPECT_EQ(c.scaler.initial_scale, 65536.0);  // 2^16
+  EXPECT_EQ(c.scaler.initial_loss_scale, 65536.0);  // 2^16
   EXPECT_EQ(c.scaler.growth_factor, 2.0);
   EXPECT_EQ(c.scaler.backoff_factor, 0.5);
-  EXPECT_EQ(c.scaler.growth_interval, 2000u);
-  EXPECT_GT(c.scaler.min_scale, 0.0);
-  EXPECT_TRUE(std::isfinite(c.scaler.max_scale));
+  EXPECT_EQ(c.scaler.steps_per_increase, 2000u);
+  EXPECT_GT(c.scaler.min_loss_scale, 0.0);
+  EXPECT_TRUE(std::isfinite(c.scaler.max_loss_scale));
   EXPECT_EQ(c.scaler.policy, OverflowPolicy::Skip);
   EXPECT_EQ(c.clip.max_norm, 0.0);
   EXPECT_EQ(c.clip.max_value, 0.0);
@@ -103,10 +104,10 @@ TEST(ConfigSetting, CerebrasKeysMap) {
   EXPECT_EQ(with("fp16_type", "float16").precision, Format::F16);
   EXPECT_EQ(with("fp16_type", "bfloat16").precision, Format::BF16);
   EXPECT_EQ(with("fp16_type", "cbfloat16").precision, Format::CB16);
-  EXPECT_EQ(with("initial_loss_scale", "32768").scaler.initial_scale, 32768.0);
-  EXPECT_EQ(with("steps_per_increase", "1000").scaler.growth_interval, 1000u);
-  EXPECT_EQ(with("min_loss_scale", "6.103515625e-05").scaler.min_scale, std::ldexp(1.0, -14));
-  EXPECT_EQ(with("max_loss_scale", "32768").scaler.max_scale, 32768.0);
+  EXPECT_EQ(with("initial_loss_scale", "32768").scaler.initial_loss_scale, 32768.0);
+  EXPECT_EQ(with("steps_per_increase", "1000").scaler.steps_per_increase, 1000u);
+  EXPECT_EQ(with("min_loss_scale", "6.103515625e-05").scaler.min_loss_scale, std::ldexp(1.0, -14));
+  EXPECT_EQ(with("max_loss_scale", "32768").scaler.max_loss_scale, 32768.0);
   EXPECT_EQ(with("max_gradient_norm", "1.5").clip.max_norm, 1.5);
   EXPECT_EQ(with("max_gradient_value", "0.25").clip.max_value, 0.25);
   // fp16_type names only 16-bit types.
@@ -118,11 +119,11 @@ TEST(ConfigSetting, LossScalingFactor) {
   c.scaler.mode = LossScaleMode::None;
   apply_setting("loss_scaling_factor", "dynamic", c);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
-  EXPECT_EQ(c.scaler.initial_scale, 65536.0);  // unchanged
+  EXPECT_EQ(c.scaler.initial_loss_scale, 65536.0);  // unchanged
 
   apply_setting("loss_scaling_factor", "128", c);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Static);
-  EXPECT_EQ(c.scaler.initial_scale, 128.0);
+  EXPECT_EQ(c.scaler.initial_loss_scale, 128.0);
 
   apply_setting("loss_scaling_factor", "none", c);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::None);
@@ -175,7 +176,7 @@ TEST(ConfigSetting, VkampKeysMap) {
   EXPECT_EQ(c.scaler.hysteresis, 2u);
   EXPECT_EQ(c.scaler.policy, OverflowPolicy::Retry);
   EXPECT_EQ(c.scaler.max_retries, 7u);
-  EXPECT_EQ(c.scaler.fail_after, 9u);
+  EXPECT_EQ(c.scaler.fail_after_overflows, 9u);
   EXPECT_EQ(c.scaler.histogram_interval, 0u);
   EXPECT_EQ(c.optimizer.kind, OptimizerKind::AdamW);
   EXPECT_EQ(c.optimizer.lr, 0.003);
@@ -231,11 +232,21 @@ TEST(ConfigSetting, UnknownKeyIsNamedWithSuggestion) {
   EXPECT_CONTAINS(m, "learnin_rate");
   EXPECT_CONTAINS(m, "learning_rate");
   // Other tools' names point at ours.
-  EXPECT_CONTAINS(error_of([] { with("growth_interval", "10"); }), "steps_per_increase");
+  EXPECT_CONTAINS(error_of([] { with("scale_window", "10"); }), "steps_per_increase");
   EXPECT_CONTAINS(error_of([] { with("zzzzzz", "1"); }), "zzzzzz");
   EXPECT_EQ(suggest_key("max_grad_norm"), "max_gradient_norm");
   EXPECT_EQ(suggest_key("epoch"), "epochs");
   EXPECT_EQ(suggest_key("zzzzzz"), "");
+}
+
+// One knob, one name: PyTorch GradScaler's names (and the fields' old
+// names) are accepted aliases of vkamp's keys.
+TEST(ConfigSetting, ScalerAliasesSetTheSameKnob) {
+  EXPECT_EQ(with("growth_interval", "10").scaler.steps_per_increase, 10u);
+  EXPECT_EQ(with("initial_scale", "1024").scaler.initial_loss_scale, 1024.0);
+  EXPECT_EQ(with("min_scale", "2").scaler.min_loss_scale, 2.0);
+  EXPECT_EQ(with("max_scale", "4096").scaler.max_loss_scale, 4096.0);
+  EXPECT_EQ(with("fail_after", "7").scaler.fail_after_overflows, 7u);
 }
 
 TEST(ConfigSetting, UnknownPrecisionIsAnError) {
@@ -353,48 +364,48 @@ TEST(ConfigValidate, BothClipKnobsNameBothFlags) {
 TEST(ConfigValidate, ZeroAndNegativeScales) {
   {
     TrainConfig c;
-    c.scaler.initial_scale = 0;
+    c.scaler.initial_loss_scale = 0;
     EXPECT_CONTAINS(error_of([&] { validate(c); }), "initial-loss-scale");
   }
   {
     TrainConfig c;
     c.scaler.mode = LossScaleMode::Static;
-    c.scaler.initial_scale = -128;
+    c.scaler.initial_loss_scale = -128;
     EXPECT_CONTAINS(error_of([&] { validate(c); }), "--loss-scale");
   }
   {
     TrainConfig c;
-    c.scaler.min_scale = 0;
+    c.scaler.min_loss_scale = 0;
     EXPECT_CONTAINS(error_of([&] { validate(c); }), "min_loss_scale");
   }
   {
     TrainConfig c;
-    c.scaler.max_scale = -1;
+    c.scaler.max_loss_scale = -1;
     EXPECT_CONTAINS(error_of([&] { validate(c); }), "max_loss_scale");
   }
   {
     TrainConfig c;
-    c.scaler.max_scale = INFINITY;  // the scale must never be able to become inf
+    c.scaler.max_loss_scale = INFINITY;  // the scale must never be able to become inf
     EXPECT_CONTAINS(error_of([&] { validate(c); }), "max_loss_scale");
   }
 }
 
 TEST(ConfigValidate, ScaleBounds) {
   TrainConfig c;
-  c.scaler.min_scale = 1024;
-  c.scaler.max_scale = 512;
-  c.scaler.initial_scale = 768;
+  c.scaler.min_loss_scale = 1024;
+  c.scaler.max_loss_scale = 512;
+  c.scaler.initial_loss_scale = 768;
   std::string m = error_of([&] { validate(c); });
   EXPECT_CONTAINS(m, "min_loss_scale");
   EXPECT_CONTAINS(m, "max_loss_scale");
 
   TrainConfig d;  // Cerebras max 2^15 with PyTorch's initial 2^16
-  d.scaler.max_scale = 32768;
+  d.scaler.max_loss_scale = 32768;
   EXPECT_CONTAINS(error_of([&] { validate(d); }), "initial_loss_scale");
   d.scaler.mode = LossScaleMode::Static;  // bounds only bind dynamic scaling
   EXPECT_NO_THROW(validate(d));
   d.scaler.mode = LossScaleMode::Dynamic;
-  d.scaler.initial_scale = 32768;
+  d.scaler.initial_loss_scale = 32768;
   EXPECT_NO_THROW(validate(d));
 }
 
@@ -414,7 +425,7 @@ TEST(ConfigValidate, FactorsAndOptimizerRanges) {
   fails([](TrainConfig& c) { c.optimizer.eps = 0; }, "eps");
   fails([](TrainConfig& c) { c.batch = 0; }, "batch");
   fails([](TrainConfig& c) { c.grad_accum = 0; }, "grad_accum");
-  fails([](TrainConfig& c) { c.scaler.growth_interval = 0; }, "steps_per_increase");
+  fails([](TrainConfig& c) { c.scaler.steps_per_increase = 0; }, "steps_per_increase");
   fails([](TrainConfig& c) { c.resume = true; }, "--checkpoint");
 }
 
@@ -441,10 +452,10 @@ TEST(ConfigFile, ReadsCerebrasStyleFile) {
   apply_config_file(f, c);
   EXPECT_EQ(c.precision, Format::CB16);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
-  EXPECT_EQ(c.scaler.initial_scale, 32768.0);
-  EXPECT_EQ(c.scaler.growth_interval, 2000u);
-  EXPECT_EQ(c.scaler.min_scale, std::ldexp(1.0, -14));
-  EXPECT_EQ(c.scaler.max_scale, 32768.0);
+  EXPECT_EQ(c.scaler.initial_loss_scale, 32768.0);
+  EXPECT_EQ(c.scaler.steps_per_increase, 2000u);
+  EXPECT_EQ(c.scaler.min_loss_scale, std::ldexp(1.0, -14));
+  EXPECT_EQ(c.scaler.max_loss_scale, 32768.0);
   EXPECT_EQ(c.clip.max_norm, 1.0);
   EXPECT_EQ(c.data_dir, "/data/my # dir");
   EXPECT_EQ(c.device, "llvm'pipe");
@@ -532,9 +543,9 @@ TEST(ConfigYaml, ExampleFilesMapToTheSameSettings) {
   apply_config_file(VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) + "/configs/cerebras_style.yaml", cerebras);
   EXPECT_EQ(shown(flat), shown(cerebras));
   EXPECT_EQ(cerebras.precision, Format::CB16);
-  EXPECT_EQ(cerebras.scaler.initial_scale, 32768.0);
-  EXPECT_EQ(cerebras.scaler.growth_interval, 1000u);
-  EXPECT_EQ(cerebras.scaler.max_scale, 1e9);
+  EXPECT_EQ(cerebras.scaler.initial_loss_scale, 32768.0);
+  EXPECT_EQ(cerebras.scaler.steps_per_increase, 1000u);
+  EXPECT_EQ(cerebras.scaler.max_loss_scale, 1e9);
   EXPECT_EQ(cerebras.clip.max_norm, 1.0);
   EXPECT_EQ(cerebras.optimizer.kind, OptimizerKind::SGD);
   EXPECT_EQ(cerebras.optimizer.lr, 0.05);
@@ -566,7 +577,7 @@ TEST(ConfigYaml, CerebrasLayoutMapsLikeFlatKeys) {
   EXPECT_EQ(shown(a), shown(b));
   EXPECT_EQ(a.precision, Format::BF16);
   EXPECT_EQ(a.scaler.mode, LossScaleMode::Static);
-  EXPECT_EQ(a.scaler.initial_scale, 512.0);
+  EXPECT_EQ(a.scaler.initial_loss_scale, 512.0);
   EXPECT_EQ(a.clip.max_value, 0.25);
   EXPECT_EQ(a.optimizer.kind, OptimizerKind::AdamW);
   EXPECT_EQ(a.optimizer.lr, 3.0e-4);
@@ -676,7 +687,7 @@ TEST(CliParse, CommonFlags) {
   EXPECT_EQ(c.device, "1");
   EXPECT_EQ(c.precision, Format::BF16);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Static);
-  EXPECT_EQ(c.scaler.initial_scale, 512.0);
+  EXPECT_EQ(c.scaler.initial_loss_scale, 512.0);
   EXPECT_EQ(c.epochs, 3u);
   EXPECT_EQ(c.batch, 64u);
   EXPECT_EQ(c.optimizer.lr, 0.05);
@@ -696,8 +707,8 @@ TEST(CliParse, YamlKeysAsDashedFlags) {
         c);
   EXPECT_EQ(c.clip.max_norm, 1.0);
   EXPECT_EQ(c.scaler.policy, OverflowPolicy::Retry);
-  EXPECT_EQ(c.scaler.growth_interval, 100u);
-  EXPECT_EQ(c.scaler.initial_scale, 1024.0);
+  EXPECT_EQ(c.scaler.steps_per_increase, 100u);
+  EXPECT_EQ(c.scaler.initial_loss_scale, 1024.0);
   EXPECT_EQ(c.precision, Format::BF16);
   EXPECT_EQ(c.scaler.mode, LossScaleMode::Dynamic);
   EXPECT_EQ(c.optimizer.lr, 0.3);
@@ -741,7 +752,10 @@ TEST(CliParse, UnknownFlagIsNamed) {
   // Underscored spellings are YAML keys, not flags.
   EXPECT_CONTAINS(error_of([&] { parse({"--max_gradient_norm", "1"}, c); }), "--max-gradient-norm");
   // Other tools' names point at ours.
-  EXPECT_CONTAINS(error_of([&] { parse({"--growth-interval", "5"}, c); }), "--steps-per-increase");
+  EXPECT_CONTAINS(error_of([&] { parse({"--scale-window", "5"}, c); }), "--steps-per-increase");
+  // PyTorch's names for the scaler's knobs are aliases, not errors.
+  parse({"--growth-interval", "5"}, c);
+  EXPECT_EQ(c.scaler.steps_per_increase, 5u);
 }
 
 TEST(CliParse, MissingAndBadValuesNameTheFlag) {
@@ -777,7 +791,7 @@ TEST(CliParse, ValidatesAfterFileAndFlags) {
   EXPECT_CONTAINS(error_of([&] { parse({"--config", f}, c); }), "initial_loss_scale");
   RunOptions d;
   EXPECT_NO_THROW(parse({"--config", f, "--initial-loss-scale", "32768"}, d));
-  EXPECT_EQ(d.scaler.max_scale, 32768.0);
+  EXPECT_EQ(d.scaler.max_loss_scale, 32768.0);
   // A bad file is reported with its name and line.
   std::string g = dir.write("bad.yaml", "\nlr: fast\n");
   RunOptions e;
@@ -799,7 +813,9 @@ TEST(CliUsage, ListsEveryFlagWithDefaults) {
         "--inject-overflow", "--metrics", "--seed", "--help", "--resume", "--no-progress"})
     EXPECT_CONTAINS(u, std::string(f) + " ");
   for (const std::string& key : setting_keys()) {
-    if (key == "learning_rate" || key == "batch_size" || key == "progress") continue;  // mentioned as aliases
+    const std::set<std::string> aliases = {"learning_rate", "batch_size",     "progress",  "initial_scale",
+                                           "growth_interval", "min_scale", "max_scale", "fail_after"};
+    if (aliases.count(key)) continue;  // mentioned as "(also --...)"
     std::string flag = "--";
     for (char ch : key) flag += ch == '_' ? '-' : ch;
     EXPECT_CONTAINS(u, flag + " ");
@@ -830,4 +846,4 @@ TEST(CliUsage, EveryRowIsListedAndParsesItsDefault) {
 }
 
 }  // namespace
-}  // namespace vkamp::train
+}  // namespace vkamp::config

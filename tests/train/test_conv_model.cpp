@@ -13,16 +13,16 @@
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
 #include "vkamp/ops/losses.hpp"
-#include "vkamp/train/dataset.hpp"
+
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
 
-using train::LayerKind;
-using train::ModelSpec;
-using train::Shape;
+using models::LayerKind;
+using models::ModelSpec;
+using graph::Shape;
 
 // ---- The CPU reference, in double, from the definitions (NHWC) ----------
 
@@ -55,13 +55,13 @@ double activate(ops::Activation a, double x) {
 // format, then adds the bias).
 std::vector<double> reference_forward(const ModelSpec& spec, const std::vector<RefParams>& params,
                                       std::vector<double> x, uint32_t rows, double* kink_gap = nullptr) {
-  auto shapes = train::layer_shapes(spec);
+  auto shapes = models::layer_shapes(spec);
   if (kink_gap) *kink_gap = INFINITY;
   auto near_kink = [&](double gap) {
     if (kink_gap) *kink_gap = std::min(*kink_gap, gap);
   };
   for (size_t l = 0; l < spec.layers.size(); ++l) {
-    const train::LayerSpec& L = spec.layers[l];
+    const models::LayerSpec& L = spec.layers[l];
     const Shape &in = shapes[l], &out = shapes[l + 1];
     std::vector<double> y(size_t(rows) * out.elements(), 0.0);
     auto at = [&](uint32_t n, uint32_t h, uint32_t w, uint32_t c) {
@@ -179,7 +179,7 @@ std::vector<double> working_weights(const Net& n, Format fmt) {
 // straddles it.
 Net make_net(const char* spec_text, Format fmt, uint32_t rows, uint32_t max_rows, bool untied = false) {
   Net n;
-  ModelSpec spec = train::parse_model(spec_text);
+  ModelSpec spec = models::parse_model(spec_text);
   n.model = std::make_unique<train::Model>(ctx(), spec, fmt, max_rows, rng()(), false, false);
   n.master = n.model->read_master();
   std::uniform_real_distribution<float> bias(-0.2f, 0.2f);
@@ -332,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(Nets, ConvModelGradients,
 class ConvModel : public GpuTest {};
 
 TEST_F(ConvModel, TensorsAreNamedPerKindAndSizedFromTheShapes) {
-  train::Model m(ctx(), train::parse_model(kLeNet5), Format::F16, 8, 1, true, false);
+  train::Model m(ctx(), models::parse_model(kLeNet5), Format::F16, 8, 1, true, false);
   std::vector<std::pair<std::string, uint32_t>> want = {
       {"conv1.weight", 6 * 5 * 5 * 1}, {"conv1.bias", 6},  {"conv2.weight", 16 * 5 * 5 * 6}, {"conv2.bias", 16},
       {"fc1.weight", 120 * 400},       {"fc1.bias", 120},  {"fc2.weight", 84 * 120},         {"fc2.bias", 84},
@@ -359,8 +359,8 @@ TEST_F(ConvModel, TensorsAreNamedPerKindAndSizedFromTheShapes) {
 
 // 8x8 images of a short bar on noise: horizontal, vertical or diagonal (the
 // label), somewhere in the image. Local patterns, which convolutions find.
-train::HostData bar_images(uint32_t count, uint64_t seed) {
-  train::HostData d;
+data::HostData bar_images(uint32_t count, uint64_t seed) {
+  data::HostData d;
   d.count = count;
   d.features = 64;
   std::mt19937_64 gen(seed);
@@ -383,12 +383,12 @@ train::HostData bar_images(uint32_t count, uint64_t seed) {
 
 TEST_F(ConvModel, TinyConvNetLearnsInFp32AndFp16WithScaling) {
   auto data = bar_images(384, 21);
-  auto spec = train::parse_model("8x8x1-c4k3p1r-m2-f-3");
+  auto spec = models::parse_model("8x8x1-c4k3p1r-m2-f-3");
   std::map<Format, std::vector<float>> losses;
   std::map<Format, double> accuracy;
   std::set<std::string> histogram_tensors;
   for (Format fmt : {Format::F32, Format::F16}) {
-    train::TrainConfig c;
+    config::TrainConfig c;
     c.precision = fmt;
     c.batch = 16;
     c.epochs = 6;
@@ -396,7 +396,7 @@ TEST_F(ConvModel, TinyConvNetLearnsInFp32AndFp16WithScaling) {
     c.optimizer.lr = 0.05;
     c.optimizer.momentum = 0.9;
     c.scaler.histogram_interval = fmt == Format::F16 ? 20 : 0;
-    if (fmt == Format::F32) c.scaler.mode = train::LossScaleMode::None;
+    if (fmt == Format::F32) c.scaler.mode = config::LossScaleMode::None;
     train::Trainer t(ctx(), c, spec, train::LossKind::SoftmaxXent, data);
     t.on_step = [&](const train::StepMetrics& m) { losses[fmt].push_back(m.loss); };
     t.on_histogram = [&](const train::TensorHistogram& h) { histogram_tensors.insert(h.tensor); };

@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "app/data_paths.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/data/dataset.hpp"
+#include "vkamp/data/idx.hpp"
+#include "app/fashion_mnist.hpp"
 
 namespace fs = std::filesystem;
-using vkamp::train::DataError;
-using vkamp::train::IdxArray;
-using vkamp::train::read_idx;
+using vkamp::data::DataError;
+using vkamp::data::IdxArray;
+using vkamp::data::read_idx;
 
 namespace {
 
@@ -230,7 +233,7 @@ TEST(Dataset, LoadsSmallFashionMnistLayoutPlainAndGzip) {
   write_plain(dir.file("t10k-images-idx3-ubyte"), idx_bytes({2, 4, 5}, pattern(40)));
   write_plain(dir.file("t10k-labels-idx1-ubyte"), idx_bytes({2}, {5, 6}));
 
-  auto train = vkamp::train::load_fashion_mnist(dir.path.string(), false);
+  auto train = vkamp::app::load_fashion_mnist(dir.path.string(), false);
   EXPECT_EQ(train.count, n);
   EXPECT_EQ(train.features, 784u);
   EXPECT_EQ(train.classes, 10u);
@@ -238,7 +241,7 @@ TEST(Dataset, LoadsSmallFashionMnistLayoutPlainAndGzip) {
   for (size_t i = 0; i < pixels.size(); ++i) ASSERT_EQ(train.x[i], pixels[i] / 255.f) << i;
   EXPECT_EQ(train.y, (std::vector<uint32_t>{0, 1, 2, 9, 3, 3, 8}));
 
-  auto test = vkamp::train::load_fashion_mnist(dir.path.string(), true);
+  auto test = vkamp::app::load_fashion_mnist(dir.path.string(), true);
   EXPECT_EQ(test.count, 2u);
   EXPECT_EQ(test.features, 20u);
   EXPECT_EQ(test.y, (std::vector<uint32_t>{5, 6}));
@@ -248,36 +251,36 @@ TEST(Dataset, RejectsBadFashionMnistLayouts) {
   TempDir dir;
   const std::string d = dir.path.string();
   // Nothing there.
-  EXPECT_THROW(vkamp::train::load_fashion_mnist(d, false), DataError);
+  EXPECT_THROW(vkamp::app::load_fashion_mnist(d, false), DataError);
 
   write_plain(dir.file("train-images-idx3-ubyte"), idx_bytes({3, 2, 2}, pattern(12)));
   // Label count differs from the image count.
   write_plain(dir.file("train-labels-idx1-ubyte"), idx_bytes({2}, {1, 2}));
-  EXPECT_THROW(vkamp::train::load_fashion_mnist(d, false), DataError);
+  EXPECT_THROW(vkamp::app::load_fashion_mnist(d, false), DataError);
   // A label of 10.
   write_plain(dir.file("train-labels-idx1-ubyte"), idx_bytes({3}, {1, 10, 2}));
   try {
-    vkamp::train::load_fashion_mnist(d, false);
+    vkamp::app::load_fashion_mnist(d, false);
     FAIL() << "a label of 10 was accepted";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("label 10"), std::string::npos) << e.what();
   }
   // Labels that are not 1-D.
   write_plain(dir.file("train-labels-idx1-ubyte"), idx_bytes({3, 1}, {1, 2, 3}));
-  EXPECT_THROW(vkamp::train::load_fashion_mnist(d, false), DataError);
+  EXPECT_THROW(vkamp::app::load_fashion_mnist(d, false), DataError);
   // Images that are not 3-D.
   write_plain(dir.file("train-labels-idx1-ubyte"), idx_bytes({3}, {1, 2, 3}));
   write_plain(dir.file("train-images-idx3-ubyte"), idx_bytes({3, 4}, pattern(12)));
-  EXPECT_THROW(vkamp::train::load_fashion_mnist(d, false), DataError);
+  EXPECT_THROW(vkamp::app::load_fashion_mnist(d, false), DataError);
   // And the fixed-up set loads.
   write_plain(dir.file("train-images-idx3-ubyte"), idx_bytes({3, 2, 2}, pattern(12)));
-  EXPECT_EQ(vkamp::train::load_fashion_mnist(d, false).count, 3u);
+  EXPECT_EQ(vkamp::app::load_fashion_mnist(d, false).count, 3u);
 }
 
 namespace {
 void check_real_fashion_mnist(bool test) {
   const std::string dir = vkamp::app::default_fashion_mnist_dir();
-  auto data = vkamp::train::load_fashion_mnist(dir, test);
+  auto data = vkamp::app::load_fashion_mnist(dir, test);
   const uint32_t n = test ? 10000 : 60000;
   EXPECT_EQ(data.count, n);
   EXPECT_EQ(data.features, 784u);
@@ -319,8 +322,8 @@ TEST(Dataset, LoadsRealFashionMnistTest) {
 }
 
 TEST(Regression, DeterministicPerSeed) {
-  auto a = vkamp::train::make_regression(200, 5, 1234, 0.1f);
-  auto b = vkamp::train::make_regression(200, 5, 1234, 0.1f);
+  auto a = vkamp::data::make_regression(200, 5, 1234, 0.1f);
+  auto b = vkamp::data::make_regression(200, 5, 1234, 0.1f);
   EXPECT_EQ(a.count, 200u);
   EXPECT_EQ(a.features, 5u);
   ASSERT_EQ(a.x.size(), 1000u);
@@ -333,8 +336,8 @@ TEST(Regression, DeterministicPerSeed) {
 }
 
 TEST(Regression, DifferentAcrossSeeds) {
-  auto a = vkamp::train::make_regression(100, 4, 1, 0.0f);
-  auto b = vkamp::train::make_regression(100, 4, 2, 0.0f);
+  auto a = vkamp::data::make_regression(100, 4, 1, 0.0f);
+  auto b = vkamp::data::make_regression(100, 4, 2, 0.0f);
   EXPECT_NE(a.x, b.x);
   EXPECT_NE(a.y, b.y);
   EXPECT_NE(a.w_true, b.w_true);
@@ -342,7 +345,7 @@ TEST(Regression, DifferentAcrossSeeds) {
 
 TEST(Regression, ExactWithoutNoise) {
   const uint32_t n = 500, f = 7;
-  auto d = vkamp::train::make_regression(n, f, 99, 0.0f);
+  auto d = vkamp::data::make_regression(n, f, 99, 0.0f);
   for (float v : d.x) {
     ASSERT_GE(v, -1.f);
     ASSERT_LE(v, 1.f);
@@ -369,8 +372,8 @@ TEST(Regression, ExactWithoutNoise) {
 }
 
 TEST(Regression, NoiseChangesOnlyY) {
-  auto clean = vkamp::train::make_regression(2000, 3, 7, 0.0f);
-  auto noisy = vkamp::train::make_regression(2000, 3, 7, 0.5f);
+  auto clean = vkamp::data::make_regression(2000, 3, 7, 0.0f);
+  auto noisy = vkamp::data::make_regression(2000, 3, 7, 0.5f);
   EXPECT_EQ(clean.x, noisy.x);
   EXPECT_EQ(clean.w_true, noisy.w_true);
   EXPECT_EQ(clean.b_true, noisy.b_true);

@@ -2,7 +2,7 @@
 // before any step of the next, with the held-out evaluation of exactly the
 // weights of that update; the steady-state loop still never waits.
 #include "support/gpu_test.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -11,12 +11,12 @@ namespace {
 using train::EpochEnd;
 using train::Trainer;
 
-train::HostData toy(uint32_t count, uint64_t seed) {
-  return train::HostData::classification(train::make_classification(count, 6, 3, seed));
+data::HostData toy(uint32_t count, uint64_t seed) {
+  return data::HostData::classification(data::make_classification(count, 6, 3, seed));
 }
 
-train::TrainConfig toy_config(uint32_t epochs) {
-  train::TrainConfig c;
+config::TrainConfig toy_config(uint32_t epochs) {
+  config::TrainConfig c;
   c.batch = 8;
   c.epochs = epochs;
   c.seed = 11;
@@ -25,15 +25,15 @@ train::TrainConfig toy_config(uint32_t epochs) {
   return c;
 }
 
-const train::ModelSpec kModel = train::parse_model("6-5t-3");
+const models::ModelSpec kModel = models::parse_model("6-5t-3");
 
 class TrainingEpochs : public GpuTest {};
 
 TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
-  const train::HostData all = toy(104, 1);
-  const train::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
-  train::TrainConfig c = toy_config(3);
-  c.inject_overflow = train::parse_step_ranges("7");  // the last step of epoch 1 is skipped and redone
+  const data::HostData all = toy(104, 1);
+  const data::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
+  config::TrainConfig c = toy_config(3);
+  c.inject_overflow = config::parse_step_ranges("7");  // the last step of epoch 1 is skipped and redone
   Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
   t.set_held_out(held_out);
   std::vector<EpochEnd> ends;
@@ -59,7 +59,7 @@ TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
   EXPECT_GT(s.host_waits_between_epochs, 0u);
 
   // A run of one epoch ends with the weights the first epoch end evaluated.
-  train::TrainConfig one = c;
+  config::TrainConfig one = c;
   one.epochs = 1;
   Trainer first(ctx(), one, kModel, train::LossKind::SoftmaxXent, data);
   first.run();

@@ -6,18 +6,18 @@
 
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
 
-const train::ModelSpec kModel = train::parse_model("6-5t-3");
+const models::ModelSpec kModel = models::parse_model("6-5t-3");
 const uint32_t kRows = 32, kMicro = 8;
 const double kLr = 0x1p20;
 
-train::TrainConfig one_sgd_step(Format fmt, uint32_t batch, uint32_t micro) {
-  train::TrainConfig c;
+config::TrainConfig one_sgd_step(Format fmt, uint32_t batch, uint32_t micro) {
+  config::TrainConfig c;
   c.precision = fmt;
   c.batch = batch;
   c.grad_accum = micro;
@@ -28,13 +28,13 @@ train::TrainConfig one_sgd_step(Format fmt, uint32_t batch, uint32_t micro) {
   c.optimizer.lr = kLr;
   c.optimizer.momentum = 0;
   c.scaler.histogram_interval = 0;
-  c.scaler.mode = train::LossScaleMode::Static;
-  c.scaler.initial_scale = 1024;  // a power of two: unscaling is exact
+  c.scaler.mode = config::LossScaleMode::Static;
+  c.scaler.initial_loss_scale = 1024;  // a power of two: unscaling is exact
   return c;
 }
 
 // The applied (unscaled, mean) gradient of one SGD step.
-std::vector<double> gradient(const train::TrainConfig& c, const train::HostData& data) {
+std::vector<double> gradient(const config::TrainConfig& c, const data::HostData& data) {
   train::Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
   auto before = t.model().read_master();
   train::TrainSummary s = t.run();
@@ -49,7 +49,7 @@ class GradAccumulation : public GpuTestP<Format> {};
 
 TEST_P(GradAccumulation, EightMicroBatchesEqualOneLargeBatchWithinOneRounding) {
   const Format fmt = GetParam();
-  auto data = train::HostData::classification(train::make_classification(kRows, 6, 3, 10));
+  auto data = data::HostData::classification(data::make_classification(kRows, 6, 3, 10));
   auto big = gradient(one_sgd_step(fmt, kRows, 1), data);
   auto acc = gradient(one_sgd_step(fmt, kRows / kMicro, kMicro), data);
 
@@ -100,8 +100,8 @@ TEST_P(GradAccumulation, EightMicroBatchesEqualOneLargeBatchWithinOneRounding) {
 // too, and the error grows past one rounding.
 TEST_P(GradAccumulation, IdenticalMicroBatchesSumWithoutExtraRounding) {
   const Format fmt = GetParam();
-  auto one = train::HostData::classification(train::make_classification(1, 6, 3, 11));
-  train::HostData data = one;
+  auto one = data::HostData::classification(data::make_classification(1, 6, 3, 11));
+  data::HostData data = one;
   for (uint32_t r = 1; r < kRows; ++r) {
     data.x.insert(data.x.end(), one.x.begin(), one.x.end());
     data.labels.push_back(one.labels[0]);

@@ -31,7 +31,7 @@ class HistogramReference : public GpuTestP<Format> {};
 TEST_P(HistogramReference, BinsMatchACpuCountPerTensor) {
   auto data = one_batch_classification(16, 6, 3, 41);
   for (uint32_t r = 0; r < data.count; ++r) data.x[r * data.features] = 0;  // fc1.weight[:, 0] gets exact zeros
-  train::TrainConfig c;
+  config::TrainConfig c;
   c.precision = GetParam();
   c.batch = 8;
   c.epochs = 3;
@@ -40,10 +40,10 @@ TEST_P(HistogramReference, BinsMatchACpuCountPerTensor) {
   c.scaler.histogram_interval = 1;
   // A modest scale: in fp16 the smallest gradients flush to zero or land
   // in the subnormals, so the zero bin and the low bins get counts.
-  c.scaler.initial_scale = 8;
-  c.scaler.growth_interval = 1000;
+  c.scaler.initial_loss_scale = 8;
+  c.scaler.steps_per_increase = 1000;
   c.inject_overflow = {{2, 2}};  // an inf in fc1.weight: the inf bin
-  train::Trainer t(ctx(), c, train::parse_model("6-8r-3"), train::LossKind::SoftmaxXent, data);
+  train::Trainer t(ctx(), c, models::parse_model("6-8r-3"), train::LossKind::SoftmaxXent, data);
   std::vector<train::TensorHistogram> hists;
   t.on_histogram = [&](const train::TensorHistogram& h) { hists.push_back(h); };
   const auto& tensors = t.model().tensors();

@@ -38,12 +38,12 @@ std::vector<uint32_t> token_stream(size_t n, uint64_t seed) {
   return s;
 }
 
-train::TrainConfig lm_config(train::DataResidency where) {
-  train::TrainConfig c;
+config::TrainConfig lm_config(config::DataResidency where) {
+  config::TrainConfig c;
   c.batch = 6;
   c.epochs = 2;
   c.seed = 5;
-  c.optimizer.kind = train::OptimizerKind::AdamW;
+  c.optimizer.kind = config::OptimizerKind::AdamW;
   c.optimizer.lr = 0.01;
   c.scaler.histogram_interval = 0;
   c.data_on_gpu = where;
@@ -55,8 +55,8 @@ struct LmRun {
   bool resident = false;
 };
 
-LmRun train_on(const train::HostData& data, train::DataResidency where, uint32_t grad_accum = 1) {
-  train::TrainConfig c = lm_config(where);
+LmRun train_on(const data::HostData& data, config::DataResidency where, uint32_t grad_accum = 1) {
+  config::TrainConfig c = lm_config(where);
   c.grad_accum = grad_accum;
   train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent, data);
   LmRun r;
@@ -71,13 +71,13 @@ TEST(HostDataWindows, CountAndRowsFollowTheStream) {
   std::vector<uint32_t> s(20);
   std::iota(s.begin(), s.end(), 0u);
   // Windows of 7 and their next token need 8 tokens: starts 0..12 at stride 1.
-  train::HostData every = train::HostData::windows(s, 7, 1);
+  data::HostData every = data::HostData::windows(s, 7, 1);
   EXPECT_EQ(every.count, 13u);
   EXPECT_EQ(every.labels_per_example(), 7u);
   // Stride 7: starts 0 and 7 (start 14 would need token 21).
-  train::HostData tiles = train::HostData::windows(s, 7, 7);
+  data::HostData tiles = data::HostData::windows(s, 7, 7);
   EXPECT_EQ(tiles.count, 2u);
-  train::HostData r = tiles.rows(1, 1);
+  data::HostData r = tiles.rows(1, 1);
   ASSERT_EQ(r.x.size(), 7u);
   ASSERT_EQ(r.labels.size(), 7u);
   for (uint32_t t = 0; t < 7; ++t) {
@@ -85,22 +85,22 @@ TEST(HostDataWindows, CountAndRowsFollowTheStream) {
     EXPECT_EQ(r.labels[t], 8 + t);
   }
   const uint32_t picks[] = {12, 3};
-  train::HostData sel = every.select(picks);
+  data::HostData sel = every.select(picks);
   EXPECT_EQ(sel.x[0], 12.0f);
   EXPECT_EQ(sel.labels[6], 19u);
   EXPECT_EQ(sel.x[7], 3.0f);
-  EXPECT_EQ(train::HostData::windows(std::vector<uint32_t>(7), 7, 1).count, 0u) << "no room for the next token";
+  EXPECT_EQ(data::HostData::windows(std::vector<uint32_t>(7), 7, 1).count, 0u) << "no room for the next token";
 }
 
 class LanguageModelData : public GpuTest {};
 
 TEST_F(LanguageModelData, WindowsTrainBitForBitAsTheirRowsWrittenOut) {
-  const train::HostData windows = train::HostData::windows(token_stream(200, 1), kBlock, 1);
-  const train::HostData rows = windows.rows(0, windows.count);  // the same examples as x and labels
-  const LmRun resident = train_on(windows, train::DataResidency::Always);
-  const LmRun streamed = train_on(windows, train::DataResidency::Never);
-  const LmRun written = train_on(rows, train::DataResidency::Always);
-  const LmRun written_streamed = train_on(rows, train::DataResidency::Never);
+  const data::HostData windows = data::HostData::windows(token_stream(200, 1), kBlock, 1);
+  const data::HostData rows = windows.rows(0, windows.count);  // the same examples as x and labels
+  const LmRun resident = train_on(windows, config::DataResidency::Always);
+  const LmRun streamed = train_on(windows, config::DataResidency::Never);
+  const LmRun written = train_on(rows, config::DataResidency::Always);
+  const LmRun written_streamed = train_on(rows, config::DataResidency::Never);
   EXPECT_TRUE(resident.resident);
   EXPECT_FALSE(streamed.resident);
   ASSERT_FALSE(resident.losses.empty());
@@ -115,9 +115,9 @@ TEST_F(LanguageModelData, WindowsTrainBitForBitAsTheirRowsWrittenOut) {
 }
 
 TEST_F(LanguageModelData, MicroBatchesReadTheirOwnWindows) {
-  const train::HostData windows = train::HostData::windows(token_stream(300, 2), kBlock, 1);
-  const LmRun resident = train_on(windows, train::DataResidency::Always, 3);
-  const LmRun streamed = train_on(windows, train::DataResidency::Never, 3);
+  const data::HostData windows = data::HostData::windows(token_stream(300, 2), kBlock, 1);
+  const LmRun resident = train_on(windows, config::DataResidency::Always, 3);
+  const LmRun streamed = train_on(windows, config::DataResidency::Never, 3);
   ASSERT_FALSE(resident.losses.empty());
   EXPECT_EQ(resident.losses, streamed.losses);
   EXPECT_EQ(resident.weights, streamed.weights);
@@ -126,12 +126,12 @@ TEST_F(LanguageModelData, MicroBatchesReadTheirOwnWindows) {
 // The mean cross-entropy over every position, from the model's own fp32
 // logits in double: only the GPU's fp32 log-sum-exp and mean differ.
 TEST_F(LanguageModelData, MeanLossIsTheMeanCrossEntropyOverEveryPosition) {
-  const train::HostData val = train::HostData::windows(token_stream(120, 3), kBlock, kBlock);
-  train::TrainConfig c = lm_config(train::DataResidency::Auto);
+  const data::HostData val = data::HostData::windows(token_stream(120, 3), kBlock, kBlock);
+  config::TrainConfig c = lm_config(config::DataResidency::Auto);
   c.precision = Format::F32;
   train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent,
-                   train::HostData::windows(token_stream(200, 4), kBlock, 1));
-  const train::HostData rows = val.rows(0, val.count);
+                   data::HostData::windows(token_stream(200, 4), kBlock, 1));
+  const data::HostData rows = val.rows(0, val.count);
   const std::vector<float> logits = t.predict(rows.x, rows.count);
   double sum = 0;
   for (size_t r = 0; r < rows.labels.size(); ++r) {
@@ -158,9 +158,9 @@ TEST_F(LanguageModelData, MeanLossIsTheMeanCrossEntropyOverEveryPosition) {
 TEST_F(LanguageModelData, LabelsOutsideTheVocabularyAreRejected) {
   std::vector<uint32_t> s = token_stream(50, 5);
   s[30] = kVocab;
-  EXPECT_THROW(train::Trainer(ctx(), lm_config(train::DataResidency::Auto), bigram_model(),
-                              train::LossKind::SoftmaxXent, train::HostData::windows(s, kBlock, 1)),
-               train::ConfigError);
+  EXPECT_THROW(train::Trainer(ctx(), lm_config(config::DataResidency::Auto), bigram_model(),
+                              train::LossKind::SoftmaxXent, data::HostData::windows(s, kBlock, 1)),
+               vkamp::ConfigError);
 }
 
 }  // namespace

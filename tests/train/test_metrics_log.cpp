@@ -11,12 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/io/metrics_log.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using train::EpochEnd;
+using train::StepMetrics;
+using train::TensorHistogram;
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::ifstream in(path);
@@ -98,4 +101,4 @@ TEST(MetricsLog, JsonNumber) {
 }
 
 }  // namespace
-}  // namespace vkamp::train
+}  // namespace vkamp::io

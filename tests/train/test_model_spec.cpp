@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "vkamp/train/config.hpp"
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/config/train_config.hpp"
+#include "vkamp/models/model_spec.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 namespace {
 
 std::string error_of(const std::string& model) {
@@ -155,4 +155,4 @@ TEST(ModelSpec, HandBuiltSpecsAreCheckedToo) {
 }
 
 }  // namespace
-}  // namespace vkamp::train
+}  // namespace vkamp::models

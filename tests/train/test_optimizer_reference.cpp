@@ -17,9 +17,9 @@
 namespace vkamp::test {
 namespace {
 
-using train::LrSchedule;
-using train::OptimizerConfig;
-using train::OptimizerKind;
+using config::LrSchedule;
+using config::OptimizerConfig;
+using config::OptimizerKind;
 
 // One optimizer in double, as the PyTorch docs write it.
 struct OptimizerReference {
@@ -104,9 +104,9 @@ class OptimizerMatchesReference : public GpuTestP<Case> {};
 
 TEST_P(OptimizerMatchesReference, StepByStepWithASkippedStep) {
   const Case& pc = GetParam();
-  const train::ModelSpec spec = train::parse_model("4-5t-3");
+  const models::ModelSpec spec = models::parse_model("4-5t-3");
   const auto data = one_batch_classification(8, 4, 3, 21);
-  train::TrainConfig c;
+  config::TrainConfig c;
   c.precision = Format::F32;
   c.batch = data.count;  // one step per epoch, always the whole data set
   c.epochs = 6;
@@ -114,8 +114,8 @@ TEST_P(OptimizerMatchesReference, StepByStepWithASkippedStep) {
   c.scaler.histogram_interval = 0;
   // A power-of-two scale: scaling and unscaling are exact in fp32, and the
   // backoff at the injected overflow changes the scale the later steps undo.
-  c.scaler.initial_scale = 1024;
-  c.scaler.growth_interval = 1000;
+  c.scaler.initial_loss_scale = 1024;
+  c.scaler.steps_per_increase = 1000;
   const uint32_t kSkipped = 2;
   c.inject_overflow = {{kSkipped, kSkipped}};
   OptimizerConfig& o = c.optimizer;

@@ -9,7 +9,7 @@
 
 #include "support/gpu_test.hpp"
 #include "vkamp/sequence.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/gpu_state.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -59,9 +59,9 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
   p.scale_mode = 2;
   p.growth_factor = 2;
   p.backoff_factor = 0.5f;
-  p.growth_interval = 1000;
-  p.min_scale = 1;
-  p.max_scale = 3.4e38f;
+  p.steps_per_increase = 1000;
+  p.min_loss_scale = 1;
+  p.max_loss_scale = 3.4e38f;
   p.hysteresis = 1;
   p.budget = 10;
   p.micro_batches = 1;
@@ -174,7 +174,7 @@ class LargeScale : public GpuTestP<Format> {};
 // gradients are finite (about 2^100 x 0.1), so no step may be called an
 // overflow; the old sum of v*v overflowed fp32 and skipped every step.
 TEST_P(LargeScale, FiniteGradientsAtScale2To100AreNeverSkipped) {
-  train::TrainConfig c;
+  config::TrainConfig c;
   c.precision = GetParam();
   c.batch = 8;
   c.epochs = 2;
@@ -182,11 +182,11 @@ TEST_P(LargeScale, FiniteGradientsAtScale2To100AreNeverSkipped) {
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0;
   c.scaler.histogram_interval = 0;
-  c.scaler.mode = train::LossScaleMode::Static;
-  c.scaler.initial_scale = 0x1p100;
+  c.scaler.mode = config::LossScaleMode::Static;
+  c.scaler.initial_loss_scale = 0x1p100;
   c.clip.max_norm = 0.5;  // the clip path sees the unscaled norm
-  auto data = train::HostData::classification(train::make_classification(64, 6, 3, 5));
-  train::Trainer t(ctx(), c, train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
+  auto data = data::HostData::classification(data::make_classification(64, 6, 3, 5));
+  train::Trainer t(ctx(), c, models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
   std::vector<train::StepMetrics> steps;
   t.on_step = [&](const train::StepMetrics& m) { steps.push_back(m); };
   train::TrainSummary s = t.run();

@@ -9,18 +9,18 @@
 #include <filesystem>
 
 #include "support/gpu_test.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
 
-using train::OverflowPolicy;
+using config::OverflowPolicy;
 using train::StepMetrics;
-using train::TrainConfig;
+using config::TrainConfig;
 using train::Trainer;
 
-const train::ModelSpec kModel = train::parse_model("6-5t-3");
+const models::ModelSpec kModel = models::parse_model("6-5t-3");
 
 TrainConfig toy(Format fmt) {
   TrainConfig c;
@@ -34,8 +34,8 @@ TrainConfig toy(Format fmt) {
   return c;
 }
 
-train::HostData toy_data(uint64_t seed) {
-  return train::HostData::classification(train::make_classification(64, 6, 3, seed));
+data::HostData toy_data(uint64_t seed) {
+  return data::HostData::classification(data::make_classification(64, 6, 3, seed));
 }
 
 std::vector<StepMetrics> run(Trainer& t, train::TrainSummary& s) {
@@ -54,9 +54,9 @@ TEST_F(OverflowPolicies, RetryBacksOffBeforeEveryRecomputeWhateverTheHysteresis)
   c.scaler.policy = OverflowPolicy::Retry;
   c.scaler.max_retries = 2;
   c.scaler.hysteresis = 3;
-  c.scaler.initial_scale = 1024;
-  c.scaler.growth_interval = 1000;
-  c.inject_overflow = train::parse_step_ranges("2-3");
+  c.scaler.initial_loss_scale = 1024;
+  c.scaler.steps_per_increase = 1000;
+  c.inject_overflow = config::parse_step_ranges("2-3");
   Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, toy_data(6));
   train::TrainSummary s;
   auto steps = run(t, s);
@@ -72,14 +72,14 @@ TEST_F(OverflowPolicies, RetryBacksOffBeforeEveryRecomputeWhateverTheHysteresis)
 }
 
 TEST_F(OverflowPolicies, RetryWithAStaticScaleOrNoneIsAConfigError) {
-  for (auto mode : {train::LossScaleMode::Static, train::LossScaleMode::None}) {
+  for (auto mode : {config::LossScaleMode::Static, config::LossScaleMode::None}) {
     TrainConfig c = toy(Format::F16);
     c.scaler.policy = OverflowPolicy::Retry;
     c.scaler.mode = mode;
     try {
-      train::validate(c);
+      config::validate(c);
       ADD_FAILURE() << "retry without dynamic scaling was accepted";
-    } catch (const train::ConfigError& e) {
+    } catch (const vkamp::ConfigError& e) {
       std::string m = e.what();
       EXPECT_NE(m.find("--overflow-policy retry (overflow_policy)"), std::string::npos) << m;
       EXPECT_NE(m.find("--loss-scale (loss_scaling_factor)"), std::string::npos) << m;
@@ -97,7 +97,7 @@ TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
   std::string path = (dir / "ck.bin").string();
   TrainConfig c = toy(Format::F32);
   c.scaler.policy = OverflowPolicy::Apply;
-  c.inject_overflow = train::parse_step_ranges("5");
+  c.inject_overflow = config::parse_step_ranges("5");
   c.checkpoint_path = path;
   c.checkpoint_every = 3;
   auto data = toy_data(5);

@@ -5,7 +5,7 @@
 
 #include "support/gpu_test.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/evaluator.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -16,8 +16,8 @@ using train::Trainer;
 
 constexpr uint32_t kBatch = 8, kFeatures = 6, kClasses = 3;
 
-train::TrainConfig small_config() {
-  train::TrainConfig c;
+config::TrainConfig small_config() {
+  config::TrainConfig c;
   c.batch = kBatch;
   c.epochs = 2;
   c.seed = 3;
@@ -26,8 +26,8 @@ train::TrainConfig small_config() {
   return c;
 }
 
-train::HostData toy(uint32_t count, uint64_t seed) {
-  return train::HostData::classification(train::make_classification(count, kFeatures, kClasses, seed));
+data::HostData toy(uint32_t count, uint64_t seed) {
+  return data::HostData::classification(data::make_classification(count, kFeatures, kClasses, seed));
 }
 
 // The model's forward pass on rows [first, first + n) of x, n <= kBatch.
@@ -52,9 +52,9 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 class TrainingPredict : public GpuTest {};
 
 TEST_F(TrainingPredict, AnyNumberOfRowsMatchesTheForwardPassBatchByBatch) {
-  Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 1));
+  Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 1));
   t.run();
-  const train::HostData held_out = toy(3 * kBatch + 7, 2);
+  const data::HostData held_out = toy(3 * kBatch + 7, 2);
   for (uint32_t rows : {0u, 1u, kBatch - 1, kBatch, kBatch + 1, 3 * kBatch + 7}) {
     std::vector<float> x(held_out.x.begin(), held_out.x.begin() + size_t(rows) * kFeatures);
     std::vector<float> y = t.predict(x, rows);
@@ -71,8 +71,8 @@ TEST_F(TrainingPredict, AnyNumberOfRowsMatchesTheForwardPassBatchByBatch) {
 }
 
 TEST_F(TrainingPredict, ArgMaxAccuracyEqualsEvaluate) {
-  const train::HostData all = toy(64 + 3 * kBatch + 7, 4), held_out = all.rows(64, 3 * kBatch + 7);
-  Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, all.rows(0, 64));
+  const data::HostData all = toy(64 + 3 * kBatch + 7, 4), held_out = all.rows(64, 3 * kBatch + 7);
+  Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, all.rows(0, 64));
   t.run();
   std::vector<float> y = t.predict(held_out.x, held_out.count);
   uint32_t correct = 0;
@@ -92,15 +92,15 @@ TEST_F(TrainingPredict, ArgMaxAccuracyEqualsEvaluate) {
 // accuracy and mean squared error.
 TEST_F(TrainingPredict, ChunkedUploadsGiveTheSameResults) {
   for (auto loss : {train::LossKind::SoftmaxXent, train::LossKind::MSE}) {
-    train::HostData data = toy(64, 7), held_out = toy(5 * kBatch + 3, 8);
+    data::HostData data = toy(64, 7), held_out = toy(5 * kBatch + 3, 8);
     if (loss == train::LossKind::MSE) {
-      for (train::HostData* d : {&data, &held_out}) {
+      for (data::HostData* d : {&data, &held_out}) {
         for (uint32_t l : d->labels)
           for (uint32_t c = 0; c < kClasses; ++c) d->targets.push_back(c == l ? 1.0f : 0.0f);
         d->labels.clear();
       }
     }
-    Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), loss, data);
+    Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), loss, data);
     t.run();
     const size_t two_batches = 2 * kBatch * kFeatures * format_bytes(t.model().format());
     train::Evaluator chunked(ctx(), t.model(), loss, kBatch, two_batches);
@@ -113,7 +113,7 @@ TEST_F(TrainingPredict, ChunkedUploadsGiveTheSameResults) {
 }
 
 TEST_F(TrainingPredict, RejectsInputsOfTheWrongSize) {
-  Trainer t(ctx(), small_config(), train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 6));
+  Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 6));
   EXPECT_THROW(t.predict(std::vector<float>(kFeatures * 2 + 1), 2), Error);
   EXPECT_TRUE(t.predict({}, 0).empty());
 }

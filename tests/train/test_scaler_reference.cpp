@@ -11,33 +11,33 @@ namespace {
 
 class ConsecutiveHysteresis : public GpuTestP<bool> {};
 
-std::vector<float> scale_trajectory(const train::TrainConfig& c) {
+std::vector<float> scale_trajectory(const config::TrainConfig& c) {
   const auto data = one_batch_classification(64, 6, 3, 31);
-  train::Trainer t(ctx(), c, train::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
+  train::Trainer t(ctx(), c, models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
   std::vector<float> scales;
   t.on_step = [&](const train::StepMetrics& m) { scales.push_back(m.loss_scale); };
   t.run();
   return scales;
 }
 
-train::TrainConfig pattern_config(bool consecutive) {
-  train::TrainConfig c;
+config::TrainConfig pattern_config(bool consecutive) {
+  config::TrainConfig c;
   c.batch = 8;
   c.epochs = 4;  // 32 updates
   c.seed = 9;
   c.scaler.histogram_interval = 0;
-  c.scaler.initial_scale = 256;
-  c.scaler.growth_interval = 4;
+  c.scaler.initial_loss_scale = 256;
+  c.scaler.steps_per_increase = 4;
   c.scaler.hysteresis = 3;
   c.scaler.consecutive_hysteresis = consecutive;
   // Overflows one step apart (a clean step between each), then a burst of
   // three, then one after two growths.
-  c.inject_overflow = train::parse_step_ranges("1,3,5,7,9-11,20");
+  c.inject_overflow = config::parse_step_ranges("1,3,5,7,9-11,20");
   return c;
 }
 
 TEST_P(ConsecutiveHysteresis, ScaleFollowsTheReference) {
-  const train::TrainConfig c = pattern_config(GetParam());
+  const config::TrainConfig c = pattern_config(GetParam());
   const auto scales = scale_trajectory(c);
   ASSERT_GT(scales.size(), 21u);
   ScalerReference ref(c.scaler);

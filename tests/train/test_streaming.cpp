@@ -6,22 +6,22 @@
 #include <set>
 
 #include "support/gpu_test.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/epoch_order.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
 
-using train::DataResidency;
+using config::DataResidency;
 using train::StepMetrics;
-using train::TrainConfig;
+using config::TrainConfig;
 using train::Trainer;
 
-const train::ModelSpec kModel = train::parse_model("6-5t-3");
+const models::ModelSpec kModel = models::parse_model("6-5t-3");
 
-train::HostData toy_data(uint32_t count, uint64_t seed) {
-  return train::HostData::classification(train::make_classification(count, 6, 3, seed));
+data::HostData toy_data(uint32_t count, uint64_t seed) {
+  return data::HostData::classification(data::make_classification(count, 6, 3, seed));
 }
 
 TrainConfig base_config(DataResidency where) {
@@ -43,7 +43,7 @@ struct RunResult {
   uint64_t device_bytes = 0;
 };
 
-RunResult train_once(Context& ctx, const TrainConfig& c, const train::HostData& data) {
+RunResult train_once(Context& ctx, const TrainConfig& c, const data::HostData& data) {
   RunResult r;
   Trainer t(ctx, c, kModel, train::LossKind::SoftmaxXent, data);
   t.on_step = [&](const StepMetrics& m) { r.steps.push_back(m); };
@@ -88,18 +88,18 @@ TEST(EpochOrder, EveryEpochIsASeededPermutationAndNoneRepeats) {
 // micro-batches per step cross epoch ends mid-step.
 TEST_F(Streaming, StreamedAndResidentRunsAreBitIdentical) {
   const auto data = toy_data(100, 5);  // 12 micro-batches per epoch
-  for (auto policy : {train::OverflowPolicy::Skip, train::OverflowPolicy::Retry}) {
+  for (auto policy : {config::OverflowPolicy::Skip, config::OverflowPolicy::Retry}) {
     TrainConfig c = base_config(DataResidency::Always);
     c.grad_accum = 3;
     c.epochs = 5;
     c.scaler.policy = policy;
-    c.inject_overflow = train::parse_step_ranges("2,5-7,11");
+    c.inject_overflow = config::parse_step_ranges("2,5-7,11");
     const RunResult resident = train_once(ctx(), c, data);
     c.data_on_gpu = DataResidency::Never;
     const RunResult streamed = train_once(ctx(), c, data);
     ASSERT_TRUE(resident.resident);
     ASSERT_FALSE(streamed.resident);
-    SCOPED_TRACE(train::policy_name(policy));
+    SCOPED_TRACE(config::policy_name(policy));
     expect_same_run(resident, streamed);
   }
 }

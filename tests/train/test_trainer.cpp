@@ -12,7 +12,8 @@
 #include "support/numerics.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
+#include "vkamp/error.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -20,12 +21,12 @@ namespace vkamp::test {
 namespace {
 
 using train::StepMetrics;
-using train::TrainConfig;
+using config::TrainConfig;
 using train::Trainer;
 
 // A learnable toy problem (the engine's make_classification).
-train::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
-  return train::HostData::classification(train::make_classification(count, features, classes, seed));
+data::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
+  return data::HostData::classification(data::make_classification(count, features, classes, seed));
 }
 
 TrainConfig toy_config(Format fmt = Format::F16) {
@@ -40,7 +41,7 @@ TrainConfig toy_config(Format fmt = Format::F16) {
   return c;
 }
 
-const train::ModelSpec kToyModel = train::parse_model("6-5t-3");
+const models::ModelSpec kToyModel = models::parse_model("6-5t-3");
 
 bool injected(const TrainConfig& c, uint32_t step) {
   for (auto r : c.inject_overflow)
@@ -60,11 +61,11 @@ class Training : public GpuTest {};
 
 TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 1024;
-  c.scaler.growth_interval = 3;
-  c.inject_overflow = train::parse_step_ranges("2,5-7,12,20-29");
-  c.scaler.min_scale = 4;
-  c.scaler.fail_after = 0;
+  c.scaler.initial_loss_scale = 1024;
+  c.scaler.steps_per_increase = 3;
+  c.inject_overflow = config::parse_step_ranges("2,5-7,12,20-29");
+  c.scaler.min_loss_scale = 4;
+  c.scaler.fail_after_overflows = 0;
   auto data = toy_classification(64, 6, 3, 1);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
@@ -81,13 +82,30 @@ TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
   EXPECT_TRUE(reached_min) << "the burst at 20-29 should pin the scale at min_loss_scale";
 }
 
+// Fault injection costs a run that does not use it nothing: no pass in the
+// step, and asking for a live injection then is an error, not a silent no-op.
+TEST_F(Training, FaultInjectionOffRecordsNoPass) {
+  TrainConfig off = toy_config(), live = toy_config();
+  live.live_fault_injection = true;
+  auto data = toy_classification(64, 6, 3, 3);
+  train::TrainSummary s_off, s_live;
+  Trainer t_off(ctx(), off, kToyModel, train::LossKind::SoftmaxXent, data);
+  Trainer t_live(ctx(), live, kToyModel, train::LossKind::SoftmaxXent, data);
+  std::vector<StepMetrics> a = run(t_off, &s_off), b = run(t_live, &s_live);
+  EXPECT_EQ(s_off.commands_per_step.dispatches + 1, s_live.commands_per_step.dispatches);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].loss, b[i].loss) << "step " << i;  // the same bits
+  EXPECT_THROW(t_off.inject_overflow_next(), vkamp::Error);
+}
+
 // The app's live controls, between steps: an overflow injected at the next
-// step is caught and skipped there; new knobs are validated, and the
+// step is caught and skipped there (the app turns live injection on); new knobs are validated, and the
 // current scale is clamped into the new [min, max].
 TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 1024;
-  c.scaler.growth_interval = 1000;
+  c.live_fault_injection = true;
+  c.scaler.initial_loss_scale = 1024;
+  c.scaler.steps_per_increase = 1000;
   auto data = toy_classification(64, 6, 3, 3);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   std::vector<StepMetrics> steps;
@@ -110,20 +128,20 @@ TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
   EXPECT_FALSE(steps[6].overflow) << "one injection, one step";
   EXPECT_EQ(steps[6].loss_scale, 512.0f);
 
-  train::ScalerConfig bad = c.scaler;
-  bad.min_scale = 64;
-  bad.max_scale = 32;
-  EXPECT_THROW(t.set_scaler(bad), train::ConfigError);
-  train::ScalerConfig lower = c.scaler;
-  lower.max_scale = 128;
+  config::ScalerConfig bad = c.scaler;
+  bad.min_loss_scale = 64;
+  bad.max_loss_scale = 32;
+  EXPECT_THROW(t.set_scaler(bad), vkamp::ConfigError);
+  config::ScalerConfig lower = c.scaler;
+  lower.max_loss_scale = 128;
   t.set_scaler(lower);
   EXPECT_EQ(t.read_state().scale, 128.0f);
   ASSERT_TRUE(t.advance());
   t.sync();
   EXPECT_EQ(steps.back().loss_scale, 128.0f);
-  train::ScalerConfig static_mode = c.scaler;
-  static_mode.mode = train::LossScaleMode::Static;
-  EXPECT_THROW(t.set_scaler(static_mode), train::ConfigError) << "the mode is fixed for a run";
+  config::ScalerConfig static_mode = c.scaler;
+  static_mode.mode = config::LossScaleMode::Static;
+  EXPECT_THROW(t.set_scaler(static_mode), vkamp::ConfigError) << "the mode is fixed for a run";
   while (t.advance()) {
   }
   train::TrainSummary s = t.finish();
@@ -133,10 +151,10 @@ TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
 
 TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 256;
-  c.scaler.growth_interval = 4;
+  c.scaler.initial_loss_scale = 256;
+  c.scaler.steps_per_increase = 4;
   c.scaler.hysteresis = 3;
-  c.inject_overflow = train::parse_step_ranges("1,2,3,4,10,16-17");
+  c.inject_overflow = config::parse_step_ranges("1,2,3,4,10,16-17");
   auto data = toy_classification(64, 6, 3, 2);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
@@ -153,10 +171,10 @@ TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
 // off (the first used up the tolerance); with it, steps 4-5 refilled it.
 TEST_F(Training, ConsecutiveHysteresisRefillsOnCleanSteps) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 1024;
-  c.scaler.growth_interval = 1000;  // no growth refills it
+  c.scaler.initial_loss_scale = 1024;
+  c.scaler.steps_per_increase = 1000;  // no growth refills it
   c.scaler.hysteresis = 2;
-  c.inject_overflow = train::parse_step_ranges("3,6,10-11");
+  c.inject_overflow = config::parse_step_ranges("3,6,10-11");
   auto data = toy_classification(64, 6, 3, 2);
   Trainer plain(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto a = run(plain);
@@ -175,17 +193,17 @@ TEST_F(Training, ConsecutiveHysteresisRefillsOnCleanSteps) {
 
 TEST_F(Training, ScaleNeverBecomesInfOrZero) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 1e38;
-  c.scaler.growth_interval = 1;  // grows every clean step
+  c.scaler.initial_loss_scale = 1e38;
+  c.scaler.steps_per_increase = 1;  // grows every clean step
   auto data = toy_classification(64, 6, 3, 3);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   for (const auto& m : run(t)) ASSERT_TRUE(std::isfinite(m.loss_scale) && m.loss_scale > 0) << m.step;
 
   TrainConfig d = toy_config();
-  d.scaler.initial_scale = 2;
-  d.scaler.min_scale = 0.5;
-  d.scaler.fail_after = 0;
-  d.inject_overflow = train::parse_step_ranges("0-20");
+  d.scaler.initial_loss_scale = 2;
+  d.scaler.min_loss_scale = 0.5;
+  d.scaler.fail_after_overflows = 0;
+  d.inject_overflow = config::parse_step_ranges("0-20");
   Trainer t2(ctx(), d, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t2);
   EXPECT_EQ(steps[20].loss_scale, 0.5f);
@@ -200,9 +218,9 @@ TEST_F(Training, CosineRatesAreTheHostTableBitForBit) {
   TrainConfig c = toy_config(Format::F32);
   c.epochs = 4;
   c.optimizer.lr = 0.3;
-  c.optimizer.schedule = train::LrSchedule::Cosine;
+  c.optimizer.schedule = config::LrSchedule::Cosine;
   c.optimizer.warmup_steps = 5;
-  c.inject_overflow = train::parse_step_ranges("7");
+  c.inject_overflow = config::parse_step_ranges("7");
   auto data = toy_classification(64, 6, 3, 4);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
@@ -225,10 +243,10 @@ TEST_F(Training, CosineRatesAreTheHostTableBitForBit) {
 TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
   TrainConfig c = toy_config(Format::F32);
   c.epochs = 1;
-  c.optimizer.schedule = train::LrSchedule::Step;
+  c.optimizer.schedule = config::LrSchedule::Step;
   c.optimizer.step_size = 2;
   c.optimizer.gamma = 0.5;
-  c.inject_overflow = train::parse_step_ranges("3");
+  c.inject_overflow = config::parse_step_ranges("3");
   auto data = toy_classification(64, 6, 3, 4);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
@@ -252,10 +270,10 @@ TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
 TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
   TrainConfig c = toy_config();
   c.epochs = 1;
-  c.scaler.policy = train::OverflowPolicy::Retry;
+  c.scaler.policy = config::OverflowPolicy::Retry;
   c.scaler.max_retries = 2;
-  c.scaler.initial_scale = 1024;
-  c.inject_overflow = train::parse_step_ranges("2-3,6-8");
+  c.scaler.initial_loss_scale = 1024;
+  c.inject_overflow = config::parse_step_ranges("2-3,6-8");
   auto data = toy_classification(64, 6, 3, 6);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
@@ -278,7 +296,7 @@ TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
 
 // One SGD step from known weights: the applied change is lr x the clipped,
 // unscaled gradient.
-std::vector<float> one_step_delta(const TrainConfig& c, const train::HostData& data, Trainer** keep = nullptr) {
+std::vector<float> one_step_delta(const TrainConfig& c, const data::HostData& data, Trainer** keep = nullptr) {
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto before = t.model().read_master();
   run(t);
@@ -293,7 +311,7 @@ TEST_F(Training, ClipsByNormAfterUnscaling) {
   auto data = toy_classification(8, 6, 3, 8);
   TrainConfig c = toy_config(Format::F32);
   c.epochs = 1;  // one step: 8 examples, batch 8
-  c.scaler.initial_scale = 4096;  // the clip must not see the scale
+  c.scaler.initial_loss_scale = 4096;  // the clip must not see the scale
   auto g = one_step_delta(c, data);
   double norm = 0;
   for (float v : g) norm += double(v) * v;
@@ -313,7 +331,7 @@ TEST_F(Training, ClipsByValueAfterUnscaling) {
   auto data = toy_classification(8, 6, 3, 9);
   TrainConfig c = toy_config(Format::F32);
   c.epochs = 1;
-  c.scaler.initial_scale = 4096;
+  c.scaler.initial_loss_scale = 4096;
   auto g = one_step_delta(c, data);
   float mx = 0;
   for (float v : g) mx = std::max(mx, std::abs(v));
@@ -332,7 +350,7 @@ TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
   c.batch = 8;
   c.grad_accum = 2;
   c.epochs = 1;
-  c.inject_overflow = train::parse_step_ranges("0");  // into micro-batch 0 of step 0
+  c.inject_overflow = config::parse_step_ranges("0");  // into micro-batch 0 of step 0
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   auto steps = run(t);
   ASSERT_GE(steps.size(), 1u);
@@ -344,10 +362,10 @@ TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
 
 TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
   TrainConfig c = toy_config();
-  c.scaler.initial_scale = 8;
-  c.scaler.min_scale = 2;
-  c.scaler.fail_after = 5;
-  c.inject_overflow = train::parse_step_ranges("0-1000");
+  c.scaler.initial_loss_scale = 8;
+  c.scaler.min_loss_scale = 2;
+  c.scaler.fail_after_overflows = 5;
+  c.inject_overflow = config::parse_step_ranges("0-1000");
   auto data = toy_classification(64, 6, 3, 12);
   Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
   train::TrainSummary s;
@@ -361,7 +379,7 @@ TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
 TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
   // fp32, tanh: smooth everywhere, so central differences are accurate. The
   // check (and its bound) is the graph tests' one, on the model string's graph.
-  expect_gradients_match(check_gradients(train::build_graph(train::parse_model("4-6t-3")), 5, 3, 3));
+  expect_gradients_match(check_gradients(models::build_graph(models::parse_model("4-6t-3")), 5, 3, 3));
 }
 
 // Each 16-bit format with dynamic scaling trains the toy problem as fp32
@@ -382,7 +400,7 @@ TEST_P(FormatTracksFp32, LossDecreasesAndTracksFp32) {
   };
   TrainConfig c32 = toy_config(Format::F32);
   c32.epochs = 6;
-  c32.scaler.mode = train::LossScaleMode::None;
+  c32.scaler.mode = config::LossScaleMode::None;
   Trainer t32(ctx(), c32, kToyModel, train::LossKind::SoftmaxXent, data);
   auto s32 = run(t32);
   TrainConfig c16 = toy_config(GetParam());
@@ -409,11 +427,11 @@ TEST_F(Training, ResumeFromACheckpointIsBitExact) {
   auto path = (dir / "ck.bin").string();
   auto data = toy_classification(64, 6, 3, 15);
   TrainConfig c = toy_config();
-  c.optimizer.kind = train::OptimizerKind::AdamW;
+  c.optimizer.kind = config::OptimizerKind::AdamW;
   c.optimizer.lr = 0.01;
   c.optimizer.weight_decay = 0.01;
-  c.scaler.growth_interval = 5;
-  c.inject_overflow = train::parse_step_ranges("9,13");
+  c.scaler.steps_per_increase = 5;
+  c.inject_overflow = config::parse_step_ranges("9,13");
   // Reference: straight through, 32 steps.
   std::vector<StepMetrics> full;
   {
@@ -465,7 +483,7 @@ TEST_F(Training, CorruptOrTruncatedCheckpointIsAClearError) {
   }
   // A checkpoint for another model is refused by name.
   t.save_checkpoint(path);
-  Trainer other(ctx(), c, train::parse_model("6-4t-3"), train::LossKind::SoftmaxXent, data);
+  Trainer other(ctx(), c, models::parse_model("6-4t-3"), train::LossKind::SoftmaxXent, data);
   EXPECT_THROW(other.load_checkpoint(path), train::CheckpointError);
   std::filesystem::remove_all(dir);
 }

@@ -9,21 +9,21 @@
 #include <stdexcept>
 #include <vector>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 
-inline train::HostData one_batch_classification(uint32_t count, uint32_t features, uint32_t classes,
+inline data::HostData one_batch_classification(uint32_t count, uint32_t features, uint32_t classes,
                                                 uint64_t seed) {
-  return train::HostData::classification(train::make_classification(count, features, classes, seed));
+  return data::HostData::classification(data::make_classification(count, features, classes, seed));
 }
 
 // Mean softmax cross-entropy over all rows of `data`, and its gradient with
 // respect to every parameter (grad has w's size; padding stays 0).
-inline double mlp_xent_grad(const train::ModelSpec& spec, const std::vector<train::ParamTensor>& tensors,
-                            const std::vector<double>& w, const train::HostData& data, std::vector<double>& grad) {
+inline double mlp_xent_grad(const models::ModelSpec& spec, const std::vector<graph::ParamTensor>& tensors,
+                            const std::vector<double>& w, const data::HostData& data, std::vector<double>& grad) {
   grad.assign(w.size(), 0.0);
   const uint32_t rows = data.count;
   // acts[l]: the input of linear layer l (rows x width), after its activation.
@@ -31,7 +31,7 @@ inline double mlp_xent_grad(const train::ModelSpec& spec, const std::vector<trai
   std::vector<uint32_t> widths{spec.inputs()};
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     const auto& L = spec.layers[l];
-    if (L.kind != train::LayerKind::Linear) throw std::logic_error("mlp_xent_grad: Linear layers only");
+    if (L.kind != models::LayerKind::Linear) throw std::logic_error("mlp_xent_grad: Linear layers only");
     const uint32_t in = widths.back(), out = L.out;
     const double* W = &w[tensors[2 * l].offset];
     const double* b = &w[tensors[2 * l + 1].offset];

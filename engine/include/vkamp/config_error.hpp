@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace vkamp::train {
+namespace vkamp {
 
 // A bad value, unknown key, or conflicting options: the message names the
 // flag or key; binaries print it and exit with status 2.
@@ -20,4 +20,4 @@ class ConfigError : public std::exception {
   std::string msg_;
 };
 
-}  // namespace vkamp::train
+}  // namespace vkamp

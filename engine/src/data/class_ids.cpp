@@ -4,7 +4,7 @@
 #include <map>
 #include <optional>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
@@ -38,7 +38,7 @@ ClassIds by_given_list(const std::vector<std::string>& labels, const std::vector
   for (size_t i = 0; i < labels.size(); ++i) {
     auto it = id_of.find(labels[i]);
     if (it == id_of.end())
-      throw train::DataError(where(i) + ": label '" + labels[i] + "' is not one of the " +
+      throw DataError(where(i) + ": label '" + labels[i] + "' is not one of the " +
                              std::to_string(given.size()) + " classes (" + quoted_list(given) + ")");
     out.ids.push_back(it->second);
   }
@@ -63,7 +63,7 @@ ClassIds number_classes(const std::vector<std::string>& labels, const std::vecto
     uint64_t max = 0;
     for (size_t i = 0; i < integers.size(); ++i) {
       if (integers[i] > kMaxIntegerClass)
-        throw train::DataError(where(i) + ": label " + labels[i] + " is too large a class id (integer labels " +
+        throw DataError(where(i) + ": label " + labels[i] + " is too large a class id (integer labels " +
                                "are class ids 0 .. max, and at most " + std::to_string(kMaxIntegerClass) +
                                " is allowed)");
       max = std::max(max, integers[i]);

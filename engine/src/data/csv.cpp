@@ -10,12 +10,11 @@
 
 #include "file_bytes.hpp"
 #include "vkamp/data/class_ids.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
 
-using train::DataError;
 
 class CsvCursor {
  public:

@@ -6,17 +6,17 @@
 #include <fstream>
 #include <iterator>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw train::DataError("cannot read " + path + ": is a directory");
+  if (std::filesystem::is_directory(path, ec)) throw DataError("cannot read " + path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw train::DataError("cannot open " + path + ": " + std::strerror(errno));
+  if (!in) throw DataError("cannot open " + path + ": " + std::strerror(errno));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw train::DataError("cannot read " + path + ": " + std::strerror(errno));
+  if (in.bad()) throw DataError("cannot read " + path + ": " + std::strerror(errno));
   return bytes;
 }
 

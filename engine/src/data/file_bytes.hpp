@@ -8,7 +8,7 @@
 
 namespace vkamp::data {
 
-// Throws train::DataError naming the file when it cannot be read.
+// Throws DataError naming the file when it cannot be read.
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 
 }  // namespace vkamp::data

@@ -3,12 +3,11 @@
 #include <cstdint>
 
 #include "vkamp/data/class_ids.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
 
-using train::DataError;
 
 void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
   if (!y.is_integer())

@@ -10,18 +10,18 @@
 #include "vkamp/data/labeled_arrays.hpp"
 #include "vkamp/data/npy.hpp"
 #include "vkamp/data/npz.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/data/idx.hpp"
 
 namespace vkamp::data {
 namespace {
 
-using train::DataError;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-NpyArray idx_as_array(train::IdxArray idx) {
+NpyArray idx_as_array(data::IdxArray idx) {
   NpyArray a;
   a.dtype = NpyType::U8;
   a.shape.assign(idx.dims.begin(), idx.dims.end());
@@ -32,12 +32,12 @@ NpyArray idx_as_array(train::IdxArray idx) {
 LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt) {
   std::string labels_path = images_path;
   labels_path.replace(labels_path.rfind("images-idx3"), 11, "labels-idx1");
-  NpyArray images = idx_as_array(train::read_idx(images_path));
+  NpyArray images = idx_as_array(data::read_idx(images_path));
   if (images.shape.size() == 3) images.shape.push_back(1);  // N x H x W: one channel
   if (images.shape.size() != 4)
     throw DataError(images_path + ": " + std::to_string(images.shape.size()) +
                     " dimensions; images are N x H x W (or N x H x W x C)");
-  const NpyArray labels = idx_as_array(train::read_idx(labels_path));
+  const NpyArray labels = idx_as_array(data::read_idx(labels_path));
   if (labels.shape.size() != 1)
     throw DataError(labels_path + ": " + std::to_string(labels.shape.size()) + " dimensions; labels are 1-D");
   return labeled_from_arrays(images, &labels, images_path, labels_path, opt);

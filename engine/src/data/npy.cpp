@@ -11,12 +11,11 @@
 
 #include "file_bytes.hpp"
 #include "vkamp/float_formats.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
 
-using train::DataError;
 
 constexpr uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 

@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <memory>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
 
-using train::DataError;
 
 struct ArchiveCloser {
   void operator()(zip_t* z) const { zip_discard(z); }

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 
-Standardizer Standardizer::fit(const train::HostData& d) {
+Standardizer Standardizer::fit(const HostData& d) {
   const size_t f = d.features;
   std::vector<double> sum(f, 0.0), sum_sq(f, 0.0);
   for (size_t i = 0; i < d.count; ++i)
@@ -32,9 +32,9 @@ Standardizer Standardizer::fit(const train::HostData& d) {
   return s;
 }
 
-void Standardizer::apply(train::HostData& d) const {
+void Standardizer::apply(HostData& d) const {
   if (d.features != mean.size())
-    throw train::DataError("standardizer: fitted on " + std::to_string(mean.size()) +
+    throw DataError("standardizer: fitted on " + std::to_string(mean.size()) +
                            " features, the data has " + std::to_string(d.features));
   const size_t f = d.features;
   for (size_t i = 0; i < d.count; ++i)
@@ -51,25 +51,25 @@ Standardizer Standardizer::from_json(const std::string& text) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw train::DataError(std::string("standardizer: not valid JSON: ") + e.what());
+    throw DataError(std::string("standardizer: not valid JSON: ") + e.what());
   }
   auto column = [&](const char* key) {
     if (!j.is_object() || !j.contains(key) || !j[key].is_array())
-      throw train::DataError(std::string("standardizer: '") + key + "' (an array of numbers) expected");
+      throw DataError(std::string("standardizer: '") + key + "' (an array of numbers) expected");
     std::vector<float> v;
     for (const auto& e : j[key]) {
-      if (!e.is_number()) throw train::DataError(std::string("standardizer: '") + key + "' holds a non-number");
+      if (!e.is_number()) throw DataError(std::string("standardizer: '") + key + "' holds a non-number");
       v.push_back(e.get<float>());
     }
     return v;
   };
   Standardizer s{column("mean"), column("std")};
   if (s.mean.size() != s.std.size())
-    throw train::DataError("standardizer: " + std::to_string(s.mean.size()) + " means but " +
+    throw DataError("standardizer: " + std::to_string(s.mean.size()) + " means but " +
                            std::to_string(s.std.size()) + " standard deviations");
   for (float sd : s.std)
     if (!(sd > 0) || !std::isfinite(sd))
-      throw train::DataError("standardizer: a standard deviation of " + std::to_string(sd) + "; positive expected");
+      throw DataError("standardizer: a standard deviation of " + std::to_string(sd) + "; positive expected");
   return s;
 }
 

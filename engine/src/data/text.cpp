@@ -3,7 +3,7 @@
 #include <array>
 
 #include "file_bytes.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
@@ -29,7 +29,7 @@ TextTokens tokenize(const std::string& text, const std::string& vocab) {
   for (size_t i = 0; i < text.size(); ++i) {
     const int32_t id = id_of[static_cast<unsigned char>(text[i])];
     if (id < 0)
-      throw train::DataError("text: byte " + std::to_string(i) + ": " +
+      throw DataError("text: byte " + std::to_string(i) + ": " +
                              byte_text(static_cast<unsigned char>(text[i])) + " is not in the vocabulary of " +
                              std::to_string(vocab.size()) + " characters");
     out.tokens.push_back(uint32_t(id));
@@ -48,7 +48,7 @@ TextTokens tokens_of(const std::string& text) {
 
 TextTokens read_text_tokens(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  if (bytes.empty()) throw train::DataError(path + ": the file is empty; a text to train on is expected");
+  if (bytes.empty()) throw DataError(path + ": the file is empty; a text to train on is expected");
   return tokens_of(std::string(bytes.begin(), bytes.end()));
 }
 

@@ -22,7 +22,7 @@ uint64_t elements(const Tensor& t) {
 
 void Graph::fail(const std::string& node, const std::string& what) const {
   std::string where = origin_.empty() ? "" : origin_ + ": ";
-  throw train::ConfigError(where + "node '" + node + "': " + what);
+  throw vkamp::ConfigError(where + "node '" + node + "': " + what);
 }
 
 int Graph::tensor_index(const std::string& name) const {
@@ -32,17 +32,17 @@ int Graph::tensor_index(const std::string& name) const {
 
 const Tensor& Graph::tensor(const std::string& name) const {
   int i = tensor_index(name);
-  if (i < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "no tensor named '" + name + "'");
+  if (i < 0) throw vkamp::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "no tensor named '" + name + "'");
   return tensors_[i];
 }
 
 const Tensor& Graph::input_tensor() const {
-  if (input_ < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no input");
+  if (input_ < 0) throw vkamp::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no input");
   return tensors_[input_];
 }
 
 const Tensor& Graph::output_tensor() const {
-  if (output_ < 0) throw train::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no output");
+  if (output_ < 0) throw vkamp::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no output");
   return tensors_[output_];
 }
 

@@ -11,7 +11,7 @@
 namespace vkamp::graph {
 namespace {
 
-using train::ConfigError;
+using vkamp::ConfigError;
 
 Init init_named(const Graph& g, const std::string& node, const std::string& s) {
   if (s == "kaiming") return Init::Kaiming;

@@ -14,11 +14,11 @@ struct GatherPush {
   uint32_t rows, width, slots, micro;
 };
 
-bool keep_on_gpu(const TrainConfig& cfg, const Context& ctx, uint64_t set_bytes) {
+bool keep_on_gpu(const config::TrainConfig& cfg, const Context& ctx, uint64_t set_bytes) {
   switch (cfg.data_on_gpu) {
-    case DataResidency::Always: return true;
-    case DataResidency::Never: return false;
-    case DataResidency::Auto: break;
+    case config::DataResidency::Always: return true;
+    case config::DataResidency::Never: return false;
+    case config::DataResidency::Auto: break;
   }
   const double budget = cfg.data_budget_mb > 0 ? cfg.data_budget_mb * (1 << 20) : ctx.info().device_local_bytes / 4.0;
   return double(set_bytes) <= budget;
@@ -26,7 +26,7 @@ bool keep_on_gpu(const TrainConfig& cfg, const Context& ctx, uint64_t set_bytes)
 
 }  // namespace
 
-BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train,
+BatchFeeder::BatchFeeder(Context& ctx, const config::TrainConfig& cfg, LossKind loss, const data::HostData& train,
                          FeedLayout layout, uint32_t steps_ahead, DataShare share)
     : fmt_(cfg.precision), loss_(loss), layout_(layout), count_(train.count), features_(train.features),
       batch_(cfg.batch), micro_batches_(cfg.grad_accum),
@@ -36,7 +36,7 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
   const bool labels = loss_ == LossKind::SoftmaxXent;
   if (windows() && (!labels || !layout_.ids || layout_.positions != features_))
     throw Error("BatchFeeder: token windows feed a model that reads ids and predicts every position");
-  if (!windows() && train.x.size() != size_t(count_) * features_) throw Error("HostData: x has the wrong size");
+  if (!windows() && train.x.size() != size_t(count_) * features_) throw Error("data::HostData: x has the wrong size");
   check_targets(train);
   // A row of the batch the model reads: ids (uint32) or values; labels or targets.
   const size_t batch_x_row = size_t(features_) * (layout_.ids ? 4 : format_bytes(fmt_));
@@ -61,7 +61,7 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
   if (windows()) {
     host_x_ = bytes_of(train.tokens);
   } else if (layout_.ids) {
-    host_x_ = bytes_of(token_ids(train.x));
+    host_x_ = bytes_of(data::token_ids(train.x));
   } else {
     host_x_ = pack(fmt_, train.x);
   }
@@ -85,12 +85,12 @@ BatchFeeder::BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, co
   batch_y_ = std::make_unique<Buffer>(ctx, size_t(batch_) * batch_y_row);
 }
 
-void BatchFeeder::check_targets(const HostData& train) const {
+void BatchFeeder::check_targets(const data::HostData& train) const {
   const uint32_t outputs = layout_.outputs;
   if (loss_ == LossKind::SoftmaxXent) {
     const std::vector<uint32_t>& labels = windows() ? train.tokens : train.labels;
     if (!windows() && labels.size() != size_t(count_) * layout_.positions)
-      throw Error("HostData: labels have the wrong size");
+      throw Error("data::HostData: labels have the wrong size");
     for (uint32_t l : labels)
       if (l >= layout_.classes)
         throw ConfigError("a label (" + std::to_string(l) + ") is not below the model's " +

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "vkamp/train/checkpoint_file.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
 namespace vkamp::train {
 namespace {

@@ -25,13 +25,13 @@ Buffer Evaluator::upload(const std::vector<float>& values) {
 
 Buffer Evaluator::upload_inputs(const std::vector<float>& x) {
   if (!model_.reads_ids()) return upload(x);
-  const std::vector<uint32_t> ids = token_ids(x);
+  const std::vector<uint32_t> ids = data::token_ids(x);
   Buffer b(ctx_, std::max<size_t>(ids.size() * 4, 4));
   b.write(ids);
   return b;
 }
 
-Buffer Evaluator::upload_labels(const HostData& data) {
+Buffer Evaluator::upload_labels(const data::HostData& data) {
   if (data.labels.size() != size_t(data.count) * model_.positions())
     throw Error("evaluate: " + std::to_string(data.labels.size()) + " labels for " + std::to_string(data.count) +
                 " examples of " + std::to_string(model_.positions()) + " positions");
@@ -58,7 +58,7 @@ uint32_t Evaluator::chunk_rows() const {
 }
 
 template <class SumOver>
-double Evaluator::sum_in_chunks(const HostData& data, SumOver sum_over) {
+double Evaluator::sum_in_chunks(const data::HostData& data, SumOver sum_over) {
   if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
   double total = 0;
   const uint32_t step = chunk_rows();
@@ -68,23 +68,23 @@ double Evaluator::sum_in_chunks(const HostData& data, SumOver sum_over) {
   return total;
 }
 
-double Evaluator::evaluate(const HostData& data) {
+double Evaluator::evaluate(const data::HostData& data) {
   if (data.count == 0) return 0;
   if (loss_ == LossKind::SoftmaxXent)
-    return sum_in_chunks(data, [&](const HostData& c) { return correct_in(c); }) /
+    return sum_in_chunks(data, [&](const data::HostData& c) { return correct_in(c); }) /
            (double(data.count) * model_.positions());
-  return sum_in_chunks(data, [&](const HostData& c) { return squared_error_in(c); }) /
+  return sum_in_chunks(data, [&](const data::HostData& c) { return squared_error_in(c); }) /
          (double(data.count) * model_.outputs());
 }
 
-double Evaluator::mean_loss(const HostData& data) {
+double Evaluator::mean_loss(const data::HostData& data) {
   if (loss_ != LossKind::SoftmaxXent) return evaluate(data);
   if (data.count == 0) return 0;
-  return sum_in_chunks(data, [&](const HostData& c) { return loss_sum_in(c); }) /
+  return sum_in_chunks(data, [&](const data::HostData& c) { return loss_sum_in(c); }) /
          (double(data.count) * model_.positions());
 }
 
-double Evaluator::loss_sum_in(const HostData& data) {
+double Evaluator::loss_sum_in(const data::HostData& data) {
   const uint32_t P = model_.positions();
   Buffer x = upload_inputs(data.x);
   Buffer y = upload_labels(data);
@@ -105,7 +105,7 @@ double Evaluator::loss_sum_in(const HostData& data) {
   return total;
 }
 
-double Evaluator::correct_in(const HostData& data) {
+double Evaluator::correct_in(const data::HostData& data) {
   const uint32_t C = model_.classes(), P = model_.positions();
   Buffer x = upload_inputs(data.x);
   Buffer y = upload_labels(data);
@@ -126,7 +126,7 @@ double Evaluator::correct_in(const HostData& data) {
   return n;
 }
 
-double Evaluator::squared_error_in(const HostData& data) {
+double Evaluator::squared_error_in(const data::HostData& data) {
   const uint32_t C = model_.outputs();
   Buffer x = upload_inputs(data.x);
   const size_t target_row = size_t(C) * format_bytes(model_.format());

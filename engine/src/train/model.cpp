@@ -2,7 +2,7 @@
 
 namespace vkamp::train {
 
-Model::Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
+Model::Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
              bool moments2)
     : Model(ctx, build_graph(spec), fmt, max_rows, seed, moments1, moments2) {
   spec_ = spec;

@@ -13,7 +13,7 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t hash) {
 }
 
 uint64_t replica_hash(Model& model, const TrainState& state) {
-  uint64_t h = fnv1a(&state, offsetof(TrainState, pad));  // the padding is nobody's state
+  uint64_t h = fnv1a(&state, offsetof(TrainState, pad2));  // the padding is nobody's state
   std::vector<uint8_t> bytes;
   for (Buffer* b : {&model.master(), &model.moment1(), &model.moment2()}) {
     bytes.resize(b->bytes());

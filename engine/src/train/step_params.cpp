@@ -9,30 +9,30 @@
 namespace vkamp::train {
 namespace {
 
-uint32_t scale_mode_code(LossScaleMode m) {
-  return m == LossScaleMode::None ? kScaleNone : m == LossScaleMode::Static ? kScaleStatic : kScaleDynamic;
+uint32_t scale_mode_code(config::LossScaleMode m) {
+  return m == config::LossScaleMode::None ? kScaleNone : m == config::LossScaleMode::Static ? kScaleStatic : kScaleDynamic;
 }
 
-uint32_t policy_code(OverflowPolicy p) {
-  return p == OverflowPolicy::Skip ? kPolicySkip : p == OverflowPolicy::Apply ? kPolicyApply : kPolicyRetry;
+uint32_t policy_code(config::OverflowPolicy p) {
+  return p == config::OverflowPolicy::Skip ? kPolicySkip : p == config::OverflowPolicy::Apply ? kPolicyApply : kPolicyRetry;
 }
 
 // The loss-scaling part of TrainParams: the part the app may change live.
-void set_scaler_params(TrainParams& p, const ScalerConfig& sc) {
+void set_scaler_params(TrainParams& p, const config::ScalerConfig& sc) {
   p.scale_mode = scale_mode_code(sc.mode);
   p.growth_factor = float(sc.growth_factor);
   p.backoff_factor = float(sc.backoff_factor);
-  p.growth_interval = sc.growth_interval;
-  p.min_scale = float(sc.min_scale);
-  p.max_scale = float(std::min(sc.max_scale, 3.4028234663852886e38));
+  p.steps_per_increase = sc.steps_per_increase;
+  p.min_loss_scale = float(sc.min_loss_scale);
+  p.max_loss_scale = float(std::min(sc.max_loss_scale, 3.4028234663852886e38));
   p.hysteresis = std::max(1u, sc.hysteresis);
   p.consecutive_hysteresis = sc.consecutive_hysteresis ? 1 : 0;
   p.policy = policy_code(sc.policy);
   p.max_retries = sc.max_retries;
-  p.fail_after = sc.fail_after;
+  p.fail_after_overflows = sc.fail_after_overflows;
 }
 
-void set_optimizer_params(TrainParams& p, const OptimizerConfig& oc) {
+void set_optimizer_params(TrainParams& p, const config::OptimizerConfig& oc) {
   p.optimizer = optimizer_code(oc.kind);
   p.base_lr = float(oc.lr);
   p.momentum = float(oc.momentum);
@@ -42,21 +42,21 @@ void set_optimizer_params(TrainParams& p, const OptimizerConfig& oc) {
   p.weight_decay = float(oc.weight_decay);
 }
 
-TrainState initial_state(const TrainConfig& cfg, const TrainParams& p) {
+TrainState initial_state(const config::TrainConfig& cfg, const TrainParams& p) {
   TrainState st{};
-  st.scale = cfg.scaler.mode == LossScaleMode::None ? 1.0f : float(cfg.scaler.initial_scale);
-  st.grad_multiplier = st.scale / float(cfg.grad_accum);
+  st.scale = cfg.scaler.mode == config::LossScaleMode::None ? 1.0f : float(cfg.scaler.initial_loss_scale);
+  st.grad_multiplier = grad_multiplier(st.scale, cfg.grad_accum);
   st.hysteresis_left = p.hysteresis;
   return st;
 }
 
 }  // namespace
 
-uint32_t optimizer_code(OptimizerKind k) {
-  return k == OptimizerKind::SGD ? kOptimizerSgd : k == OptimizerKind::Adam ? kOptimizerAdam : kOptimizerAdamW;
+uint32_t optimizer_code(config::OptimizerKind k) {
+  return k == config::OptimizerKind::SGD ? kOptimizerSgd : k == config::OptimizerKind::Adam ? kOptimizerAdam : kOptimizerAdamW;
 }
 
-TrainParams train_params(const TrainConfig& cfg, const StepShape& shape) {
+TrainParams train_params(const config::TrainConfig& cfg, const StepShape& shape) {
   TrainParams p{};
   set_scaler_params(p, cfg.scaler);
   p.budget = shape.budget;
@@ -74,9 +74,9 @@ TrainParams train_params(const TrainConfig& cfg, const StepShape& shape) {
 
 // In double from the fp32 betas the moment updates use, so that each moment
 // is divided by exactly the sum of its weights (1 - b) b^(t-k), rounded once.
-std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget) {
+std::vector<float> bias_correction_table(const config::OptimizerConfig& oc, uint32_t budget) {
   std::vector<float> table;
-  if (oc.kind == OptimizerKind::SGD) return table;
+  if (oc.kind == config::OptimizerKind::SGD) return table;
   const double b1 = float(oc.beta1), b2 = float(oc.beta2);
   for (uint32_t t = 1; t <= budget; ++t) {
     const float c1 = float(1 - std::pow(b1, t)), c2 = float(1 - std::pow(b2, t));
@@ -89,13 +89,13 @@ std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t bud
 
 // In double from the fp32 rate and gamma, rounded once per entry: the GPU
 // reads the rate, never computes it, so every driver gives the same one.
-std::vector<float> lr_schedule_table(const OptimizerConfig& oc, uint32_t budget) {
+std::vector<float> lr_schedule_table(const config::OptimizerConfig& oc, uint32_t budget) {
   const double lr = float(oc.lr), gamma = float(oc.gamma), warmup = oc.warmup_steps;
-  if (oc.schedule == LrSchedule::Constant || budget == 0) return {float(lr)};
+  if (oc.schedule == config::LrSchedule::Constant || budget == 0) return {float(lr)};
   std::vector<float> table(budget);
   for (uint32_t k = 0; k < budget; ++k) {
     double r = lr;
-    if (oc.schedule == LrSchedule::Step) {
+    if (oc.schedule == config::LrSchedule::Step) {
       r = lr * std::pow(gamma, double(k / std::max(oc.step_size, 1u)));
     } else if (k < oc.warmup_steps) {
       r = lr * (k + 1) / warmup;
@@ -109,7 +109,7 @@ std::vector<float> lr_schedule_table(const OptimizerConfig& oc, uint32_t budget)
   return table;
 }
 
-StepParams::StepParams(Context& ctx, const TrainConfig& cfg, const StepShape& shape) {
+StepParams::StepParams(Context& ctx, const config::TrainConfig& cfg, const StepShape& shape) {
   TrainParams p = train_params(cfg, shape);
   const std::vector<float> table = bias_correction_table(cfg.optimizer, shape.budget);
   p.bias_table_len = uint32_t(table.size() / 2);
@@ -134,16 +134,16 @@ TrainState StepParams::read_state() {
 
 void StepParams::write_state(const TrainState& st) { state_->write(&st, sizeof(st)); }
 
-void StepParams::set_scaler(const ScalerConfig& sc, uint32_t grad_accum) {
+void StepParams::set_scaler(const config::ScalerConfig& sc, uint32_t grad_accum) {
   TrainParams p;
   params_->read(&p, sizeof(p));
   set_scaler_params(p, sc);
   params_->write(&p, sizeof(p));
   TrainState st = read_state();
-  if (sc.mode != LossScaleMode::None) {
-    st.scale = sc.mode == LossScaleMode::Static ? float(sc.initial_scale)
-                                                : std::clamp(st.scale, p.min_scale, p.max_scale);
-    st.grad_multiplier = st.scale / float(grad_accum);
+  if (sc.mode != config::LossScaleMode::None) {
+    st.scale = sc.mode == config::LossScaleMode::Static ? float(sc.initial_loss_scale)
+                                                : std::clamp(st.scale, p.min_loss_scale, p.max_loss_scale);
+    st.grad_multiplier = grad_multiplier(st.scale, grad_accum);
   }
   st.hysteresis_left = std::min(st.hysteresis_left, p.hysteresis);
   write_state(st);

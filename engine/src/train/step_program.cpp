@@ -1,14 +1,16 @@
 #include "vkamp/train/step_program.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 
+#include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
 
 namespace vkamp::train {
 
-StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
+StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
                          StepParams& params, StepRing& ring, uint32_t max_attempts, uint32_t rank, uint32_t ranks)
     : ctx_(ctx), fmt_(cfg.precision), loss_(loss), batch_(cfg.batch), micro_batches_(cfg.grad_accum),
       max_attempts_(max_attempts), accumulated_(cfg.grad_accum > 1 || ranks > 1), optimizer_(cfg.optimizer.kind),
@@ -36,24 +38,28 @@ StepProgram::StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Mo
   tensor_ranges_ = std::make_unique<Buffer>(ctx, ranges.size() * 4);
   tensor_ranges_->write(ranges);
   // Fault injection: one bit per step, from --inject-overflow and the app's
-  // button. Always recorded (one thread per step) so the app can inject live.
-  inject_bits_.assign((max_attempts_ + 31) / 32, 0);
+  // button. Recorded only when a step is marked here or the app asked for
+  // live injection: otherwise a step has no injection pass at all.
   const bool injects_here = cfg.inject_rank < 0 || uint32_t(cfg.inject_rank) == rank;
-  for (auto r : injects_here ? cfg.inject_overflow : std::vector<StepRange>{})
-    for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
-  inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
-  inject_mask_->write(inject_bits_);
+  injects_ = cfg.live_fault_injection || (injects_here && !cfg.inject_overflow.empty());
+  if (injects_) {
+    inject_bits_.assign((max_attempts_ + 31) / 32, 0);
+    for (auto r : injects_here ? cfg.inject_overflow : std::vector<config::StepRange>{})
+      for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
+    inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
+    inject_mask_->write(inject_bits_);
+  }
   decay_runs_ = decay_runs(tensors, total, cfg.optimizer.weight_decay > 0 && !cfg.optimizer.decay_vectors);
 }
 
 // One run of the whole buffer, or (decaying matrices only) one per stretch
 // of tensors that decay alike, each up to where the next run starts, so the
 // padding between tensors is covered too.
-std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<ParamTensor>& tensors, uint32_t total,
+std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total,
                                                            bool matrices_only) {
   if (!matrices_only || tensors.empty()) return {{0, total, true}};
   std::vector<DecayRun> runs;
-  for (const ParamTensor& t : tensors) {
+  for (const graph::ParamTensor& t : tensors) {
     if (!runs.empty() && runs.back().decay == t.matrix) continue;
     if (!runs.empty()) runs.back().end = t.offset;
     runs.push_back({runs.empty() ? 0 : t.offset, total, t.matrix});
@@ -67,6 +73,7 @@ std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<Par
 uint32_t StepProgram::partials_for(uint32_t params) { return std::max(1u, std::min(div_up(params, 4096), 1024u)); }
 
 void StepProgram::inject_overflow_at(uint32_t step) {
+  if (!injects_) throw Error("live fault injection is off: set TrainConfig::live_fault_injection before training");
   if (step >= max_attempts_) return;
   inject_bits_[step / 32] |= 1u << (step % 32);
   inject_mask_->write(inject_bits_);
@@ -93,7 +100,7 @@ void StepProgram::record_update(Sequence& seq) {
 
 void StepProgram::record_loss(Sequence& seq, uint32_t m) {
   const uint32_t B = batch_, C = model_.outputs();
-  BufferView scale_view(params_.state(), 0, 4);  // TrainState::grad_multiplier
+  BufferView scale_view(params_.state(), offsetof(TrainState, grad_multiplier), sizeof(float));
   Buffer& y = feeder_.batch_y();
   if (loss_ == LossKind::SoftmaxXent) {
     // A language model's loss is the mean over every position of every example.
@@ -118,7 +125,7 @@ void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
   model_.record_backward(seq, feeder_.batch_x(), batch_, false);
   // Injected into the first micro-batch's 16-bit gradient, so the inf must
   // survive the accumulation of the others to be caught.
-  if (m == 0) {
+  if (m == 0 && injects_) {
     struct { uint32_t steps, index; } push{max_attempts_, model_.tensors()[0].offset};
     Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
     seq.dispatch(k, {params_.state(), *inject_mask_, model_.grads()}, push, {1}, "inject_overflow");

@@ -22,14 +22,14 @@ std::vector<std::string> tensor_names(const Model& model) {
 
 }  // namespace
 
-Trainer::Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss, const HostData& train)
+Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, const models::ModelSpec& spec, LossKind loss, const data::HostData& train)
     : Trainer(ctx, cfg, build_graph(spec), &spec, loss, train) {}
 
-Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train)
+Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph model, LossKind loss, const data::HostData& train)
     : Trainer(ctx, cfg, std::move(model), nullptr, loss, train) {}
 
-Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
-                 const HostData& train)
+Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph model, const models::ModelSpec* spec, LossKind loss,
+                 const data::HostData& train)
     : ctx_(ctx), comm_(dist::Communicator::world()), cfg_(cfg), loss_kind_(loss) {
   validate(cfg_);
   const uint32_t B = cfg.batch, M = cfg.grad_accum, N = uint32_t(comm_.size()), rank = uint32_t(comm_.rank());
@@ -51,12 +51,12 @@ Trainer::Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const
   if (cfg.max_steps) budget_ = std::min(budget_, cfg.max_steps);
   eval_period_ = cfg.eval_every ? cfg.eval_every : updates_per_epoch_;
   next_epoch_end_ = eval_period_;
-  const uint32_t tries = cfg.scaler.policy == OverflowPolicy::Retry ? cfg.scaler.max_retries + 1 : 1;
+  const uint32_t tries = cfg.scaler.policy == config::OverflowPolicy::Retry ? cfg.scaler.max_retries + 1 : 1;
   // Skipped and retried steps do not count towards the budget; this cap only
   // stops a run whose every step overflows under a static scale.
   max_attempts_ = budget_ * tries * 4 + 1000;
 
-  const bool sgd = cfg.optimizer.kind == OptimizerKind::SGD;
+  const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2)
                 : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2);
@@ -258,7 +258,7 @@ std::string Trainer::failure_text(const TrainState& st) const {
     std::string where = "parameter " + std::to_string(index);
     for (const auto& t : model_->tensors())
       if (index >= t.offset && index < t.offset + t.size) where = t.name + "[" + std::to_string(index - t.offset) + "]";
-    const std::string why = cfg_.scaler.policy == OverflowPolicy::Apply
+    const std::string why = cfg_.scaler.policy == config::OverflowPolicy::Apply
                                 ? " (--overflow-policy apply applied an overflowed gradient; use skip or retry)"
                                 : " (the update overflowed fp32: lower the learning rate or clip)";
     return "the fp32 master weights became non-finite at step " + std::to_string(st.step - 1) + ": first " + where +
@@ -266,9 +266,9 @@ std::string Trainer::failure_text(const TrainState& st) const {
   }
   if (failed_seen_ || st.failed) {
     char floor[32];
-    std::snprintf(floor, sizeof floor, "%g", cfg_.scaler.min_scale);
+    std::snprintf(floor, sizeof floor, "%g", cfg_.scaler.min_loss_scale);
     return std::string("the loss scale sat at min_loss_scale (") + floor + ") through " +
-           std::to_string(cfg_.scaler.fail_after) + " consecutive overflows, up to step " + std::to_string(st.step) +
+           std::to_string(cfg_.scaler.fail_after_overflows) + " consecutive overflows, up to step " + std::to_string(st.step) +
            "; the gradients overflow fp16 even unscaled (lower the learning rate, clip, or train in bf16/fp32)";
   }
   if (!st.done)
@@ -278,8 +278,8 @@ std::string Trainer::failure_text(const TrainState& st) const {
   return "";
 }
 
-void Trainer::set_scaler(const ScalerConfig& sc) {
-  TrainConfig next = with_live_scaler(cfg_, sc);
+void Trainer::set_scaler(const config::ScalerConfig& sc) {
+  config::TrainConfig next = with_live_scaler(cfg_, sc);
   flush();
   params_->set_scaler(sc, cfg_.grad_accum);
   cfg_ = next;
@@ -290,24 +290,24 @@ void Trainer::inject_overflow_next() {
   program_->inject_overflow_at(params_->read_state().step);
 }
 
-double Trainer::evaluate(const HostData& data) {
+double Trainer::evaluate(const data::HostData& data) {
   flush();
   return evaluator_->evaluate(data);
 }
 
-double Trainer::mean_loss(const HostData& data) {
+double Trainer::mean_loss(const data::HostData& data) {
   flush();
   return evaluator_->mean_loss(data);
 }
 
-Trainer::HeldOut Trainer::held_out(const HostData& data) {
+Trainer::HeldOut Trainer::held_out(const data::HostData& data) {
   flush();
   return held_out_now(data);
 }
 
 // A language model (a prediction at every position) is judged by its loss,
 // a classifier by its accuracy.
-Trainer::HeldOut Trainer::held_out_now(const HostData& data) {
+Trainer::HeldOut Trainer::held_out_now(const data::HostData& data) {
   if (loss_kind_ == LossKind::MSE) return {"mse", evaluator_->evaluate(data)};
   if (model_->positions() > 1) return {"loss", evaluator_->mean_loss(data)};
   return {"accuracy", evaluator_->evaluate(data)};

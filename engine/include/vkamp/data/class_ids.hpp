@@ -24,7 +24,7 @@ struct ClassIds {
 inline constexpr uint32_t kMaxIntegerClass = 65535;
 
 // `where(i)` names label i in an error, e.g. "data.csv:17" or
-// "d.npz: y.npy: index 4". Throws train::DataError.
+// "d.npz: y.npy: index 4". Throws DataError.
 ClassIds number_classes(const std::vector<std::string>& labels, const std::vector<std::string>& given,
                         const std::function<std::string(size_t)>& where);
 

@@ -12,7 +12,7 @@
 namespace vkamp::data {
 
 // `x_label` and `y_label` name the arrays in errors ("d.npz: x.npy").
-// y may be null: x only, no labels or targets. Throws train::DataError.
+// y may be null: x only, no labels or targets. Throws DataError.
 LabeledData labeled_from_arrays(const NpyArray& x, const NpyArray* y, const std::string& x_label,
                                 const std::string& y_label, const LoadOptions& opt);
 

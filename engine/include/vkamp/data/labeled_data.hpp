@@ -1,14 +1,14 @@
 // User data as the trainer takes it: examples, their labels (classification)
 // or targets (regression), and the names that go with them. load_labeled
 // picks the reader by the file name; every reader treats the file as
-// untrusted, and every error is a train::DataError naming the file and the
+// untrusted, and every error is a DataError naming the file and the
 // line (text) or byte offset (binary) and what was expected.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
 
 namespace vkamp::data {
 
@@ -33,7 +33,7 @@ struct LoadOptions {
 };
 
 struct LabeledData {
-  train::HostData data;              // x (count x features, float), labels (Classify) or targets (Regress)
+  HostData data;              // x (count x features, float), labels (Classify) or targets (Regress)
   std::vector<uint32_t> example_shape;  // {features} for tables; {H, W, C} for N x H x W x C images
   std::vector<std::string> classes;  // Classify: class names in id order (see class_ids.hpp)
   uint32_t outputs = 0;              // Classify: classes.size(); Regress: target columns

@@ -30,7 +30,7 @@ const char* npy_descr(NpyType t);  // "<f4", as in the header
 std::string shape_text(const std::vector<uint64_t>& shape);
 
 // `label` names the array in errors ("x.npy: byte 10: ..."); byte offsets
-// count from the start of `bytes`. Throws train::DataError.
+// count from the start of `bytes`. Throws DataError.
 NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& label);
 NpyArray read_npy(const std::string& path);
 

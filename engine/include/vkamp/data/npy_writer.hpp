@@ -7,7 +7,7 @@
 
 namespace vkamp::data {
 
-// Throws train::DataError when the file cannot be written or `values` does
+// Throws DataError when the file cannot be written or `values` does
 // not hold the elements of `shape`.
 void write_npy_f32(const std::string& path, const std::vector<uint64_t>& shape, const std::vector<float>& values);
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
 
 namespace vkamp::data {
 
@@ -14,12 +14,12 @@ struct Standardizer {
   // Mean and population standard deviation per column, summed in double. A
   // constant column gets std 1: it carries no information, and dividing by
   // 0 would turn it into NaNs; with std 1 it becomes a column of zeros.
-  static Standardizer fit(const train::HostData& d);
-  // Throws train::DataError when d has another number of features.
-  void apply(train::HostData& d) const;
+  static Standardizer fit(const HostData& d);
+  // Throws DataError when d has another number of features.
+  void apply(HostData& d) const;
   // {"mean": [...], "std": [...]}
   std::string to_json() const;
-  // Throws train::DataError on anything but what to_json writes.
+  // Throws DataError on anything but what to_json writes.
   static Standardizer from_json(const std::string& json);
 };
 

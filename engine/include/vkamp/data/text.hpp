@@ -13,10 +13,10 @@ struct TextTokens {
 
 // `text` in the vocabulary of its own distinct bytes.
 TextTokens tokens_of(const std::string& text);
-// The whole file; an empty file is a train::DataError.
+// The whole file; an empty file is a DataError.
 TextTokens read_text_tokens(const std::string& path);
 // `text` in a given vocabulary (from a saved model); a byte not in it is a
-// train::DataError naming the byte and its offset.
+// DataError naming the byte and its offset.
 TextTokens tokenize(const std::string& text, const std::string& vocab);
 
 }  // namespace vkamp::data

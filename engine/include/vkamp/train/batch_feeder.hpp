@@ -15,9 +15,10 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/epoch_order.hpp"
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
+#include "vkamp/train/loss_kind.hpp"
 
 namespace vkamp::train {
 
@@ -41,7 +42,7 @@ class BatchFeeder {
   // `steps_ahead`: how many steps the host may submit before reading the
   // first one's record. Throws ConfigError for a label out of range, Error
   // for bad sizes.
-  BatchFeeder(Context& ctx, const TrainConfig& cfg, LossKind loss, const HostData& train, FeedLayout layout,
+  BatchFeeder(Context& ctx, const config::TrainConfig& cfg, LossKind loss, const data::HostData& train, FeedLayout layout,
               uint32_t steps_ahead, DataShare share = {});
 
   uint32_t count() const { return count_; }
@@ -69,7 +70,7 @@ class BatchFeeder {
   bool windows() const { return stride_ != 0; }
 
  private:
-  void check_targets(const HostData& train) const;
+  void check_targets(const data::HostData& train) const;
   void stage_slot(uint32_t micro_batch);
 
   Format fmt_;

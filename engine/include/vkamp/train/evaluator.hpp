@@ -10,7 +10,8 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
+#include "vkamp/train/loss_kind.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::train {
@@ -23,10 +24,10 @@ class Evaluator {
 
   // Accuracy (SoftmaxXent; over every position of a language model) or
   // mean squared error (MSE) over `data`.
-  double evaluate(const HostData& data);
+  double evaluate(const data::HostData& data);
   // The mean cross-entropy (nats) over every labelled position of `data`
   // (SoftmaxXent); the mean squared error for MSE.
-  double mean_loss(const HostData& data);
+  double mean_loss(const data::HostData& data);
   // The model's outputs (fp32, rows x outputs) for `rows` rows of x (rows x inputs).
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
 
@@ -35,18 +36,18 @@ class Evaluator {
   // reads them (token ids as uint32); labels, one per position.
   Buffer upload(const std::vector<float>& values);
   Buffer upload_inputs(const std::vector<float>& x);
-  Buffer upload_labels(const HostData& data);
+  Buffer upload_labels(const data::HostData& data);
   // The sum of sum_over(chunk) over chunks of `data` that fit one upload.
   template <class SumOver>
-  double sum_in_chunks(const HostData& data, SumOver sum_over);
+  double sum_in_chunks(const data::HostData& data, SumOver sum_over);
   // Records, for every batch b of `rows`, the copy of its inputs from `x`,
   // the forward pass, then `after(b, batch_rows)`.
   template <class After>
   void record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after);
   // Over one chunk: the rows classified correctly, or the sum of squared errors.
-  double correct_in(const HostData& chunk);
-  double squared_error_in(const HostData& chunk);
-  double loss_sum_in(const HostData& chunk);  // the summed cross-entropy
+  double correct_in(const data::HostData& chunk);
+  double squared_error_in(const data::HostData& chunk);
+  double loss_sum_in(const data::HostData& chunk);  // the summed cross-entropy
   std::vector<float> predict_chunk(const std::vector<float>& x, uint32_t rows);
   uint32_t chunk_rows() const;
 

@@ -21,18 +21,18 @@
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/param_store.hpp"
 #include "vkamp/sequence.hpp"
-#include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/param_layout.hpp"
+#include "vkamp/models/model_spec.hpp"
+#include "vkamp/models/param_layout.hpp"
 
 namespace vkamp::train {
 
 class Model {
  public:
   // The alignment of every tensor's offset (param_layout.hpp).
-  static constexpr uint32_t kParamAlign = kParamTensorAlign;
+  static constexpr uint32_t kParamAlign = graph::kParamTensorAlign;
 
   // moments1/2: whether the optimizer keeps first and second moments.
-  Model(Context& ctx, const ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
+  Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
         bool moments2);
   Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2);
   Model(const Model&) = delete;
@@ -40,7 +40,7 @@ class Model {
 
   const graph::Graph& graph() const { return graph_; }
   // The model string's spec; empty (no layers) for a model built from a graph.
-  const ModelSpec& spec() const { return spec_; }
+  const models::ModelSpec& spec() const { return spec_; }
   // The model string, or the graph's origin (its file), for checkpoints.
   const std::string& description() const { return graph_.origin(); }
   Format format() const { return fmt_; }
@@ -55,7 +55,7 @@ class Model {
   size_t input_row_bytes() const { return size_t(inputs()) * (reads_ids() ? 4 : format_bytes(fmt_)); }
   uint32_t param_elements() const { return params_->padded_elements(); }  // padded
   uint64_t param_count() const { return params_->count(); }               // real parameters
-  const std::vector<ParamTensor>& tensors() const { return params_->tensors(); }
+  const std::vector<graph::ParamTensor>& tensors() const { return params_->tensors(); }
   graph::MemoryReport memory() const;
 
   Buffer& master() { return params_->master(); }
@@ -81,7 +81,7 @@ class Model {
   void write_master(const std::vector<float>& w) { params_->write_master(w); }
 
  private:
-  ModelSpec spec_;
+  models::ModelSpec spec_;
   graph::Graph graph_;
   Format fmt_;
   std::unique_ptr<graph::ParamStore> params_;

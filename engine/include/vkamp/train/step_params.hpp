@@ -10,7 +10,7 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/gpu_state.hpp"
 
 namespace vkamp::train {
@@ -25,22 +25,22 @@ struct StepShape {
 };
 
 // TrainParams for `cfg` (bias_table_len stays 0: the table sets it).
-TrainParams train_params(const TrainConfig& cfg, const StepShape& shape);
+TrainParams train_params(const config::TrainConfig& cfg, const StepShape& shape);
 
 // Adam's bias corrections (1 - beta1^t, 1 - beta2^t) for t = 1, 2, ...,
 // flattened; empty for SGD. Ends at the budget, or where both round to 1.
-std::vector<float> bias_correction_table(const OptimizerConfig& oc, uint32_t budget);
+std::vector<float> bias_correction_table(const config::OptimizerConfig& oc, uint32_t budget);
 
 // The learning rate of applied update k = 0 .. budget - 1 (one entry for a
 // constant rate): step_control.comp reads it instead of computing it.
-std::vector<float> lr_schedule_table(const OptimizerConfig& oc, uint32_t budget);
+std::vector<float> lr_schedule_table(const config::OptimizerConfig& oc, uint32_t budget);
 
 // The optimizer.comp specialization constant for `k`.
-uint32_t optimizer_code(OptimizerKind k);
+uint32_t optimizer_code(config::OptimizerKind k);
 
 class StepParams {
  public:
-  StepParams(Context& ctx, const TrainConfig& cfg, const StepShape& shape);
+  StepParams(Context& ctx, const config::TrainConfig& cfg, const StepShape& shape);
 
   Buffer& params() { return *params_; }
   Buffer& state() { return *state_; }
@@ -54,7 +54,7 @@ class StepParams {
   // New scaler knobs between steps (the steps in flight waited for): the
   // params change, and the current scale is clamped into [min, max] (or set,
   // for a static scale).
-  void set_scaler(const ScalerConfig& sc, uint32_t grad_accum);
+  void set_scaler(const config::ScalerConfig& sc, uint32_t grad_accum);
 
  private:
   std::unique_ptr<Buffer> params_, state_, bias_correction_, lr_table_;

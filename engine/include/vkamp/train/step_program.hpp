@@ -11,7 +11,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/batch_feeder.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/step_ring.hpp"
@@ -25,7 +25,7 @@ class StepProgram {
   // picks whose gradients --inject-overflow poisons). With ranks > 1 the
   // micro-batch gradients always go through the fp32 sum (ACCUMULATED, even
   // with grad_accum 1): that sum is what the ranks all-reduce.
-  StepProgram(Context& ctx, const TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
+  StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind loss, Model& model, BatchFeeder& feeder,
               StepParams& params, StepRing& ring, uint32_t max_attempts, uint32_t rank = 0, uint32_t ranks = 1);
 
   // amp_check workgroups for `params` gradients, each reducing a share.
@@ -52,7 +52,7 @@ class StepProgram {
   LossKind loss_;
   uint32_t batch_, micro_batches_, max_attempts_, partials_;
   bool accumulated_;  // the gradients go through grad_sum_ (grad_accum > 1, or ranks > 1)
-  OptimizerKind optimizer_;
+  config::OptimizerKind optimizer_;
   Model& model_;
   BatchFeeder& feeder_;
   StepParams& params_;
@@ -60,13 +60,14 @@ class StepProgram {
   std::unique_ptr<Buffer> partial_sq_, partial_bad_, loss_values_, row_loss_, reduce_scratch_;
   std::unique_ptr<Buffer> hist_, tensor_ranges_, inject_mask_;
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
+  bool injects_ = false;               // the injection pass is recorded
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
   // The optimizer's dispatches: parameter elements [first, end), with or without weight decay.
   struct DecayRun {
     uint32_t first = 0, end = 0;
     bool decay = true;
   };
-  static std::vector<DecayRun> decay_runs(const std::vector<ParamTensor>& tensors, uint32_t total, bool matrices_only);
+  static std::vector<DecayRun> decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total, bool matrices_only);
   std::vector<DecayRun> decay_runs_;
 };
 

@@ -19,9 +19,10 @@
 
 #include "vkamp/context.hpp"
 #include "vkamp/dist/communicator.hpp"
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 #include "vkamp/train/gpu_state.hpp"
-#include "vkamp/train/host_data.hpp"
+#include "vkamp/data/host_data.hpp"
+#include "vkamp/train/loss_kind.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/run_tally.hpp"
 #include "vkamp/train/step_metrics.hpp"
@@ -38,9 +39,9 @@ class GradExchange;
 
 class Trainer {
  public:
-  Trainer(Context& ctx, const TrainConfig& cfg, const ModelSpec& spec, LossKind loss, const HostData& train);
+  Trainer(Context& ctx, const config::TrainConfig& cfg, const models::ModelSpec& spec, LossKind loss, const data::HostData& train);
   // Any graph (graph/graph.hpp) as the model.
-  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, LossKind loss, const HostData& train);
+  Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph model, LossKind loss, const data::HostData& train);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -56,7 +57,7 @@ class Trainer {
   // TrainSummary::host_waits_between_epochs, not in the loop's).
   std::function<void(const EpochEnd&)> on_epoch_end;
   // The held-out set on_epoch_end evaluates.
-  void set_held_out(HostData data) { held_out_ = std::move(data); }
+  void set_held_out(data::HostData data) { held_out_ = std::move(data); }
 
   // Trains until the update budget (epochs) is spent or fail-fast trips.
   // Checkpoints as configured. Resumes first when cfg.resume is set.
@@ -74,23 +75,23 @@ class Trainer {
   // Live controls (the app). Each waits for the steps in flight first.
   // New dynamic-scaling knobs, validated like the config; the current
   // scale is clamped into [min, max]. Throws ConfigError.
-  void set_scaler(const ScalerConfig& sc);
+  void set_scaler(const config::ScalerConfig& sc);
   // Writes an inf into a gradient at the next step, as --inject-overflow.
   void inject_overflow_next();
-  const TrainConfig& config() const { return cfg_; }
+  const config::TrainConfig& config() const { return cfg_; }
 
   // Accuracy (SoftmaxXent) or mean squared error (MSE) over a dataset.
-  double evaluate(const HostData& data);
+  double evaluate(const data::HostData& data);
   // The mean cross-entropy over every labelled position (a language model's
   // validation loss, nats per token); the MSE for MSE.
-  double mean_loss(const HostData& data);
+  double mean_loss(const data::HostData& data);
   // The held-out metric on_epoch_end reports for `data`: "accuracy" or
   // "mse", or a language model's (logits at every position) "loss".
   struct HeldOut {
     std::string metric;
     double value = 0;
   };
-  HeldOut held_out(const HostData& data);
+  HeldOut held_out(const data::HostData& data);
   // The model's outputs (fp32, rows x outputs) for any number of rows of x
   // (rows x inputs), batched internally.
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
@@ -109,8 +110,8 @@ class Trainer {
 
  private:
   // spec: the model string's spec when there is one (checkpoints, exports).
-  Trainer(Context& ctx, const TrainConfig& cfg, graph::Graph model, const ModelSpec* spec, LossKind loss,
-          const HostData& train);
+  Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph model, const models::ModelSpec* spec, LossKind loss,
+          const data::HostData& train);
   void flush();
   void read_record(const StepRecord& r, const std::vector<DispatchTime>& timings);
   void checkpoint_if_due();
@@ -118,11 +119,11 @@ class Trainer {
   void drain_before_epoch_end();
   void end_epoch_if_due();
   std::string failure_text(const TrainState& st) const;
-  HeldOut held_out_now(const HostData& data);  // held_out() with no steps in flight
+  HeldOut held_out_now(const data::HostData& data);  // held_out() with no steps in flight
 
   Context& ctx_;
   dist::Communicator& comm_;
-  TrainConfig cfg_;
+  config::TrainConfig cfg_;
   LossKind loss_kind_;
   uint32_t steps_per_epoch_ = 0, updates_per_epoch_ = 0, budget_ = 0, max_attempts_ = 0;
   std::unique_ptr<Model> model_;
@@ -149,7 +150,7 @@ class Trainer {
   // feeder stages from there.
   uint32_t cursor_seen_ = 0;
   std::optional<EpochEnd> epoch_ended_;
-  std::optional<HostData> held_out_;
+  std::optional<data::HostData> held_out_;
 };
 
 }  // namespace vkamp::train

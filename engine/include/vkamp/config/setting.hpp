@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 
 // ---- strict value parsers (setting_values.cpp); messages start with `label`
 
@@ -235,7 +235,7 @@ const std::vector<Setting<TrainConfig>>& training_settings();
 
 // Help section titles, in --help order.
 inline constexpr const char* kGeneralGroup = "General";
-inline constexpr const char* kScalingGroup = "Loss scaling (DESIGN.md section 5; defaults are PyTorch GradScaler's)";
+inline constexpr const char* kScalingGroup = "Loss scaling (docs/design.md#loss-scaling; defaults are PyTorch GradScaler's)";
 inline constexpr const char* kClippingGroup = "Gradient clipping (after unscaling; set at most one)";
 inline constexpr const char* kOptimizerGroup = "Optimizer";
 inline constexpr const char* kLoopGroup = "Training loop";
@@ -248,4 +248,4 @@ inline constexpr const char* kHelpGroups[] = {kGeneralGroup,  kDataGroup,      k
                                               kClippingGroup, kOptimizerGroup, kLoopGroup,          kOutputGroup,
                                               kWeightsGroup,  kTestingGroup};
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

@@ -18,7 +18,7 @@
 
 #include "vkamp/graph/graph.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 
 struct GptConfig {
   uint32_t vocab_size = 0;
@@ -36,4 +36,4 @@ graph::Graph gpt_graph(const GptConfig& c);
 std::map<std::string, std::string> gpt_metadata(const GptConfig& c);
 GptConfig gpt_config_from_metadata(const std::map<std::string, std::string>& meta, const std::string& origin);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

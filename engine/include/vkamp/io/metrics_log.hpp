@@ -11,7 +11,7 @@
 
 #include "vkamp/train/trainer.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
 
 class MetricsLog {
  public:
@@ -21,11 +21,11 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
-  void write(const StepMetrics& m);
-  void write(const TensorHistogram& h);
+  void write(const train::StepMetrics& m);
+  void write(const train::TensorHistogram& h);
   // {"type": "eval", "epoch": E, "step": S, "accuracy" or "mse": V}; nothing
   // for an epoch end without an evaluation.
-  void write(const EpochEnd& e);
+  void write(const train::EpochEnd& e);
 
  private:
   void put(const std::string& line);
@@ -38,4 +38,4 @@ class MetricsLog {
 // null (JSON cannot hold them as numbers).
 std::string json_number(double v);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::io

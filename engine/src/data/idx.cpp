@@ -1,10 +1,10 @@
-// Host-side datasets: IDX files (plain or gzip) and synthetic regression.
+// IDX files (plain or gzip), the format of MNIST and Fashion-MNIST.
 //
 // read_idx is strict: the header's dims must account for every byte of the
 // file. Too few bytes is "truncated"; bytes left over after the data are an
 // error too ("trailing data"), since they mean the header does not describe
 // the file (a wrong or damaged file), not that something is missing.
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/idx.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,7 +17,9 @@
 #include <optional>
 #include <random>
 
-namespace vkamp::train {
+#include "vkamp/data/data_error.hpp"
+
+namespace vkamp::data {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -220,111 +222,4 @@ IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& label) 
   return read_idx_from(in, label);
 }
 
-namespace {
-std::string pick_file(const std::string& dir, const std::string& base) {
-  const std::string prefix = dir.empty() ? std::string() : (ends_with(dir, "/") ? dir : dir + "/");
-  const std::string gz = prefix + base + ".gz";
-  const std::string plain = prefix + base;
-  struct stat st {};
-  if (::stat(gz.c_str(), &st) == 0) return gz;
-  if (::stat(plain.c_str(), &st) == 0) return plain;
-  throw DataError("cannot find " + gz + " or " + plain +
-                  " (Fashion-MNIST; on Debian: apt install dataset-fashion-mnist)");
-}
-}  // namespace
-
-ClassificationData load_fashion_mnist(const std::string& dir, bool test) {
-  const std::string stem = test ? "t10k" : "train";
-  const std::string images_path = pick_file(dir, stem + "-images-idx3-ubyte");
-  const std::string labels_path = pick_file(dir, stem + "-labels-idx1-ubyte");
-  IdxArray images = read_idx(images_path);
-  IdxArray labels = read_idx(labels_path);
-
-  if (images.dims.size() != 3)
-    throw DataError(images_path + " has " + std::to_string(images.dims.size()) +
-                    " dimensions; images must be N x H x W");
-  if (labels.dims.size() != 1)
-    throw DataError(labels_path + " has " + std::to_string(labels.dims.size()) +
-                    " dimensions; labels must be 1-D");
-  const uint32_t n = images.dims[0];
-  if (labels.dims[0] != n)
-    throw DataError(images_path + " holds " + std::to_string(n) + " images but " + labels_path +
-                    " holds " + std::to_string(labels.dims[0]) + " labels");
-  const uint64_t features = uint64_t{images.dims[1]} * images.dims[2];
-  if (features == 0 || features > UINT32_MAX)
-    throw DataError(images_path + " has images of " + std::to_string(images.dims[1]) + "x" +
-                    std::to_string(images.dims[2]) + " pixels; that is not a usable size");
-
-  constexpr uint32_t kClasses = 10;
-  ClassificationData out;
-  out.count = n;
-  out.features = static_cast<uint32_t>(features);
-  out.classes = kClasses;
-  out.y.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (labels.data[i] >= kClasses)
-      throw DataError(labels_path + ": label " + std::to_string(labels.data[i]) + " at index " +
-                      std::to_string(i) + " is not below " + std::to_string(kClasses));
-    out.y[i] = labels.data[i];
-  }
-  out.x.resize(images.data.size());
-  for (size_t i = 0; i < images.data.size(); ++i) out.x[i] = images.data[i] / 255.f;
-  return out;
-}
-
-// Draw order, fixed so a seed always gives the same set: w_true[0..features),
-// b_true, then per example its features x[i][0..features) and one noise draw
-// (taken even when noise = 0, so x does not depend on the noise level). y is
-// summed in double, in feature order, then rounded to float once.
-RegressionData make_regression(uint32_t count, uint32_t features, uint64_t seed, float noise) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-
-  RegressionData d;
-  d.count = count;
-  d.features = features;
-  d.w_true.resize(features);
-  for (auto& w : d.w_true) w = static_cast<float>(normal(rng));
-  d.b_true = static_cast<float>(unit(rng));
-  d.x.resize(size_t{count} * features);
-  d.y.resize(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    float* row = d.x.data() + size_t{i} * features;
-    double sum = 0.0;
-    for (uint32_t j = 0; j < features; ++j) {
-      row[j] = static_cast<float>(unit(rng));
-      sum += double{row[j]} * double{d.w_true[j]};
-    }
-    sum += d.b_true;
-    sum += double{noise} * normal(rng);
-    d.y[i] = static_cast<float>(sum);
-  }
-  return d;
-}
-
-ClassificationData make_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> proj(size_t{features} * classes);
-  for (auto& p : proj) p = normal(rng);
-  ClassificationData d;
-  d.count = count;
-  d.features = features;
-  d.classes = classes;
-  d.x.resize(size_t{count} * features);
-  d.y.resize(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    float* row = d.x.data() + size_t{i} * features;
-    for (uint32_t j = 0; j < features; ++j) row[j] = static_cast<float>(normal(rng));
-    double best = -1e300;
-    for (uint32_t c = 0; c < classes; ++c) {
-      double s = 0;
-      for (uint32_t j = 0; j < features; ++j) s += double{row[j]} * proj[size_t{c} * features + j];
-      if (s > best) best = s, d.y[i] = c;
-    }
-  }
-  return d;
-}
-
-}  // namespace vkamp::train
+}  // namespace vkamp::data

@@ -1,11 +1,29 @@
-// The training state that lives on the GPU, shared by the step shaders.
-// Mirrored field for field by engine/include/vkamp/train/gpu_state.hpp
-// (static_asserts there pin the offsets).
-#ifndef VKAMP_TRAIN_STATE_GLSL
-#define VKAMP_TRAIN_STATE_GLSL
+// The training state that lives on the GPU, written once for both sides:
+// this file is valid GLSL (the step shaders include it) and C++ (gpu_state.hpp
+// includes it inside namespace vkamp::train). Every field is a 4-byte scalar,
+// so std430 lays the structs out exactly as C++ does. The codes stored in
+// TrainParams (scale_mode, policy, optimizer) are in step_codes.h.
+//
+// A setting the GPU reads is a settings row (config/training_settings.cpp), a
+// field here, and the shader that reads it; step_params.cpp copies the
+// scaler's and optimizer's knobs field by field under the same names.
+#ifndef VKAMP_TRAIN_STATE_H
+#define VKAMP_TRAIN_STATE_H
 
+#ifdef __cplusplus
+#define VKAMP_UINT_CONST(name, value) inline constexpr int name = value;
+#define VKAMP_INT_CONST(name, value) inline constexpr int name = value;
+#define VKAMP_FUNCTION inline
+#else
+#define VKAMP_UINT_CONST(name, value) const uint name = uint(value);
+#define VKAMP_INT_CONST(name, value) const int name = value;
+#define VKAMP_FUNCTION
+#endif
+
+// Advanced by step_control.comp every step; the host writes it once (and on
+// --resume) and reads it back only when a run stops.
 struct TrainState {
-  float grad_multiplier;     // S / micro-batches: read by the loss gradients
+  float grad_multiplier;     // S / micro-batches (grad_multiplier()): read by the loss gradients
   float scale;               // the loss scale S of the current step
   uint growth_tracker;       // clean steps since the last growth or overflow
   uint hysteresis_left;      // overflows still tolerated before a backoff
@@ -15,7 +33,7 @@ struct TrainState {
   uint retries;              // recomputations of the current batch
   uint skipped_total;
   uint overflow_total;
-  uint overflows_at_min;     // consecutive overflows with S at min_scale
+  uint overflows_at_min;     // consecutive overflows with S at min_loss_scale
   uint failed;               // fail-fast tripped
   uint done;                 // budget reached: later replays change nothing
   // Decisions for this step's optimizer pass, written by step_control.
@@ -33,19 +51,21 @@ struct TrainState {
   uint pad2, pad3, pad4;
 };
 
-// Set once by the host.
+// Set once by the host (step_params.cpp). The scaler's and optimizer's
+// fields carry their settings' names (steps_per_increase is the YAML key
+// and flag --steps-per-increase).
 struct TrainParams {
   uint scale_mode;           // kScale* (step_codes.h)
   float growth_factor;
   float backoff_factor;
-  uint growth_interval;
-  float min_scale;
-  float max_scale;
+  uint steps_per_increase;   // clean steps before the scale grows
+  float min_loss_scale;
+  float max_loss_scale;
   uint hysteresis;
   uint consecutive_hysteresis;
   uint policy;               // kPolicy* (step_codes.h)
   uint max_retries;
-  uint fail_after;
+  uint fail_after_overflows; // consecutive overflows at min_loss_scale that stop the run (0 = never)
   uint budget;               // optimizer updates to apply
   uint micro_batches;
   uint histogram_interval;   // 0 = never
@@ -84,11 +104,20 @@ struct StepRecord {
   uint nonfinite_master;     // TrainState.nonfinite_master when the record was written
 };
 
-const uint kHistLogBins = 56;   // [2^-40, 2^16), one bin per binade
-const uint kHistZero = 56;
-const uint kHistInf = 57;
-const uint kHistNan = 58;
-const uint kHistBins = 59;
-const int kHistMinExp = -40;
+// The factor the loss gradients carry: the loss scale, divided by the
+// micro-batches a step sums (each micro-batch's loss is a mean).
+VKAMP_FUNCTION float grad_multiplier(float scale, uint micro_batches) { return scale / float(micro_batches); }
 
+// Exponent histograms (amp_check.comp), per parameter tensor: 56 log2 bins
+// covering [2^-40, 2^16), one per binade, then zero, inf and NaN.
+VKAMP_UINT_CONST(kHistLogBins, 56)
+VKAMP_INT_CONST(kHistMinExp, -40)
+VKAMP_UINT_CONST(kHistZero, 56)
+VKAMP_UINT_CONST(kHistInf, 57)
+VKAMP_UINT_CONST(kHistNan, 58)
+VKAMP_UINT_CONST(kHistBins, 59)
+
+#undef VKAMP_UINT_CONST
+#undef VKAMP_INT_CONST
+#undef VKAMP_FUNCTION
 #endif

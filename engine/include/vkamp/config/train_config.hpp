@@ -26,7 +26,7 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/float_formats.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 
 enum class LossScaleMode { None, Static, Dynamic };
 enum class OverflowPolicy { Skip, Apply, Retry };
@@ -38,18 +38,18 @@ enum class DataResidency { Auto, Always, Never };
 
 struct ScalerConfig {
   LossScaleMode mode = LossScaleMode::Dynamic;
-  // PyTorch GradScaler defaults (DESIGN.md section 5).
-  double initial_scale = 65536.0;  // also the fixed scale in Static mode
+  // PyTorch GradScaler defaults (docs/design.md, "Loss scaling").
+  double initial_loss_scale = 65536.0;  // also the fixed scale in Static mode
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
-  uint32_t growth_interval = 2000;  // steps_per_increase
-  double min_scale = 1.0;           // the scale never goes below (never 0)
-  double max_scale = 3.4028234663852886e38;  // fp32 max: the scale never becomes inf
+  uint32_t steps_per_increase = 2000;  // clean steps before the scale grows (PyTorch: growth_interval)
+  double min_loss_scale = 1.0;         // the scale never goes below (never 0)
+  double max_loss_scale = 3.4028234663852886e38;  // fp32 max: the scale never becomes inf
   uint32_t hysteresis = 1;          // DeepSpeed: overflows tolerated before a backoff
   bool consecutive_hysteresis = false;  // DeepSpeed: every clean step refills the hysteresis
   OverflowPolicy policy = OverflowPolicy::Skip;
   uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
-  uint32_t fail_after = 100;        // stop after this many consecutive overflows at min_scale
+  uint32_t fail_after_overflows = 100;  // stop after this many consecutive overflows at min_loss_scale
   uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
 };
 
@@ -98,6 +98,10 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
+  // The app's "inject" button (Trainer::inject_overflow_next): records the
+  // injection pass in every step even when no step is marked. Off, a step
+  // without marked steps has no injection pass at all.
+  bool live_fault_injection = false;
   // Data-parallel runs (mpirun): the rank whose gradients --inject-overflow
   // poisons (-1 = every rank), and the steps between the checks that every
   // rank holds the same masters and optimizer state (0 = only at the end).
@@ -151,4 +155,4 @@ const char* optimizer_name(OptimizerKind k);
 const char* schedule_name(LrSchedule s);
 const char* residency_name(DataResidency r);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

@@ -1,7 +1,7 @@
 // The settings-file reader: yaml-cpp parses the file; this walks the maps,
 // translates the Cerebras trainer layout to flat keys through one table,
 // and reports every problem with the file and line.
-#include "vkamp/train/settings_file.hpp"
+#include "vkamp/config/settings_file.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -15,9 +15,9 @@
 #include <map>
 #include <sstream>
 
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/setting.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 namespace {
 
 // The Cerebras Model Zoo trainer layout (trainer: init: precision: and
@@ -254,4 +254,4 @@ void read_settings_file(const std::string& path, const std::function<std::string
   }
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

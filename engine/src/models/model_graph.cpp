@@ -2,9 +2,9 @@
 // The node and parameter order follows the layers, so the parameter layout,
 // the initialisation and the order of dispatches are those of the
 // sequential model the strings always described.
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/models/model_spec.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 
 graph::Graph build_graph(const ModelSpec& spec) {
   const std::vector<Shape> shapes = layer_shapes(spec);  // throws ConfigError for a spec that cannot be built
@@ -40,4 +40,4 @@ graph::Graph build_graph(const ModelSpec& spec) {
   return g;
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

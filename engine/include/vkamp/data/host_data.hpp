@@ -1,4 +1,4 @@
-// A dataset in host memory as the trainer takes it, and the loss it is for.
+// A dataset in host memory as the trainer takes it.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -6,11 +6,9 @@
 #include <vector>
 
 #include "vkamp/config_error.hpp"
-#include "vkamp/train/dataset.hpp"
+#include "vkamp/data/dataset.hpp"
 
-namespace vkamp::train {
-
-enum class LossKind { SoftmaxXent, MSE };
+namespace vkamp::data {
 
 // x's values as token ids (HostData::x for a model that reads ids). A value
 // that is not a whole number in [0, 2^24), where floats hold every integer,
@@ -37,7 +35,7 @@ struct HostData {
   std::vector<uint32_t> tokens;
   uint32_t stride = 0;
 
-  static HostData classification(const ClassificationData& d) { return {d.count, d.features, d.x, d.y, {}}; }
+  static HostData classification(const data::ClassificationData& d) { return {d.count, d.features, d.x, d.y, {}}; }
   // The windows of `window` tokens (and their next tokens) starting every
   // `stride` tokens, as many as fit.
   static HostData windows(std::vector<uint32_t> tokens, uint32_t window, uint32_t stride) {
@@ -102,4 +100,4 @@ struct HostData {
   }
 };
 
-}  // namespace vkamp::train
+}  // namespace vkamp::data

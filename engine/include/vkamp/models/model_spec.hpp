@@ -32,7 +32,7 @@
 #include "vkamp/graph/shape.hpp"
 #include "vkamp/ops/activation.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 
 using graph::Init;
 
@@ -85,4 +85,4 @@ std::vector<Shape> layer_shapes(const ModelSpec& spec);
 // graph's origin is the canonical model string.
 graph::Graph build_graph(const ModelSpec& spec);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

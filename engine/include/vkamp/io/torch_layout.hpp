@@ -1,4 +1,4 @@
-// vkamp's parameters under PyTorch's names and layouts (DESIGN.md section 11),
+// vkamp's parameters under PyTorch's names and layouts (docs/design.md, "Interchange conventions"),
 // so a safetensors file written here loads into the same network built in
 // PyTorch, and a PyTorch state_dict loads here:
 //   Linear  fcN.weight [out, in], fcN.bias [out]
@@ -12,24 +12,24 @@
 
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/io/safetensors.hpp"
-#include "vkamp/train/model_spec.hpp"
-#include "vkamp/train/param_layout.hpp"
+#include "vkamp/models/model_spec.hpp"
+#include "vkamp/models/param_layout.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
 
 // param_layout(spec, &padded_total) (param_layout.hpp) gives the parameter
 // tensors of a spec in vkamp's flat layout, the one Model uses.
 
 // The fp32 masters (Model::read_master(), padded) as PyTorch tensors, stored
 // as `dtype` (F32, F16 or BF16, rounded to nearest even).
-std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
+std::vector<io::Tensor> export_torch_tensors(const models::ModelSpec& spec, const std::vector<float>& master,
                                              io::DType dtype);
 
 // The masters (padded, padding zero) from a file's tensors. Every parameter
 // must be present with its PyTorch shape and a float dtype (F32, F16, BF16);
 // a missing, extra, misshapen or wrongly typed tensor is a FormatError that
 // names `label` (the file) and the tensor.
-std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label);
+std::vector<float> import_torch_tensors(const models::ModelSpec& spec, const io::TensorFile& file, const std::string& label);
 
 // The same for a graph whose parameters keep PyTorch's layouts as declared
 // (linear, embedding, layer_norm: a GPT), under their graph names. A graph
@@ -39,4 +39,4 @@ std::vector<io::Tensor> export_torch_tensors(const graph::Graph& g, const std::v
                                              io::DType dtype);
 std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorFile& file, const std::string& label);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::io

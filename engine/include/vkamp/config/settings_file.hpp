@@ -13,9 +13,9 @@
 #include <functional>
 #include <string>
 
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/setting.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 
 // Calls apply(key, value, label) for each setting in the file, in file
 // order: `key` is the flat key (a nested path already translated), `label`
@@ -45,4 +45,4 @@ void apply_settings_file(const std::vector<Setting<Root>>& rows, const std::stri
       });
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

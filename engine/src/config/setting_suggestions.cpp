@@ -2,20 +2,16 @@
 // another tool's name for the same knob stands for.
 #include <algorithm>
 
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/setting.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 namespace {
 
 // Names other tools use for the same knobs.
 const std::pair<const char*, const char*> kForeignNames[] = {
-    {"growth_interval", "steps_per_increase"},
     {"scale_window", "steps_per_increase"},
     {"loss_scale", "loss_scaling_factor"},
     {"init_scale", "initial_loss_scale"},
-    {"initial_scale", "initial_loss_scale"},
-    {"min_scale", "min_loss_scale"},
-    {"max_scale", "max_loss_scale"},
     {"max_grad_norm", "max_gradient_norm"},
     {"clip_grad_norm", "max_gradient_norm"},
     {"clip_grad_value", "max_gradient_value"},
@@ -74,4 +70,4 @@ std::string unknown_key_message(const std::string& key, const std::vector<std::s
   return msg;
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

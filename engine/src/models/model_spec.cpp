@@ -1,11 +1,11 @@
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/models/model_spec.hpp"
 
 #include <cctype>
 #include <sstream>
 
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 namespace {
 
 constexpr uint32_t kMaxNumber = 1u << 20;
@@ -268,4 +268,4 @@ ModelSpec parse_model(const std::string& s) {
   return spec;
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

@@ -1,4 +1,4 @@
-#include "vkamp/train/metrics_log.hpp"
+#include "vkamp/io/metrics_log.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -9,7 +9,7 @@
 
 #include "vkamp/error.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
 namespace {
 
 using Json = nlohmann::ordered_json;  // keeps the fields in the order tools read them
@@ -50,7 +50,7 @@ MetricsLog::~MetricsLog() {
 
 void MetricsLog::put(const std::string& line) { std::fputs(line.c_str(), f_); }
 
-void MetricsLog::write(const StepMetrics& m) {
+void MetricsLog::write(const train::StepMetrics& m) {
   Json j;
   j["step"] = m.step;
   j["loss"] = double(m.loss);
@@ -64,23 +64,23 @@ void MetricsLog::write(const StepMetrics& m) {
   put(record(j));
 }
 
-void MetricsLog::write(const TensorHistogram& h) {
+void MetricsLog::write(const train::TensorHistogram& h) {
   Json bins = Json::array();
-  for (int i = 0; i < kHistLogBins; ++i) bins.push_back(h.bins[i]);
+  for (int i = 0; i < train::kHistLogBins; ++i) bins.push_back(h.bins[i]);
   Json j;
   j["type"] = "histogram";
   j["step"] = h.step;
   j["tensor"] = h.tensor;
   j["loss_scale"] = double(h.loss_scale);
-  j["min_exp"] = kHistMinExp;
+  j["min_exp"] = train::kHistMinExp;
   j["log2_bins"] = std::move(bins);
-  j["zero"] = h.bins[kHistZero];
-  j["inf"] = h.bins[kHistInf];
-  j["nan"] = h.bins[kHistNan];
+  j["zero"] = h.bins[train::kHistZero];
+  j["inf"] = h.bins[train::kHistInf];
+  j["nan"] = h.bins[train::kHistNan];
   put(record(j));
 }
 
-void MetricsLog::write(const EpochEnd& e) {
+void MetricsLog::write(const train::EpochEnd& e) {
   if (e.metric.empty()) return;
   Json j;
   j["type"] = "eval";
@@ -90,4 +90,4 @@ void MetricsLog::write(const EpochEnd& e) {
   put(record(j));
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::io

@@ -1,9 +1,9 @@
 // The trainer's settings, one row each, in --help order. A new knob is a
 // field in TrainConfig (config.hpp) and a row here; the command line, YAML
 // files, --help and validate() all read this table.
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/setting.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 namespace {
 
 const EnumNames<LossScaleMode> kScaleModeNames = {
@@ -68,14 +68,14 @@ Row loss_scaling_factor_row() {
     }
     if (!(x > 0)) fail(l, "a static loss scale must be > 0 (got " + v + ")");
     c.scaler.mode = LossScaleMode::Static;
-    c.scaler.initial_scale = x;
+    c.scaler.initial_loss_scale = x;
   };
   s.show = [](const TrainConfig& c) { return std::string(scale_mode_name(c.scaler.mode)); };
   // Checked before initial_loss_scale so that a static run's bad scale names --loss-scale.
   s.check = [](const TrainConfig& c) {
-    if (c.scaler.mode == LossScaleMode::Static && !Range::above(0).contains(c.scaler.initial_scale))
+    if (c.scaler.mode == LossScaleMode::Static && !Range::above(0).contains(c.scaler.initial_loss_scale))
       throw ConfigError("--loss-scale (loss_scaling_factor): the loss scale must be a finite number > 0, got " +
-                        fmt(c.scaler.initial_scale));
+                        fmt(c.scaler.initial_loss_scale));
   };
   return s;
 }
@@ -131,20 +131,20 @@ std::vector<Row> scaling_rows() {
       "consecutive_hysteresis",
       {kScalingGroup, "", "every clean step refills the hysteresis (DeepSpeed), not only a growth"},
       VKAMP_FIELD(scaler.consecutive_hysteresis));
-  return {
+  std::vector<Row> rows = {
       loss_scaling_factor_row(),
       real<T>("initial_loss_scale", {kScalingGroup, "X", "starting scale of dynamic scaling"},
-              VKAMP_FIELD(scaler.initial_scale), positive),
-      count<T>("steps_per_increase", {kScalingGroup, "N", "clean steps before the scale grows (growth interval)"},
-               VKAMP_FIELD(scaler.growth_interval), 1),
+              VKAMP_FIELD(scaler.initial_loss_scale), positive),
+      count<T>("steps_per_increase", {kScalingGroup, "N", "clean steps before the scale grows"},
+               VKAMP_FIELD(scaler.steps_per_increase), 1),
       real<T>("growth_factor", {kScalingGroup, "X", "scale multiplier on growth (> 1)"},
               VKAMP_FIELD(scaler.growth_factor), Range::above(1)),
       real<T>("backoff_factor", {kScalingGroup, "X", "scale multiplier on an overflow, in (0, 1)"},
               VKAMP_FIELD(scaler.backoff_factor), Range::between(0, 1)),
       real<T>("min_loss_scale", {kScalingGroup, "X", "the scale never goes below this"},
-              VKAMP_FIELD(scaler.min_scale), positive),
+              VKAMP_FIELD(scaler.min_loss_scale), positive),
       real<T>("max_loss_scale", {kScalingGroup, "X", "the scale never grows above this", " (fp32 max)"},
-              VKAMP_FIELD(scaler.max_scale), positive),
+              VKAMP_FIELD(scaler.max_loss_scale), positive),
       count<T>("hysteresis", {kScalingGroup, "N", "overflows tolerated before a backoff (DeepSpeed)"},
                VKAMP_FIELD(scaler.hysteresis), 1),
       hysteresis_refill,
@@ -155,7 +155,7 @@ std::vector<Row> scaling_rows() {
                VKAMP_FIELD(scaler.max_retries)),
       count<T>("fail_after_overflows",
                {kScalingGroup, "N", "stop after N consecutive overflows at the minimum scale (0 = never)"},
-               VKAMP_FIELD(scaler.fail_after)),
+               VKAMP_FIELD(scaler.fail_after_overflows)),
       count<T>("histogram_interval", {kScalingGroup, "N", "gradient exponent histograms every N steps (0 = never)"},
                VKAMP_FIELD(scaler.histogram_interval)),
       real<T>("max_gradient_norm",
@@ -164,6 +164,17 @@ std::vector<Row> scaling_rows() {
       real<T>("max_gradient_value", {kClippingGroup, "X", "clamp every gradient element to [-X, X] (0 = off)"},
               VKAMP_FIELD(clip.max_value), Range::at_least(0)),
   };
+  // Other tools' names for the same knobs (PyTorch GradScaler's, DeepSpeed's),
+  // accepted as they are: one knob, one name in vkamp, these as aliases.
+  const std::pair<const char*, const char*> aliases[] = {{"initial_loss_scale", "initial_scale"},
+                                                         {"steps_per_increase", "growth_interval"},
+                                                         {"min_loss_scale", "min_scale"},
+                                                         {"max_loss_scale", "max_scale"},
+                                                         {"fail_after_overflows", "fail_after"}};
+  for (Row& r : rows)
+    for (const auto& [key, alias] : aliases)
+      if (r.key == key) r.aliases.push_back(alias);
+  return rows;
 }
 
 std::vector<Row> optimizer_rows() {
@@ -264,4 +275,4 @@ const char* optimizer_name(OptimizerKind k) { return name_of(kOptimizerNames, k)
 const char* schedule_name(LrSchedule s) { return name_of(kScheduleNames, s); }
 const char* residency_name(DataResidency r) { return name_of(kResidencyNames, r); }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

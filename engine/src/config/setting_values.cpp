@@ -6,9 +6,9 @@
 #include <sstream>
 #include <system_error>
 
-#include "vkamp/train/setting.hpp"
+#include "vkamp/config/setting.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 
 void fail(const std::string& label, const std::string& msg) { throw ConfigError(label + ": " + msg); }
 
@@ -95,4 +95,4 @@ std::string Range::text() const {
   return "finite";
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config

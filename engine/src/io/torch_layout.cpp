@@ -1,13 +1,20 @@
 // vkamp's flat parameter layout to and from PyTorch's state_dict layout.
 // Each PyTorch tensor is described by its shape and, where the element
 // orders differ, the vkamp index of every element in PyTorch order.
-#include "vkamp/train/torch_layout.hpp"
+#include "vkamp/io/torch_layout.hpp"
 
 #include <stdexcept>
 
 #include "vkamp/float_formats.hpp"
 
-namespace vkamp::train {
+namespace vkamp::io {
+
+using graph::ParamTensor;
+using graph::Shape;
+using models::LayerKind;
+using models::LayerSpec;
+using models::ModelSpec;
+
 namespace {
 
 struct TorchTensor {
@@ -150,13 +157,13 @@ std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::v
                                              io::DType dtype) {
   uint32_t total = 0;
   std::vector<TorchTensor> layout = torch_tensors(spec, &total);
-  return export_tensors(layout, total, master, dtype, describe(spec));
+  return export_tensors(layout, total, master, dtype, models::describe(spec));
 }
 
 std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label) {
   uint32_t total = 0;
   std::vector<TorchTensor> layout = torch_tensors(spec, &total);
-  return import_tensors(layout, total, file, label, describe(spec));
+  return import_tensors(layout, total, file, label, models::describe(spec));
 }
 
 std::vector<io::Tensor> export_torch_tensors(const graph::Graph& g, const std::vector<float>& master,
@@ -172,4 +179,4 @@ std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorF
   return import_tensors(layout, total, file, label, g.origin());
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::io

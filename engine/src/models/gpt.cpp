@@ -1,11 +1,11 @@
-#include "vkamp/train/gpt.hpp"
+#include "vkamp/models/gpt.hpp"
 
 #include <cmath>
 #include <vector>
 
 #include "vkamp/config_error.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 
 namespace {
 
@@ -110,4 +110,4 @@ GptConfig gpt_config_from_metadata(const std::map<std::string, std::string>& met
   return c;
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "vkamp/graph/param_layout.hpp"
-#include "vkamp/train/model_spec.hpp"
+#include "vkamp/models/model_spec.hpp"
 
-namespace vkamp::train {
+namespace vkamp::models {
 
 using graph::kParamTensorAlign;
 using graph::ParamTensor;
@@ -22,4 +22,4 @@ using graph::ParamTensor;
 // ConfigError for a spec that cannot be built.
 std::vector<ParamTensor> param_layout(const ModelSpec& spec, uint32_t* padded_total = nullptr);
 
-}  // namespace vkamp::train
+}  // namespace vkamp::models

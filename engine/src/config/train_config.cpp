@@ -1,28 +1,28 @@
 // Training configuration: the cross-field rules of validate(), the step
 // lists of --inject-overflow, and the key-by-key entry points over the
 // table of training settings (training_settings.cpp).
-#include "vkamp/train/config.hpp"
+#include "vkamp/config/train_config.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <string_view>
 
-#include "vkamp/train/setting.hpp"
-#include "vkamp/train/settings_file.hpp"
+#include "vkamp/config/setting.hpp"
+#include "vkamp/config/settings_file.hpp"
 
-namespace vkamp::train {
+namespace vkamp::config {
 namespace {
 
 // The loss-scale rules that tie several settings together.
 void check_scale_bounds(const ScalerConfig& sc) {
-  if (sc.min_scale > sc.max_scale)
-    throw ConfigError(names("min_loss_scale") + " = " + fmt(sc.min_scale) + " is above " + names("max_loss_scale") +
-                      " = " + fmt(sc.max_scale));
-  if (sc.mode == LossScaleMode::Dynamic && (sc.initial_scale < sc.min_scale || sc.initial_scale > sc.max_scale))
-    throw ConfigError(names("initial_loss_scale") + " = " + fmt(sc.initial_scale) + " is outside [" +
-                      names("min_loss_scale") + ", " + names("max_loss_scale") + "] = [" + fmt(sc.min_scale) + ", " +
-                      fmt(sc.max_scale) + "]; set an initial scale inside the range");
+  if (sc.min_loss_scale > sc.max_loss_scale)
+    throw ConfigError(names("min_loss_scale") + " = " + fmt(sc.min_loss_scale) + " is above " + names("max_loss_scale") +
+                      " = " + fmt(sc.max_loss_scale));
+  if (sc.mode == LossScaleMode::Dynamic && (sc.initial_loss_scale < sc.min_loss_scale || sc.initial_loss_scale > sc.max_loss_scale))
+    throw ConfigError(names("initial_loss_scale") + " = " + fmt(sc.initial_loss_scale) + " is outside [" +
+                      names("min_loss_scale") + ", " + names("max_loss_scale") + "] = [" + fmt(sc.min_loss_scale) + ", " +
+                      fmt(sc.max_loss_scale) + "]; set an initial scale inside the range");
   // A retry recomputes the batch at a lower scale; a fixed scale would
   // overflow the same way every time.
   if (sc.policy == OverflowPolicy::Retry && sc.mode != LossScaleMode::Dynamic)
@@ -30,7 +30,7 @@ void check_scale_bounds(const ScalerConfig& sc) {
         flag_of("overflow_policy") +
         " retry (overflow_policy) recomputes at a backed-off loss scale, which needs dynamic scaling; " +
         "--loss-scale (loss_scaling_factor) is " +
-        (sc.mode == LossScaleMode::Static ? "a static " + fmt(sc.initial_scale) : std::string("none")) +
+        (sc.mode == LossScaleMode::Static ? "a static " + fmt(sc.initial_loss_scale) : std::string("none")) +
         ": use --overflow-policy skip, or --loss-scale dynamic");
 }
 
@@ -107,10 +107,10 @@ TrainConfig with_live_scaler(const TrainConfig& cfg, const ScalerConfig& sc) {
     throw ConfigError("the loss-scale mode cannot change during a run; start a new run");
   TrainConfig next = cfg;
   next.scaler = sc;
-  if (sc.mode == LossScaleMode::Dynamic && sc.min_scale <= sc.max_scale)
-    next.scaler.initial_scale = std::clamp(sc.initial_scale, sc.min_scale, sc.max_scale);
+  if (sc.mode == LossScaleMode::Dynamic && sc.min_loss_scale <= sc.max_loss_scale)
+    next.scaler.initial_loss_scale = std::clamp(sc.initial_loss_scale, sc.min_loss_scale, sc.max_loss_scale);
   validate(next);
   return next;
 }
 
-}  // namespace vkamp::train
+}  // namespace vkamp::config
