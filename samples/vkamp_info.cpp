@@ -1,19 +1,21 @@
 // vkamp-info: lists every Vulkan device with its driver, API version,
-// fp16/bf16/cooperative-matrix support, and the precision path vkamp takes.
+// fp16/bf16/cooperative-matrix support, and the precision path vkamp takes;
+// with --knobs, every setting and environment variable instead.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "app/settings_table.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/device_info.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace {
 
 const char* kHelp =
-    "usage: vkamp-info [--device SEL] [--validation]\n"
+    "usage: vkamp-info [--device SEL] [--validation] [--knobs]\n"
     "\n"
     "Lists every Vulkan device and the precision path vkamp will use on it.\n"
     "\n"
@@ -21,6 +23,8 @@ const char* kHelp =
     "                 or a name substring (default: $VKAMP_DEVICE, else the\n"
     "                 first discrete GPU, then integrated, virtual, CPU)\n"
     "  --validation   load the Khronos validation layer (also VKAMP_VALIDATION=1)\n"
+    "  --knobs        list every setting (flag and config key) and every VKAMP_*\n"
+    "                 environment variable, with values and defaults; no device needed\n"
     "  -h, --help     this text\n";
 
 const char* yes(bool b) { return b ? "yes" : "no"; }
@@ -61,12 +65,15 @@ int main(int argc, char** argv) {
       selector = a.substr(9);
     } else if (a == "--validation") {
       validation = true;
+    } else if (a == "--knobs") {
+      std::printf("%s\n%s", vkamp::app::settings_table().c_str(), vkamp::app::env_knobs_table().c_str());
+      return 0;
     } else {
       std::fprintf(stderr, "vkamp-info: unknown argument '%s'\n\n%s", a.c_str(), kHelp);
       return 2;
     }
   }
-  if (selector.empty() && std::getenv("VKAMP_DEVICE")) selector = std::getenv("VKAMP_DEVICE");
+  if (selector.empty()) selector = vkamp::env_text("VKAMP_DEVICE").value_or("");
 
   try {
     vkamp::Instance instance(validation);

@@ -8,7 +8,9 @@
 #include <iterator>
 #include <vector>
 
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp {
 namespace {
@@ -33,17 +35,23 @@ std::string default_cache_path(const DeviceInfo& info) {
 }  // namespace
 
 GemmMma gemm_mma_requested() {
-  std::string v = env_or("VKAMP_COOPMAT", "0");
-  if (v == "0") return GemmMma::off;
+  std::string v;
+  // Raised as the device errors it sits among, which every caller of a
+  // Context catches.
+  try {
+    v = env_choice("VKAMP_COOPMAT");
+  } catch (const ConfigError& e) {
+    throw Error(e.what());
+  }
   if (v == "1") return GemmMma::coopmat;
   if (v == "emulate") return GemmMma::emulated;
-  throw Error("VKAMP_COOPMAT is 0, 1 or emulate, not \"" + v + "\"");
+  return GemmMma::off;
 }
 
 Context::Context(ContextOptions opt)
     : instance_(opt.validation.value_or(validation_requested_by_env())) {
   auto devices = probe_devices(instance_);
-  std::string selector = opt.device.empty() ? env_or("VKAMP_DEVICE", "") : opt.device;
+  std::string selector = opt.device.empty() ? env_text("VKAMP_DEVICE").value_or("") : opt.device;
   if (selector.empty() && opt.local_rank >= 0) {
     std::vector<size_t> usable;
     for (size_t i = 0; i < devices.size(); ++i)
@@ -54,7 +62,7 @@ Context::Context(ContextOptions opt)
   path_ = info_.path();
   if (path_ == PrecisionPath::Unsupported)
     throw Error("device \"" + info_.name + "\" cannot run vkamp: " + info_.unsupported_reason);
-  if (opt.fp16_storage_only || env_or("VKAMP_FP16_STORAGE_ONLY", "0") != "0")
+  if (opt.fp16_storage_only || env_switch("VKAMP_FP16_STORAGE_ONLY", false))
     path_ = PrecisionPath::Fp16Storage;
 
   float priority = 1.0f;
@@ -81,7 +89,7 @@ Context::Context(ContextOptions opt)
   // Float controls are properties, not features: a Vulkan 1.2 device has
   // them in core (the instance asks for 1.2); a 1.1 device needs the
   // extension enabled before a shader may declare the execution mode.
-  if (env_or("VKAMP_INF_NAN_PRESERVE", "1") != "0")
+  if (env_switch("VKAMP_INF_NAN_PRESERVE", true))
     inf_nan_preserve_ = {info_.float_controls && info_.inf_nan_preserve[0],
                          info_.float_controls && info_.inf_nan_preserve[1]};
   if (inf_nan_preserve_.any() && info_.float_controls_ext)
@@ -124,7 +132,7 @@ Context::Context(ContextOptions opt)
     pci.queueFamilyIndex = info_.compute_queue_family;
     VKAMP_VK(vkCreateCommandPool(device_, &pci, nullptr, &pool_));
 
-    cache_path_ = opt.pipeline_cache.empty() ? env_or("VKAMP_PIPELINE_CACHE", default_cache_path(info_))
+    cache_path_ = opt.pipeline_cache.empty() ? env_text("VKAMP_PIPELINE_CACHE").value_or(default_cache_path(info_))
                                              : opt.pipeline_cache;
     if (cache_path_ == "none") cache_path_.clear();
     std::vector<char> blob;

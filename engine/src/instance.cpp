@@ -10,6 +10,7 @@
 #include <string>
 
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp {
 namespace {
@@ -56,8 +57,7 @@ void ensure_runtime_dir() {
 }
 
 bool validation_requested_by_env() {
-  const char* v = std::getenv("VKAMP_VALIDATION");
-  return v && *v && std::strcmp(v, "0") != 0;
+  return env_switch("VKAMP_VALIDATION", false);
 }
 
 uint64_t validation_message_count() { return g_validation_messages.load(); }

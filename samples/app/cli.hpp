@@ -3,10 +3,20 @@
 // some_name, plus --config FILE and --help.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "app/run_options.hpp"
 
 namespace vkamp::app {
+
+// One line of --help: the flag as typed, what it does, the default shown
+// ("" shows none).
+struct HelpLine {
+  std::string flag, meaning, shown_default;
+};
+
+// A row's lines: its own, and one for its key's flag where --help shows another.
+std::vector<HelpLine> help_lines(const config::Setting<RunOptions>& s, const RunOptions& defaults);
 
 struct CliResult {
   bool help = false;  // --help was given: print usage() and exit 0

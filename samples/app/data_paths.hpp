@@ -1,8 +1,9 @@
 // Where the samples look for their data when --data is not given. The
 // engine's loaders take a directory; choosing one is the application's job.
 #pragma once
-#include <cstdlib>
 #include <string>
+
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::app {
 
@@ -10,8 +11,7 @@ namespace vkamp::app {
 // $VKAMP_FASHION_MNIST_DIR names another place (the test bundle carries a
 // copy, scripts/bundle.sh).
 inline std::string default_fashion_mnist_dir() {
-  const char* v = std::getenv("VKAMP_FASHION_MNIST_DIR");
-  return v && *v ? v : "/usr/share/datasets/fashion-mnist";
+  return env_text("VKAMP_FASHION_MNIST_DIR").value_or("/usr/share/datasets/fashion-mnist");
 }
 
 }  // namespace vkamp::app

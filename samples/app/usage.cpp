@@ -6,23 +6,22 @@
 #include "app/cli.hpp"
 
 namespace vkamp::app {
-namespace {
 
-struct Line {
-  std::string flag, meaning, shown_default;  // "" shows no default
-};
-
-std::vector<Line> lines_of(const config::Setting<RunOptions>& s, const RunOptions& d) {
+std::vector<HelpLine> help_lines(const config::Setting<RunOptions>& s, const RunOptions& d) {
   std::string flag = s.help_shows_negation ? "--no-" + s.flag.substr(2) : s.flag;
   if (*s.help.value) flag += std::string(" ") + s.help.value;
   std::string meaning = s.help.text;
   for (const std::string& alias : s.aliases) meaning += " (also " + config::flag_of(alias) + ")";
   const std::string shown = s.show(d);
-  std::vector<Line> lines{{flag, meaning, shown.empty() ? shown : shown + s.help.note}};
+  std::vector<HelpLine> lines{{flag, meaning, shown.empty() ? shown : shown + s.help.note}};
   if (!s.flag_alias_help.empty())
     lines.push_back({config::flag_of(s.key) + " " + s.help.value, s.flag_alias_help, ""});
   return lines;
 }
+
+namespace {
+
+using Line = HelpLine;
 
 std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows) {
   std::vector<Line> lines;
@@ -30,7 +29,7 @@ std::vector<Line> group_lines(const char* group, const RunOptions& d, Rows rows)
     lines.push_back({"--config FILE", "YAML file: `key: value` lines or the Cerebras trainer layout, applied before every other flag", "none"});
   for (const auto& s : run_settings(rows))
     if (s.help.group == group)
-      for (Line& l : lines_of(s, d)) lines.push_back(std::move(l));
+      for (Line& l : help_lines(s, d)) lines.push_back(std::move(l));
   if (group == config::kGeneralGroup) lines.push_back({"-h, --help", "print this help and exit", ""});
   return lines;
 }

@@ -17,6 +17,7 @@
 #include "support/test_paths.hpp"
 #include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
+#include "vkamp/knobs.hpp"
 #include "ui/picture.hpp"
 
 namespace {
@@ -50,6 +51,30 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result bad = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("unknown argument '--bogus'"), std::string::npos) << bad.output;
+}
+
+// vkamp-info --knobs: every setting (its key and flag) and every variable
+// of the environment-knob table, with no device needed; --help names it.
+TEST_F(SampleCli, InfoKnobsListsEverySettingAndEnvironmentVariable) {
+  const std::string info = VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info";
+  Result r = vkamp::test::run_child(info + " --knobs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const vkamp::EnvKnob& k : vkamp::env_knobs())
+    EXPECT_NE(r.output.find(k.name), std::string::npos) << k.name << " in\n" << r.output;
+  for (const char* setting : {"steps_per_increase", "--steps-per-increase", "loss_scaling_factor", "--loss-scale",
+                              "val_split", "temperature", "0 | 1 | emulate", "[default: "})
+    EXPECT_NE(r.output.find(setting), std::string::npos) << setting << " in\n" << r.output;
+  Result help = vkamp::test::run_child(info + " --help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_NE(help.output.find("--knobs"), std::string::npos) << help.output;
+}
+
+// A value a validated variable does not take: the variable, its values and
+// exit status 2, before any training.
+TEST_F(SampleCli, BadEnvironmentKnobValueIsNamed) {
+  Result r = vkamp::test::run_child("VKAMP_COOPMAT=tensor " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                    "/fashion_mlp --no-progress --epochs 1");
+  EXPECT_TRUE(rejected(r, "VKAMP_COOPMAT is 0, 1 or emulate, not \"tensor\""));
 }
 
 TEST_F(SampleCli, HelpExitsZeroAndListsTheFlags) {

@@ -1,12 +1,11 @@
 #include "fuse_epilogues.hpp"
 
-#include <cstdlib>
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::graph {
 
 bool epilogue_fusion_enabled() {
-  const char* e = std::getenv("VKAMP_FUSE_EPILOGUE");
-  return !(e && e[0] == '0');
+  return env_switch("VKAMP_FUSE_EPILOGUE", true);
 }
 
 std::vector<Node> fuse_epilogues(const Graph& g) {

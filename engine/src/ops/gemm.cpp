@@ -8,6 +8,7 @@
 #include "gemm_detail.hpp"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops {
 namespace {
@@ -39,9 +40,9 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   // VKAMP_GEMM_BLOCK=RxC (e.g. 4x4, 16x8) forces a block, for tests and benchmarks.
   if (!tiled) {
     if (g.m >= kBigBlockMin && g.n >= kBigBlockMin) plan.bm = 16, plan.bn = 8;
-    if (const char* e = std::getenv("VKAMP_GEMM_BLOCK")) {
+    if (const auto e = env_text("VKAMP_GEMM_BLOCK")) {
       unsigned r = 0, c = 0;
-      if (std::sscanf(e, "%ux%u", &r, &c) == 2 && r >= 1 && c >= 1 && r <= 16 && c <= 16)
+      if (std::sscanf(e->c_str(), "%ux%u", &r, &c) == 2 && r >= 1 && c >= 1 && r <= 16 && c <= 16)
         plan.bm = r, plan.bn = c;
     }
   }
@@ -167,7 +168,7 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  if (const char* e = std::getenv("VKAMP_GEMM_TILED")) tiled = e[0] == '1';
+  tiled = env_picks("VKAMP_GEMM_TILED", "1", tiled);
   // A split product runs its epilogue in the reduction (gemm_reduce.comp),
   // so fusing keeps the split's parallelism.
   const GemmPlan plan = gemm_plan(g, tiled);
@@ -182,9 +183,8 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   // (lavapipe on AVX2/AVX-512): the 8 lanes along x share their 16 A values,
   // so each loads 2 and broadcasts them (gemm.comp SG_A). Texel fetches of
   // all 16 were as fast (bench/NOTES.md). VKAMP_GEMM_SG=0 turns it off.
-  const char* sge = std::getenv("VKAMP_GEMM_SG");
   const bool sg_a = !tiled && !texel && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
-                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && !(sge && sge[0] == '0');
+                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && env_switch("VKAMP_GEMM_SG", true);
   const bool batched = g.batch > 1;
   uint32_t a_lead = 0, b_lead = 0;
   if (texel) {

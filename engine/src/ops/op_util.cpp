@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops::detail {
 
@@ -28,8 +29,7 @@ void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out,
 }
 
 bool path_chosen(const char* var, const char* path, bool by_default) {
-  const char* e = std::getenv(var);
-  return e ? std::strcmp(e, path) == 0 : by_default;
+  return env_picks(var, path, by_default);
 }
 
 uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t max_rows) {

@@ -1,0 +1,123 @@
+#include "vkamp/knobs.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "vkamp/config_error.hpp"
+
+namespace vkamp {
+
+// Every variable once. A reader names its variable here first; tests and
+// scripts read theirs directly, and are listed so that one table says what
+// the project reads. (A function's static, so that a reader running during
+// static initialization finds it built.)
+const std::vector<EnvKnob>& env_knobs() {
+  static const std::vector<EnvKnob> knobs = {
+    // ---- the device and the instance (engine)
+    {"VKAMP_DEVICE", {}, "an index or a name substring", "the first discrete GPU, then integrated, virtual, CPU",
+     "engine", "the device to run on (--device wins)"},
+    {"VKAMP_VALIDATION", {"0", "1"}, "", "0", "engine",
+     "load the Khronos validation layer (any value but 0 turns it on)"},
+    {"VKAMP_FP16_STORAGE_ONLY", {"0", "1"}, "", "0", "engine",
+     "take the fp16-storage path (fp16 in memory, fp32 math) on any device"},
+    {"VKAMP_INF_NAN_PRESERVE", {"0", "1"}, "", "1", "engine",
+     "0: request no SignedZeroInfNanPreserve, leaving overflow to the exponent-bit checks alone"},
+    {"VKAMP_COOPMAT", {"0", "1", "emulate"}, "", "0", "engine",
+     "fp16 GEMMs on the shader GEMM (0), tensor cores (1) or the tensor-core tiling, emulated (emulate)"},
+    {"VKAMP_PIPELINE_CACHE", {}, "a file, or none", "$XDG_CACHE_HOME (else ~/.cache)/vkamp/pipelines-<uuid>.bin",
+     "engine", "where compiled pipelines are kept between runs"},
+    // ---- which kernel an op takes (ops, graph): for tests and benchmarks
+    {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "ops",
+     "the GEMM through shared-memory tiles (1) or direct loads (0; any value but 1)"},
+    {"VKAMP_GEMM_BLOCK", {}, "RxC, each 1 to 16", "16x8 where C is at least 64 x 64, else 4x4", "ops",
+     "the direct GEMM's outputs per thread (other values are ignored)"},
+    {"VKAMP_GEMM_SG", {"0", "1"}, "", "1", "ops",
+     "0: the direct GEMM's 16-row blocks load all of A, with no subgroup broadcast"},
+    {"VKAMP_GEMM_LOADS", {"texel", "storage"}, "", "texel on CPU drivers, storage elsewhere", "ops",
+     "how the direct GEMM reads its operands (any value but texel: storage)"},
+    {"VKAMP_ROW_KERNEL", {"thread", "group"}, "", "thread on CPU drivers, group elsewhere", "ops",
+     "the row kernels (LayerNorm, softmax): one invocation or one workgroup per row"},
+    {"VKAMP_EMBEDDING_GRAD", {"scan", "scatter"}, "", "scatter on CPU drivers, scan elsewhere", "ops",
+     "how the embedding's token gradient is summed (the same bits either way)"},
+    {"VKAMP_POOL_GRAD", {"window", "gather"}, "", "window where windows do not overlap", "ops",
+     "the pooling backward: one invocation per window or per input (the same bits)"},
+    {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "ops",
+     "how column sums (bias and LayerNorm gradients) split their rows"},
+    {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
+     "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
+    // ---- the applications
+    {"VKAMP_FASHION_MNIST_DIR", {}, "a directory", "/usr/share/datasets/fashion-mnist", "samples",
+     "where the Fashion-MNIST samples find their data without --data"},
+    // ---- test-only (tests/support) and the scripts': never read by a vkamp binary
+    {"VKAMP_ALLOW_NO_DEVICE", {"0", "1"}, "", "0", "tests",
+     "1: without a usable device the GPU tests skip instead of failing"},
+    {"VKAMP_TEST_SEED", {}, "an integer", "a fresh seed per test", "tests", "replay a randomized test's inputs"},
+    {"VKAMP_GOLDEN_DIR", {}, "a directory", "the compiled-in tests/golden/fixtures", "tests",
+     "where the golden tests find their fixtures (the test bundle moves them)"},
+    {"VKAMP_DATA_FIXTURES", {}, "a directory", "the compiled-in tests/data/fixtures", "tests",
+     "where the data tests find their fixtures"},
+    {"VKAMP_IO_FIXTURES", {}, "a directory", "the compiled-in tests/io/fixtures", "tests",
+     "where the io tests find their fixtures"},
+    {"VKAMP_EXAMPLES_DIR", {}, "a directory", "the compiled-in examples/", "tests",
+     "where the config tests find the example files"},
+    {"VKAMP_SAMPLES_DIR", {}, "a directory", "the build's samples/", "tests",
+     "where the CLI tests find the binaries they run"},
+    {"VKAMP_BUILD", {}, "a directory", "build/", "scripts", "the build directory of scripts/*.sh"},
+    {"VKAMP_TEST_TIMEOUT", {}, "seconds", "1800", "scripts", "each suite's time limit in the test bundle"},
+  };
+  return knobs;
+}
+
+bool EnvKnob::test_only() const { return std::strcmp(reader, "tests") == 0; }
+
+std::string EnvKnob::values_text() const {
+  if (choices.empty()) return values;
+  std::string s;
+  for (const std::string& c : choices) s += (s.empty() ? "" : " | ") + c;
+  return s;
+}
+
+const EnvKnob& env_knob_row(const char* name) {
+  for (const EnvKnob& k : env_knobs())
+    if (std::strcmp(k.name, name) == 0) return k;
+  throw std::logic_error(std::string(name) + " is read but not listed in vkamp's knob table (knobs.cpp)");
+}
+
+std::optional<std::string> env_knob(const char* name) {
+  env_knob_row(name);
+  const char* v = std::getenv(name);
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<std::string> env_text(const char* name) {
+  std::optional<std::string> v = env_knob(name);
+  if (v && v->empty()) return std::nullopt;
+  return v;
+}
+
+bool env_switch(const char* name, bool fallback) {
+  const std::optional<std::string> v = env_text(name);
+  return v ? *v != "0" : fallback;
+}
+
+bool env_picks(const char* name, const char* value, bool fallback) {
+  const std::optional<std::string> v = env_knob(name);
+  return v ? *v == value : fallback;
+}
+
+std::string env_choice(const char* name) {
+  const EnvKnob& row = env_knob_row(name);
+  const std::optional<std::string> v = env_text(name);
+  if (!v) return row.fallback;
+  for (const std::string& c : row.choices)
+    if (*v == c) return *v;
+  // "VKAMP_COOPMAT is 0, 1 or emulate, not "x"": the message it always gave.
+  std::string list;
+  for (size_t i = 0; i < row.choices.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") + row.choices[i];
+  throw ConfigError(std::string(name) + " is " + list + ", not \"" + *v + "\"");
+}
+
+}  // namespace vkamp
