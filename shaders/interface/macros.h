@@ -17,9 +17,9 @@
 // size, checked on the C++ side. The GLSL block keeps the name Push, and the
 // instance the name the shader reads it by.
 //
-// VKAMP_SHADER(Handle, shader, buffers, Push) declares, in C++,
+// VKAMP_SHADER(Handle, file, buffers, Push) declares, in C++,
 //   struct vkamp::shader::Handle {
-//     static constexpr const char* name = "shader";  // shaders/<shader>.comp
+//     static constexpr const char* name = "file";    // shaders/<file>.comp
 //     static constexpr uint32_t buffers = ...;       // bindings 0..buffers-1
 //     static constexpr bool per_format = true;       // built per storage format
 //     using Push = ...;                              // void: no push constants
@@ -50,33 +50,33 @@ struct alignas(16) vec4 {
 };
 }  // namespace vkamp::shader
 
-#define VKAMP_PUSH(Type) \
-  namespace vkamp::shader {  \
+#define VKAMP_PUSH(Type)   \
+  namespace vkamp::shader { \
   struct Type {
-#define VKAMP_PUSH_END(Type, instance, bytes)                                                 \
-  };                                                                                          \
+#define VKAMP_PUSH_END(Type, instance, bytes)                                                    \
+  };                                                                                             \
   static_assert(sizeof(Type) == (bytes), #Type ": the push-constant block is " #bytes " bytes"); \
   }
-#define VKAMP_SHADER_HANDLE(Handle, shader, nbuffers, PushType, formats) \
-  namespace vkamp::shader {                                              \
-  struct Handle {                                                        \
-    static constexpr const char* name = #shader;                         \
-    static constexpr uint32_t buffers = (nbuffers);                      \
-    static constexpr bool per_format = (formats);                        \
-    using Push = PushType;                                               \
-  };                                                                     \
+#define VKAMP_SHADER_HANDLE(Handle, file, nbuffers, PushType, formats) \
+  namespace vkamp::shader {                                            \
+  struct Handle {                                                      \
+    static constexpr const char* name = #file;                         \
+    static constexpr uint32_t buffers = (nbuffers);                    \
+    static constexpr bool per_format = (formats);                      \
+    using Push = PushType;                                             \
+  };                                                                   \
   }
-#define VKAMP_SHADER(Handle, shader, nbuffers, PushType) \
-  VKAMP_SHADER_HANDLE(Handle, shader, nbuffers, PushType, true)
-#define VKAMP_SHADER_ONE_BUILD(Handle, shader, nbuffers, PushType) \
-  VKAMP_SHADER_HANDLE(Handle, shader, nbuffers, PushType, false)
+#define VKAMP_SHADER(Handle, file, nbuffers, PushType) \
+  VKAMP_SHADER_HANDLE(Handle, file, nbuffers, PushType, true)
+#define VKAMP_SHADER_ONE_BUILD(Handle, file, nbuffers, PushType) \
+  VKAMP_SHADER_HANDLE(Handle, file, nbuffers, PushType, false)
 
 #else  // GLSL
 
 #define VKAMP_PUSH(Type) layout(push_constant) uniform Push {
 #define VKAMP_PUSH_END(Type, instance, bytes) } instance;
-#define VKAMP_SHADER(Handle, shader, nbuffers, PushType)
-#define VKAMP_SHADER_ONE_BUILD(Handle, shader, nbuffers, PushType)
+#define VKAMP_SHADER(Handle, file, nbuffers, PushType)
+#define VKAMP_SHADER_ONE_BUILD(Handle, file, nbuffers, PushType)
 
 #endif
 #endif
