@@ -69,9 +69,7 @@ function(vkamp_shader name)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)
-    # shaders/common: GLSL helpers (#include "types.glsl"); shaders/: the
-    # interface headers the engine shares (#include "interface/scale.h").
-    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common -I${VKAMP_SHADER_DIR} ${defs})
+    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common ${defs})
     add_custom_command(
       OUTPUT ${hdr}
       COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet -o ${spv} ${src}

@@ -8,7 +8,6 @@
 #include "nonfinite.glsl"
 #include "train_state.glsl"
 #include "step_codes.h"
-#include "interface/step_control.h"
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer State { TrainState st; };

@@ -1,6 +1,7 @@
 // step_control.comp (train::StepProgram): the step's decisions. It takes no
-// push constants; its buffers are the TrainState, the TrainParams and the
-// step's reductions, ring and tables.
+// push constants, so the shader has nothing to include from here; its
+// buffers are the TrainState, the TrainParams and the step's reductions,
+// ring and tables.
 #ifndef VKAMP_INTERFACE_STEP_CONTROL_H
 #define VKAMP_INTERFACE_STEP_CONTROL_H
 #include "macros.h"

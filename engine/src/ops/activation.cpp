@@ -1,7 +1,7 @@
 #include "vkamp/ops/activation.hpp"
 
-#include "op_util.hpp"
 #include "interface/activation.h"
+#include "op_util.hpp"
 
 namespace vkamp::ops {
 

@@ -1,7 +1,7 @@
 #include "vkamp/ops/add.hpp"
 
-#include "op_util.hpp"
 #include "interface/add.h"
+#include "op_util.hpp"
 #include "vkamp/ops/scale.hpp"
 
 namespace vkamp::ops {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "op_util.hpp"
 #include "interface/attention_softmax.h"
+#include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "op_util.hpp"
 #include "interface/bias_add.h"
 #include "interface/bias_grad.h"
+#include "op_util.hpp"
 
 namespace vkamp::ops {
 

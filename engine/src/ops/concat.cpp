@@ -1,7 +1,7 @@
 #include "vkamp/ops/concat.hpp"
 
-#include "op_util.hpp"
 #include "interface/concat.h"
+#include "op_util.hpp"
 
 namespace vkamp::ops {
 namespace {

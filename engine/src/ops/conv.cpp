@@ -4,9 +4,9 @@
 #include <limits>
 #include <string>
 
-#include "op_util.hpp"
 #include "interface/conv.h"
 #include "interface/conv_direct.h"
+#include "op_util.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/bias.hpp"
 #include "vkamp/ops/gemm.hpp"

@@ -1,7 +1,7 @@
 #include "vkamp/ops/convert.hpp"
 
-#include "op_util.hpp"
 #include "interface/convert.h"
+#include "op_util.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <string>
 
-#include "op_util.hpp"
 #include "interface/embedding.h"
 #include "interface/embedding_grad.h"
+#include "op_util.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {

@@ -4,10 +4,10 @@
 #include <string>
 #include <tuple>
 
-#include "op_util.hpp"
 #include "interface/layer_norm.h"
 #include "interface/layer_norm_grad.h"
 #include "interface/layer_norm_param_grad.h"
+#include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"
 

@@ -1,8 +1,8 @@
 #include "vkamp/ops/losses.hpp"
 
-#include "op_util.hpp"
 #include "interface/mse_grad.h"
 #include "interface/softmax_xent.h"
+#include "op_util.hpp"
 #include "vkamp/ops/reduce.hpp"
 
 namespace vkamp::ops {

@@ -4,8 +4,8 @@
 #include <limits>
 #include <string>
 
-#include "op_util.hpp"
 #include "interface/pool.h"
+#include "op_util.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {

@@ -1,8 +1,8 @@
 #include "vkamp/ops/reduce.hpp"
 
-#include "op_util.hpp"
 #include "interface/sum.h"
 #include "interface/sumsq.h"
+#include "op_util.hpp"
 
 namespace vkamp::ops {
 namespace {

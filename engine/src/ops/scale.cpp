@@ -1,7 +1,7 @@
 #include "vkamp/ops/scale.hpp"
 
-#include "op_util.hpp"
 #include "interface/scale.h"
+#include "op_util.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {
