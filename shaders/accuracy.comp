@@ -9,7 +9,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
 layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
 layout(std430, binding = 2) buffer Correct { uint correct[]; };
-layout(push_constant) uniform Push { uint rows; uint classes; } p;
+#include "interface/accuracy.h"
 
 void main() {
   uint r = gl_GlobalInvocationID.x;

@@ -32,7 +32,7 @@ layout(std430, binding = 4) writeonly buffer PartialSq { vec2 partial_sq[]; };  
 layout(std430, binding = 5) writeonly buffer PartialBad { uint partial_bad[]; };
 layout(std430, binding = 6) buffer Hist { uint hist[]; };  // tensors x kHistBins, zeroed by step_control
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
-layout(push_constant) uniform Push { uint n; } p;
+#include "interface/amp_check.h"
 
 shared float sq[256];
 shared int sk[256];

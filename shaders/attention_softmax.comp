@@ -12,7 +12,7 @@
 #include "row_sum.glsl"
 
 layout(std430, binding = 0) buffer Scores { sfp s[]; };
-layout(push_constant) uniform Push { uint rows; uint seq; } p;
+#include "interface/attention_softmax.h"
 
 void main() {
   uint lid = row_lane();

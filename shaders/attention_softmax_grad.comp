@@ -11,7 +11,7 @@
 
 layout(std430, binding = 0) readonly buffer Probs { sfp prob[]; };
 layout(std430, binding = 1) buffer Grad { sfp g[]; };
-layout(push_constant) uniform Push { uint rows; uint seq; } p;
+#include "interface/attention_softmax.h"
 
 void main() {
   uint lid = row_lane();

@@ -10,12 +10,7 @@
 
 layout(std430, binding = 0) readonly buffer Src { sfp src[]; };
 layout(std430, binding = 1) buffer Dst { sfp dst[]; };
-layout(push_constant) uniform Push {
-  uint rows, width;
-  uint src_cols, src_off;
-  uint dst_cols, dst_off;
-  uint accumulate;
-} p;
+#include "interface/concat.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.rows * p.width) {

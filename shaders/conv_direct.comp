@@ -14,13 +14,7 @@ layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer W { sfp w[]; };
 layout(std430, binding = 2) readonly buffer B { sfp bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
-layout(push_constant) uniform Push {
-  uint n;  // y elements: batch * out_h * out_w * out_c
-  uint in_h, in_w, in_c;
-  uint out_h, out_w, out_c;
-  uint kernel, stride, pad;
-  uvec2 by_out_c, by_out_w, by_out_h;  // fast divisors (fastdiv.glsl)
-} p;
+#include "interface/conv_direct.h"
 
 void main() {
   uint patch_len = p.kernel * p.kernel * p.in_c;

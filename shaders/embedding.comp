@@ -13,11 +13,7 @@ layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) readonly buffer Wte { sfp wte[]; };
 layout(std430, binding = 2) readonly buffer Wpe { sfp wpe[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
-layout(push_constant) uniform Push {
-  uint n;  // rows * cols
-  uint cols, seq_len, vocab;
-  uvec2 by_cols, by_seq_len;
-} p;
+#include "interface/embedding.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

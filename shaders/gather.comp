@@ -15,9 +15,7 @@ layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };  // slots x rows; unread with STAGED_ROWS
 layout(std430, binding = 2) readonly buffer Src { sfp src[]; };
 layout(std430, binding = 3) writeonly buffer Dst { sfp dst[]; };
-layout(push_constant) uniform Push {
-  uint rows, width, slots, micro;
-} p;
+#include "interface/gather.h"
 
 void main() {
   uint first = ((st.cursor + p.micro) % p.slots) * p.rows;

@@ -15,9 +15,7 @@ layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };  // unread with
 layout(std430, binding = 2) readonly buffer Src { uint src[]; };
 layout(std430, binding = 3) writeonly buffer X { uint x[]; };
 layout(std430, binding = 4) writeonly buffer Y { uint y[]; };
-layout(push_constant) uniform Push {
-  uint rows, width, slots, micro, stride;
-} p;
+#include "interface/gather_windows.h"
 
 void main() {
   uint first = ((st.cursor + p.micro) % p.slots) * p.rows;

@@ -9,7 +9,7 @@
 
 layout(std430, binding = 0) readonly buffer Grads { sfp g[]; };
 layout(std430, binding = 1) buffer GradSum { float gsum[]; };
-layout(push_constant) uniform Push { uint n; uint first; } p;
+#include "interface/grad_accumulate.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

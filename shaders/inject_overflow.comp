@@ -9,7 +9,7 @@ layout(local_size_x = 1) in;
 layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Mask { uint mask[]; };
 layout(std430, binding = 2) buffer Grads { sfp g[]; };
-layout(push_constant) uniform Push { uint steps; uint index; } p;
+#include "interface/inject_overflow.h"
 
 void main() {
   uint s = st.step;

@@ -17,7 +17,7 @@ layout(std430, binding = 1) readonly buffer Stats { vec2 mean_rstd[]; };
 layout(std430, binding = 2) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 3) writeonly buffer PartialGamma { float partial_gamma[]; };
 layout(std430, binding = 4) writeonly buffer PartialBeta { float partial_beta[]; };
-layout(push_constant) uniform Push { uint rows; uint cols; uint chunk_rows; } p;
+#include "interface/layer_norm_param_grad.h"
 
 void main() {
   uint col = gl_GlobalInvocationID.x, chunk = gl_WorkGroupID.y;

@@ -27,7 +27,7 @@ layout(std430, binding = 6) writeonly buffer Working { sfp wk[]; };
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
 // Elements [first, first + n); decay = 0 turns weight decay off there (a
 // run of biases and norm gains under --no-decay-vectors).
-layout(push_constant) uniform Push { uint first, n, decay; } p;
+#include "interface/optimizer.h"
 
 void main() {
   if (st.apply == 0u) return;

@@ -1,9 +1,10 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // out[index] = factor * sum(x[0..n)), fp32, one workgroup, fixed order.
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) buffer Out { float outv[]; };
-layout(push_constant) uniform Push { uint n; uint index; float factor; } p;
+#include "interface/sum.h"
 
 shared float acc[256];
 

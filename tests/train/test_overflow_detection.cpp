@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "interface/amp_check.h"
+#include "interface/step_control.h"
 #include "support/gpu_test.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/data/dataset.hpp"
@@ -84,16 +86,16 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
   Buffer ring(c, kRing * sizeof(StepRecord), Memory::Host);
   ring.fill(0xFFFFFFFFu);
 
-  Kernel& amp = c.kernel({"amp_check." + c.variant(fmt), 8, 4, {0}});
+  auto amp = c.kernel<shader::AmpCheckShader>(fmt, {0});
   Buffer bias_correction(c, 8);  // p.bias_table_len = 0: not read
   bias_correction.fill(0);
   Buffer lr_table(c, 4);  // p.lr_table_len = 1
   lr_table.fill(0);
-  Kernel& ctl = c.kernel({"step_control", 10, 0, {}});
+  auto ctl = c.kernel<shader::StepControlShader>();
   Sequence seq(c);
   seq.begin();
-  seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, n, {kPartials});
-  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table}, nullptr, 0, {1});
+  seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, {n}, {kPartials});
+  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table}, {1});
   seq.end();
   seq.run();
   StepRecord r;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <vulkan/vulkan.h>
 
 #include "vkamp/device_info.hpp"
@@ -76,6 +78,26 @@ class Context {
 
   // A compiled kernel, built once per spec and cached.
   Kernel& kernel(const KernelSpec& spec);
+  // The kernel of a shader declared in shaders/interface/ (VKAMP_SHADER:
+  // its name, buffer count and push constants), typed by its push
+  // constants: its build for `fmt`, plus `build` where the shader has
+  // others (".texel", ".subgroup", ".coopmat"; cmake/Shaders.cmake).
+  template <class Shader>
+    requires(Shader::per_format)
+  TypedKernel<typename Shader::Push> kernel(Format fmt, std::vector<uint32_t> constants = {},
+                                            const std::string& build = "",
+                                            std::vector<VkFormat> texel_formats = {}) {
+    return TypedKernel<typename Shader::Push>(
+        kernel({std::string(Shader::name) + "." + variant(fmt) + build, Shader::buffers,
+                TypedKernel<typename Shader::Push>::push_bytes, std::move(constants), std::move(texel_formats)}));
+  }
+  // The same for a shader built once (VKAMP_SHADER_ONE_BUILD).
+  template <class Shader>
+    requires(!Shader::per_format)
+  TypedKernel<typename Shader::Push> kernel(std::vector<uint32_t> constants = {}) {
+    return TypedKernel<typename Shader::Push>(kernel(
+        {Shader::name, Shader::buffers, TypedKernel<typename Shader::Push>::push_bytes, std::move(constants), {}}));
+  }
 
   // A memory type with `required` flags, preferring `preferred` ones too.
   uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,

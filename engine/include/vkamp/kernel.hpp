@@ -2,9 +2,13 @@
 // descriptor layout (buffers at bindings 0..n-1: storage buffers, or uniform
 // texel buffers where texel_formats names a format), push constants and
 // specialization constants (constant_id 0..k-1, 32-bit each).
+// TypedKernel: a Kernel bound to its push-constant type, as
+// Context::kernel<Shader>() returns it for a shader declared in
+// shaders/interface/ (name, buffer count and push block written once).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include <vulkan/vulkan.h>
 
@@ -50,6 +54,24 @@ class Kernel {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// A Kernel whose push constants are a `Push` (void: none). Sequence::dispatch
+// takes it only with a Push, so a kernel cannot be run with another
+// shader's block; it does not convert to Kernel&.
+template <class Push>
+class TypedKernel {
+ public:
+  static constexpr uint32_t push_bytes = [] {
+    if constexpr (std::is_void_v<Push>) return 0u;
+    else return uint32_t(sizeof(Push));
+  }();
+
+  explicit TypedKernel(Kernel& kernel) : kernel_(&kernel) {}
+  Kernel& kernel() const { return *kernel_; }
+
+ private:
+  Kernel* kernel_;
 };
 
 }  // namespace vkamp

@@ -9,15 +9,16 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include <vulkan/vulkan.h>
 
 #include "vkamp/buffer.hpp"
+#include "vkamp/kernel.hpp"
 
 namespace vkamp {
 
 class Context;
-class Kernel;
 
 struct Groups {
   uint32_t x = 1, y = 1, z = 1;
@@ -55,12 +56,21 @@ class Sequence {
 
   // Starts a new recording, dropping the previous one.
   void begin();
+  // A kernel from a KernelSpec, its push constants as raw bytes (checked
+  // only against the spec's size).
   void dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const void* push,
                 uint32_t push_bytes, Groups groups, const char* label = "");
+  // A kernel of a shader in shaders/interface/ (Context::kernel<Shader>()):
+  // its push constants are that shader's Push and no other type.
   template <class Push>
-  void dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const Push& push,
-                Groups groups, const char* label = "") {
-    dispatch(kernel, buffers, &push, sizeof(Push), groups, label);
+  void dispatch(TypedKernel<Push> kernel, std::initializer_list<BufferView> buffers,
+                const std::type_identity_t<Push>& push, Groups groups, const char* label = "") {
+    dispatch(kernel.kernel(), buffers, &push, TypedKernel<Push>::push_bytes, groups, label);
+  }
+  // One without push constants.
+  void dispatch(TypedKernel<void> kernel, std::initializer_list<BufferView> buffers, Groups groups,
+                const char* label = "") {
+    dispatch(kernel.kernel(), buffers, nullptr, 0, groups, label);
   }
   // Copies and fills recorded in order with the dispatches.
   void copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset = 0,

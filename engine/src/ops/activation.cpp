@@ -1,5 +1,6 @@
 #include "vkamp/ops/activation.hpp"
 
+#include "interface/activation.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -11,8 +12,8 @@ void run(Sequence& seq, Format fmt, Activation act, uint32_t backward, BufferVie
   detail::require("activation", "x", x, n, eb);
   detail::require("activation", "dy", dy, n, eb);
   detail::require("activation", "out", out, n, eb);
-  struct { uint32_t n; } push{n};
-  Kernel& k = detail::kernel(seq, "activation", fmt, 3, sizeof(push), {uint32_t(act), backward});
+  const shader::ActivationPush push{n};
+  auto k = detail::kernel<shader::ActivationShader>(seq, fmt, {uint32_t(act), backward});
   seq.dispatch(k, {x, dy, out}, push, {std::min(div_up(n, 256), 65535u)}, activation_name(act));
 }
 }  // namespace

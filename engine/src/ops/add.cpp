@@ -1,5 +1,6 @@
 #include "vkamp/ops/add.hpp"
 
+#include "interface/add.h"
 #include "op_util.hpp"
 #include "vkamp/ops/scale.hpp"
 
@@ -10,8 +11,8 @@ void add_forward(Sequence& seq, Format fmt, BufferView a, BufferView b, BufferVi
   detail::require("add", "a", a, n, eb);
   detail::require("add", "b", b, n, eb);
   detail::require("add", "y", y, n, eb);
-  struct { uint32_t n; } push{n};
-  Kernel& k = detail::kernel(seq, "add", fmt, 3, sizeof(push));
+  const shader::AddPush push{n};
+  auto k = detail::kernel<shader::AddShader>(seq, fmt);
   seq.dispatch(k, {a, b, y}, push, {std::min(div_up(n, 256), 65535u)}, "add");
 }
 

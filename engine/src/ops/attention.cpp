@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "interface/attention_softmax.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"
@@ -98,10 +99,10 @@ void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, 
   set_a(scores, head_columns(l, 3, 0));
   set_b(scores, head_columns(l, 3, 1));
   gemm(seq, fmt, scores, qkv, qkv, p);
-  struct { uint32_t rows, seq; } push{l.bh * t, t};
+  const shader::AttentionSoftmaxPush push{l.bh * t, t};
   const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 3);
-  seq.dispatch(detail::kernel(seq, "attention_softmax", fmt, 1, sizeof(push), {rows.thread}), {p}, push,
-               rows.groups, "attention_softmax");
+  seq.dispatch(detail::kernel<shader::AttentionSoftmaxShader>(seq, fmt, {rows.thread}), {p}, push, rows.groups,
+               "attention_softmax");
   // Y = P V, each position summing only the values it may see.
   Gemm values = per_head(l, t, hd, t);
   values.k_range = KRange::up_to_row;
@@ -137,9 +138,9 @@ void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView ke
   set_b(dvalues, head_columns(l, 1, 0));
   set_c(dvalues, head_columns(l, 3, 2));
   gemm(seq, fmt, dvalues, p, dy, dqkv);
-  struct { uint32_t rows, seq; } push{l.bh * t, t};
+  const shader::AttentionSoftmaxPush push{l.bh * t, t};
   const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 2);
-  seq.dispatch(detail::kernel(seq, "attention_softmax_grad", fmt, 2, sizeof(push), {rows.thread}), {p, dp}, push,
+  seq.dispatch(detail::kernel<shader::AttentionSoftmaxGradShader>(seq, fmt, {rows.thread}), {p, dp}, push,
                rows.groups, "attention_softmax_grad");
   // dQ = dS K / sqrt(hd) over keys j <= t; dK = dS^T Q / sqrt(hd) over queries t >= j.
   Gemm dqueries = per_head(l, t, hd, t);

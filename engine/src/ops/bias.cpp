@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "interface/bias_add.h"
+#include "interface/bias_grad.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -11,8 +13,8 @@ void bias_add_forward(Sequence& seq, Format fmt, BufferView y, BufferView b, uin
   uint32_t n = rows * cols;
   detail::require("bias_add_forward", "y", y, n, eb);
   detail::require("bias_add_forward", "bias", b, cols, eb);
-  struct { uint32_t n, cols; } push{n, cols};
-  Kernel& k = detail::kernel(seq, "bias_add", fmt, 2, sizeof(push));
+  const shader::BiasAddPush push{n, cols};
+  auto k = detail::kernel<shader::BiasAddShader>(seq, fmt);
   seq.dispatch(k, {y, b}, push, {std::min(div_up(n, 256), 65535u)}, "bias_add");
 }
 
@@ -28,10 +30,10 @@ void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, 
   detail::require("bias_add_backward", "db", db, cols, eb);
   const uint32_t chunk_rows = detail::column_sum_chunk_rows(seq.context(), rows, cols, kBiasChunkRows);
   const uint32_t chunks = std::max(1u, div_up(rows, chunk_rows));
-  struct { uint32_t rows, cols, accumulate, chunk_rows; } push{rows, cols, accumulate, chunk_rows};
+  const shader::BiasGradPush push{rows, cols, accumulate, chunk_rows};
   const uint32_t partials = chunks > 1 ? 1 : 0;
   BufferView partial = partials ? seq.scratch(size_t(chunks) * cols * sizeof(float)) : db;
-  Kernel& k = detail::kernel(seq, "bias_grad", fmt, 3, sizeof(push), {partials});
+  auto k = detail::kernel<shader::BiasGradShader>(seq, fmt, {partials});
   seq.dispatch(k, {dy, db, partial}, push, {div_up(cols, 256), chunks}, "bias_grad");
   if (partials) detail::add_partials(seq, fmt, partial, db, cols, chunks, accumulate, "bias_grad_reduce");
 }

@@ -1,22 +1,18 @@
 #include "vkamp/ops/concat.hpp"
 
+#include "interface/concat.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {
 namespace {
 
-struct ColumnCopy {
-  uint32_t rows, width;
-  uint32_t src_cols, src_off;
-  uint32_t dst_cols, dst_off;
-  uint32_t accumulate;
-};
+using ColumnCopy = shader::ConcatPush;
 
 void copy_columns(Sequence& seq, Format fmt, const ColumnCopy& c, BufferView src, BufferView dst) {
   size_t eb = format_bytes(fmt);
   detail::require("concat", "source", src, uint64_t(c.rows) * c.src_cols, eb);
   detail::require("concat", "destination", dst, uint64_t(c.rows) * c.dst_cols, eb);
-  Kernel& k = detail::kernel(seq, "concat", fmt, 2, sizeof(c));
+  auto k = detail::kernel<shader::ConcatShader>(seq, fmt);
   seq.dispatch(k, {src, dst}, c, {std::min(div_up(uint64_t(c.rows) * c.width, 256), 65535u)}, "concat");
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "interface/conv.h"
+#include "interface/conv_direct.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/bias.hpp"
@@ -23,20 +25,10 @@ std::string describe(const Conv2d& c) {
 // steps up to 2^24 past its last element: 2^31 keeps both from wrapping.
 constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
 
-// The shape as im2col.comp and col2im.comp take it (shaders/common/conv_push.glsl).
-struct ConvPush {
-  uint32_t n;
-  uint32_t in_h, in_w, in_c;
-  uint32_t out_h, out_w;
-  uint32_t kernel, stride, pad;
-  uint32_t unused = 0;
-  detail::FastDivisor by_patch, by_in_c, by_kernel, by_out_w, by_out_h, by_in_w, by_in_h, by_stride;
-};
-static_assert(sizeof(ConvPush) == 104 && offsetof(ConvPush, by_patch) == 40, "conv_push.glsl's layout");
-
-ConvPush push_for(const Conv2d& c, uint64_t n) {
+// The shape as im2col.comp and col2im.comp take it (shaders/interface/conv.h).
+shader::ConvPush push_for(const Conv2d& c, uint64_t n) {
   using detail::fast_divisor;
-  ConvPush p{};
+  shader::ConvPush p{};
   p.n = uint32_t(n);
   p.in_h = c.in_h;
   p.in_w = c.in_w;
@@ -85,8 +77,8 @@ void im2col(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView
   detail::require("im2col", "col", col, c.col_elements(), eb);
   // One thread per (output pixel, ky), each copying a run of kernel * in_c.
   const uint64_t threads = c.col_rows() * c.kernel;
-  ConvPush push = push_for(c, threads);
-  Kernel& k = detail::kernel(seq, "im2col", fmt, 2, sizeof(push));
+  const shader::ConvPush push = push_for(c, threads);
+  auto k = detail::kernel<shader::Im2colShader>(seq, fmt);
   seq.dispatch(k, {x, col}, push, groups_for(threads), "im2col");
 }
 
@@ -95,8 +87,8 @@ void col2im(Sequence& seq, Format fmt, const Conv2d& c, BufferView dcol, BufferV
   size_t eb = format_bytes(fmt);
   detail::require("col2im", "dcol", dcol, c.col_elements(), eb);
   detail::require("col2im", "dx", dx, c.input_elements(), eb);
-  ConvPush push = push_for(c, c.input_elements());
-  Kernel& k = detail::kernel(seq, "col2im", fmt, 2, sizeof(push));
+  const shader::ConvPush push = push_for(c, c.input_elements());
+  auto k = detail::kernel<shader::Col2imShader>(seq, fmt);
   seq.dispatch(k, {dcol, dx}, push, groups_for(c.input_elements()), "col2im");
 }
 
@@ -121,14 +113,10 @@ void conv2d_forward_direct(Sequence& seq, Format fmt, const Conv2d& c, BufferVie
   detail::require("conv2d_forward_direct", "w", w, c.weight_elements(), eb);
   detail::require("conv2d_forward_direct", "b", b, c.out_c, eb);
   detail::require("conv2d_forward_direct", "y", y, c.output_elements(), eb);
-  struct {
-    uint32_t n, in_h, in_w, in_c, out_h, out_w, out_c, kernel, stride, pad;
-    detail::FastDivisor by_out_c, by_out_w, by_out_h;  // at offset 40, as the shader's uvec2s
-  } push{uint32_t(c.output_elements()), c.in_h, c.in_w, c.in_c, c.out_h(), c.out_w(), c.out_c,
-         c.kernel, c.stride, c.pad, detail::fast_divisor(c.out_c), detail::fast_divisor(c.out_w()),
-         detail::fast_divisor(c.out_h())};
-  static_assert(sizeof(push) == 64, "conv_direct.comp's push constants");
-  Kernel& k = detail::kernel(seq, "conv_direct", fmt, 4, sizeof(push));
+  const shader::ConvDirectPush push{uint32_t(c.output_elements()), c.in_h, c.in_w, c.in_c, c.out_h(), c.out_w(),
+                                    c.out_c, c.kernel, c.stride, c.pad, detail::fast_divisor(c.out_c),
+                                    detail::fast_divisor(c.out_w()), detail::fast_divisor(c.out_h())};
+  auto k = detail::kernel<shader::ConvDirectShader>(seq, fmt);
   seq.dispatch(k, {x, w, b, y}, push, groups_for(c.output_elements()), "conv_direct");
 }
 

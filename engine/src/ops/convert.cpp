@@ -1,5 +1,6 @@
 #include "vkamp/ops/convert.hpp"
 
+#include "interface/convert.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -12,8 +13,8 @@ void convert(Sequence& seq, Format fmt, BufferView f32, BufferView other, uint32
   if (fmt == Format::F32) throw Error("convert: fp32 to fp32 is a copy, not a conversion");
   detail::require("convert", "fp32 buffer", f32, n, 4);
   detail::require("convert", "16-bit buffer", other, n, format_bytes(fmt));
-  struct { uint32_t n; } push{n};
-  Kernel& k = detail::kernel(seq, "convert", fmt, 2, sizeof(push), {dir});
+  const shader::ConvertPush push{n};
+  auto k = detail::kernel<shader::ConvertShader>(seq, fmt, {dir});
   seq.dispatch(k, {f32, other}, push, {std::min(div_up(n, 256), kMaxGroups)}, "convert");
 }
 

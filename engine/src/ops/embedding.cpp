@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "interface/embedding.h"
+#include "interface/embedding_grad.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -46,12 +48,8 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
   detail::require("embedding_forward", "y", y, uint64_t(rows) * cols, eb);
   uint32_t n = rows * cols;
   if (n == 0) return;
-  struct {
-    uint32_t n, cols, seq_len, vocab;
-    detail::FastDivisor by_cols, by_seq_len;
-  } push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
-  static_assert(sizeof(push) == 32, "embedding.comp's push constants");
-  Kernel& k = detail::kernel(seq, "embedding", fmt, 4, sizeof(push));
+  const shader::EmbeddingPush push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
+  auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt);
   seq.dispatch(k, {ids, wte, wpe, y}, push, {groups(n)}, "embedding");
 }
 
@@ -71,9 +69,9 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
     if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
     BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
-    struct { uint32_t n, cols, rows, seq_len, chunk_rows; } push{n, cols, rows, seq_len, kChunkRows};
+    const shader::EmbeddingGradPush push{n, cols, rows, seq_len, kChunkRows};
     const bool sc = tokens && scatter(seq.context(), vocab);
-    Kernel& k = detail::kernel(seq, "embedding_grad", fmt, 3, sizeof(push), {tokens, sc});
+    auto k = detail::kernel<shader::EmbeddingGradShader>(seq, fmt, {tokens, sc});
     seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : groups(n), chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
     detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,

@@ -159,7 +159,7 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   if (epilogue.preact) detail::require("gemm", "preact", *epilogue.preact, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
   // kc (split-k) and the texel views' lead are the path's to fill in.
-  detail::GemmPush push{g.m, g.n, g.k, g.alpha, g.accumulate, 0,
+  shader::GemmPush push{g.m, g.n, g.k, g.alpha, g.accumulate, 0,
                         uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
                         uint32_t(pa.first), uint32_t(pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
                         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
@@ -201,18 +201,18 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
   const bool bias_here = epilogue.bias && !split;
   std::vector<uint32_t> constants{g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn,
                                   sg_a, batched, uint32_t(g.k_range), bias_here, act};
-  Kernel& kern = texel ? detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, ".texel",
-                                        {operand_texel_format(fmt), operand_texel_format(fmt)})
-                       : detail::kernel(seq, "gemm", fmt, 6, sizeof(push), constants, sg_a ? ".subgroup" : "");
+  auto kern = texel ? detail::kernel<shader::GemmShader>(seq, fmt, constants, ".texel",
+                                                         {operand_texel_format(fmt), operand_texel_format(fmt)})
+                    : detail::kernel<shader::GemmShader>(seq, fmt, constants, sg_a ? ".subgroup" : "");
   detail::dispatch_gemm(seq, fmt, g, kern, push, div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()),
                         plan.splits, a, b, c, epilogue, "gemm");
 }
 
 namespace detail {
 
-void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, Kernel& kern, GemmPush push, uint32_t tiles_n,
-                   uint32_t tiles_m, uint32_t splits, BufferView a, BufferView b, BufferView c,
-                   const GemmEpilogue& epilogue, const char* label) {
+void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader::GemmPush> kern,
+                   shader::GemmPush push, uint32_t tiles_n, uint32_t tiles_m, uint32_t splits, BufferView a,
+                   BufferView b, BufferView c, const GemmEpilogue& epilogue, const char* label) {
   // Bindings the shader does not touch (no bias, no z, no split) hold C.
   const BufferView bias = epilogue.bias.value_or(c), preact = epilogue.preact.value_or(c);
   Groups groups{tiles_n, tiles_m, splits};

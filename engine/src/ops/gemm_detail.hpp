@@ -1,9 +1,9 @@
-// What gemm.cpp and gemm_mma.cpp share: the push constants of gemm.comp and
-// gemm_mma.comp (shaders/common/gemm_common.glsl's Push), the split-k rule
-// and the dispatch.
+// What gemm.cpp and gemm_mma.cpp share: the split-k rule and the dispatch.
+// Their push constants are shaders/interface/gemm.h's GemmPush.
 #pragma once
 #include <cstdint>
 
+#include "interface/gemm.h"
 #include "vkamp/kernel.hpp"
 #include "vkamp/ops/gemm.hpp"
 
@@ -12,15 +12,6 @@ namespace vkamp::ops::detail {
 // Workgroups a product should have before its k is split: enough for every
 // core of a CPU driver and every multiprocessor of a large GPU.
 constexpr uint32_t kBusyGroups = 128;
-
-struct GemmPush {
-  uint32_t m, n, k;
-  float alpha;
-  uint32_t accumulate, kc, sa, sb, sc, z0;
-  uint32_t a_first, b_first, c_first, lda, ldb, ldc;
-  uint32_t inner, a_outer, b_outer, c_outer, keep_z;
-};
-static_assert(sizeof(GemmPush) == 21 * 4, "laid out as gemm_common.glsl's Push");
 
 // k cut into `splits` slices of `k_chunk` (a multiple of `align`), when a
 // single product's `groups` workgroups are too few to keep the device busy
@@ -32,13 +23,13 @@ void plan_split_k(const Gemm& g, uint64_t groups, uint32_t align, uint32_t& spli
 // `splits`): a batch along z, 65535 products (the guaranteed
 // maxComputeWorkGroupCount) per dispatch; a split product into fp32
 // partials that gemm_reduce.comp adds, running the epilogue.
-void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, Kernel& kern, GemmPush push, uint32_t tiles_n,
-                   uint32_t tiles_m, uint32_t splits, BufferView a, BufferView b, BufferView c,
-                   const GemmEpilogue& epilogue, const char* label);
+void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader::GemmPush> kern,
+                   shader::GemmPush push, uint32_t tiles_n, uint32_t tiles_m, uint32_t splits, BufferView a,
+                   BufferView b, BufferView c, const GemmEpilogue& epilogue, const char* label);
 
 // gemm() on the tensor-core GEMM (gemm_mma.comp), with push filled in but
 // for kc.
-void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, GemmPush push, BufferView a, BufferView b, BufferView c,
-              const GemmEpilogue& epilogue);
+void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, shader::GemmPush push, BufferView a, BufferView b,
+              BufferView c, const GemmEpilogue& epilogue);
 
 }  // namespace vkamp::ops::detail

@@ -4,6 +4,9 @@
 #include <string>
 #include <tuple>
 
+#include "interface/layer_norm.h"
+#include "interface/layer_norm_grad.h"
+#include "interface/layer_norm_param_grad.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"
@@ -33,9 +36,9 @@ void layer_norm_forward(Sequence& seq, Format fmt, BufferView x, BufferView gamm
   detail::require("layer_norm_forward", "beta", beta, cols, eb);
   detail::require("layer_norm_forward", "y", y, uint64_t(rows) * cols, eb);
   if (rows == 0) return;
-  struct { uint32_t rows, cols; float eps; } push{rows, cols, eps};
+  const shader::LayerNormPush push{rows, cols, eps};
   const detail::RowPlan plan = detail::row_plan(seq.context(), rows, cols, 3);
-  Kernel& k = detail::kernel(seq, "layer_norm", fmt, 5, sizeof(push), {plan.thread});
+  auto k = detail::kernel<shader::LayerNormShader>(seq, fmt, {plan.thread});
   seq.dispatch(k, {x, gamma, beta, y, mean_rstd}, push, plan.groups, "layer_norm");
 }
 
@@ -47,9 +50,9 @@ void layer_norm_backward_input(Sequence& seq, Format fmt, BufferView x, BufferVi
   detail::require("layer_norm_backward_input", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("layer_norm_backward_input", "dx", dx, uint64_t(rows) * cols, eb);
   if (rows == 0) return;
-  struct { uint32_t rows, cols, accumulate; } push{rows, cols, accumulate};
+  const shader::LayerNormGradPush push{rows, cols, accumulate};
   const detail::RowPlan plan = detail::row_plan(seq.context(), rows, cols, 2);
-  Kernel& k = detail::kernel(seq, "layer_norm_grad", fmt, 5, sizeof(push), {plan.thread});
+  auto k = detail::kernel<shader::LayerNormGradShader>(seq, fmt, {plan.thread});
   seq.dispatch(k, {x, gamma, mean_rstd, dy, dx}, push, plan.groups, "layer_norm_grad");
 }
 
@@ -69,8 +72,8 @@ void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferV
     throw Error("layer_norm_backward_params: more than " + std::to_string(65535ull * kChunkRows) + " rows");
   BufferView pg = seq.scratch(size_t(chunks) * cols * sizeof(float));
   BufferView pb = seq.scratch(size_t(chunks) * cols * sizeof(float));
-  struct { uint32_t rows, cols, chunk_rows; } push{rows, cols, chunk_rows};
-  Kernel& k = detail::kernel(seq, "layer_norm_param_grad", fmt, 5, sizeof(push));
+  const shader::LayerNormParamGradPush push{rows, cols, chunk_rows};
+  auto k = detail::kernel<shader::LayerNormParamGradShader>(seq, fmt);
   seq.dispatch(k, {x, mean_rstd, dy, pg, pb}, push, {div_up(cols, 256), chunks}, "layer_norm_param_grad");
   detail::add_partials(seq, fmt, pg, dgamma, cols, chunks, accumulate_gamma, "layer_norm_param_reduce");
   detail::add_partials(seq, fmt, pb, dbeta, cols, chunks, accumulate_beta, "layer_norm_param_reduce");

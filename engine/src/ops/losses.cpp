@@ -1,5 +1,7 @@
 #include "vkamp/ops/losses.hpp"
 
+#include "interface/mse_grad.h"
+#include "interface/softmax_xent.h"
 #include "op_util.hpp"
 #include "vkamp/ops/reduce.hpp"
 
@@ -11,8 +13,8 @@ void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferVi
   detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, format_bytes(fmt));
   detail::require("softmax_xent_forward", "labels", labels, rows, 4);
   detail::require("softmax_xent_forward", "row_loss", row_loss, rows, 4);
-  struct { uint32_t rows, classes; } push{rows, classes};
-  Kernel& k = detail::kernel(seq, "softmax_xent", fmt, 3, sizeof(push));
+  const shader::SoftmaxXentPush push{rows, classes};
+  auto k = detail::kernel<shader::SoftmaxXentShader>(seq, fmt);
   seq.dispatch(k, {logits, labels, row_loss}, push, {div_up(rows, 64)}, "softmax_xent");
   sum_f32(seq, row_loss, rows, loss, out_index, 1.0f / float(rows));
 }
@@ -24,8 +26,8 @@ void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferV
   detail::require("softmax_xent_backward", "labels", labels, rows, 4);
   detail::require("softmax_xent_backward", "scale", scale, 1, 4);
   detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(rows) * classes, eb);
-  struct { uint32_t rows, classes; } push{rows, classes};
-  Kernel& k = detail::kernel(seq, "softmax_xent_grad", fmt, 4, sizeof(push));
+  const shader::SoftmaxXentPush push{rows, classes};
+  auto k = detail::kernel<shader::SoftmaxXentGradShader>(seq, fmt);
   seq.dispatch(k, {logits, labels, scale, dlogits}, push, {div_up(rows, 64)}, "softmax_xent_grad");
 }
 
@@ -41,8 +43,8 @@ void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferV
   detail::require("mse_backward", "t", t, n, eb);
   detail::require("mse_backward", "scale", scale, 1, 4);
   detail::require("mse_backward", "dy", dy, n, eb);
-  struct { uint32_t n; } push{n};
-  Kernel& k = detail::kernel(seq, "mse_grad", fmt, 4, sizeof(push));
+  const shader::MseGradPush push{n};
+  auto k = detail::kernel<shader::MseGradShader>(seq, fmt);
   seq.dispatch(k, {y, t, scale, dy}, push, {std::min(div_up(n, 256), 65535u)}, "mse_grad");
 }
 

@@ -4,25 +4,18 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "interface/gemm_reduce.h"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
 
 namespace vkamp::ops::detail {
 
-Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants, const std::string& variant,
-               std::vector<VkFormat> texel_formats) {
-  Context& ctx = seq.context();
-  return ctx.kernel({shader + "." + ctx.variant(fmt) + variant, buffers, push_bytes, std::move(constants),
-                     std::move(texel_formats)});
-}
-
 void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
                   bool accumulate, const char* label, const GemmEpilogue& epilogue, uint32_t cols) {
-  struct { uint32_t count, splits, accumulate, cols, keep_z; } push{count, splits, accumulate ? 1u : 0u,
-                                                                    std::max(cols, 1u), epilogue.preact.has_value()};
+  const shader::GemmReducePush push{count, splits, accumulate ? 1u : 0u, std::max(cols, 1u),
+                                    epilogue.preact.has_value()};
   const uint32_t act = epilogue.act ? uint32_t(*epilogue.act) : 0;  // gemm_reduce.comp's ACT; 0 none
-  Kernel& reduce = kernel(seq, "gemm_reduce", fmt, 4, sizeof(push), {epilogue.bias.has_value(), act});
+  auto reduce = kernel<shader::GemmReduceShader>(seq, fmt, {epilogue.bias.has_value(), act});
   // Bindings the shader does not touch (no bias, no z) hold out.
   seq.dispatch(reduce, {partial, out, epilogue.bias.value_or(out), epilogue.preact.value_or(out)}, push,
                {std::min(div_up(count, 256), 65535u)}, label);

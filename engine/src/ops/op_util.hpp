@@ -3,8 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "interface/macros.h"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/kernel.hpp"
@@ -13,12 +15,15 @@
 
 namespace vkamp::ops::detail {
 
-// The kernel "<shader>.<variant of fmt>" with these buffers/push/constants.
-// `variant` picks a build of the shader such as ".subgroup" (cmake/Shaders.cmake).
+// The kernel of `Shader` (a handle from shaders/interface/, such as
+// shader::ScaleShader) for fmt, with these specialization constants.
+// `build` picks a build of the shader such as ".subgroup" (cmake/Shaders.cmake).
 // `texel_formats` makes bindings uniform texel buffers (KernelSpec).
-Kernel& kernel(Sequence& seq, const std::string& shader, Format fmt, uint32_t buffers,
-               uint32_t push_bytes, std::vector<uint32_t> constants = {}, const std::string& variant = "",
-               std::vector<VkFormat> texel_formats = {});
+template <class Shader>
+TypedKernel<typename Shader::Push> kernel(Sequence& seq, Format fmt, std::vector<uint32_t> constants = {},
+                                          const std::string& build = "", std::vector<VkFormat> texel_formats = {}) {
+  return seq.context().kernel<Shader>(fmt, std::move(constants), build, std::move(texel_formats));
+}
 
 // A kernel path: `by_default`, unless the environment variable `var` is set
 // (VKAMP_ROW_KERNEL=thread|group and the like, for tests and benchmarks);
@@ -54,12 +59,9 @@ void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out,
 
 // The multiplier and shifts with which fast_div() in
 // shaders/common/fastdiv.glsl divides by d >= 1 (Granlund and Montgomery
-// 1994, figure 4.1: exact for every 32-bit dividend). Laid out as the
-// shader's uvec2.
-struct FastDivisor {
-  uint32_t mul = 0;
-  uint32_t shifts = 0;  // shift1 | shift2 << 1
-};
+// 1994, figure 4.1: exact for every 32-bit dividend), as the shader's uvec2:
+// x the multiplier, y shift1 | shift2 << 1.
+using FastDivisor = shader::uvec2;
 FastDivisor fast_divisor(uint32_t d);
 
 }  // namespace vkamp::ops::detail

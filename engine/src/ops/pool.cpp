@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "interface/pool.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -19,19 +20,10 @@ std::string describe(const Pool2d& p) {
 // As in conv.cpp: 32-bit indices and grid-stride loops that must not wrap.
 constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
 
-// The shape as pool.comp and pool_grad.comp take it (shaders/common/pool_push.glsl).
-struct PoolPush {
-  uint32_t n;
-  uint32_t in_h, in_w, channels;
-  uint32_t out_h, out_w;
-  uint32_t window, stride;
-  detail::FastDivisor by_channels, by_out_w, by_out_h, by_in_w, by_in_h, by_stride;
-};
-static_assert(sizeof(PoolPush) == 80 && offsetof(PoolPush, by_channels) == 32, "pool_push.glsl's layout");
-
-PoolPush push_for(const Pool2d& p, uint64_t n) {
+// The shape as pool.comp and pool_grad.comp take it (shaders/interface/pool.h).
+shader::PoolPush push_for(const Pool2d& p, uint64_t n) {
   using detail::fast_divisor;
-  PoolPush q{};
+  shader::PoolPush q{};
   q.n = uint32_t(n);
   q.in_h = p.in_h;
   q.in_w = p.in_w;
@@ -81,8 +73,8 @@ void pool2d_forward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, Bu
   size_t eb = format_bytes(fmt);
   detail::require("pool2d_forward", "x", x, p.input_elements(), eb);
   detail::require("pool2d_forward", "y", y, p.output_elements(), eb);
-  PoolPush push = push_for(p, p.output_elements());
-  Kernel& k = detail::kernel(seq, "pool", fmt, 2, sizeof(push), {uint32_t(p.kind)});
+  const shader::PoolPush push = push_for(p, p.output_elements());
+  auto k = detail::kernel<shader::PoolShader>(seq, fmt, {uint32_t(p.kind)});
   seq.dispatch(k, {x, y}, push, groups_for(p.output_elements()), label(p, false));
 }
 
@@ -95,8 +87,8 @@ void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, B
   detail::require("pool2d_backward", "dx", dx, p.input_elements(), eb);
   const bool windows = per_window(p);
   const uint64_t threads = windows ? p.output_elements() : p.input_elements();
-  PoolPush push = push_for(p, threads);
-  Kernel& k = detail::kernel(seq, "pool_grad", fmt, 3, sizeof(push), {uint32_t(p.kind), uint32_t(windows)});
+  const shader::PoolPush push = push_for(p, threads);
+  auto k = detail::kernel<shader::PoolGradShader>(seq, fmt, {uint32_t(p.kind), uint32_t(windows)});
   seq.dispatch(k, {x, dy, dx}, push, groups_for(threads), label(p, true));
 }
 

@@ -1,5 +1,7 @@
 #include "vkamp/ops/reduce.hpp"
 
+#include "interface/sum.h"
+#include "interface/sumsq.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -19,8 +21,8 @@ void sum_squares(Sequence& seq, Format fmt, BufferView x, const BufferView* targ
   if (target) detail::require("sum_squares", "target", *target, n, eb);
   uint32_t groups = partial_count(n);
   detail::require("sum_squares", "scratch", scratch, groups, 4);
-  struct { uint32_t n; } push{n};
-  Kernel& k = detail::kernel(seq, "sumsq", fmt, 3, sizeof(push), {target ? 1u : 0u});
+  const shader::SumsqPush push{n};
+  auto k = detail::kernel<shader::SumsqShader>(seq, fmt, {target ? 1u : 0u});
   seq.dispatch(k, {x, target ? *target : x, scratch}, push, {groups}, "sumsq");
   sum_f32(seq, scratch, groups, out, out_index, factor);
 }
@@ -28,8 +30,8 @@ void sum_squares(Sequence& seq, Format fmt, BufferView x, const BufferView* targ
 void sum_f32(Sequence& seq, BufferView x, uint32_t n, BufferView out, uint32_t out_index, float factor) {
   detail::require("sum_f32", "x", x, n, 4);
   detail::require("sum_f32", "out", out, uint64_t(out_index) + 1, 4);
-  struct { uint32_t n, index; float factor; } push{n, out_index, factor};
-  Kernel& k = seq.context().kernel({"sum", 2, sizeof(push), {}});
+  const shader::SumPush push{n, out_index, factor};
+  auto k = seq.context().kernel<shader::SumShader>();
   seq.dispatch(k, {x, out}, push, {1}, "sum");
 }
 

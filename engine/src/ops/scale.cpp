@@ -1,5 +1,6 @@
 #include "vkamp/ops/scale.hpp"
 
+#include "interface/scale.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -11,8 +12,8 @@ void scale(Sequence& seq, Format fmt, BufferView x, BufferView y, uint32_t n, fl
   detail::require("scale", "x", x, n, eb);
   detail::require("scale", "y", y, n, eb);
   if (by != ScaleBy::Constant && !s) throw Error("scale: a buffer scale needs the scale buffer");
-  struct { uint32_t n; float factor; } push{n, factor};
-  Kernel& k = detail::kernel(seq, "scale", fmt, 3, sizeof(push), {uint32_t(by)});
+  const shader::ScalePush push{n, factor};
+  auto k = detail::kernel<shader::ScaleShader>(seq, fmt, {uint32_t(by)});
   // The constant form still binds a buffer; x is as good as any.
   BufferView sv = s ? BufferView(*s) : x;
   seq.dispatch(k, {x, y, sv}, push, {std::min(div_up(n, 256), 65535u)}, "scale");

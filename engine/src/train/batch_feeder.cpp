@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "interface/gather.h"
+#include "interface/gather_windows.h"
 #include "vkamp/error.hpp"
 
 namespace vkamp::train {
 namespace {
 
-struct GatherPush {
-  uint32_t rows, width, slots, micro;
-};
+using shader::GatherPush;
 
 bool keep_on_gpu(const config::TrainConfig& cfg, const Context& ctx, uint64_t set_bytes) {
   switch (cfg.data_on_gpu) {
@@ -145,16 +145,16 @@ void BatchFeeder::record_gather(Sequence& seq, Buffer& state, uint32_t micro) {
   Buffer& src_y = resident_ ? *data_y_ : *stage_y_;
   auto groups = [](uint64_t n) { return std::min<uint32_t>(uint32_t(div_up(n, 256)), 65535u); };
   if (windows()) {
-    struct { uint32_t rows, width, slots, micro, stride; } push{B, features_, slots_, micro, stride_};
-    Kernel& k = ctx.kernel({"gather_windows", 5, sizeof(push), {staged_rows}});
+    const shader::GatherWindowsPush push{B, features_, slots_, micro, stride_};
+    auto k = ctx.kernel<shader::GatherWindowsShader>({staged_rows});
     seq.dispatch(k, {state, ids, src_x, *batch_x_, *batch_y_}, push, {groups(uint64_t(B) * features_)},
                  "gather_windows");
     return;
   }
   // uint32 rows (labels, token ids) are copied by gather_labels; values in
   // the storage format by gather.
-  Kernel& gather = ctx.kernel({"gather." + ctx.variant(fmt_), 4, sizeof(GatherPush), {staged_rows}});
-  Kernel& gather_u32 = ctx.kernel({"gather_labels", 4, sizeof(GatherPush), {staged_rows}});
+  auto gather = ctx.kernel<shader::GatherShader>(fmt_, {staged_rows});
+  auto gather_u32 = ctx.kernel<shader::GatherLabelsShader>({staged_rows});
   GatherPush gx{B, features_, slots_, micro};
   seq.dispatch(layout_.ids ? gather_u32 : gather, {state, ids, src_x, *batch_x_}, gx,
                {groups(uint64_t(B) * features_)}, "gather");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "interface/accuracy.h"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
@@ -110,13 +111,13 @@ double Evaluator::correct_in(const data::HostData& data) {
   Buffer x = upload_inputs(data.x);
   Buffer y = upload_labels(data);
   Buffer correct(ctx_, 4);
-  Kernel& k = ctx_.kernel({"accuracy." + ctx_.variant(model_.format()), 3, 8, {}});
+  auto k = ctx_.kernel<shader::AccuracyShader>(model_.format());
   Sequence seq(ctx_);
   seq.begin();
   seq.fill(correct, 0);
   record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
     seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
-    struct { uint32_t rows, classes; } push{rows * P, C};
+    const shader::AccuracyPush push{rows * P, C};
     seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows * P, 64)}, "accuracy");
   });
   seq.end();

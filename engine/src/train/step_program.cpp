@@ -4,6 +4,11 @@
 #include <cstddef>
 #include <string>
 
+#include "interface/amp_check.h"
+#include "interface/grad_accumulate.h"
+#include "interface/inject_overflow.h"
+#include "interface/optimizer.h"
+#include "interface/step_control.h"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
@@ -114,7 +119,6 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
 }
 
 void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
-  const std::string v = ctx_.variant(fmt_);
   const uint32_t total = model_.param_elements();
   feeder_.record_gather(seq, params_.state(), m);
   model_.record_forward(seq, feeder_.batch_x(), batch_);
@@ -126,32 +130,31 @@ void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
   // Injected into the first micro-batch's 16-bit gradient, so the inf must
   // survive the accumulation of the others to be caught.
   if (m == 0 && injects_) {
-    struct { uint32_t steps, index; } push{max_attempts_, model_.tensors()[0].offset};
-    Kernel& k = ctx_.kernel({"inject_overflow." + v, 3, sizeof(push), {}});
+    const shader::InjectOverflowPush push{max_attempts_, model_.tensors()[0].offset};
+    auto k = ctx_.kernel<shader::InjectOverflowShader>(fmt_);
     seq.dispatch(k, {params_.state(), *inject_mask_, model_.grads()}, push, {1}, "inject_overflow");
   }
   if (accumulated_) {
-    struct { uint32_t n, first; } ap{total, m == 0 ? 1u : 0u};
-    Kernel& k = ctx_.kernel({"grad_accumulate." + v, 2, sizeof(ap), {}});
+    const shader::GradAccumulatePush ap{total, m == 0 ? 1u : 0u};
+    auto k = ctx_.kernel<shader::GradAccumulateShader>(fmt_);
     seq.dispatch(k, {model_.grads(), *grad_sum_}, ap, {std::min(div_up(total, 256), 65535u)}, "grad_accumulate");
   }
 }
 
 void StepProgram::record_decision_and_update(Sequence& seq) {
   const uint32_t total = model_.param_elements();
-  const std::string v = ctx_.variant(fmt_);
   Buffer &state = params_.state(), &prm = params_.params();
-  struct { uint32_t n; } np{total};
+  const shader::AmpCheckPush np{total};
   const uint32_t accumulated = accumulated_ ? 1 : 0;  // ACCUMULATED: read the fp32 sum
-  Kernel& amp = ctx_.kernel({"amp_check." + v, 8, sizeof(np), {accumulated}});
+  auto amp = ctx_.kernel<shader::AmpCheckShader>(fmt_, {accumulated});
   seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_},
                np, {partials_}, "amp_check");
-  Kernel& ctl = ctx_.kernel({"step_control", 10, 0, {}});
+  auto ctl = ctx_.kernel<shader::StepControlShader>();
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
                      ring_.records(), params_.bias_corrections(), params_.lr_table()},
-               nullptr, 0, {1}, "step_control");
-  struct { uint32_t first, n, decay; } op{};
-  Kernel& optk = ctx_.kernel({"optimizer." + v, 8, sizeof(op), {optimizer_code(optimizer_), accumulated}});
+               {1}, "step_control");
+  shader::OptimizerPush op{};
+  auto optk = ctx_.kernel<shader::OptimizerShader>(fmt_, {optimizer_code(optimizer_), accumulated});
   for (const DecayRun& run : decay_runs_) {
     op = {run.first, run.end - run.first, run.decay ? 1u : 0u};
     seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),

@@ -1,0 +1,13 @@
+// scale.comp (ops::scale): y = x * factor * {1, s, 1/s}.
+#ifndef VKAMP_INTERFACE_SCALE_H
+#define VKAMP_INTERFACE_SCALE_H
+#include "macros.h"
+
+VKAMP_PUSH(ScalePush)
+  uint n;
+  float factor;
+VKAMP_PUSH_END(ScalePush, p, 8)
+
+VKAMP_SHADER(ScaleShader, scale, 3, ScalePush)  // x, y, s
+
+#endif
