@@ -69,6 +69,45 @@ float act_gelu_grad(float v) {
   return 0.5 * p.one_plus_t + 0.5 * v * p.sech2 * kGeluC * (1.0 + 3.0 * kGeluA * min(v * v, 1e6));
 }
 
+// s = sigmoid(v) = 1 / (1 + e^-v) and 1 - s, from e = exp(-|v|) in (0, 1]
+// (0 at +-inf, taken on the bits): 1 / (1 + e) and e / (1 + e), whichever
+// side of 0 v is on, so neither overflows nor cancels. -|v| can reach
+// exp's underflow (|v| > 87 in fp32): e, s and 1 - s then go to 0 (or a
+// subnormal), never to NaN.
+struct SigmoidParts {
+  float s, one_minus_s;
+};
+SigmoidParts sigmoid_parts(float v) {
+  float e = is_inf_bits(v) ? 0.0 : exp(-abs(v)), r = 1.0 / (1.0 + e);
+  SigmoidParts p;
+  p.s = v < 0.0 ? e * r : r;
+  p.one_minus_s = v < 0.0 ? r : e * r;
+  return p;
+}
+
+// A NaN v is returned on its bits (sigmoid_parts compares v with 0).
+float act_sigmoid(float v) { return is_nan_bits(v) ? v : sigmoid_parts(v).s; }
+float act_sigmoid_grad(float v) {
+  SigmoidParts p = sigmoid_parts(v);
+  return is_nan_bits(v) ? v : p.s * p.one_minus_s;
+}
+
+// SiLU(v) = v s, SiLU'(v) = s (1 + v (1 - s)). At +-inf they are what
+// PyTorch computes: SiLU(inf) = inf, SiLU(-inf) = -inf * 0 = NaN, and SiLU'
+// is NaN at both (v (1 - s) is inf * 0); chosen on the bits. For finite v,
+// v (1 - s) is finite: 1 - s <= 1, and it is 0 where |v| is large and positive.
+float act_silu(float v) {
+  if (is_nan_bits(v)) return v;
+  if (is_inf_bits(v)) return v > 0.0 ? v : quiet_nan();
+  return v * sigmoid_parts(v).s;
+}
+float act_silu_grad(float v) {
+  if (is_nan_bits(v)) return v;
+  if (is_inf_bits(v)) return quiet_nan();
+  SigmoidParts p = sigmoid_parts(v);
+  return p.s * (1.0 + v * p.one_minus_s);
+}
+
 // y = f(v) in fp32 for any code (ACT_NONE: v). ACT is a specialization
 // constant in every caller: the chain folds to one call.
 float activate(uint act, float v) {

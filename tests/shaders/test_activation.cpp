@@ -33,11 +33,12 @@ std::vector<double> reference(Act act, const std::vector<float>& x, const std::v
   return out;
 }
 
-// Where f' crosses zero as two of its terms cancel (GELU at -0.7518): fp32
-// keeps a small absolute error there but no relative one, and at n = 1 that
-// element is the whole NMSE. NaN: nowhere.
+// Where f' crosses zero as two of its terms cancel (GELU at -0.7518, SiLU at
+// -1.2785): fp32 keeps a small absolute error there but no relative one,
+// and at n = 1 that element is the whole NMSE. NaN: nowhere.
 double cancelling_root(Act act) {
   if (act == Act::GELU) return -0.7518;
+  if (act == Act::SiLU) return -1.2785;
   return kNan;
 }
 
@@ -77,6 +78,9 @@ class Activation : public GpuTestP<FormatSize> {
     // The others run in fp32 and round once to the format: 1 ulp. In fp32
     // itself, exp's error and e^(-2|u|) turning u's rounding into a relative
     // error 2|u| times larger (11 for GELU at x = -4) reach 28 ulps: 32.
+    // Sigmoid and SiLU take exp(-|x|) of the exact x and round two or three
+    // times more (SiLU' where its terms half cancel, 0.1 from its root,
+    // about 30): within the same 32.
     return nmse_bound(fmt(), fmt() == Format::F32 ? 32 : 1);
   }
 
@@ -113,7 +117,7 @@ class Activation : public GpuTestP<FormatSize> {
     std::vector<float> fp = run(Format::F32, act, plus, nullptr), fm = run(Format::F32, act, minus, nullptr);
     std::vector<float> dx = run(fmt(), act, x, &dy);
     // Measured against |dy|: f' is O(1) for all of them (a relative measure
-    // would blow up where GELU' crosses zero). Truncation
+    // would blow up where GELU' or SiLU' crosses zero). Truncation
     // (h^2/6 |f'''|) and the F32 forward's rounding (a few ulps over 2h)
     // stay below 1e-4 of f': allow 1e-8, far below any formula mistake; dx
     // rounds once (1 ulp).
@@ -153,9 +157,9 @@ TEST_P(Activation, InPlace) {
 TEST_P(Activation, InfNanAndSaturation) {
   const double max = format_max(fmt());
   // (x, dy) pairs: non-finite and extreme x with an ordinary dy (+-100 and
-  // +-1000 are where a naive e^-x or e^x overflows in fp32: an activation
-  // saturates there, never NaN), then non-finite dy at x on each side of 0
-  // and at 0.
+  // +-1000 are where a naive e^-x or e^x overflows in fp32, and sigmoid and
+  // SiLU must give 0, 1 or x, never NaN), then non-finite dy at x on each
+  // side of 0 and at 0.
   const std::pair<double, double> cases[] = {
       {kInf, 1.5},   {-kInf, 1.5},  {kNan, 1.5},  {max, 1.5},    {-max, 1.5},   {0.0, 1.5},    {-0.0, -1.5},
       {1.5, kNan},   {-1.5, kNan},  {0.0, kNan},  {1.5, kInf},   {-1.5, kInf},  {0.0, -kInf},  {-kInf, kInf},
@@ -178,6 +182,34 @@ TEST_P(Activation, GradientCheck) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Activation, all_formats_and_sizes(), format_size_name);
+
+// The values users check first, exactly where the definitions give them
+// exactly: sigmoid(0) = 1/2, sigmoid(+-inf) = 1 and 0, sigmoid(-100) is 0
+// or a subnormal (never NaN), SiLU(0) = 0, SiLU(inf) = inf, and PyTorch's
+// NaN for SiLU(-inf) = -inf * 0.
+class ActivationValues : public GpuTest {};
+
+TEST_F(ActivationValues, SigmoidAndSiluAtTheirLandmarks) {
+  std::vector<float> x = {0.0f, float(kInf), float(-kInf), -100.0f, 100.0f, float(kNan)};
+  auto run = [&](Act act) {
+    Buffer xb = upload(ctx(), Format::F32, x), out = poisoned(ctx(), Format::F32, x.size());
+    run_once([&](Sequence& seq) { ops::activation_forward(seq, Format::F32, act, xb, out, uint32_t(x.size())); });
+    return download(out, Format::F32, x.size());
+  };
+  std::vector<float> s = run(Act::Sigmoid), silu = run(Act::SiLU);
+  EXPECT_EQ(s[0], 0.5f);
+  EXPECT_EQ(s[1], 1.0f);
+  EXPECT_EQ(s[2], 0.0f);
+  EXPECT_TRUE(s[3] >= 0.0f && s[3] < 1e-40f) << s[3];
+  EXPECT_EQ(s[4], 1.0f);
+  EXPECT_TRUE(std::isnan(s[5]));
+  EXPECT_EQ(silu[0], 0.0f);
+  EXPECT_EQ(silu[1], float(kInf));
+  EXPECT_TRUE(std::isnan(silu[2])) << silu[2];
+  EXPECT_TRUE(silu[3] <= 0.0f && silu[3] > -1e-38f) << silu[3];
+  EXPECT_EQ(silu[4], 100.0f);
+  EXPECT_TRUE(std::isnan(silu[5]));
+}
 
 }  // namespace
 }  // namespace vkamp::test

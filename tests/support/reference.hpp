@@ -16,11 +16,12 @@ double decode_reference(Format fmt, uint16_t bits);
 double round_reference(Format fmt, double x);
 
 // An activation f(x) and its derivative f'(x), from the definitions (GELU
-// in its tanh form). At +-inf, ReLU and tanh give what their formulas give
-// in IEEE arithmetic, as PyTorch 1.13 does. GELU takes its limits
-// (GELU(-inf) = GELU'(-inf) = 0, where PyTorch gives NaN). NaN gives NaN;
-// ReLU's derivative is 0 at its kink. A new activation needs its case in
-// both.
+// in its tanh form). At +-inf, ReLU, tanh, sigmoid and SiLU give what
+// their formulas give in IEEE arithmetic, as PyTorch 1.13 does: NaN where
+// that is inf * 0 (SiLU(-inf), SiLU' at both ends), the limits elsewhere.
+// GELU takes its limits (GELU(-inf) = GELU'(-inf) = 0, where PyTorch gives
+// NaN). NaN gives NaN; ReLU's derivative is 0 at its kink. A new activation
+// needs its case in both.
 double activation_reference(ops::Activation act, double x);
 double activation_grad_reference(ops::Activation act, double x);
 

@@ -24,6 +24,8 @@
 #define VKAMP_ACTIVATIONS(X)            \
   X(ReLU, RELU, 1u, relu, 'r')          \
   X(GELU, GELU, 2u, gelu, 'g')          \
-  X(Tanh, TANH, 3u, tanh, 't')
+  X(Tanh, TANH, 3u, tanh, 't')          \
+  X(Sigmoid, SIGMOID, 4u, sigmoid, 'i') \
+  X(SiLU, SILU, 5u, silu, 'w')
 
 #endif
