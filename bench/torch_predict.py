@@ -32,7 +32,8 @@ def read_safetensors(path):
 
 def sequential_for(model, tensors):
     """'6-64r-64r-3' -> Linear, ReLU, Linear, ReLU, Linear, with fcN's weights."""
-    acts = {"r": torch.nn.ReLU, "t": torch.nn.Tanh, "g": lambda: torch.nn.GELU(approximate="tanh")}
+    acts = {"r": torch.nn.ReLU, "t": torch.nn.Tanh, "g": lambda: torch.nn.GELU(approximate="tanh"),
+            "i": torch.nn.Sigmoid, "w": torch.nn.SiLU}
     items = model.split("-")
     width = int(items[0])
     layers, state = [], {}

@@ -69,7 +69,9 @@ function(vkamp_shader name)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)
-    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common -I${PROJECT_SOURCE_DIR}/engine/include ${defs})
+    # engine/include: the definitions the shaders share with the public
+    # headers (vkamp/train/train_state.h, vkamp/ops/activation_list.hpp).
+    set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common -I${VKAMP_SHADER_DIR}/../engine/include ${defs})
     add_custom_command(
       OUTPUT ${hdr}
       COMMAND ${GLSLANG_VALIDATOR} ${flags} --quiet -o ${spv} ${src}

@@ -3,7 +3,7 @@
 // Activations, forward (y = f(x)) and backward (dx = dy * f'(x)).
 // ACT: a code of activation_fn.glsl other than none, whose formulas both
 // this shader and gemm.comp's epilogue use. ReLU stays in the arithmetic
-// type; GELU and tanh run in fp32.
+// type; the others run in fp32.
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "elementwise.glsl"

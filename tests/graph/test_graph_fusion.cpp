@@ -82,7 +82,7 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
 // for operation (the bias added in fp32, f of the same rounded z, ReLU's
 // backward from y, which is positive exactly where z is): the same bits.
 TEST_F(GraphFusion, Fp32MatchesTheUnfusedStepExactly) {
-  for (ops::Activation act : {ops::Activation::ReLU, ops::Activation::GELU, ops::Activation::Tanh}) {
+  for (ops::Activation act : ops::kActivations) {
     SCOPED_TRACE(ops::activation_name(act));
     Step fused = step(true, Format::F32, residual_mlp(6, 9, 4, act), 7, 4);
     Step plain = step(false, Format::F32, residual_mlp(6, 9, 4, act), 7, 4);
@@ -99,7 +99,7 @@ TEST_F(GraphFusion, Fp32MatchesTheUnfusedStepExactly) {
 // which the backward carries into every gradient. Both sides are compared
 // as approximations of the same exact step: within a few roundings.
 TEST_F(GraphFusion, Bf16StaysWithinRoundingOfTheUnfusedStep) {
-  for (ops::Activation act : {ops::Activation::ReLU, ops::Activation::GELU, ops::Activation::Tanh}) {
+  for (ops::Activation act : ops::kActivations) {
     SCOPED_TRACE(ops::activation_name(act));
     Step fused = step(true, Format::BF16, residual_mlp(6, 9, 4, act), 7, 4);
     Step plain = step(false, Format::BF16, residual_mlp(6, 9, 4, act), 7, 4);

@@ -1,5 +1,5 @@
 // Whole-graph gradients against central differences: a residual block (with
-// tanh and with GELU, each linear fused with its activation), a
+// tanh, GELU, sigmoid and SiLU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
 // two ops (the sum of both gradients), concat, and layer_norm (inside the
 // network, and on the model input, where no input gradient is wanted).
@@ -21,6 +21,14 @@ TEST_F(GraphGradients, ResidualMlpMatchesFiniteDifferences) {
 // against the unfused step bit for bit (test_graph_fusion.cpp).
 TEST_F(GraphGradients, ResidualGeluMlpMatchesFiniteDifferences) {
   expect_gradients_match(check_gradients(residual_mlp(5, 7, 3, ops::Activation::GELU), 6, 3, 26));
+}
+
+// Sigmoid and SiLU, smooth as well, fused likewise.
+TEST_F(GraphGradients, ResidualSigmoidAndSiluMlpsMatchFiniteDifferences) {
+  for (ops::Activation act : {ops::Activation::Sigmoid, ops::Activation::SiLU}) {
+    SCOPED_TRACE(ops::activation_name(act));
+    expect_gradients_match(check_gradients(residual_mlp(5, 7, 3, act), 6, 3, 31));
+  }
 }
 
 TEST_F(GraphGradients, TiedWeightGetsTheSumOfBothUses) {

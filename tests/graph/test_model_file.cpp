@@ -135,6 +135,21 @@ TEST(ModelFile, TokenIdsFeedOnlyAnEmbedding) {
   }
 }
 
+// Every activation of ops/activation_list.hpp by its name.
+TEST(ModelFile, EveryActivationByName) {
+  for (ops::Activation act : ops::kActivations) {
+    SCOPED_TRACE(ops::activation_name(act));
+    std::string text = kResidualYaml;
+    const std::string from = "act: relu}", to = std::string("act: ") + ops::activation_name(act) + "}";
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+    expect_same_graph(graph::parse_model_yaml(text, "residual.yaml"), residual_mlp(5, 7, 3, act));
+  }
+}
+
+TEST(ModelFile, UnknownActivation) {
+  expect_error("act: relu}", "act: swish}", "act1", "unknown activation 'swish' (relu, gelu");
+}
 TEST(ModelFile, UnknownOp) { expect_error("op: add", "op: mul", "residual", "unknown op 'mul'"); }
 TEST(ModelFile, UnknownInput) { expect_error("inputs: [fc1]", "inputs: [fc9]", "act1", "unknown input 'fc9'"); }
 TEST(ModelFile, Cycle) { expect_error("inputs: [x, fc1.weight", "inputs: [act2, fc1.weight", "head", "cycle"); }

@@ -25,6 +25,7 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "support/reference.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
@@ -543,19 +544,10 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
 }
 
 // The fused epilogue of a linear layer's forward: Y = f(Z), Z = X W^T + b,
-// one GEMM. References in double from the definitions (GELU in its tanh
-// form); at +-inf GELU and tanh take their limits.
+// one GEMM. References in double from the definitions
+// (support/reference.hpp, with their values at +-inf).
 using ops::Activation;
-double act_ref(std::optional<Activation> act, double z) {
-  if (!act || std::isnan(z)) return z;
-  constexpr double c = 0.7978845608028654, a = 0.044715;  // sqrt(2 / pi)
-  switch (*act) {
-    case Activation::ReLU: return z > 0 ? z : 0.0;
-    case Activation::GELU: return std::isinf(z) ? (z > 0 ? z : 0.0) : 0.5 * z * (1 + std::tanh(c * (z + a * z * z * z)));
-    case Activation::Tanh: return std::tanh(z);
-  }
-  return kNan;
-}
+double act_ref(std::optional<Activation> act, double z) { return act ? activation_reference(*act, z) : z; }
 double act_grad_ref(std::optional<Activation> act, double z) {  // f'(z), by a central difference in double
   double h = 1e-6 * std::max(1.0, std::abs(z));
   return (act_ref(act, z + h) - act_ref(act, z - h)) / (2 * h);
@@ -566,12 +558,26 @@ struct EpilogueCase {
   std::optional<Activation> act;
   bool keep_z;
 };
-// Every activation, with and without a bias, keeping Z where a backward
-// would need it (GELU, tanh). One pipeline each (BIAS and ACT are
-// specialization constants; keep_z is a push constant).
-const EpilogueCase kEpilogues[] = {
-    {true, std::nullopt, false}, {true, Activation::ReLU, false}, {true, Activation::GELU, true},
-    {false, Activation::Tanh, true}};
+// The cases at shape `s` (its index in kShapes): no activation, ReLU (its
+// NaN select), and two of the other activations of ops::kActivations in
+// turn, the second with a bias, keeping Z as their backward needs. Every
+// activation runs at several shapes in every format, while each shape
+// compiles four pipelines however long the list grows (BIAS and ACT are
+// specialization constants; keep_z is a push constant): lavapipe takes
+// minutes to compile those of the 16 x 8 blocks at 127 x 127.
+std::vector<EpilogueCase> epilogues_at(const Shape& s) {
+  size_t at = 0;
+  while (at < std::size(kShapes) && !(kShapes[at].m == s.m && kShapes[at].n == s.n && kShapes[at].k == s.k)) ++at;
+  std::vector<Activation> others;
+  for (Activation act : ops::kActivations)
+    if (act != Activation::ReLU) others.push_back(act);
+  std::vector<EpilogueCase> cases = {{true, std::nullopt, false}, {true, Activation::ReLU, false}};
+  for (size_t i : {2 * at, 2 * at + 1}) {
+    Activation act = others[i % others.size()];
+    cases.push_back({i % 2 == 1, act, ops::backward_needs_input(act)});
+  }
+  return cases;
+}
 
 std::string epilogue_name(const EpilogueCase& e) {
   return std::string(e.bias ? "bias" : "nobias") + "_" + (e.act ? ops::activation_name(*e.act) : "identity");
@@ -638,7 +644,7 @@ double epilogue_bound(Format fmt, const std::vector<double>& z, const std::vecto
 TEST_P(Gemm, FusedEpilogueMatchesTheReference) {
   auto [fmt, s] = GetParam();
   uint32_t batch = s.m, out = s.n, in = s.k;
-  for (const EpilogueCase& e : kEpilogues) {
+  for (const EpilogueCase& e : epilogues_at(s)) {
     SCOPED_TRACE(epilogue_name(e));
     auto x = random_values(size_t(batch) * in, -1, 1, fmt);
     auto w = random_values(size_t(out) * in, -1, 1, fmt);
@@ -656,12 +662,13 @@ TEST_P(Gemm, FusedEpilogueMatchesTheReference) {
 
 // A NaN in X's row r reaches exactly row r of Y and Z; an inf in W's row o
 // makes column o of Z +-inf, and of Y f(+-inf) (0 for ReLU and GELU at
-// -inf, +-1 for tanh): close_to checks every inf and NaN position.
+// -inf, +-1 for tanh; support/reference.hpp): close_to checks every inf and
+// NaN position.
 TEST_P(Gemm, FusedEpilogueKeepsNanToItsRow) {
   auto [fmt, s] = GetParam();
   uint32_t batch = s.m, out = s.n, in = s.k;
   auto pick = [&](size_t n) { return uint32_t(std::uniform_int_distribution<size_t>(0, n - 1)(rng())); };
-  for (const EpilogueCase& e : kEpilogues) {
+  for (const EpilogueCase& e : epilogues_at(s)) {
     SCOPED_TRACE(epilogue_name(e));
     auto x = random_values(size_t(batch) * in, -1, 1, fmt);
     auto w = random_values(size_t(out) * in, -1, 1, fmt);

@@ -59,6 +59,47 @@ double round_reference(Format fmt, double x) {
   return std::signbit(x) ? -r : r;
 }
 
+namespace {
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluA = 0.044715;
+// 1 / (1 + e^-x): in double, e^-x overflows to inf only where the result
+// is 0 anyway. 1 - sigmoid(x) is sigmoid(-x), with no cancellation.
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+}  // namespace
+
+double activation_reference(ops::Activation act, double x) {
+  if (std::isnan(x)) return x;
+  switch (act) {
+    case ops::Activation::ReLU: return x > 0 ? x : 0.0;
+    case ops::Activation::GELU:
+      if (std::isinf(x)) return x > 0 ? x : 0.0;  // 0.5 x (1 + tanh(u)) has these limits
+      return 0.5 * x * (1 + std::tanh(kGeluC * (x + kGeluA * x * x * x)));
+    case ops::Activation::Tanh: return std::tanh(x);
+    case ops::Activation::Sigmoid: return sigmoid(x);
+    case ops::Activation::SiLU: return x * sigmoid(x);
+  }
+  return std::nan("");
+}
+
+double activation_grad_reference(ops::Activation act, double x) {
+  if (std::isnan(x)) return x;
+  switch (act) {
+    case ops::Activation::ReLU: return x > 0 ? 1.0 : 0.0;
+    case ops::Activation::GELU: {
+      if (std::isinf(x)) return x > 0 ? 1.0 : 0.0;
+      double t = std::tanh(kGeluC * (x + kGeluA * x * x * x));
+      return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kGeluC * (1 + 3 * kGeluA * x * x);
+    }
+    case ops::Activation::Tanh: {
+      double c = std::cosh(x);  // 1 - tanh^2 = 1 / cosh^2, which keeps its tail (0 once c * c overflows)
+      return 1 / (c * c);
+    }
+    case ops::Activation::Sigmoid: return sigmoid(x) * sigmoid(-x);
+    case ops::Activation::SiLU: return sigmoid(x) * (1 + x * sigmoid(-x));
+  }
+  return std::nan("");
+}
+
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 }  // namespace vkamp::test

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "vkamp/float_formats.hpp"
+#include "vkamp/ops/activation.hpp"
 
 namespace vkamp::test {
 
@@ -13,6 +14,16 @@ double decode_reference(Format fmt, uint16_t bits);
 // x rounded to the nearest value of fmt, ties to the even pattern; past the
 // largest finite value (by half an ulp or more) it is inf; NaN stays NaN.
 double round_reference(Format fmt, double x);
+
+// An activation f(x) and its derivative f'(x), from the definitions (GELU
+// in its tanh form). At +-inf, ReLU, tanh, sigmoid and SiLU give what
+// their formulas give in IEEE arithmetic, as PyTorch 1.13 does: NaN where
+// that is inf * 0 (SiLU(-inf), SiLU' at both ends), the limits elsewhere.
+// GELU takes its limits (GELU(-inf) = GELU'(-inf) = 0, where PyTorch gives
+// NaN). NaN gives NaN; ReLU's derivative is 0 at its kink. A new activation
+// needs its case in both.
+double activation_reference(ops::Activation act, double x);
+double activation_grad_reference(ops::Activation act, double x);
 
 // Inputs rounded to the storage format, as doubles.
 std::vector<double> to_double(const std::vector<float>& v);

@@ -31,18 +31,6 @@ struct RefParams {
   std::vector<double> w, b;
 };
 
-double activate(ops::Activation a, double x) {
-  switch (a) {
-    case ops::Activation::ReLU: return x > 0 ? x : 0;
-    case ops::Activation::Tanh: return std::tanh(x);
-    case ops::Activation::GELU: {
-      const double k = std::sqrt(2.0 / M_PI);
-      return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
-    }
-  }
-  return NAN;
-}
-
 // y = model(x) for `rows` examples; params per layer (empty for pools and
 // flatten). Max pooling takes the first maximal element.
 //
@@ -112,7 +100,7 @@ std::vector<double> reference_forward(const ModelSpec& spec, const std::vector<R
               v += bias;
               if (L.activate && L.act == ops::Activation::ReLU && scale > 0) near_kink(std::abs(v) / scale);
             }
-            if (L.activate) v = activate(L.act, v);
+            if (L.activate) v = activation_reference(L.act, v);
             y[((size_t(n) * out.h + oy) * out.w + ox) * out.c + oc] = v;
           }
     x = std::move(y);

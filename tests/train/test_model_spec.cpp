@@ -91,6 +91,21 @@ TEST(ModelSpec, DescribeRoundTrips) {
   EXPECT_EQ(describe(parse_model("8x8x1-c4k3p0s1r-m2s2-f-2")), "8x8x1-c4k3r-m2-f-2");
 }
 
+// Every activation of ops/activation_list.hpp by its letter, after a linear
+// and after a conv (whose options k, p and s no letter may take), and back.
+TEST(ModelSpec, EveryActivationHasItsLetter) {
+  for (ops::Activation act : ops::kActivations) {
+    const std::string letter(1, ops::activation_letter(act));
+    SCOPED_TRACE(letter);
+    for (const std::string& m : {"4-3" + letter + "-2", "6x6x1-c2k3p1s2" + letter + "-f-2"}) {
+      ModelSpec s = parse_model(m);
+      EXPECT_TRUE(s.layers[0].activate);
+      EXPECT_EQ(s.layers[0].act, act) << m;
+      EXPECT_EQ(describe(s), m);
+    }
+  }
+}
+
 TEST(ModelSpec, UnknownLayersAndBadNumbersNameTheLayer) {
   std::string e = error_of("28x28x1-c6k5-x2-f-10");
   EXPECT_CONTAINS(e, "28x28x1-c6k5-x2-f-10");
@@ -98,6 +113,7 @@ TEST(ModelSpec, UnknownLayersAndBadNumbersNameTheLayer) {
   EXPECT_CONTAINS(e, "unknown layer");
   EXPECT_CONTAINS(error_of("784-0-10"), "width must be at least 1");
   EXPECT_CONTAINS(error_of("784-256q-10"), "unexpected 'q'");
+  EXPECT_CONTAINS(error_of("784-256q-10"), "activations are r (relu), g (gelu)");
   EXPECT_CONTAINS(error_of("784--10"), "empty");
   EXPECT_CONTAINS(error_of("784-10-"), "empty");
   EXPECT_CONTAINS(error_of("784"), "at least one layer");

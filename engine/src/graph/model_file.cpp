@@ -25,8 +25,9 @@ Init init_named(const Graph& g, const std::string& node, const std::string& s) {
 Attributes attributes_of(const Graph& g, const std::string& name, const YAML::Node& n) {
   Attributes a;
   if (n["act"]) {
-    auto act = ops::parse_activation(n["act"].as<std::string>());
-    if (!act) g.fail(name, "unknown activation '" + n["act"].as<std::string>() + "' (relu, gelu, tanh)");
+    const std::string s = n["act"].as<std::string>();
+    auto act = ops::parse_activation(s);
+    if (!act) g.fail(name, "unknown activation '" + s + "' (" + ops::activation_names_text() + ")");
     a.act = *act;
   }
   if (n["window"]) a.window = n["window"].as<uint32_t>();

@@ -11,7 +11,7 @@ namespace {
 constexpr uint32_t kMaxNumber = 1u << 20;
 
 std::string act_letter(const LayerSpec& l) {
-  return l.activate ? std::string(1, ops::activation_name(l.act)[0]) : std::string();
+  return l.activate ? std::string(1, ops::activation_letter(l.act)) : std::string();
 }
 
 std::string shape_text(const Shape& s) {
@@ -47,19 +47,18 @@ class TokenReader {
   void activation(LayerSpec& l) {
     if (done()) return;
     char c = take();
-    if (c == 'r' || c == 'g' || c == 't') {
-      l.activate = true;
-      l.act = c == 'r' ? ops::Activation::ReLU : c == 'g' ? ops::Activation::GELU : ops::Activation::Tanh;
-    } else {
-      throw ConfigError(std::string("unexpected '") + c + "' (activations are r, g, t)");
-    }
+    std::optional<ops::Activation> act = ops::parse_activation_letter(c);
+    if (!act)
+      throw ConfigError(std::string("unexpected '") + c + "' (activations are " + ops::activation_letters_text() + ")");
+    l.activate = true;
+    l.act = *act;
     if (!done()) throw ConfigError("the activation letter must come last");
   }
 
   void end(const char* layer) {
     if (done()) return;
     char c = peek();
-    if (c == 'r' || c == 'g' || c == 't')
+    if (ops::parse_activation_letter(c))
       throw ConfigError(std::string("a ") + layer + " takes no activation");
     throw ConfigError(std::string("unexpected '") + c + "' in a " + layer);
   }

@@ -12,9 +12,10 @@
 //     - {name: res, op: add, inputs: [relu1, x]}
 //   output: res
 //
-// Attributes: act (relu, gelu, tanh), window, stride, pad. Errors (an
-// unknown op or input, a cycle, a shape mismatch, a duplicate name, bad
-// YAML) are ConfigError naming the file and the node.
+// Attributes: act (an activation's name: relu, gelu, ...; the list in
+// ops/activation_list.hpp), window, stride, pad. Errors (an unknown op or
+// input, a cycle, a shape mismatch, a duplicate name, bad YAML) are
+// ConfigError naming the file and the node.
 #pragma once
 #include <string>
 

@@ -17,9 +17,10 @@
 //   a<w>[s<s>]          average pooling, likewise                    "a2"
 //   f                   flatten an image to a vector                 "f"
 //
-// act is 'r' (ReLU), 'g' (GELU, tanh approximation) or 't' (tanh), and only
-// Linear and Conv2d layers take one. Conv and pooling need an image; a
-// Linear layer needs a vector, so an image goes through 'f' first. In NHWC
+// act is an activation's letter ('r' ReLU, 'g' GELU, ...: the list in
+// ops/activation_list.hpp), and only Linear and Conv2d layers take one.
+// Conv and pooling need an image; a Linear layer needs a vector, so an
+// image goes through 'f' first. In NHWC
 // flattening moves no data: the flattened feature order is (h, w, c), i.e.
 // feature (y * W + x) * C + c, and a Linear layer after it sees exactly the
 // bytes the layer before wrote.

@@ -1,4 +1,4 @@
-// activation: y = f(x) elementwise (attribute act: relu, gelu, tanh).
+// activation: y = f(x) elementwise (attribute act: ops/activation_list.hpp).
 #include "vkamp/graph/op.hpp"
 #include "vkamp/ops/activation.hpp"
 

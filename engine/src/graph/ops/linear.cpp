@@ -20,8 +20,8 @@ bool runs_backward(const OpShapes& s) {
     if (g) return true;
   return false;
 }
-// Whether the forward keeps z = x W^T + b for f'(z) (GELU, tanh); ReLU's
-// backward reads y instead.
+// Whether the forward keeps z = x W^T + b for f'(z) (every activation but
+// ReLU: ops::backward_needs_input); ReLU's backward reads y instead.
 bool keeps_z(const OpShapes& s) {
   return s.node.attrs.activate && ops::backward_needs_input(s.node.attrs.act) && runs_backward(s);
 }
