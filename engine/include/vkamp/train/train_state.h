@@ -4,9 +4,9 @@
 // so std430 lays the structs out exactly as C++ does. The codes stored in
 // TrainParams (scale_mode, policy, optimizer) are in step_codes.h.
 //
-// A setting the GPU reads is a settings row (config/training_settings.cpp), a
-// field here, and the shader that reads it; step_params.cpp copies the
-// scaler's and optimizer's knobs field by field under the same names.
+// A setting the GPU reads is a settings row (config/training_settings.cpp)
+// and its TrainConfig field, a field here under the same name, the line in
+// step_params.cpp that copies it, and the shader that reads it.
 #ifndef VKAMP_TRAIN_STATE_H
 #define VKAMP_TRAIN_STATE_H
 
