@@ -131,20 +131,26 @@ std::vector<Row> scaling_rows() {
       "consecutive_hysteresis",
       {kScalingGroup, "", "every clean step refills the hysteresis (DeepSpeed), not only a growth"},
       VKAMP_FIELD(scaler.consecutive_hysteresis));
+  // PyTorch GradScaler's name for a knob, accepted as it is: one knob, one
+  // name in vkamp, that one as an alias.
+  auto also = [](Row r, const char* alias) {
+    r.aliases.push_back(alias);
+    return r;
+  };
   std::vector<Row> rows = {
       loss_scaling_factor_row(),
-      real<T>("initial_loss_scale", {kScalingGroup, "X", "starting scale of dynamic scaling"},
-              VKAMP_FIELD(scaler.initial_loss_scale), positive),
-      count<T>("steps_per_increase", {kScalingGroup, "N", "clean steps before the scale grows"},
-               VKAMP_FIELD(scaler.steps_per_increase), 1),
+      also(real<T>("initial_loss_scale", {kScalingGroup, "X", "starting scale of dynamic scaling"},
+              VKAMP_FIELD(scaler.initial_loss_scale), positive), "initial_scale"),
+      also(count<T>("steps_per_increase", {kScalingGroup, "N", "clean steps before the scale grows"},
+               VKAMP_FIELD(scaler.steps_per_increase), 1), "growth_interval"),
       real<T>("growth_factor", {kScalingGroup, "X", "scale multiplier on growth (> 1)"},
               VKAMP_FIELD(scaler.growth_factor), Range::above(1)),
       real<T>("backoff_factor", {kScalingGroup, "X", "scale multiplier on an overflow, in (0, 1)"},
               VKAMP_FIELD(scaler.backoff_factor), Range::between(0, 1)),
-      real<T>("min_loss_scale", {kScalingGroup, "X", "the scale never goes below this"},
-              VKAMP_FIELD(scaler.min_loss_scale), positive),
-      real<T>("max_loss_scale", {kScalingGroup, "X", "the scale never grows above this", " (fp32 max)"},
-              VKAMP_FIELD(scaler.max_loss_scale), positive),
+      also(real<T>("min_loss_scale", {kScalingGroup, "X", "the scale never goes below this"},
+              VKAMP_FIELD(scaler.min_loss_scale), positive), "min_scale"),
+      also(real<T>("max_loss_scale", {kScalingGroup, "X", "the scale never grows above this", " (fp32 max)"},
+              VKAMP_FIELD(scaler.max_loss_scale), positive), "max_scale"),
       count<T>("hysteresis", {kScalingGroup, "N", "overflows tolerated before a backoff (DeepSpeed)"},
                VKAMP_FIELD(scaler.hysteresis), 1),
       hysteresis_refill,
@@ -153,9 +159,9 @@ std::vector<Row> scaling_rows() {
                 VKAMP_FIELD(scaler.policy), kPolicyNames),
       count<T>("max_retries", {kScalingGroup, "N", "retry policy: recomputations of one batch"},
                VKAMP_FIELD(scaler.max_retries)),
-      count<T>("fail_after_overflows",
+      also(count<T>("fail_after_overflows",
                {kScalingGroup, "N", "stop after N consecutive overflows at the minimum scale (0 = never)"},
-               VKAMP_FIELD(scaler.fail_after_overflows)),
+               VKAMP_FIELD(scaler.fail_after_overflows)), "fail_after"),
       count<T>("histogram_interval", {kScalingGroup, "N", "gradient exponent histograms every N steps (0 = never)"},
                VKAMP_FIELD(scaler.histogram_interval)),
       real<T>("max_gradient_norm",
@@ -164,16 +170,6 @@ std::vector<Row> scaling_rows() {
       real<T>("max_gradient_value", {kClippingGroup, "X", "clamp every gradient element to [-X, X] (0 = off)"},
               VKAMP_FIELD(clip.max_value), Range::at_least(0)),
   };
-  // Other tools' names for the same knobs (PyTorch GradScaler's, DeepSpeed's),
-  // accepted as they are: one knob, one name in vkamp, these as aliases.
-  const std::pair<const char*, const char*> aliases[] = {{"initial_loss_scale", "initial_scale"},
-                                                         {"steps_per_increase", "growth_interval"},
-                                                         {"min_loss_scale", "min_scale"},
-                                                         {"max_loss_scale", "max_scale"},
-                                                         {"fail_after_overflows", "fail_after"}};
-  for (Row& r : rows)
-    for (const auto& [key, alias] : aliases)
-      if (r.key == key) r.aliases.push_back(alias);
   return rows;
 }
 
