@@ -6,7 +6,9 @@
 // many timed dispatches. `vkamp-bench conv` (conv_bench.cpp) times LeNet-5's
 // convolution and pooling layers step by step, im2col + GEMM against a
 // direct convolution kernel. `vkamp-bench reduce` (reduce_bench.cpp) times
-// the column sums and norms of a charlm step. `vkamp-bench gemm --peer`
+// the column sums and norms of a charlm step. `vkamp-bench generate`
+// (generate_bench.cpp) times a GPT's tokens with and without the KV cache.
+// `vkamp-bench gemm --peer`
 // adds PyTorch's fp32 GEMM (bench/gemm_peer.py) on the CPU, shape by shape
 // in the same run.
 #include <sys/stat.h>
@@ -35,6 +37,7 @@
 #include "vkamp/sequence.hpp"
 #include "bench_util.hpp"
 #include "conv_bench.hpp"
+#include "generate_bench.hpp"
 #include "reduce_bench.hpp"
 
 namespace {
@@ -92,7 +95,9 @@ const char* kHelp =
     "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
     "(vkamp-bench conv --help).\n"
     "vkamp-bench reduce: the reductions over rows of charlm medium, with GB/s\n"
-    "(vkamp-bench reduce --help).\n";
+    "(vkamp-bench reduce --help).\n"
+    "vkamp-bench generate: a GPT's generation per token, KV cache against the\n"
+    "full window (vkamp-bench generate --help).\n";
 
 constexpr double kTargetRunMs = 20;  // per timed run, to choose R
 constexpr uint32_t kMaxDispatches = 256;
@@ -536,6 +541,7 @@ int main(int argc, char** argv) {
   std::string command, device;
   int repeats = 0;  // automatic
   uint32_t batch = 64;  // conv, reduce
+  std::string size = "tiny";  // generate
   double max_dispatch_s = 1.0;
   bool quick = false;
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
@@ -560,15 +566,18 @@ int main(int argc, char** argv) {
     const char* v = nullptr;
     long n = 0;
     if (a == "-h" || a == "--help") {
-      std::fputs(command == "conv"     ? vkamp::bench::kConvHelp
-                 : command == "reduce" ? vkamp::bench::kReduceHelp
-                                       : kHelp,
+      std::fputs(command == "conv"       ? vkamp::bench::kConvHelp
+                 : command == "reduce"   ? vkamp::bench::kReduceHelp
+                 : command == "generate" ? vkamp::bench::kGenerateHelp
+                                         : kHelp,
                  stdout);
       return 0;
     } else if ((v = value("--batch"))) {
       if (!whole(v, 1, 4096, n))
         return usage_error("--batch needs a whole number from 1 to 4096, got '" + std::string(v) + "'");
       batch = uint32_t(n);
+    } else if ((v = value("--size"))) {
+      size = v;
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--peer") {
@@ -612,7 +621,7 @@ int main(int argc, char** argv) {
         shapes.push_back(*s);
       }
     } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s" ||
-               a == "--batch" || a == "--forms" || a == "--shape") {
+               a == "--batch" || a == "--forms" || a == "--shape" || a == "--size") {
       return usage_error(a + " needs a value");
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
@@ -623,8 +632,10 @@ int main(int argc, char** argv) {
     }
   }
   if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
-  if (command != "gemm" && command != "conv" && command != "reduce")
-    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv, reduce)");
+  if (command != "gemm" && command != "conv" && command != "reduce" && command != "generate")
+    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv, reduce, generate)");
+  if (size != "tiny" && command != "generate") return usage_error("--size is an option of vkamp-bench generate");
+  if (size != "tiny" && size != "medium") return usage_error("--size: unknown size '" + size + "' (tiny | medium)");
   if (peer && command != "gemm") return usage_error("--peer is an option of vkamp-bench gemm");
   if (command != "gemm" && (!shapes.empty() || forms.size() != 3))
     return usage_error("--shape and --forms are options of vkamp-bench gemm");
@@ -634,6 +645,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
     if (command == "reduce") return vkamp::bench::run_reduce(device, repeats, batch, formats);
+    if (command == "generate") return vkamp::bench::run_generate(device, repeats, size, formats);
     return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats, forms, shapes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());

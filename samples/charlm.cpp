@@ -7,14 +7,31 @@
 #include <cstdio>
 
 #include "app/charlm.hpp"
+#include "app/saved_gpt.hpp"
 #include "app/workloads.hpp"
 #include "sample_main.hpp"
+#include "vkamp/config_error.hpp"
 
 namespace {
 
 using namespace vkamp;
 
+void print_sample(const app::RunOptions& cfg, const std::string& text) {
+  std::printf("--- sample: %u characters, temperature %g, top-k %u, seed %llu ---\n%s\n---\n", cfg.lm.generate,
+              cfg.lm.temperature, cfg.lm.top_k, static_cast<unsigned long long>(cfg.seed), text.c_str());
+}
+
+// --generate-only: the saved model's text, as vkamp-generate writes it.
+int generate_only(const app::RunOptions& cfg, Context& ctx) {
+  if (cfg.init_from.empty())
+    throw vkamp::ConfigError("--generate-only samples from a saved GPT: give --init-from FILE (from charlm --save)");
+  app::SavedGpt gpt(ctx, cfg.init_from, cfg.precision);
+  print_sample(cfg, gpt.generate(cfg.lm, cfg.seed));
+  return 0;
+}
+
 int run(app::RunOptions& cfg, Context& ctx) {
+  if (cfg.lm.generate_only) return generate_only(cfg, ctx);
   const app::Workload& job = app::find_workload("charlm");
   app::Datasets data = job.load(cfg);
   const models::GptConfig gpt = app::gpt_config(cfg.lm, uint32_t(data.vocab.size()));
@@ -51,18 +68,18 @@ int run(app::RunOptions& cfg, Context& ctx) {
     samples::write_report(cfg, history);
     return samples::report_failure("charlm", cfg, s);
   }
-  // The trained weights, unless the last step was an evaluation point.
-  if (history.evals.empty() || history.evals.back().step != s.steps) {
+  // The trained weights over the whole validation set, unless the last
+  // step was an evaluation point that read all of it (no --eval-iters).
+  if (history.evals.empty() || history.evals.back().step != s.steps || cfg.eval_iters) {
     const train::Trainer::HeldOut h = trainer.held_out(data.test);
     val_loss = h.value;
+    if (!history.evals.empty() && history.evals.back().step == s.steps) history.evals.pop_back();  // a sampled one
     history.evals.push_back({s.steps, h.value, 0, h.metric});
   }
   std::printf("validation loss %.4f nats per character after %u steps\n", val_loss, s.applied);
   samples::print_run_report(cfg, trainer, s);
   if (cfg.lm.generate) {
-    const std::string text = app::generate_text(trainer, data.vocab, cfg.lm, cfg.seed);
-    std::printf("--- sample: %u characters, temperature %g, top-k %u, seed %llu ---\n%s\n---\n", cfg.lm.generate,
-                cfg.lm.temperature, cfg.lm.top_k, static_cast<unsigned long long>(cfg.seed), text.c_str());
+    print_sample(cfg, app::generate_text(trainer, gpt, data.vocab, cfg.lm, cfg.seed));
   }
   samples::write_report(cfg, history);
   auto meta = app::charlm_metadata(gpt, data.vocab);

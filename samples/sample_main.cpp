@@ -282,8 +282,10 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
       write_report(cfg, history);
       return report_failure(workload, cfg, s);
     }
-    // The last epoch's evaluation is that of the trained weights.
-    const double acc = history.evals.empty() ? trainer.evaluate(data.test) : history.evals.back().accuracy;
+    // The last epoch's evaluation is that of the trained weights, unless
+    // --eval-iters sampled it.
+    const double acc =
+        history.evals.empty() || cfg.eval_iters ? trainer.evaluate(data.test) : history.evals.back().accuracy;
     std::printf("test accuracy %.2f%%\n", 100 * acc);
     print_run_report(cfg, trainer, s);
     write_report(cfg, history);

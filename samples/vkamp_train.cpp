@@ -74,7 +74,9 @@ int main(int argc, char** argv) {
       return samples::report_failure("vkamp-train", cfg, s);
     }
     if (data.test.count) {
-      const double v = history.evals.empty() ? trainer->evaluate(data.test) : history.evals.back().accuracy;
+      // The last evaluation is that of the trained weights, unless --eval-iters sampled it.
+      const double v = history.evals.empty() || cfg.eval_iters ? trainer->evaluate(data.test)
+                                                               : history.evals.back().accuracy;
       if (cfg.data.regress) std::printf("held-out mse %.6g\n", v);
       else std::printf("held-out accuracy %.2f%%\n", 100 * v);
     }

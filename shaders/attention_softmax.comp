@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // The causal softmax of attention, in place: each row of `rows` holds the
 // scaled scores s[j] = q_t . k_j / sqrt(hd) of one query position t
-// (row r is position t = r % seq), and becomes
+// (row r is position t = seq - queries + r % queries: the push block's
+// header), and becomes
 //   P[j] = exp(s[j] - max) / sum_{j' <= t} exp(s[j'] - max) for j <= t, 0 for j > t.
 // In fp32 whatever the storage format; the scores past t (the mask) are
 // never read, so whatever the GEMM left there cannot leak in, and P is
@@ -17,7 +18,7 @@ layout(std430, binding = 0) buffer Scores { sfp s[]; };
 void main() {
   uint lid = row_lane();
   FOR_EACH_ROW(r, p.rows) {
-    uint base = r * p.seq, keys = r % p.seq + 1u;
+    uint base = r * p.seq, keys = p.seq - p.queries + r % p.queries + 1u;
     float m = uintBitsToFloat(0xFF800000u);  // -inf
     for (uint j = lid; j < keys; j += kRowThreads) m = max(m, sfp2f(s[base + j]));
     m = row_max(m);

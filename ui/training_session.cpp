@@ -224,7 +224,8 @@ void TrainingSession::worker() {
         } else {
           if (evaluated_at_ != last_applied_) evaluate_now();
           if (job_.language_model && cfg_.lm.generate)
-            history_.set_generated_text(app::generate_text(*trainer_, data_.vocab, cfg_.lm, cfg_.seed));
+            history_.set_generated_text(app::generate_text(
+                *trainer_, app::gpt_config(cfg_.lm, uint32_t(data_.vocab.size())), data_.vocab, cfg_.lm, cfg_.seed));
           set(SessionState::Finished);  // the trainer stays, for a checkpoint
         }
       }

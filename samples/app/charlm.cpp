@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/data/text.hpp"
+#include "vkamp/models/gpt_decoder.hpp"
 #include "vkamp/data/data_error.hpp"
 
 namespace vkamp::app {
@@ -117,23 +119,75 @@ std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o) {
   return ids;
 }
 
-std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed) {
+std::string vocab_from_metadata(const std::map<std::string, std::string>& meta, const std::string& origin) {
+  const auto it = meta.find("vkamp.vocab");
+  if (it == meta.end()) throw vkamp::ConfigError(origin + ": metadata vkamp.vocab is missing (not saved by charlm?)");
+  const nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_string()) throw vkamp::ConfigError(origin + ": metadata vkamp.vocab is not a JSON string");
+  // Back from code points U+0000..U+00FF (one or two UTF-8 bytes) to bytes.
+  const std::string utf8 = j.get<std::string>();
+  std::string vocab;
+  for (size_t i = 0; i < utf8.size(); ++i) {
+    const unsigned char b = utf8[i];
+    if (b < 0x80) {
+      vocab += char(b);
+    } else if ((b == 0xC2 || b == 0xC3) && i + 1 < utf8.size() && (utf8[i + 1] & 0xC0) == 0x80) {
+      vocab += char(((b & 0x03) << 6) | (utf8[++i] & 0x3F));
+    } else {
+      throw vkamp::ConfigError(origin + ": metadata vkamp.vocab holds a character above U+00FF; a byte is expected");
+    }
+  }
+  if (vocab.empty()) throw vkamp::ConfigError(origin + ": metadata vkamp.vocab is empty");
+  return vocab;
+}
+
+NextLogits gpt_next_logits(const models::GptConfig& c, train::Model& model, PredictWindows predict) {
+  auto decoder =
+      std::make_shared<models::GptDecoder>(model.working().context(), c, model.format(), model.working(), model.tensors());
+  auto cached = std::make_shared<std::vector<uint32_t>>();  // the tokens in the decoder's cache
+  const uint32_t T = c.block_size, V = c.vocab_size;
+  return [=](const std::vector<uint32_t>& ids) {
+    if (ids.size() > T) {
+      // The window moves: every position changes, so the whole window runs.
+      const std::vector<float> window(ids.end() - T, ids.end());
+      const std::vector<float> logits = predict(window, 1);
+      return std::vector<float>(logits.end() - V, logits.end());
+    }
+    // Append what the cache lacks; start again when it holds another text.
+    if (cached->size() >= ids.size() || !std::equal(cached->begin(), cached->end(), ids.begin())) {
+      decoder->reset();
+      cached->clear();
+    }
+    std::vector<float> logits;
+    while (cached->size() < ids.size()) {
+      logits = decoder->append(ids[cached->size()]);
+      cached->push_back(ids[cached->size()]);
+    }
+    return logits;
+  };
+}
+
+std::string generate_text(train::Trainer& t, const models::GptConfig& c, const std::string& vocab,
+                          const LmOptions& o, uint64_t seed) {
+  t.sync();  // the decoder reads the working weights of the last step
+  const PredictWindows predict = [&](const std::vector<float>& x, uint32_t rows) { return t.predict(x, rows); };
+  return generate_text(gpt_next_logits(c, t.model(), predict), vocab, o, seed);
+}
+
+std::string generate_text(const NextLogits& next, const std::string& vocab, const LmOptions& o, uint64_t seed,
+                          const std::function<void(char)>& emit) {
   std::vector<uint32_t> ids = prompt_ids(vocab, o);
   std::string out;
   for (uint32_t id : ids) out += vocab[id];
-  const train::Model& m = t.model();
-  const uint32_t T = m.positions(), V = m.classes();
+  const uint32_t V = uint32_t(vocab.size());
   std::mt19937_64 gen(seed);
-  std::vector<float> window(T);
   std::vector<double> weights(V);
   for (uint32_t n = 0; n < o.generate; ++n) {
-    // The last T tokens at positions 0.. (as nanoGPT crops its context);
-    // causal attention makes the padding after them irrelevant.
-    const size_t len = std::min<size_t>(ids.size(), T);
-    std::fill(window.begin(), window.end(), 0.0f);
-    std::copy(ids.end() - len, ids.end(), window.begin());
-    const std::vector<float> logits = t.predict(window, 1);
-    const float* z = logits.data() + (len - 1) * V;
+    const std::vector<float> logits = next(ids);
+    if (logits.size() != V)
+      throw Error("charlm: the model has " + std::to_string(logits.size()) + " outputs for a " + std::to_string(V) +
+                  "-byte vocabulary");
+    const float* z = logits.data();
     // Top-k: only logits at least the k-th largest take part.
     float floor = -INFINITY;
     if (o.top_k && o.top_k < V) {
@@ -145,9 +199,10 @@ std::string generate_text(train::Trainer& t, const std::string& vocab, const LmO
       if (!std::isfinite(z[v])) throw Error("charlm: the model's outputs are not finite; no text to sample");
     const double top = *std::max_element(z, z + V);
     for (uint32_t v = 0; v < V; ++v) weights[v] = z[v] >= floor ? std::exp((z[v] - top) / o.temperature) : 0.0;
-    const uint32_t next = uint32_t(std::discrete_distribution<uint32_t>(weights.begin(), weights.end())(gen));
-    ids.push_back(next);
-    out += vocab[next];
+    const uint32_t next_id = uint32_t(std::discrete_distribution<uint32_t>(weights.begin(), weights.end())(gen));
+    ids.push_back(next_id);
+    out += vocab[next_id];
+    if (emit) emit(vocab[next_id]);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 //    shorter tail is dropped); training reads the windows at every offset.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,10 +53,33 @@ std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, c
 // vocabulary is a ConfigError (checked before training, so nothing is lost).
 std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o);
 
+// charlm_metadata's inverse: the vocabulary of a saved GPT. Throws
+// ConfigError naming `origin` when "vkamp.vocab" is missing or malformed.
+std::string vocab_from_metadata(const std::map<std::string, std::string>& meta, const std::string& origin);
+
+// A GPT's logits (rows x positions x vocab, fp32) for `rows` windows of
+// token ids, as Trainer::predict and Evaluator::predict compute them.
+using PredictWindows = std::function<std::vector<float>(const std::vector<float>& windows, uint32_t rows)>;
+// The logits (fp32, one per vocabulary byte) for the token after `ids`.
+using NextLogits = std::function<std::vector<float>(const std::vector<uint32_t>& ids)>;
+
+// A GPT's NextLogits: from a KV cache (models::GptDecoder, over `model`'s
+// working weights) while the text fits the window, then from `predict`'s
+// full forward over the last block_size tokens (nanoGPT's crop). Either
+// way every position sees the same tokens at the same positions.
+NextLogits gpt_next_logits(const models::GptConfig& c, train::Model& model, PredictWindows predict);
+
 // Continues o.prompt by o.generate bytes, sampling each from the model's
 // next-token distribution at o.temperature among the o.top_k likeliest
 // (all when 0), seeded. Returns the prompt and its continuation; throws
-// vkamp::Error if the model's outputs are not finite.
-std::string generate_text(train::Trainer& t, const std::string& vocab, const LmOptions& o, uint64_t seed);
+// vkamp::Error if the model's outputs are not finite. The same weights,
+// format, options and seed give the same text wherever the model runs
+// (a trainer at the end of training, or saved_gpt.hpp from its file).
+// `emit`, when set, receives each sampled byte as it comes (streaming).
+std::string generate_text(const NextLogits& next, const std::string& vocab, const LmOptions& o, uint64_t seed,
+                          const std::function<void(char)>& emit = {});
+// With a trainer's model (c: its GPT's config).
+std::string generate_text(train::Trainer& t, const models::GptConfig& c, const std::string& vocab,
+                          const LmOptions& o, uint64_t seed);
 
 }  // namespace vkamp::app

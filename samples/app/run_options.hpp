@@ -34,6 +34,7 @@ struct LmOptions {
   double temperature = 0.8;
   uint32_t top_k = 0;         // 0 = sample from every character
   std::string prompt;         // the text the sample continues (empty = a new line)
+  bool generate_only = false; // sample from --init-from FILE's GPT; no text, no training
 };
 
 // Extends TrainConfig, so that code which trains reads the same fields

@@ -154,6 +154,10 @@ std::vector<Row> lm_rows() {
                                VKAMP_FIELD(lm.top_k)),
       text<RunOptions>("prompt", {g, "TEXT", "the text the sample continues"}, VKAMP_FIELD(lm.prompt),
                        "a new line"),
+      config::toggle<RunOptions>("generate_only",
+                                 {g, "", "sample from --init-from FILE's GPT (saved by --save) without the text or "
+                                         "training, in --precision (as vkamp-generate)"},
+                                 VKAMP_FIELD(lm.generate_only)),
   };
 }
 

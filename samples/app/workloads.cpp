@@ -80,6 +80,7 @@ Workload charlm() {
   o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
   o.max_steps = 3000;  // about 7 minutes on lavapipe with 2 cores (bench/NOTES.md)
   o.eval_every = 500;
+  o.eval_iters = 200;  // nanoGPT's: 3200 windows of the validation text; the final loss reads all of it
   o.optimizer.kind = config::OptimizerKind::AdamW;
   o.optimizer.lr = 3e-3;
   o.optimizer.beta2 = 0.95;

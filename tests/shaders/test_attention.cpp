@@ -235,6 +235,32 @@ TEST_P(Attention, BackwardAccumulates) {
   EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(fmt(), ref.dqkv, ref.d_fmt, ref.d_f32)));
 }
 
+// Decoding with a KV cache (last_only): y holds only the last position of
+// each example, against the same reference and bounds as the full forward's
+// rows there (the same sums, with one query row), a NaN included.
+TEST_P(Attention, LastOnlyGivesTheLastPosition) {
+  const AttentionShape& s = shape();
+  AttentionShape last = s;
+  last.last_only = true;
+  auto qkv = random_qkv(), dy = random_dy();
+  qkv[s.channels + 1 % s.channels] = kNan;  // k of position 0 of example 0: its head of y is NaN
+  const size_t ny = size_t(s.batch) * s.channels;
+  Buffer bqkv = guarded_input(fmt(), qkv), by = guarded_output(fmt(), ny);
+  Buffer kept = poisoned(ctx(), fmt(), size_t(s.batch) * s.heads * s.seq);
+  run_once([&](Sequence& seq) { ops::attention_forward(seq, fmt(), bqkv, by, kept, last); });
+  const std::vector<float> y = guarded_result(by, fmt(), ny, "y");
+  Reference ref = reference(fmt(), qkv, dy, s);
+  std::vector<double> want, want_fmt, want_f32;
+  for (uint32_t b = 0; b < s.batch; ++b)
+    for (uint32_t c = 0; c < s.channels; ++c) {
+      const size_t i = (size_t(b) * s.seq + s.seq - 1) * s.channels + c;
+      want.push_back(ref.y[i]);
+      want_fmt.push_back(ref.y_fmt[i]);
+      want_f32.push_back(ref.y_f32[i]);
+    }
+  EXPECT_TRUE(close_to(y, want, bound(fmt(), want, want_fmt, want_f32)));
+}
+
 // The mask: q, k and v of positions after t0 redrawn leave y at positions
 // up to t0 bit for bit the same (the sums skip them rather than weigh them 0).
 // Over the shapes with more than one position (kCausalShapes).

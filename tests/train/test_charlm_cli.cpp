@@ -1,5 +1,6 @@
 // charlm from the command line: its flags, its errors (exit 2 before any
-// training), and a short run on a small text whose saved GPT loads back.
+// training), and a short run on a small text whose saved GPT loads back
+// and samples the same text through vkamp-generate.
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
 
@@ -34,6 +35,19 @@ Result run_charlm(const std::string& args) {
                                 args);
 }
 
+Result run_generate(const std::string& args) {
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate " + args);
+}
+
+// The text between charlm's "--- sample: ... ---" line and the closing "---".
+std::string sample_of(const std::string& output) {
+  const size_t head = output.find("--- sample:");
+  if (head == std::string::npos) return "";
+  const size_t start = output.find('\n', head) + 1;
+  const size_t end = output.find("\n---\n", start);
+  return end == std::string::npos ? "" : output.substr(start, end - start);
+}
+
 TEST_F(CharlmCli, HelpListsTheLanguageModelFlags) {
   Result r = run_charlm("--help");
   EXPECT_EQ(r.status, 0) << r.output;
@@ -51,6 +65,35 @@ TEST_F(CharlmCli, BadInputExitsTwoBeforeTraining) {
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --prompt Q"), "--prompt"));
   // 3 lines: the held-out tenth is shorter than one window of 16 + 1.
   EXPECT_TRUE(rejected(run_charlm("--text " + write_text("short.txt", 3) + kTinyGpt), "held-out"));
+}
+
+TEST_F(CharlmCli, GenerateRefusesWhatIsNotASavedGpt) {
+  EXPECT_TRUE(rejected(run_generate(""), "--weights"));
+  EXPECT_TRUE(rejected(run_generate("--weights " + path("missing.safetensors")), "missing.safetensors"));
+  EXPECT_TRUE(rejected(run_generate("--weights x --lr 1"), "--lr"));
+  EXPECT_TRUE(rejected(run_generate("--weights x --temperature 0"), "temperature"));
+  EXPECT_TRUE(rejected(run_charlm("--generate-only"), "--init-from"));
+  Result help = run_generate("--help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  for (const char* flag : {"--weights", "--prompt", "--max-new", "--temperature", "--top-k", "--seed"})
+    EXPECT_NE(help.output.find(flag), std::string::npos) << flag;
+}
+
+// --eval-iters bounds the evaluations during training; the final
+// validation loss still reads the whole validation text, so it equals a
+// run's that evaluated everything (evaluations do not change training).
+TEST_F(CharlmCli, EvalItersSamplesTheEvaluationsButNotTheFinalLoss) {
+  const std::string text = write_text("t.txt", 300);
+  auto final_loss = [](const std::string& out) {
+    const size_t at = out.find("validation loss ");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  Result all = run_charlm("--text " + text + kTinyGpt + " --max-steps 20 --generate 0 --eval-iters 0");
+  Result some = run_charlm("--text " + text + kTinyGpt + " --max-steps 20 --generate 0 --eval-iters 1");
+  ASSERT_EQ(all.status, 0) << all.output;
+  ASSERT_EQ(some.status, 0) << some.output;
+  EXPECT_FALSE(final_loss(all.output).empty()) << all.output;
+  EXPECT_EQ(final_loss(some.output), final_loss(all.output)) << some.output << "\n" << all.output;
 }
 
 TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
@@ -74,6 +117,20 @@ TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
   EXPECT_EQ(f.find("transformer.h.0.attn.c_attn.weight")->shape, (std::vector<uint64_t>{48, 16}));
   EXPECT_EQ(f.find("lm_head.weight"), nullptr) << "the lm_head is tied to wte";
   EXPECT_EQ(f.metadata.at("vkamp.vocab").front(), '"');
+
+  // The saved file samples the same text, token for token, as the end of
+  // the run that saved it, with the same prompt, options and seed: through
+  // vkamp-generate (no text, no training, no validation) and through
+  // charlm --generate-only.
+  const std::string sample = sample_of(r.output);
+  ASSERT_FALSE(sample.empty()) << r.output;
+  Result gen = run_generate("--weights " + path("m.safetensors") + " --prompt the --max-new 24");
+  ASSERT_EQ(gen.status, 0) << gen.output;
+  EXPECT_NE(gen.output.find(sample + "\n"), std::string::npos) << "trained:\n" << sample << "\nfile:\n" << gen.output;
+  Result only = run_charlm("--generate-only --init-from " + path("m.safetensors") + " --prompt the --generate 24");
+  ASSERT_EQ(only.status, 0) << only.output;
+  EXPECT_EQ(sample_of(only.output), sample) << only.output;
+  EXPECT_EQ(only.output.find("train loss"), std::string::npos) << "no training: " << only.output;
 
   // The saved weights, loaded and not trained (lr 0), give the saved loss.
   Result again = run_charlm("--text " + text + kTinyGpt + " --max-steps 1 --lr 0 --generate 0 --init-from " +

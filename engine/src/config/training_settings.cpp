@@ -221,6 +221,11 @@ std::vector<Row> loop_rows() {
       count<T>("eval_every",
                {kLoopGroup, "N", "optimizer steps between held-out evaluations (0 = at the end of each epoch)"},
                VKAMP_FIELD(eval_every)),
+      count<T>("eval_iters",
+               {kLoopGroup, "N",
+                "batches each evaluation during training reads, spread over the held-out set (0 = all; the "
+                "final evaluation reads all)"},
+               VKAMP_FIELD(eval_iters)),
       batch,
       count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
       choice<T>("data_on_gpu",

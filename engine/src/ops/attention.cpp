@@ -85,34 +85,40 @@ uint64_t attention_workspace_elements(Format, uint32_t seq, uint32_t, uint32_t h
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s) {
   const Layout l = layout("attention_forward", fmt, s);
-  const uint64_t tokens = uint64_t(s.batch) * s.seq * s.channels;
-  detail::require("attention_forward", "qkv", qkv, 3 * tokens, l.eb);
-  detail::require("attention_forward", "y", y, tokens, l.eb);
-  detail::require("attention_forward", "kept", kept, s.batch * probs_per_example(s.seq, s.heads), l.eb);
-  if (s.batch == 0) return;
   const uint32_t t = s.seq, hd = l.hd;
+  // Decoding: the last position's query over every cached key and value.
+  const uint32_t queries = s.last_only ? 1 : t;
+  detail::require("attention_forward", "qkv", qkv, 3 * uint64_t(s.batch) * t * s.channels, l.eb);
+  detail::require("attention_forward", "y", y, uint64_t(s.batch) * queries * s.channels, l.eb);
+  detail::require("attention_forward", "kept", kept, uint64_t(l.bh) * queries * t, l.eb);
+  if (s.batch == 0) return;
   const BufferView p = kept;
   // S = Q K^T / sqrt(hd), scaled in fp32 before it is rounded to the format.
-  Gemm scores = per_head(l, t, t, hd);
+  Gemm scores = per_head(l, queries, t, hd);
   scores.trans_b = true;
   scores.alpha = 1.0f / std::sqrt(float(hd));
   set_a(scores, head_columns(l, 3, 0));
+  scores.first_a += uint64_t(t - queries) * 3 * l.channels;  // the query rows
   set_b(scores, head_columns(l, 3, 1));
   gemm(seq, fmt, scores, qkv, qkv, p);
-  const shader::AttentionSoftmaxPush push{l.bh * t, t};
+  const shader::AttentionSoftmaxPush push{l.bh * queries, t, queries};
   const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 3);
   seq.dispatch(detail::kernel<shader::AttentionSoftmaxShader>(seq, fmt, {rows.thread}), {p}, push, rows.groups,
                "attention_softmax");
-  // Y = P V, each position summing only the values it may see.
-  Gemm values = per_head(l, t, hd, t);
-  values.k_range = KRange::up_to_row;
+  // Y = P V, each position summing only the values it may see (the last
+  // one sees them all).
+  Gemm values = per_head(l, queries, hd, t);
+  values.k_range = s.last_only ? KRange::all : KRange::up_to_row;
   set_b(values, head_columns(l, 3, 2));
-  set_c(values, head_columns(l, 1, 0));
+  HeadColumns y_heads = head_columns(l, 1, 0);
+  y_heads.outer_stride = uint64_t(queries) * l.channels;
+  set_c(values, y_heads);
   gemm(seq, fmt, values, p, qkv, y);
 }
 
 void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView kept, BufferView dy, BufferView dqkv,
                         BufferView workspace, const AttentionShape& s, bool accumulate) {
+  if (s.last_only) throw Error("attention_backward: a decoding shape (last_only) has no backward");
   const Layout l = layout("attention_backward", fmt, s);
   const uint64_t tokens = uint64_t(s.batch) * s.seq * s.channels;
   detail::require("attention_backward", "qkv", qkv, 3 * tokens, l.eb);
@@ -138,7 +144,7 @@ void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView ke
   set_b(dvalues, head_columns(l, 1, 0));
   set_c(dvalues, head_columns(l, 3, 2));
   gemm(seq, fmt, dvalues, p, dy, dqkv);
-  const shader::AttentionSoftmaxPush push{l.bh * t, t};
+  const shader::AttentionSoftmaxPush push{l.bh * t, t, t};
   const detail::RowPlan rows = detail::row_plan(seq.context(), push.rows, t, 2);
   seq.dispatch(detail::kernel<shader::AttentionSoftmaxGradShader>(seq, fmt, {rows.thread}), {p, dp}, push,
                rows.groups, "attention_softmax_grad");

@@ -182,6 +182,20 @@ void Trainer::drain_before_epoch_end() {
   epoch_waits_ += ctx_.host_waits() - w;
 }
 
+void Trainer::set_held_out(data::HostData data) {
+  const uint64_t rows = uint64_t(cfg_.eval_iters) * cfg_.batch;
+  if (!cfg_.eval_iters || rows >= data.count) {
+    held_out_ = std::move(data);
+    return;
+  }
+  // Evenly spaced rows rather than the first ones: a language model's
+  // validation windows follow the text, and its first pages are not the
+  // whole of it. The same rows every time, so evaluations compare.
+  std::vector<uint32_t> ids(rows);
+  for (uint64_t i = 0; i < rows; ++i) ids[i] = uint32_t(i * data.count / rows);
+  held_out_ = data.select(ids);
+}
+
 void Trainer::end_epoch_if_due() {
   if (!epoch_ended_) return;
   EpochEnd e = *epoch_ended_;

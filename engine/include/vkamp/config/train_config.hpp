@@ -88,6 +88,10 @@ struct TrainConfig {
   uint32_t epochs = 2;
   uint32_t max_steps = 0;            // a cap on the optimizer steps applied (0 = the epochs decide)
   uint32_t eval_every = 0;           // updates between held-out evaluations (0 = at each epoch's end)
+  // Batches each evaluation during training reads, spread evenly over the
+  // held-out set (0 = all of it). nanoGPT's eval_iters; the final
+  // evaluation of a run is always the whole set.
+  uint32_t eval_iters = 0;
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
   DataResidency data_on_gpu = DataResidency::Auto;
   // Auto keeps the set on the GPU only when it fits this many MiB

@@ -20,6 +20,10 @@ namespace vkamp::ops {
 // P = softmax over j <= t of (q_t . k_j) / sqrt(hd), softmax in fp32.
 struct AttentionShape {
   uint32_t batch = 0, seq = 0, channels = 0, heads = 1;
+  // Decoding with a KV cache: qkv holds the seq positions so far, and only
+  // the last one's output is computed (y: [batch, 1, channels]; kept:
+  // [batch, heads, 1, seq] probabilities). Forward only.
+  bool last_only = false;
 };
 
 // Scratch sizes PER EXAMPLE (batch = 1) in elements of the storage format

@@ -56,8 +56,9 @@ class Trainer {
   // makes the host drain the steps before each such point (counted in
   // TrainSummary::host_waits_between_epochs, not in the loop's).
   std::function<void(const EpochEnd&)> on_epoch_end;
-  // The held-out set on_epoch_end evaluates.
-  void set_held_out(data::HostData data) { held_out_ = std::move(data); }
+  // The held-out set on_epoch_end evaluates: all of it, or with
+  // cfg.eval_iters, that many batches spread evenly over it.
+  void set_held_out(data::HostData data);
 
   // Trains until the update budget (epochs) is spent or fail-fast trips.
   // Checkpoints as configured. Resumes first when cfg.resume is set.
