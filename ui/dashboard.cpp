@@ -138,6 +138,17 @@ void time_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
   p.line("step_ms", h.step, nonzero, kTime, 1.5f);
 }
 
+// The end of a name that fits `width`, after "..": the end of a tensor's
+// name is what tells it from its neighbours (...attn.c_proj.weight).
+std::string tail_that_fits(const std::string& name, float width) {
+  if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
+  for (size_t from = 1; from < name.size(); ++from) {
+    std::string t = ".." + name.substr(from);
+    if (ImGui::CalcTextSize(t.c_str()).x <= width) return t;
+  }
+  return "..";
+}
+
 // A coloured square and its text, on the current line when it fits.
 void legend_item(ImU32 color, const char* text, bool first) {
   const float box = ImGui::GetTextLineHeight() - 2;
@@ -208,7 +219,7 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   const float line = ImGui::GetTextLineHeightWithSpacing();
   if (h.histograms.empty()) {
     panel_title("Gradient histograms", h.histogram_interval ? "waiting for the first histogram step"
-                                                            : "off in this run (histogram_interval 0)");
+                                                            : "off in this run (--histogram-interval 0)");
     PlotArea p("histogram", ImVec2(size.x, size.y - line), x_axis, {0, 1, false, "%"}, probe);
     return;
   }
@@ -217,8 +228,9 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   const Format fmt = band_format(h.precision);
   const FormatBands b = format_bands(fmt, t.loss_scale), unscaled = format_bands(fmt, 1);
   const HistogramFractions f = fractions(t, fmt);
-  char detail[200];
-  std::snprintf(detail, sizeof detail, "%s at step %u: unscaled |g| per binade; bars in %% of its %.0f elements; %s's ranges at scale %s%s",
+  char detail[256];
+  std::snprintf(detail, sizeof detail,
+                "%s at step %u: unscaled |g| per binade; bars in %% of its %.0f elements; %s's ranges at scale %s%s",
                 t.tensor.c_str(), t.step, f.total, format_name(fmt), scale_label(t.loss_scale).c_str(),
                 h.precision == Format::F32 ? " (this run is fp32)" : "");
   panel_title("Gradient histogram", detail);
@@ -232,7 +244,8 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
     pct.push_back(float(100.0 * t.bins[e] / f.total));
   }
   auto share = [&](uint32_t bin) { return float(100.0 * t.bins[bin] / f.total); };
-  float top = std::max({*std::max_element(pct.begin(), pct.end()), share(kHistZero), share(kHistInf), share(kHistNan)});
+  const float top =
+      std::max({*std::max_element(pct.begin(), pct.end()), share(kHistZero), share(kHistInf), share(kHistNan)});
   const float legend_h = line * (plot_w < 900 ? 2 : 1) + 4;
   const float plot_h = ImGui::GetContentRegionAvail().y - legend_h;
   PlotArea p("histogram", ImVec2(plot_w, plot_h), x_axis, {0, std::max(1.0, top * 1.2), false, "%"}, probe);
@@ -273,9 +286,9 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
                           : lo < b.normal_from      ? "subnormal"
                           : lo >= b.overflow_above ? "overflows"
                                                    : "normal";
-      ImGui::SetTooltip("|g| in [%s, %s): %u elements (%.2f%%)\nstored at scale %s: %s in %s", pow2_label(lo).c_str(),
-                        pow2_label(lo + 1).c_str(), t.bins[e], pct[e], scale_label(t.loss_scale).c_str(), where,
-                        format_name(fmt));
+      ImGui::SetTooltip("|g| in [%s, %s): %u elements (%.2f%%)\nstored at scale %s: %s in %s",
+                        pow2_label(lo).c_str(), pow2_label(lo + 1).c_str(), t.bins[e], pct[e],
+                        scale_label(t.loss_scale).c_str(), where, format_name(fmt));
     } else if (std::abs(mx - x_zero) < 2.5) {
       ImGui::SetTooltip("stored as zero: %u elements (%.2f%%)%s", t.bins[kHistZero], share(kHistZero),
                         zeros_may_include_flushes(h.precision)
@@ -288,7 +301,8 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   std::snprintf(zeros, sizeof zeros, "zeros%s %.1f%%",
                 zeros_may_include_flushes(h.precision) ? " (exact or flushed)" : "", share(kHistZero));
   std::snprintf(flushed, sizeof flushed, "flushed to 0 (|g| <= %s)", pow2_label(b.flush_at).c_str());
-  std::snprintf(over, sizeof over, "overflow (|g| > %s)", pow2_label(std::round(b.overflow_above * 10) / 10).c_str());
+  std::snprintf(over, sizeof over, "overflow (|g| > %s)",
+                pow2_label(std::round(b.overflow_above * 10) / 10).c_str());
   legend_item(kZeroBar, zeros, true);
   legend_item(opaque(kUnderflowBand), flushed, false);
   legend_item(opaque(kSubnormalBand), "subnormal", false);
@@ -299,35 +313,6 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
 
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::TextDisabled("per tensor, %% of its elements:");
-  char lost_now[32];
-  std::snprintf(lost_now, sizeof lost_now, "lost at %s", scale_label(t.loss_scale).c_str());
-  if (ImGui::BeginTable("fractions", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("tensor", ImGuiTableColumnFlags_WidthStretch);  // a long name is cut, not the figures
-    ImGui::TableSetupColumn("zeros");
-    ImGui::TableSetupColumn("lost unscaled");
-    ImGui::TableSetupColumn(lost_now);
-    ImGui::TableSetupColumn("overflow");
-    ImGui::TableHeadersRow();
-    for (size_t i = 0; i < h.histograms.size(); ++i) {
-      HistogramFractions r = fractions(h.histograms[i], fmt);
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      if (ImGui::Selectable(h.histograms[i].tensor.c_str(), int(i) == st.histogram_tensor,
-                            ImGuiSelectableFlags_SpanAllColumns))
-        st.histogram_tensor = int(i);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.zero);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(r.underflow_unscaled > 0.01 ? ImVec4(1, 0.5f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                         "%.1f", 100 * r.underflow_unscaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.underflow_scaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.overflow_scaled);
-    }
-    ImGui::EndTable();
-  }
   char note[400];
   std::snprintf(note, sizeof note,
                 "lost unscaled: nonzero |g| <= %s, which %s rounds to 0 without loss scaling. lost at %s: the same "
@@ -338,6 +323,54 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
                     ? " A stored zero cannot say whether it was exactly 0 (a dead ReLU, an input that is always "
                       "0) or flushed, so what flushed at the current scale is counted in zeros."
                     : "");
+  ImGui::TextDisabled("per tensor, %% of its elements:");
+  char lost_now[32];
+  std::snprintf(lost_now, sizeof lost_now, "lost at %s", scale_label(t.loss_scale).c_str());
+  // As tall as its rows, or as the panel leaves above the note (then it scrolls).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float table_h = std::min(row_h * float(h.histograms.size() + 2) + 2,
+                                 ImGui::GetContentRegionAvail().y - note_h - style.ItemSpacing.y - 2);
+  if (ImGui::BeginTable("fractions", 5,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY,
+                        ImVec2(0, std::max(table_h, 3 * row_h)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("tensor", ImGuiTableColumnFlags_WidthStretch);  // a long name is cut, not the figures
+    ImGui::TableSetupColumn("zeros");
+    ImGui::TableSetupColumn("lost unscaled");
+    ImGui::TableSetupColumn(lost_now);
+    ImGui::TableSetupColumn("overflow");
+    ImGui::TableHeadersRow();
+    // One row per tensor (a click picks the plotted one), then their sum.
+    const auto row = [](const HistogramFractions& r) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.zero);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(r.underflow_unscaled > 0.01 ? ImVec4(1, 0.5f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                         "%.1f", 100 * r.underflow_unscaled);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.underflow_scaled);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.overflow_scaled);
+    };
+    for (size_t i = 0; i < h.histograms.size(); ++i) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const std::string& name = h.histograms[i].tensor;
+      const std::string shown = tail_that_fits(name, ImGui::GetContentRegionAvail().x) + "##" + std::to_string(i);
+      if (ImGui::Selectable(shown.c_str(), int(i) == st.histogram_tensor, ImGuiSelectableFlags_SpanAllColumns))
+        st.histogram_tensor = int(i);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+      row(fractions(h.histograms[i], fmt));
+    }
+    const train::TensorHistogram all = combined(h.histograms);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", all.tensor.c_str());
+    row(fractions(all, fmt));
+    ImGui::EndTable();
+  }
   ImGui::TextWrapped("%s", note);
   ImGui::EndGroup();
 }

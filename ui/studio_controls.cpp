@@ -83,7 +83,8 @@ void run_buttons(StudioControls& c, TrainingSession& session) {
 void new_run(StudioControls& c, TrainingSession& session) {
   section("New run");
   const auto& jobs = c.jobs;
-  if (ImGui::BeginCombo("sample", jobs[c.sample].name.c_str())) {
+  // vkamp-studio's own flag, not a training setting.
+  if (ImGui::BeginCombo("--sample", jobs[c.sample].name.c_str())) {
     for (int i = 0; i < int(jobs.size()); ++i)
       if (ImGui::Selectable(jobs[i].name.c_str(), i == c.sample)) {
         std::string device = c.cfg.device;
@@ -93,6 +94,7 @@ void new_run(StudioControls& c, TrainingSession& session) {
       }
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("--sample NAME: the job to train (vkamp-studio --help)");
   const Format formats[] = {Format::F32, Format::F16, Format::BF16, Format::CB16};
   if (ImGui::BeginCombo(setting_label("precision").c_str(), format_name(c.cfg.precision))) {
     for (Format f : formats)
