@@ -156,6 +156,7 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
     history->budget = trainer.budget();
     history->histogram_interval = cfg.scaler.histogram_interval;
+    history->precision = cfg.precision;
     history->status = "training";
   }
   std::unique_ptr<io::MetricsLog> log;

@@ -1,6 +1,7 @@
 #include "dashboard.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -9,7 +10,6 @@
 namespace vkamp::ui {
 namespace {
 
-using train::kHistBins;
 using train::kHistInf;
 using train::kHistLogBins;
 using train::kHistMinExp;
@@ -25,14 +25,19 @@ constexpr ImU32 kGrowth = IM_COL32(110, 210, 120, 255);
 constexpr ImU32 kNorm = IM_COL32(200, 140, 240, 255);
 constexpr ImU32 kTime = IM_COL32(120, 210, 210, 255);
 constexpr ImU32 kBars = IM_COL32(210, 210, 230, 255);
-// fp16 ranges, shaded behind the histogram.
+// The zero bar is no exponent bin: its own colour, like inf and NaN.
+constexpr ImU32 kZeroBar = IM_COL32(110, 170, 250, 255);
+constexpr ImU32 kNonfiniteBar = IM_COL32(250, 110, 90, 255);
+constexpr ImU32 kSlotDivider = IM_COL32(9, 9, 12, 255);
+constexpr ImU32 kLabelText = IM_COL32(235, 235, 235, 235);
+constexpr ImU32 kUnscaledLine = IM_COL32(255, 255, 255, 140);
+constexpr ImU32 kHighlight = IM_COL32(70, 52, 25, 255);
+constexpr ImU32 kFigures = IM_COL32(255, 215, 140, 255);
+// The format's ranges, shaded behind the histogram.
 constexpr ImU32 kUnderflowBand = IM_COL32(200, 60, 60, 70);
 constexpr ImU32 kSubnormalBand = IM_COL32(230, 160, 40, 70);
 constexpr ImU32 kNormalBand = IM_COL32(60, 170, 90, 60);
 constexpr ImU32 kOverflowBand = IM_COL32(200, 60, 60, 90);
-
-constexpr double kFp16MinSubnormalLog2 = -24, kFp16MinNormalLog2 = -14;
-const double kFp16MaxLog2 = std::log2(65504.0);
 
 void panel_title(const char* title, const char* detail = nullptr) {
   ImGui::TextUnformatted(title);
@@ -133,85 +138,240 @@ void time_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
   p.line("step_ms", h.step, nonzero, kTime, 1.5f);
 }
 
+// The end of a name that fits `width`, after "..": the end of a tensor's
+// name is what tells it from its neighbours (...attn.c_proj.weight).
+std::string tail_that_fits(const std::string& name, float width) {
+  if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
+  for (size_t from = 1; from < name.size(); ++from) {
+    std::string t = ".." + name.substr(from);
+    if (ImGui::CalcTextSize(t.c_str()).x <= width) return t;
+  }
+  return "..";
+}
+
+// A coloured square and its text, on the current line when it fits.
+void legend_item(ImU32 color, const char* text, bool first) {
+  const float box = ImGui::GetTextLineHeight() - 2;
+  const float w = box + 4 + ImGui::CalcTextSize(text).x;
+  if (!first) {
+    ImGui::SameLine(0, 16);
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+  }
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 1), ImVec2(p.x + box, p.y + 1 + box), color);
+  ImGui::Dummy(ImVec2(box, box));
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(text);
+}
+
+// Opaque versions of the bands' colours, for the legend's squares.
+ImU32 opaque(ImU32 c) { return c | IM_COL32(0, 0, 0, 255); }
+
+// The figures a newcomer looks for first, large on a highlighted line:
+// what the format would lose without loss scaling, and what it loses now.
+void lost_figures(const HistogramFractions& f, const FormatBands& b, float width) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImFont* big = large_font();
+  const float h = std::max(big->FontSize, 2 * ImGui::GetTextLineHeight()) + 6;
+  dl->AddRectFilled(p, ImVec2(p.x + width, p.y + h), kHighlight, 3);
+  dl->PushClipRect(p, ImVec2(p.x + width - 4, p.y + h), true);
+  char text[160];
+  std::snprintf(text, sizeof text, "lost unscaled %.1f%%   lost at %s %.1f%%", 100 * f.underflow_unscaled,
+                pow2_label(b.scale_log2).c_str(), 100 * f.underflow_scaled);
+  const ImVec2 big_at(p.x + 8, p.y + (h - big->FontSize) / 2);
+  dl->AddText(big, big->FontSize, big_at, kFigures, text);
+  const float x = big_at.x + big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, text).x + 16;
+  const float row = ImGui::GetTextLineHeight();
+  std::snprintf(text, sizeof text, "of its elements flush to 0 in %s:", format_name(b.format));
+  dl->AddText(ImVec2(x, p.y + h / 2 - row), kLabelText, text);
+  std::snprintf(text, sizeof text, "|g| <= %s unscaled, %s at %s", pow2_label(b.flush_at + b.scale_log2).c_str(),
+                pow2_label(b.flush_at).c_str(), pow2_label(b.scale_log2).c_str());
+  dl->AddText(ImVec2(x, p.y + h / 2), kLabelText, text);
+  dl->PopClipRect();
+  ImGui::Dummy(ImVec2(width, h));
+}
+
+// The underflow band's label, whatever its width: inside it when it fits,
+// else beside its edge, or at the axis's left end when the whole band lies
+// below the histogram's first bin.
+void underflow_label(PlotArea& p, const FormatBands& b, double first) {
+  char text[128];
+  std::snprintf(text, sizeof text, "flushed to 0: |g| <= %s at scale %s", pow2_label(b.flush_at).c_str(),
+                pow2_label(b.scale_log2).c_str());
+  const float inside = p.at(b.flush_at, 0).x - p.at(first, 0).x;
+  if (b.flush_at > first && ImGui::CalcTextSize(text).x < inside - 4) {
+    p.text_at((first + b.flush_at) / 2, 0, text, kLabelText);
+    return;
+  }
+  char beside[160];
+  std::snprintf(beside, sizeof beside, "<- %s%s", text, b.flush_at > first ? "" : " (left of this axis)");
+  p.text_at(std::max(b.flush_at, first), 1, beside, kLabelText, 0);
+}
+
 void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, ImVec2 size) {
+  // x: log2 of the unscaled |g|, ticked on the exponent bins only. The zero
+  // bar has its own slot left of them, behind a gap; inf and NaN theirs on
+  // the right.
+  const double first = kHistMinExp, last = kHistMinExp + kHistLogBins;
+  const double x_zero = first - 4, x_inf = last + 2.5, x_nan = last + 5;
+  const Axis x_axis{x_zero - 2.5, x_nan + 2, true, "", first, last};
+  const float line = ImGui::GetTextLineHeightWithSpacing();
   if (h.histograms.empty()) {
     panel_title("Gradient histograms", h.histogram_interval ? "waiting for the first histogram step"
-                                                            : "off in this run (histogram_interval 0)");
-    PlotArea p("histogram", ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()),
-               {double(kHistMinExp) - 3, double(kHistMinExp + kHistLogBins) + 3}, {0, 1}, probe);
+                                                            : "off in this run (--histogram-interval 0)");
+    PlotArea p("histogram", ImVec2(size.x, size.y - line), x_axis, {0, 1, false, "%"}, probe);
     return;
   }
   st.histogram_tensor = std::clamp(st.histogram_tensor, 0, int(h.histograms.size()) - 1);
   const train::TensorHistogram& t = h.histograms[st.histogram_tensor];
-  double ls = std::log2(std::max(t.loss_scale, 1e-38f));
-  char detail[128];
-  std::snprintf(detail, sizeof detail, "%s at step %u, unscaled |g| on log2 bins, fp16 ranges at scale %s",
-                t.tensor.c_str(), t.step, scale_label(t.loss_scale).c_str());
+  const Format fmt = band_format(h.precision);
+  const FormatBands b = format_bands(fmt, t.loss_scale), unscaled = format_bands(fmt, 1);
+  const HistogramFractions f = fractions(t, fmt);
+  char detail[256];
+  std::snprintf(detail, sizeof detail,
+                "%s at step %u: unscaled |g| per binade; bars in %% of its %.0f elements; %s's ranges at scale %s%s",
+                t.tensor.c_str(), t.step, f.total, format_name(fmt), scale_label(t.loss_scale).c_str(),
+                h.precision == Format::F32 ? " (this run is fp32)" : "");
   panel_title("Gradient histogram", detail);
 
-  float table_w = std::min(440.0f, size.x * 0.42f);
-  float plot_h = size.y - ImGui::GetTextLineHeightWithSpacing();
+  const float table_w = std::min(440.0f, size.x * 0.36f), plot_w = size.x - table_w - 8;
   ImGui::BeginGroup();
-  // x: log2 |g| (unscaled); zero sits left of the log bins, inf and NaN right.
-  const double x_zero = kHistMinExp - 2, x_inf = kHistMinExp + kHistLogBins + 1.5, x_nan = x_inf + 2.5;
-  double total = 0;
-  for (uint32_t c : t.bins) total += c;
+  lost_figures(f, b, plot_w);
   std::vector<float> xs, pct;
-  for (int b = 0; b < kHistBins; ++b) {
-    double x = b < kHistLogBins ? kHistMinExp + b + 0.5 : b == kHistZero ? x_zero : b == kHistInf ? x_inf : x_nan;
-    xs.push_back(float(x));
-    pct.push_back(total > 0 ? float(100.0 * t.bins[b] / total) : 0.0f);
+  for (int e = 0; e < int(kHistLogBins); ++e) {
+    xs.push_back(float(first + e + 0.5));
+    pct.push_back(float(100.0 * t.bins[e] / f.total));
   }
-  float top = *std::max_element(pct.begin(), pct.end());
-  PlotArea p("histogram", ImVec2(size.x - table_w - 8, plot_h), {x_zero - 1.5, x_nan + 1.5},
-             {0, std::max(1.0, top * 1.15)}, probe);
-  // Where each unscaled magnitude lands in fp16 once multiplied by the scale.
-  double lo = kHistMinExp, hi = kHistMinExp + kHistLogBins;
-  p.x_band(lo, kFp16MinSubnormalLog2 - ls, kUnderflowBand, "flushed to 0");
-  p.x_band(std::max(lo, kFp16MinSubnormalLog2 - ls), kFp16MinNormalLog2 - ls, kSubnormalBand, "subnormal");
-  p.x_band(std::max(lo, kFp16MinNormalLog2 - ls), std::min(hi, kFp16MaxLog2 - ls), kNormalBand, "fp16 normal");
-  p.x_band(kFp16MaxLog2 - ls, hi, kOverflowBand, "overflow");
-  p.vertical_line(kFp16MinSubnormalLog2, IM_COL32(255, 255, 255, 140), "unscaled fp16 limit");
-  p.bars("bins", xs, pct, 0.9f, kBars);
+  auto share = [&](uint32_t bin) { return float(100.0 * t.bins[bin] / f.total); };
+  const float top =
+      std::max({*std::max_element(pct.begin(), pct.end()), share(kHistZero), share(kHistInf), share(kHistNan)});
+  const float legend_h = line * (plot_w < 900 ? 2 : 1) + 4;
+  const float plot_h = ImGui::GetContentRegionAvail().y - legend_h;
+  PlotArea p("histogram", ImVec2(plot_w, plot_h), x_axis, {0, std::max(1.0, top * 1.2), false, "%"}, probe);
+  // Where each unscaled magnitude lands in the format at the current scale.
+  p.x_band(first, std::min(b.flush_at, last), kUnderflowBand);
+  p.x_band(std::max(first, b.flush_at), std::min(b.normal_from, last), kSubnormalBand, "subnormal");
+  p.x_band(std::max(first, b.normal_from), std::min(last, b.overflow_above), kNormalBand,
+           fmt == Format::F16 ? "fp16 normal" : "normal");
+  p.x_band(std::max(first, b.overflow_above), last, kOverflowBand, "overflow");
+  if (unscaled.flush_at > first && unscaled.flush_at < last) {
+    p.vertical_line(unscaled.flush_at, kUnscaledLine);
+    p.text_at(unscaled.flush_at, 2, "flush edge without scaling", kUnscaledLine, 0);
+  }
+  underflow_label(p, b, first);
+  // The gap between the zero slot and the exponent bins.
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  for (auto [x, label] : {std::pair{x_zero, "0"}, std::pair{x_inf, "inf"}, std::pair{x_nan, "NaN"}}) {
-    ImVec2 a = p.at(x, 0);
-    dl->AddText(ImVec2(a.x - 8, a.y - 16), IM_COL32(230, 230, 230, 255), label);
+  for (double gap : {first - 1.5, last + 1.0}) {
+    const float gx = p.at(gap, 0).x;
+    dl->AddLine(ImVec2(gx, p.top()), ImVec2(gx, p.at(gap, 0).y), kSlotDivider, 3);
   }
+  p.bars("bins", xs, pct, 0.9f, kBars);
+  p.bars("zeros", {float(x_zero)}, {share(kHistZero)}, 2.0f, kZeroBar);
+  p.bars("inf, NaN", {float(x_inf), float(x_nan)}, {share(kHistInf), share(kHistNan)}, 1.6f, kNonfiniteBar);
+  char zero_pct[32];
+  std::snprintf(zero_pct, sizeof zero_pct, "%.1f%%", share(kHistZero));
+  const float zy = p.at(x_zero, share(kHistZero)).y - ImGui::GetTextLineHeight() - 1;
+  const float zx = p.at(x_zero, 0).x - ImGui::CalcTextSize(zero_pct).x / 2;
+  dl->AddText(ImVec2(std::max(zx, p.left() + 1), std::max(zy, p.top() + 1)), kZeroBar, zero_pct);
+  p.text_below(x_zero, "zeros", kZeroBar);
+  p.text_below(x_inf, "inf", kNonfiniteBar);
+  p.text_below(x_nan, "NaN", kNonfiniteBar);
+  if (p.hovered()) {
+    const double mx = p.mouse_x();
+    if (mx >= first && mx < last) {
+      const int e = int(std::floor(mx - first));
+      const double lo = first + e;
+      const char* where = lo + 1 <= b.flush_at      ? "flushes to 0"
+                          : lo < b.normal_from      ? "subnormal"
+                          : lo >= b.overflow_above ? "overflows"
+                                                   : "normal";
+      ImGui::SetTooltip("|g| in [%s, %s): %u elements (%.2f%%)\nstored at scale %s: %s in %s",
+                        pow2_label(lo).c_str(), pow2_label(lo + 1).c_str(), t.bins[e], pct[e],
+                        scale_label(t.loss_scale).c_str(), where, format_name(fmt));
+    } else if (std::abs(mx - x_zero) < 2.5) {
+      ImGui::SetTooltip("stored as zero: %u elements (%.2f%%)%s", t.bins[kHistZero], share(kHistZero),
+                        zeros_may_include_flushes(h.precision)
+                            ? "\nexact zeros and values that flushed to 0 alike: the stored 0 cannot tell them apart"
+                            : "");
+    }
+  }
+  // The legend says what every colour means, whatever fits inside the plot.
+  char zeros[96], flushed[96], over[96];
+  std::snprintf(zeros, sizeof zeros, "zeros%s %.1f%%",
+                zeros_may_include_flushes(h.precision) ? " (exact or flushed)" : "", share(kHistZero));
+  std::snprintf(flushed, sizeof flushed, "flushed to 0 (|g| <= %s)", pow2_label(b.flush_at).c_str());
+  std::snprintf(over, sizeof over, "overflow (|g| > %s)",
+                pow2_label(std::round(b.overflow_above * 10) / 10).c_str());
+  legend_item(kZeroBar, zeros, true);
+  legend_item(opaque(kUnderflowBand), flushed, false);
+  legend_item(opaque(kSubnormalBand), "subnormal", false);
+  legend_item(opaque(kNormalBand), "normal", false);
+  legend_item(opaque(kOverflowBand), over, false);
+  legend_item(kNonfiniteBar, "inf, NaN", false);
   ImGui::EndGroup();
 
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::TextDisabled("per tensor, %% of gradients:");
-  if (ImGui::BeginTable("fractions", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("tensor");
-    ImGui::TableSetupColumn("zero");
+  char note[400];
+  std::snprintf(note, sizeof note,
+                "lost unscaled: nonzero |g| <= %s, which %s rounds to 0 without loss scaling. lost at %s: the same "
+                "at the current scale (|g| <= %s).%s",
+                pow2_label(unscaled.flush_at).c_str(), format_name(fmt), scale_label(t.loss_scale).c_str(),
+                pow2_label(b.flush_at).c_str(),
+                zeros_may_include_flushes(h.precision)
+                    ? " A stored zero cannot say whether it was exactly 0 (a dead ReLU, an input that is always "
+                      "0) or flushed, so what flushed at the current scale is counted in zeros."
+                    : "");
+  ImGui::TextDisabled("per tensor, %% of its elements:");
+  char lost_now[32];
+  std::snprintf(lost_now, sizeof lost_now, "lost at %s", scale_label(t.loss_scale).c_str());
+  // As tall as its rows, or as the panel leaves above the note (then it scrolls).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float table_h = std::min(row_h * float(h.histograms.size() + 2) + 2,
+                                 ImGui::GetContentRegionAvail().y - note_h - style.ItemSpacing.y - 2);
+  if (ImGui::BeginTable("fractions", 5,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY,
+                        ImVec2(0, std::max(table_h, 3 * row_h)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("tensor", ImGuiTableColumnFlags_WidthStretch);  // a long name is cut, not the figures
+    ImGui::TableSetupColumn("zeros");
     ImGui::TableSetupColumn("lost unscaled");
-    ImGui::TableSetupColumn("lost scaled");
+    ImGui::TableSetupColumn(lost_now);
     ImGui::TableSetupColumn("overflow");
     ImGui::TableHeadersRow();
+    // One row per tensor (a click picks the plotted one), then their sum.
+    const auto row = [](const HistogramFractions& r) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.zero);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(r.underflow_unscaled > 0.01 ? ImVec4(1, 0.5f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                         "%.1f", 100 * r.underflow_unscaled);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.underflow_scaled);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", 100 * r.overflow_scaled);
+    };
     for (size_t i = 0; i < h.histograms.size(); ++i) {
-      HistogramFractions f = fractions(h.histograms[i]);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      if (ImGui::Selectable(h.histograms[i].tensor.c_str(), int(i) == st.histogram_tensor,
-                            ImGuiSelectableFlags_SpanAllColumns))
+      const std::string& name = h.histograms[i].tensor;
+      const std::string shown = tail_that_fits(name, ImGui::GetContentRegionAvail().x) + "##" + std::to_string(i);
+      if (ImGui::Selectable(shown.c_str(), int(i) == st.histogram_tensor, ImGuiSelectableFlags_SpanAllColumns))
         st.histogram_tensor = int(i);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * f.zero);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(f.underflow_unscaled > 0.01 ? ImVec4(1, 0.5f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                         "%.1f", 100 * f.underflow_unscaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * f.underflow_scaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * f.overflow_scaled);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+      row(fractions(h.histograms[i], fmt));
     }
+    const train::TensorHistogram all = combined(h.histograms);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", all.tensor.c_str());
+    row(fractions(all, fmt));
     ImGui::EndTable();
   }
-  ImGui::TextWrapped("lost unscaled: 0 < |g| < 2^-24, below fp16's smallest subnormal without loss scaling. "
-                     "lost scaled: the same at the current scale. In fp16 runs a value that did underflow "
-                     "is already counted as zero.");
+  ImGui::TextWrapped("%s", note);
   ImGui::EndGroup();
 }
 
@@ -223,27 +383,6 @@ std::string scale_label(double s) {
   if (s > 0 && std::isfinite(l) && l == std::floor(l)) std::snprintf(buf, sizeof buf, "2^%d", int(l));
   else std::snprintf(buf, sizeof buf, "%g", s);
   return buf;
-}
-
-HistogramFractions fractions(const train::TensorHistogram& h) {
-  HistogramFractions f;
-  for (uint32_t c : h.bins) f.total += c;
-  if (f.total == 0) return f;
-  double ls = std::log2(std::max(h.loss_scale, 1e-38f));
-  double under_unscaled = 0, under_scaled = 0, over = h.bins[kHistInf] + h.bins[kHistNan];
-  for (int b = 0; b < kHistLogBins; ++b) {
-    // Bin b holds [2^(e), 2^(e+1)) with e = kHistMinExp + b (bin 0 also
-    // holds everything smaller); a bin counts when all of it is below the limit.
-    double e = kHistMinExp + b;
-    if (e + 1 <= kFp16MinSubnormalLog2) under_unscaled += h.bins[b];
-    if (e + 1 + ls <= kFp16MinSubnormalLog2) under_scaled += h.bins[b];
-    if (e + ls >= kFp16MaxLog2) over += h.bins[b];
-  }
-  f.zero = h.bins[kHistZero] / f.total;
-  f.underflow_unscaled = under_unscaled / f.total;
-  f.underflow_scaled = under_scaled / f.total;
-  f.overflow_scaled = over / f.total;
-  return f;
 }
 
 void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe,

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "histogram_bands.hpp"
 #include "plot.hpp"
 #include "run_history.hpp"
 
@@ -20,16 +21,6 @@ struct DashboardState {
 // receives every series drawn this frame.
 void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe,
                     const std::function<void()>& controls = {});
-
-// Fractions of one tensor's gradients, from its exponent histogram.
-struct HistogramFractions {
-  double zero = 0;               // exactly zero (in fp16 this includes what underflowed)
-  double underflow_unscaled = 0;  // 0 < |g| < 2^-24: lost to fp16 without scaling
-  double underflow_scaled = 0;    // 0 < |g * scale| < 2^-24: lost at the current scale
-  double overflow_scaled = 0;     // |g * scale| > 65504, inf or NaN
-  double total = 0;               // elements counted
-};
-HistogramFractions fractions(const train::TensorHistogram& h);
 
 // "2^15" for powers of two, "%g" otherwise.
 std::string scale_label(double s);

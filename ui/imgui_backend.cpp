@@ -29,6 +29,12 @@ ImGuiBackend::ImGuiBackend(GuiDevice& dev, VkRenderPass render_pass, uint32_t im
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; nothing to remember
   apply_style();
+  // The default font, and the same at twice the size for the figures that
+  // must stand out (large_font()); a whole multiple keeps its pixels sharp.
+  io.Fonts->AddFontDefault();
+  ImFontConfig large;
+  large.SizePixels = 26;
+  io.Fonts->AddFontDefault(&large);
 
   ImGui_ImplVulkan_InitInfo init{};
   init.Instance = dev.instance();

@@ -10,6 +10,7 @@ namespace {
 constexpr ImU32 kFrame = IM_COL32(90, 90, 100, 255);
 constexpr ImU32 kGrid = IM_COL32(60, 60, 70, 255);
 constexpr ImU32 kTickText = IM_COL32(170, 170, 180, 255);
+constexpr ImU32 kTextBackdrop = IM_COL32(16, 16, 22, 170);
 constexpr float kLeftMargin = 52, kBottomMargin = 18;
 
 // About five round steps across [lo, hi].
@@ -20,10 +21,17 @@ double nice_step(double span) {
   return 10 * p;
 }
 
-std::string tick_text(double v, bool log2) {
-  char buf[32];
-  if (log2) std::snprintf(buf, sizeof buf, "2^%d", int(std::lround(v)));
-  else std::snprintf(buf, sizeof buf, "%.3g", std::abs(v) < 1e-12 ? 0.0 : v);
+// A power of two of exponents: 2^-40, 2^-32, ... reads better than 2^-36, 2^-27.
+double log2_step(double span, int ticks) {
+  double step = 1;
+  while (step * ticks < span) step *= 2;
+  return step;
+}
+
+std::string tick_text(double v, const Axis& a) {
+  char buf[48];
+  if (a.log2) std::snprintf(buf, sizeof buf, "2^%d%s", int(std::lround(v)), a.unit);
+  else std::snprintf(buf, sizeof buf, "%.3g%s", std::abs(v) < 1e-12 ? 0.0 : v, a.unit);
   return buf;
 }
 
@@ -53,15 +61,16 @@ PlotArea::PlotArea(const char* panel, ImVec2 size, Axis x, Axis y, PlotProbe* pr
   for (double v = std::ceil(y_.lo / ys) * ys; v <= y_.hi + 1e-9; v += ys) {
     float py = at(x_.lo, y_.log2 ? std::exp2(v) : v).y;
     dl_->AddLine(ImVec2(p0_.x, py), ImVec2(p1_.x, py), kGrid);
-    std::string t = tick_text(v, y_.log2);
+    std::string t = tick_text(v, y_);
     ImVec2 ts = ImGui::CalcTextSize(t.c_str());
     dl_->AddText(ImVec2(p0_.x - ts.x - 4, py - ts.y / 2), kTickText, t.c_str());
   }
-  double xs = x_.log2 ? std::max(1.0, std::ceil((x_.hi - x_.lo) / 8)) : nice_step(x_.hi - x_.lo);
+  double xs = x_.log2 ? log2_step(x_.hi - x_.lo, 9) : nice_step(x_.hi - x_.lo);
   for (double v = std::ceil(x_.lo / xs) * xs; v <= x_.hi + 1e-9; v += xs) {
+    if (v < x_.ticks_from || v > x_.ticks_to) continue;
     float px = p0_.x + float((v - x_.lo) / (x_.hi - x_.lo)) * (p1_.x - p0_.x);
     dl_->AddLine(ImVec2(px, p0_.y), ImVec2(px, p1_.y), kGrid);
-    std::string t = tick_text(v, x_.log2);
+    std::string t = tick_text(v, x_);
     ImVec2 ts = ImGui::CalcTextSize(t.c_str());
     dl_->AddText(ImVec2(px - ts.x / 2, p1_.y + 2), kTickText, t.c_str());
   }
@@ -185,6 +194,26 @@ void PlotArea::vertical_line(double x, ImU32 color, const char* label) {
   if (x < x_.lo || x > x_.hi) return;
   dl_->AddLine(ImVec2(p.x, p0_.y), ImVec2(p.x, p1_.y), color, 2.0f);
   if (label) dl_->AddText(ImVec2(p.x + 3, p0_.y + 16), color, label);
+}
+
+void PlotArea::text_at(double x, int row, const char* text, ImU32 color, float align) {
+  ImVec2 ts = ImGui::CalcTextSize(text);
+  float left = at(x, y_.lo).x - ts.x * align + (align == 0 ? 4 : 0);
+  float px = std::clamp(left, p0_.x + 2, std::max(p0_.x + 2, p1_.x - ts.x - 2));
+  ImVec2 pos(px, p0_.y + 2 + row * ImGui::GetTextLineHeight());
+  // A dark backdrop keeps it legible over bands, bars and lines.
+  dl_->AddRectFilled(ImVec2(pos.x - 2, pos.y), ImVec2(pos.x + ts.x + 2, pos.y + ts.y), kTextBackdrop, 2);
+  dl_->AddText(pos, color, text);
+}
+
+void PlotArea::text_below(double x, const char* text, ImU32 color) {
+  ImVec2 ts = ImGui::CalcTextSize(text);
+  dl_->AddText(ImVec2(at(x, y_.lo).x - ts.x / 2, p1_.y + 2), color, text);
+}
+
+ImFont* large_font() {
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  return atlas->Fonts.Size > 1 ? atlas->Fonts[1] : ImGui::GetFont();
 }
 
 Axis fit_axis(const std::vector<float>& v, bool log2, double fallback_lo, double fallback_hi, size_t from) {

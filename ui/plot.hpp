@@ -26,7 +26,9 @@ struct PlotProbe {
 
 struct Axis {
   double lo = 0, hi = 1;
-  bool log2 = false;  // lo/hi are exponents; ticks read 2^k
+  bool log2 = false;         // lo/hi are exponents; ticks read 2^k
+  const char* unit = "";     // after each tick's number, e.g. "%"
+  double ticks_from = -1e300, ticks_to = 1e300;  // ticks only here (a histogram's special bins have none)
 };
 
 class PlotArea {
@@ -51,6 +53,15 @@ class PlotArea {
   void bars(const char* series, const std::vector<float>& xs, const std::vector<float>& heights, float width,
             ImU32 color);
   void vertical_line(double x, ImU32 color, const char* label = nullptr);
+  // Text at data x, `row` lines below the top, kept inside the frame:
+  // centred on x (align 0.5) or starting just right of it (align 0).
+  void text_at(double x, int row, const char* text, ImU32 color, float align = 0.5f);
+  // Text centred on data x in the tick row under the frame, for a bar
+  // that has a name instead of a tick.
+  void text_below(double x, const char* text, ImU32 color);
+  float left() const { return p0_.x; }
+  float right() const { return p1_.x; }
+  float top() const { return p0_.y; }
 
  private:
   void report(const char* series, size_t points, double lo, double hi);
@@ -63,6 +74,10 @@ class PlotArea {
   PlotProbe* probe_ = nullptr;
   bool hovered_ = false;
 };
+
+// The larger font ImGuiBackend loads, for figures that must stand out (the
+// default font when there is none).
+ImFont* large_font();
 
 // A range [lo, hi] that holds every finite value (with a margin), or
 // [fallback_lo, fallback_hi] when there is none.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/float_formats.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::ui {
@@ -33,6 +34,7 @@ struct RunHistory {
   uint32_t samples_per_step = 0;  // batch x micro-batches, for throughput
   uint32_t budget = 0;            // optimizer updates the run will apply
   uint32_t histogram_interval = 0;  // steps between histograms (0 = none)
+  Format precision = Format::F16;   // the gradients' format: the histogram shows its ranges
 
   // One entry per step record, in step order.
   std::vector<float> step, loss, loss_smooth, loss_scale, grad_norm, step_ms;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/workloads.hpp"
+#include "setting_labels.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -30,15 +31,34 @@ void section(const char* title) {
   ImGui::TextDisabled("%s", title);
 }
 
-bool input_double(const char* label, double& v, const char* fmt = "%g") {
-  return ImGui::InputDouble(label, &v, 0, 0, fmt);
+// A setting's --help line when the mouse is over the last item.
+void tooltip(const char* key) {
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", setting_tooltip(key).c_str());
 }
 
-bool input_u32(const char* label, uint32_t& v) {
+// Inputs for a training setting, labelled with its flag (setting_labels.hpp).
+bool input_double(const char* key, double& v) {
+  bool changed = ImGui::InputDouble(setting_label(key).c_str(), &v, 0, 0, "%g");
+  tooltip(key);
+  return changed;
+}
+
+bool input_u32(const char* key, uint32_t& v) {
   int i = int(std::min<uint32_t>(v, 1u << 30));
-  bool changed = ImGui::InputInt(label, &i, 0, 0);
+  bool changed = ImGui::InputInt(setting_label(key).c_str(), &i, 0, 0);
+  tooltip(key);
   if (changed) v = i < 0 ? 0 : uint32_t(i);
   return changed;
+}
+
+// A path field as wide as the column leaves beside its button.
+void path_field(const char* id, char* buf, size_t size, const char* button) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(button).x -
+                          2 * st.FramePadding.x - st.ItemSpacing.x);
+  ImGui::InputText(id, buf, size);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", buf);
+  ImGui::SameLine();
 }
 
 void run_buttons(StudioControls& c, TrainingSession& session) {
@@ -63,7 +83,8 @@ void run_buttons(StudioControls& c, TrainingSession& session) {
 void new_run(StudioControls& c, TrainingSession& session) {
   section("New run");
   const auto& jobs = c.jobs;
-  if (ImGui::BeginCombo("sample", jobs[c.sample].name.c_str())) {
+  // vkamp-studio's own flag, not a training setting.
+  if (ImGui::BeginCombo("--sample", jobs[c.sample].name.c_str())) {
     for (int i = 0; i < int(jobs.size()); ++i)
       if (ImGui::Selectable(jobs[i].name.c_str(), i == c.sample)) {
         std::string device = c.cfg.device;
@@ -73,21 +94,28 @@ void new_run(StudioControls& c, TrainingSession& session) {
       }
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("--sample NAME: the job to train (vkamp-studio --help)");
   const Format formats[] = {Format::F32, Format::F16, Format::BF16, Format::CB16};
-  if (ImGui::BeginCombo("precision", format_name(c.cfg.precision))) {
+  if (ImGui::BeginCombo(setting_label("precision").c_str(), format_name(c.cfg.precision))) {
     for (Format f : formats)
       if (ImGui::Selectable(format_name(f), f == c.cfg.precision)) c.cfg.precision = f;
     ImGui::EndCombo();
   }
+  tooltip("precision");
+  // --loss-scale dynamic | none | a fixed scale: the radio picks the mode,
+  // the field below holds the fixed scale or dynamic scaling's first one.
   int mode = int(c.cfg.scaler.mode);
   ImGui::RadioButton("dynamic", &mode, int(config::LossScaleMode::Dynamic));
+  tooltip("loss_scaling_factor");
   ImGui::SameLine();
   ImGui::RadioButton("static", &mode, int(config::LossScaleMode::Static));
+  tooltip("loss_scaling_factor");
   ImGui::SameLine();
   ImGui::RadioButton("none", &mode, int(config::LossScaleMode::None));
+  tooltip("loss_scaling_factor");
   c.cfg.scaler.mode = config::LossScaleMode(mode);
   if (c.cfg.scaler.mode != config::LossScaleMode::None)
-    input_double(c.cfg.scaler.mode == config::LossScaleMode::Static ? "scale" : "initial scale",
+    input_double(c.cfg.scaler.mode == config::LossScaleMode::Static ? "loss_scaling_factor" : "initial_loss_scale",
                  c.cfg.scaler.initial_loss_scale);
   input_u32("epochs", c.cfg.epochs);
   input_u32("batch", c.cfg.batch);
@@ -106,12 +134,13 @@ void live_knobs(StudioControls& c, TrainingSession& session) {
   section("Dynamic scaling, live");
   bool dynamic = c.knobs.mode == config::LossScaleMode::Dynamic;
   ImGui::BeginDisabled(!dynamic);
-  input_double("growth factor", c.knobs.growth_factor);
-  input_double("backoff factor", c.knobs.backoff_factor);
-  input_u32("steps per increase", c.knobs.steps_per_increase);
-  input_double("min loss scale", c.knobs.min_loss_scale);
-  input_double("max loss scale", c.knobs.max_loss_scale);
+  input_double("growth_factor", c.knobs.growth_factor);
+  input_double("backoff_factor", c.knobs.backoff_factor);
+  input_u32("steps_per_increase", c.knobs.steps_per_increase);
+  input_double("min_loss_scale", c.knobs.min_loss_scale);
+  input_double("max_loss_scale", c.knobs.max_loss_scale);
   input_u32("hysteresis", c.knobs.hysteresis);
+  input_u32("fail_after_overflows", c.knobs.fail_after_overflows);
   if (ImGui::Button("Apply knobs", ImVec2(-1, 0))) {
     if (accepted(c, [&] { c.running = config::with_live_scaler(c.running, c.knobs); })) {
       session.set_scaler(c.knobs);
@@ -124,8 +153,7 @@ void live_knobs(StudioControls& c, TrainingSession& session) {
 
 void files(StudioControls& c, TrainingSession& session, const RunHistory& history) {
   section("Save");
-  ImGui::InputText("##ckpt", c.checkpoint_path, sizeof c.checkpoint_path);
-  ImGui::SameLine();
+  path_field("##ckpt", c.checkpoint_path, sizeof c.checkpoint_path, "Checkpoint");
   SessionState s = session.state();
   ImGui::BeginDisabled(s == SessionState::Idle || s == SessionState::Failed);
   if (ImGui::Button("Checkpoint")) {
@@ -133,8 +161,7 @@ void files(StudioControls& c, TrainingSession& session, const RunHistory& histor
     c.notice = std::string("saving ") + c.checkpoint_path;
   }
   ImGui::EndDisabled();
-  ImGui::InputText("##metrics", c.metrics_path, sizeof c.metrics_path);
-  ImGui::SameLine();
+  path_field("##metrics", c.metrics_path, sizeof c.metrics_path, "Metrics");
   if (ImGui::Button("Metrics") && accepted(c, [&] { history.export_jsonl(c.metrics_path); }))
     c.notice = "wrote " + std::to_string(history.raw_steps.size()) + " step records to " + c.metrics_path;
 }
@@ -142,7 +169,8 @@ void files(StudioControls& c, TrainingSession& session, const RunHistory& histor
 }  // namespace
 
 void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory& history) {
-  ImGui::PushItemWidth(120);
+  // Room on the right for the longest flag label (--fail-after-overflows).
+  ImGui::PushItemWidth(100);
   run_buttons(c, session);
   new_run(c, session);
   live_knobs(c, session);

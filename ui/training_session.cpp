@@ -93,6 +93,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     blank.samples_per_step = cfg.batch * cfg.grad_accum;
     blank.budget = trainer_->budget();
     blank.histogram_interval = cfg.scaler.histogram_interval;
+    blank.precision = cfg.precision;
     history_.reset(blank);
     steps_done_ = 0;
     last_applied_ = 0;

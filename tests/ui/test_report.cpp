@@ -23,7 +23,6 @@ namespace vkamp::test {
 namespace {
 
 namespace fs = std::filesystem;
-using train::kHistBins;
 
 // 300 steps: the loss decays, the scale backs off at two injected
 // overflows (skipped) and grows once; two tensors' histograms; two evals.
@@ -106,7 +105,13 @@ TEST_F(Report, PlotsEverySeriesOfTheRun) {
   EXPECT_EQ(growths->points, 1u);
   const ui::SeriesProbe* bins = probe.find("histogram", "bins");
   ASSERT_NE(bins, nullptr);
-  EXPECT_EQ(bins->points, size_t(kHistBins));
+  EXPECT_EQ(bins->points, size_t(train::kHistLogBins));  // the exponent bins; zero, inf and NaN are their own
+  const ui::SeriesProbe* zeros = probe.find("histogram", "zeros");
+  ASSERT_NE(zeros, nullptr);
+  EXPECT_EQ(zeros->points, 1u);
+  double elements = 0;
+  for (uint32_t c : h.histograms[0].bins) elements += c;
+  EXPECT_NEAR(zeros->max, 100.0 * 500 / elements, 1e-3);  // bar heights are % of the tensor's elements
   const ui::SeriesProbe* acc = probe.find("eval", "test accuracy");
   ASSERT_NE(acc, nullptr);
   EXPECT_EQ(acc->points, 2u);
@@ -156,22 +161,6 @@ TEST_F(Report, AnUnwritablePathIsAnError) {
   ui::ReportOptions opt;
   opt.path = "/nonexistent-dir/x.png";
   EXPECT_THROW(ui::render_report(synthetic_run(), opt), Error);
-}
-
-TEST(HistogramFractions, CountWhatFp16LosesWithAndWithoutTheScale) {
-  train::TensorHistogram t;
-  t.loss_scale = 1024;  // 2^10
-  t.bins[-30 - train::kHistMinExp] = 10;  // [2^-30, 2^-29): lost unscaled, kept at 2^10
-  t.bins[-36 - train::kHistMinExp] = 5;   // [2^-36, 2^-35): lost either way
-  t.bins[-10 - train::kHistMinExp] = 20;  // fine
-  t.bins[6 - train::kHistMinExp] = 4;     // [64, 128) x 1024 > 65504: overflows scaled
-  t.bins[train::kHistZero] = 1;
-  ui::HistogramFractions f = ui::fractions(t);
-  EXPECT_EQ(f.total, 40.0);
-  EXPECT_DOUBLE_EQ(f.underflow_unscaled, 15.0 / 40);
-  EXPECT_DOUBLE_EQ(f.underflow_scaled, 5.0 / 40);
-  EXPECT_DOUBLE_EQ(f.overflow_scaled, 4.0 / 40);
-  EXPECT_DOUBLE_EQ(f.zero, 1.0 / 40);
 }
 
 }  // namespace
