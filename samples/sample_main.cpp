@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -137,10 +138,10 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   const GemmMma mma = ctx->gemm_mma();
   if (!cfg.quiet)
     std::fprintf(stderr, "%s%s on %s (%s%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
-               precision_path_name(ctx->path()),
-               mma == GemmMma::coopmat    ? "; fp16 GEMMs on tensor cores"
-               : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
-                                          : "");
+                 precision_path_name(ctx->path()),
+                 mma == GemmMma::coopmat    ? "; fp16 GEMMs on tensor cores"
+                 : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
+                                            : "");
   try {
     return body(cfg, *ctx);
   } catch (const dist::PeerFailed&) {
@@ -183,10 +184,15 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
     if (history) history->add(h);
     if (also.histogram) also.histogram(h);
   };
-  // A long evaluation (charlm's) shows a bar of its own, on a terminal only.
+  // A long evaluation (charlm's) shows a bar of its own, on a terminal
+  // only, once it has taken half a second (a short one would flicker).
   std::optional<app::ProgressBar> eval_bar;
+  std::optional<std::chrono::steady_clock::time_point> eval_start;
   if (bar.on_terminal())
     trainer.on_eval_progress = [&](uint64_t done, uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!eval_start) eval_start = now;
+      if (!eval_bar && now - *eval_start < std::chrono::milliseconds(500)) return;
       if (!eval_bar) {
         bar.clear();
         eval_bar.emplace("  evaluating", total);
@@ -194,6 +200,7 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
       eval_bar->update(done, "");
     };
   trainer.on_epoch_end = [&](const train::EpochEnd& e) {
+    eval_start.reset();
     if (eval_bar) {
       eval_bar->clear();
       eval_bar.reset();
@@ -332,9 +339,9 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
     if (!cfg.quiet)
       std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
-                workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
-                describe_run(cfg).c_str());
+                  workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
+                  data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
+                  describe_run(cfg).c_str());
     ui::RunHistory history;
     const RunResult s = train_with_progress(trainer, cfg, workload, {}, &history);
     if (s.failed) {
