@@ -47,23 +47,15 @@ int run(app::RunOptions& cfg, Context& ctx) {
               data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
 
   // The validation loss every --eval-every steps, with the weights of that
-  // step (the trainer drains the steps before it).
+  // step (the trainer drains the steps before it), on the run's shared
+  // per-evaluation line (samples/sample_main.hpp).
   trainer.set_held_out(data.test);
   ui::RunHistory history;
   history.eval_name = "val loss";
-  float train_loss = 0;
   double val_loss = 0;
   samples::Observers also;
-  also.step = [&](const train::StepMetrics& m) {
-    if (!m.skipped) train_loss = m.loss;
-  };
-  also.epoch_end = [&](const train::EpochEnd& e) {
-    val_loss = e.value;
-    if (cfg.progress) std::fprintf(stderr, "\r\033[K");  // clears the progress bar's line
-    std::printf("step %5u  train loss %.4f  val loss %.4f\n", e.applied, train_loss, val_loss);
-    std::fflush(stdout);
-  };
-  train::TrainSummary s = samples::train_with_progress(trainer, cfg, "charlm", also, &history);
+  also.epoch_end = [&](const train::EpochEnd& e) { val_loss = e.value; };
+  const samples::RunResult s = samples::train_with_progress(trainer, cfg, "charlm", also, &history);
   if (s.failed) {
     samples::write_report(cfg, history);
     return samples::report_failure("charlm", cfg, s);
@@ -83,8 +75,8 @@ int run(app::RunOptions& cfg, Context& ctx) {
   }
   samples::write_report(cfg, history);
   auto meta = app::charlm_metadata(gpt, data.vocab);
-  char loss[32];
-  std::snprintf(loss, sizeof loss, "%.6f", val_loss);
+  char loss[32];  // the saved weights' loss: --save-best's are the best evaluation's
+  std::snprintf(loss, sizeof loss, "%.6f", cfg.save_best && s.best ? s.best->value : val_loss);
   meta["vkamp.val_loss"] = loss;
   samples::save_weights(cfg, trainer, s, meta);
   return 0;

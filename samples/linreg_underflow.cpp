@@ -20,7 +20,7 @@ struct Run {
   app::RunOptions cfg;
   std::vector<float> loss;         // per step
   double zero_fraction = 0;        // of fc1.weight's gradients, last histogram
-  train::TrainSummary summary;
+  samples::RunResult summary;
 };
 
 void train_run(Context& ctx, Run& r, const data::HostData& data, ui::RunHistory* history = nullptr) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "app/cli.hpp"
+#include "app/epoch_watch.hpp"
 #include "app/progress_bar.hpp"
 #include "app/workloads.hpp"
 #include "vkamp/dist/communicator.hpp"
@@ -134,11 +136,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     return 2;
   }
   const GemmMma mma = ctx->gemm_mma();
-  std::fprintf(stderr, "%s%s on %s (%s%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
-               precision_path_name(ctx->path()),
-               mma == GemmMma::coopmat    ? "; fp16 GEMMs on tensor cores"
-               : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
-                                          : "");
+  if (!cfg.quiet)
+    std::fprintf(stderr, "%s%s on %s (%s%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
+                 precision_path_name(ctx->path()),
+                 mma == GemmMma::coopmat    ? "; fp16 GEMMs on tensor cores"
+                 : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
+                                            : "");
   try {
     return body(cfg, *ctx);
   } catch (const dist::PeerFailed&) {
@@ -148,9 +151,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   }
 }
 
-train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg,
-                                        const std::string& label, const Observers& also,
-                                        ui::RunHistory* history) {
+RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg, const std::string& label,
+                              const Observers& also, ui::RunHistory* history) {
+  if ((cfg.early_stop || cfg.save_best) && !trainer.has_held_out())
+    throw vkamp::ConfigError(std::string(cfg.early_stop ? "--early-stop" : "--save-best") +
+                             " watches the held-out metric, and this run has none (vkamp-train: give --test FILE "
+                             "or --val-split X)");
   if (history) {
     history->title = label + " · " + describe_run(cfg);
     history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
@@ -161,13 +167,16 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
   }
   std::unique_ptr<io::MetricsLog> log;
   if (!cfg.metrics_path.empty()) log = std::make_unique<io::MetricsLog>(cfg.metrics_path);
-  app::ProgressBar bar(label, trainer.budget(), cfg.progress);
+  app::ProgressBar bar(label, trainer.budget(), cfg.progress && !cfg.quiet);
+  app::EpochWatch watch(cfg.epochs, cfg.eval_every != 0, cfg.early_stop);
+  RunResult result;
   trainer.on_step = [&](const train::StepMetrics& m) {
     if (log) log->write(m);
     char status[128];
     std::snprintf(status, sizeof status, "loss %.4g  scale %g%s", m.loss, m.loss_scale,
                   m.skipped ? "  (skipped)" : "");
     bar.update(m.applied, status);
+    watch.add(m);
     if (history) history->add(m);
     if (also.step) also.step(m);
   };
@@ -176,15 +185,57 @@ train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunO
     if (history) history->add(h);
     if (also.histogram) also.histogram(h);
   };
+  // A long evaluation (charlm's) shows a bar of its own, on a terminal
+  // only, once it has taken half a second (a short one would flicker).
+  std::optional<app::ProgressBar> eval_bar;
+  std::optional<std::chrono::steady_clock::time_point> eval_start;
+  if (bar.on_terminal())
+    trainer.on_eval_progress = [&](uint64_t done, uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!eval_start) eval_start = now;
+      if (!eval_bar && now - *eval_start < std::chrono::milliseconds(500)) return;
+      if (!eval_bar) {
+        bar.clear();
+        eval_bar.emplace("  evaluating", total);
+      }
+      eval_bar->update(done, "");
+    };
   trainer.on_epoch_end = [&](const train::EpochEnd& e) {
+    eval_start.reset();
+    if (eval_bar) {
+      eval_bar->clear();
+      eval_bar.reset();
+    }
     if (log) log->write(e);
     if (history && !e.metric.empty()) history->evals.push_back({e.step, e.value, e.epoch, e.metric});
+    const app::EpochWatch::Verdict v = watch.end(e);
+    if (!cfg.quiet) {
+      bar.clear();
+      std::printf("%s\n", v.line.c_str());
+      std::fflush(stdout);
+    }
+    // No step is in flight here: the master weights are this evaluation's.
+    if (v.improved && cfg.save_best) result.best_weights = trainer.model().read_master();
+    if (v.stop && e.applied < trainer.budget()) {  // not when the budget ends here anyway
+      result.stopped_early_at = watch.where(e);
+      trainer.request_stop();
+    }
     if (also.epoch_end) also.epoch_end(e);
   };
-  train::TrainSummary s = trainer.run();
+  trainer.start();
+  while (trainer.advance()) {
+  }
+  static_cast<train::TrainSummary&>(result) = trainer.finish();
   bar.finish();
-  if (history) history->status = s.failed ? "stopped: " + s.failure : "finished";
-  return s;
+  // The callbacks hold this frame's locals.
+  trainer.on_step = nullptr;
+  trainer.on_histogram = nullptr;
+  trainer.on_epoch_end = nullptr;
+  trainer.on_eval_progress = nullptr;
+  result.best = watch.best();
+  if (result.best) result.best_at = watch.where(*result.best);
+  if (history) history->status = result.failed ? "stopped: " + result.failure : "finished";
+  return result;
 }
 
 void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
@@ -205,26 +256,31 @@ void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer)
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
-void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s,
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s,
                   const std::map<std::string, std::string>& extra) {
   if (cfg.save_path.empty()) return;
   const train::Model& model = trainer.model();
+  const bool best = cfg.save_best && s.best && !s.best_weights.empty();
+  const std::vector<float> weights = best ? s.best_weights : model.read_master();
   const io::DType dtype = cfg.save_dtype == Format::F16    ? io::DType::F16
                           : cfg.save_dtype == Format::BF16 ? io::DType::BF16
                                                            : io::DType::F32;
   io::TensorFile file;
   const bool from_spec = !model.spec().layers.empty();
-  file.tensors = from_spec ? io::export_torch_tensors(model.spec(), model.read_master(), dtype)
-                           : io::export_torch_tensors(model.graph(), model.read_master(), dtype);
+  file.tensors = from_spec ? io::export_torch_tensors(model.spec(), weights, dtype)
+                           : io::export_torch_tensors(model.graph(), weights, dtype);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", double(s.final_scale));
   file.metadata = {{"vkamp.model", from_spec ? models::describe(model.spec()) : model.graph().origin()},
                    {"vkamp.precision", format_name(cfg.precision)},
-                   {"vkamp.step", std::to_string(s.applied)},
+                   {"vkamp.step", std::to_string(best ? s.best->applied : s.applied)},
                    {"vkamp.loss_scale", scale}};
   for (const auto& [key, value] : extra) file.metadata[key] = value;
   io::write_safetensors(cfg.save_path, file);
-  std::printf("  weights (%s) written to %s\n", io::dtype_name(dtype), cfg.save_path.c_str());
+  if (best)
+    std::printf("  weights (%s) of %s (the best: %s) written to %s\n", io::dtype_name(dtype), s.best_at.c_str(),
+                app::held_out_text(s.best->metric, s.best->value).c_str(), cfg.save_path.c_str());
+  else std::printf("  weights (%s) written to %s\n", io::dtype_name(dtype), cfg.save_path.c_str());
 }
 
 int report_failure(const char* name, const config::TrainConfig& cfg, const train::TrainSummary& s) {
@@ -236,8 +292,15 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
   return 1;
 }
 
-void print_run_report(const config::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s) {
+void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s) {
   print_summary(cfg, s);
+  if (!s.stopped_early_at.empty() && s.best)
+    std::printf("  stopped early at %s (--early-stop %u): no better held-out %s since %s (%s)\n",
+                s.stopped_early_at.c_str(), cfg.early_stop, s.best->metric.c_str(), s.best_at.c_str(),
+                app::held_out_text(s.best->metric, s.best->value).c_str());
+  else if (s.best)
+    std::printf("  best held-out evaluation: %s, %s\n", s.best_at.c_str(),
+                app::held_out_text(s.best->metric, s.best->value).c_str());
   if (s.ranks > 1)
     std::printf("  data parallel over %u ranks: all-reduce %.3f ms and %.1f KiB per step (fp32 gradients and losses), "
                 "%llu host waits for it, %llu for replica checks\n",
@@ -247,14 +310,16 @@ void print_run_report(const config::TrainConfig& cfg, train::Trainer& trainer, c
   std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
               s.gpu_ms_per_step, s.amp_ms_per_step,
               s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
-  std::printf("  by kernel (ms/step):");
-  for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
-  std::printf("\n");
-  const CommandCounts& c = s.commands_per_step;
-  std::printf("  commands per step: %u dispatches, %u barriers", c.dispatches, c.barriers);
-  if (c.copies) std::printf(", %u copies", c.copies);
-  if (c.fills) std::printf(", %u fills", c.fills);
-  std::printf("\n");
+  if (cfg.profile) {
+    std::printf("  by kernel (ms/step):");
+    for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
+    std::printf("\n");
+    const CommandCounts& c = s.commands_per_step;
+    std::printf("  commands per step: %u dispatches, %u barriers", c.dispatches, c.barriers);
+    if (c.copies) std::printf(", %u copies", c.copies);
+    if (c.fills) std::printf(", %u fills", c.fills);
+    std::printf("\n");
+  }
   const graph::MemoryReport mem = trainer.model().memory();
   auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
   std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
@@ -273,12 +338,13 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     trainer.set_held_out(data.test);
     const int ranks = dist::Communicator::world().size();
     const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
-    std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
-                workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
-                describe_run(cfg).c_str());
+    if (!cfg.quiet)
+      std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
+                  workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
+                  data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
+                  describe_run(cfg).c_str());
     ui::RunHistory history;
-    train::TrainSummary s = train_with_progress(trainer, cfg, workload, {}, &history);
+    const RunResult s = train_with_progress(trainer, cfg, workload, {}, &history);
     if (s.failed) {
       write_report(cfg, history);
       return report_failure(workload, cfg, s);

@@ -4,7 +4,9 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "vkamp/context.hpp"
 #include "app/run_options.hpp"
@@ -38,13 +40,25 @@ struct Observers {
   std::function<void(const train::EpochEnd&)> epoch_end;
 };
 
+// The trainer's summary of a run, and what the application decided in it.
+struct RunResult : train::TrainSummary {
+  std::string stopped_early_at;         // "epoch 7" when --early-stop ended the run, else empty
+  std::optional<train::EpochEnd> best;  // the best held-out evaluation (none without a held-out set)
+  std::string best_at;                  // "epoch 4" (or "step 500" with --eval-every)
+  std::vector<float> best_weights;      // --save-best: the master weights at `best`
+};
+
 // Trains one configuration with a progress bar (labelled `label`) and the
 // --metrics log, recording the run into `history` when given (for
-// --report). Each epoch's held-out evaluation (Trainer::set_held_out) goes
-// to the log and the history. The trainer stays usable afterwards.
-train::TrainSummary train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg,
-                                        const std::string& label, const Observers& also = {},
-                                        ui::RunHistory* history = nullptr);
+// --report). At each evaluation point (every epoch, or --eval-every) it
+// prints a line on stdout: the train loss since the last line, the
+// held-out loss and metric (Trainer::set_held_out), the skipped steps and
+// the scale (none with --quiet); the evaluation also goes to the log and
+// the history. --early-stop ends the run between steps, --save-best keeps
+// the best evaluation's weights; both throw ConfigError without a
+// held-out set. The trainer stays usable afterwards.
+RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg, const std::string& label,
+                              const Observers& also = {}, ui::RunHistory* history = nullptr);
 
 // --report FILE.png: draws the dashboard of `history` offscreen and writes
 // it (nothing when cfg.report_path is empty). Prints where it went.
@@ -57,10 +71,12 @@ void write_report(const app::RunOptions& cfg, const ui::RunHistory& history);
 void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer);
 
 // --save FILE.safetensors: writes the model's weights as cfg.save_dtype,
-// with the vkamp.* metadata of the run `s`. Nothing when the flag is not
-// given; call it only after a successful run. Prints where they went.
-// `extra` adds metadata (vkamp-train's classes and standardization).
-void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const train::TrainSummary& s,
+// with the vkamp.* metadata of the run `s`: the last weights, or with
+// --save-best those of s.best. Nothing when the flag is not given; call it
+// only after a successful run. Prints where they went and, with
+// --save-best, from which epoch. `extra` adds metadata (vkamp-train's
+// classes and standardization).
+void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s,
                   const std::map<std::string, std::string>& extra = {});
 
 // "fp16, dynamic loss scale" and the like, for headers and tables.
@@ -70,8 +86,10 @@ std::string describe_run(const config::TrainConfig& cfg);
 // is); returns the exit status 1.
 int report_failure(const char* name, const config::TrainConfig& cfg, const train::TrainSummary& s);
 
-// The end-of-run summary, GPU time per kernel and device memory.
-void print_run_report(const config::TrainConfig& cfg, train::Trainer& trainer, const train::TrainSummary& s);
+// The end-of-run summary: the counts, --early-stop's and the best
+// evaluation's lines, GPU time per step and device memory; with --profile
+// also GPU time per kernel and the commands per step.
+void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s);
 
 // One line of the end-of-run summary shared by the samples.
 void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s);

@@ -1,7 +1,9 @@
 // vkamp-predict: runs a model vkamp-train saved over a data file and writes
 // its predictions: for a classifier, the class and the probability of each
 // class; for a regression, the outputs. When the file has labels (or
-// targets) it prints the accuracy (or the mean squared error). The model
+// targets) it prints the accuracy (or the mean squared error and R²), and
+// with --report-classes a confusion matrix and each class's precision,
+// recall and F1; without labels or --out, the predictions go to stdout. The model
 // string, the classes, the feature columns and the standardization come
 // from the weights file's metadata (app/saved_model.hpp).
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags or files).
@@ -9,8 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/saved_model.hpp"
 #include "vkamp/config_error.hpp"
@@ -34,13 +39,16 @@ const char* kUsage =
     "Runs a model saved by vkamp-train (--save) over --data (.csv, .npz, .npy or an IDX images file) and\n"
     "writes the predictions. The model, classes, feature columns and standardization are read from the\n"
     "weights file. Labels (or targets) in the data are optional; when present, the accuracy (or mean\n"
-    "squared error) is printed.\n"
+    "squared error and R², the mean over the target columns) is printed.\n"
     "\n"
     "  --weights FILE     a .safetensors file written by vkamp-train --save (required)\n"
     "  --data FILE        the rows to predict (required)\n"
     "  --out FILE         .csv: a header row, then per row the class and each class's probability\n"
     "                     (regression: the outputs); .npy: float32 rows x classes probabilities\n"
-    "                     (regression: rows x outputs) [default: none, print the metric only]\n"
+    "                     (regression: rows x outputs) [default: with labels, print the metric only;\n"
+    "                     without, the CSV on stdout]\n"
+    "  --report-classes   a classifier on labelled data: print the confusion matrix and each class's\n"
+    "                     precision, recall, F1 and support\n"
     "  --precision P      fp32 | float16 | bfloat16 | cbfloat16 [default: the precision it trained in]\n"
     "  --batch N          rows per forward pass [default: 256]\n"
     "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
@@ -49,6 +57,7 @@ const char* kUsage =
 struct Options {
   std::string weights, data, out, device, precision;
   uint32_t batch = 256;
+  bool report_classes = false;
 };
 
 [[noreturn]] void bad_usage(const std::string& why) { throw vkamp::ConfigError(why); }
@@ -70,6 +79,7 @@ Options parse(int argc, char** argv, bool& help) {
     else if (a == "--out") o.out = value();
     else if (a == "--device") o.device = value();
     else if (a == "--precision") o.precision = value();
+    else if (a == "--report-classes") o.report_classes = true;
     else if (a == "--batch") {
       const std::string v = value();
       char* end = nullptr;
@@ -119,22 +129,45 @@ std::vector<uint32_t> arg_max(const std::vector<float>& out, uint32_t n, uint32_
   return best;
 }
 
-// The accuracy (or mean squared error) of the same outputs that are
-// written, computed here in double, when the data has labels (or targets).
-void print_metric(const Options& o, const app::SavedModel& saved, const data::HostData& data,
-                  const std::vector<float>& out, const std::vector<uint32_t>& classes) {
-  const uint32_t n = data.count;
-  if (saved.regress ? data.targets.empty() : data.labels.empty()) {
-    std::printf("%u rows of %s have no %s: predictions only\n", n, o.data.c_str(), saved.regress ? "targets" : "labels");
-    return;
+// R² of each target column (1 - residual / total sum of squares), and
+// their mean, as scikit-learn's r2_score: none for a constant column.
+std::optional<double> mean_r2(const std::vector<float>& out, const std::vector<float>& targets, uint32_t n,
+                              uint32_t C) {
+  double sum = 0;
+  uint32_t columns = 0;
+  for (uint32_t c = 0; c < C; ++c) {
+    double mean = 0;
+    for (uint32_t r = 0; r < n; ++r) mean += targets[size_t(r) * C + c];
+    mean /= n;
+    double residual = 0, total = 0;
+    for (uint32_t r = 0; r < n; ++r) {
+      const double y = targets[size_t(r) * C + c], d = double(out[size_t(r) * C + c]) - y;
+      residual += d * d;
+      total += (y - mean) * (y - mean);
+    }
+    if (total == 0) continue;
+    sum += 1 - residual / total;
+    ++columns;
   }
+  if (columns == 0) return std::nullopt;
+  return sum / columns;
+}
+
+// The accuracy (or mean squared error and R²) of the same outputs that are
+// written, computed here in double; the data has labels (or targets).
+void print_metric(const Options& o, const app::SavedModel& saved, const data::HostData& data,
+                  const std::vector<float>& out, const std::vector<uint32_t>& classes, uint32_t C) {
+  const uint32_t n = data.count;
   if (saved.regress) {
     double sum = 0;
     for (size_t i = 0; i < out.size(); ++i) {
       const double d = double(out[i]) - data.targets[i];
       sum += d * d;
     }
-    std::printf("mse %.6g over %u rows of %s\n", sum / double(out.size()), n, o.data.c_str());
+    const std::optional<double> r2 = mean_r2(out, data.targets, n, C);
+    char r2_text[48] = "";
+    if (r2) std::snprintf(r2_text, sizeof r2_text, ", r2 %.6f%s", *r2, C > 1 ? " (mean over the targets)" : "");
+    std::printf("mse %.6g%s over %u rows of %s\n", sum / double(out.size()), r2_text, n, o.data.c_str());
     return;
   }
   uint32_t correct = 0;
@@ -142,12 +175,55 @@ void print_metric(const Options& o, const app::SavedModel& saved, const data::Ho
   std::printf("accuracy %.2f%% over %u rows of %s\n", 100.0 * correct / n, n, o.data.c_str());
 }
 
+// --report-classes: the confusion matrix (rows: the true class, columns:
+// the predicted one), then each class's precision, recall, F1 and support,
+// and their unweighted mean; "-" where a ratio has nothing to divide by.
+void print_class_report(const app::SavedModel& saved, const data::HostData& data,
+                        const std::vector<uint32_t>& classes) {
+  const size_t K = saved.classes.size();
+  std::vector<std::vector<uint64_t>> m(K, std::vector<uint64_t>(K, 0));
+  for (uint32_t r = 0; r < data.count; ++r) ++m[data.labels[r]][classes[r]];
+  int w = 9;  // "precision"
+  for (const std::string& name : saved.classes) w = std::max(w, int(name.size()));
+  std::printf("confusion matrix (rows: true class, columns: predicted class)\n%*s", w + 2, "");
+  for (const std::string& name : saved.classes) std::printf(" %*s", w, name.c_str());
+  std::printf("\n");
+  for (size_t t = 0; t < K; ++t) {
+    std::printf("  %*s", w, saved.classes[t].c_str());
+    for (size_t p = 0; p < K; ++p) std::printf(" %*llu", w, static_cast<unsigned long long>(m[t][p]));
+    std::printf("\n");
+  }
+  auto ratio = [](double num, double den) { return den > 0 ? std::optional<double>(num / den) : std::nullopt; };
+  auto cell = [&](std::optional<double> v) {
+    char buf[32];
+    if (v) std::snprintf(buf, sizeof buf, " %*.4f", w, *v);
+    else std::snprintf(buf, sizeof buf, " %*s", w, "-");
+    return std::string(buf);
+  };
+  std::printf("  %*s %*s %*s %*s %*s\n", w, "class", w, "precision", w, "recall", w, "f1", w, "support");
+  double sums[3] = {0, 0, 0};
+  uint32_t counted[3] = {0, 0, 0};
+  for (size_t c = 0; c < K; ++c) {
+    uint64_t predicted = 0, actual = 0;
+    for (size_t k = 0; k < K; ++k) predicted += m[k][c], actual += m[c][k];
+    const std::optional<double> precision = ratio(double(m[c][c]), double(predicted));
+    const std::optional<double> recall = ratio(double(m[c][c]), double(actual));
+    const std::optional<double> f1 =
+        precision && recall ? ratio(2 * *precision * *recall, *precision + *recall) : std::nullopt;
+    const std::optional<double> v[3] = {precision, recall, f1};
+    for (int i = 0; i < 3; ++i)
+      if (v[i]) sums[i] += *v[i], ++counted[i];
+    std::printf("  %*s%s%s%s %*llu\n", w, saved.classes[c].c_str(), cell(precision).c_str(), cell(recall).c_str(),
+                cell(f1).c_str(), w, static_cast<unsigned long long>(actual));
+  }
+  std::printf("  %*s%s%s%s %*u\n", w, "macro avg", cell(ratio(sums[0], counted[0])).c_str(),
+              cell(ratio(sums[1], counted[1])).c_str(), cell(ratio(sums[2], counted[2])).c_str(), w, data.count);
+}
+
 // A header row, then per row the class and each class's probability (a
 // regression: its outputs).
-void write_csv(const std::string& path, const app::SavedModel& saved, const std::vector<float>& table, uint32_t n,
+void write_csv(std::ostream& f, const app::SavedModel& saved, const std::vector<float>& table, uint32_t n,
                uint32_t C, const std::vector<uint32_t>& classes) {
-  std::ofstream f(path);
-  if (!f) throw data::DataError(path + ": cannot be written");
   if (saved.regress) {
     for (uint32_t c = 0; c < C; ++c)
       f << (c ? "," : "") << csv_field(c < saved.targets.size() ? saved.targets[c] : "y" + std::to_string(c));
@@ -165,7 +241,6 @@ void write_csv(const std::string& path, const app::SavedModel& saved, const std:
     }
     f << "\n";
   }
-  if (!f.flush()) throw data::DataError(path + ": write failed");
 }
 
 int run(const Options& o) {
@@ -192,6 +267,13 @@ int run(const Options& o) {
     throw data::DataError(o.data + ": has " + std::to_string(rows.data.features) + " features per row but " +
                            o.weights + "'s model (" + saved.model + ") takes " + std::to_string(spec.inputs()));
   if (saved.standardizer) saved.standardizer->apply(rows.data);
+  if (o.report_classes && saved.regress)
+    throw vkamp::ConfigError("--report-classes reports a classifier's classes, and " + o.weights +
+                             " holds a regression model");
+  if (o.report_classes && rows.data.labels.empty())
+    throw data::DataError(o.data + ": --report-classes needs the labels" +
+                          (saved.label.empty() ? std::string() : " (column '" + saved.label + "')") +
+                          ", and the file has none");
 
   ContextOptions copt;
   copt.device = o.device;
@@ -211,8 +293,17 @@ int run(const Options& o) {
   const std::vector<float> out = evaluator.predict(rows.data.x, n);
 
   const std::vector<uint32_t> classes = saved.regress ? std::vector<uint32_t>{} : arg_max(out, n, C);
-  print_metric(o, saved, rows.data, out, classes);
-  if (o.out.empty()) return 0;
+  const bool labelled = !(saved.regress ? rows.data.targets.empty() : rows.data.labels.empty());
+  if (labelled) {
+    print_metric(o, saved, rows.data, out, classes, C);
+    if (o.report_classes) print_class_report(saved, rows.data, classes);
+  } else {
+    std::fprintf(stderr, "%u rows of %s have no %s: predictions only\n", n, o.data.c_str(),
+                 saved.regress ? "targets" : "labels");
+  }
+  // Unlabelled rows with nowhere else to go: the predictions are the output.
+  const bool to_stdout = o.out.empty() && !labelled;
+  if (o.out.empty() && !to_stdout) return 0;
 
   std::vector<float> table(size_t(n) * C);
   if (saved.regress) table = out;
@@ -221,8 +312,20 @@ int run(const Options& o) {
       const std::vector<double> p = softmax(out.data() + size_t(r) * C, C);
       for (uint32_t c = 0; c < C; ++c) table[size_t(r) * C + c] = float(p[c]);
     }
-  if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) data::write_npy_f32(o.out, {n, C}, table);
-  else write_csv(o.out, saved, table, n, C, classes);
+  if (to_stdout) {
+    std::fflush(stdout);
+    write_csv(std::cout, saved, table, n, C, classes);
+    std::cout.flush();
+    return 0;
+  }
+  if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) {
+    data::write_npy_f32(o.out, {n, C}, table);
+  } else {
+    std::ofstream f(o.out);
+    if (!f) throw data::DataError(o.out + ": cannot be written");
+    write_csv(f, saved, table, n, C, classes);
+    if (!f.flush()) throw data::DataError(o.out + ": write failed");
+  }
   std::printf("predictions written to %s\n", o.out.c_str());
   return 0;
 }

@@ -61,14 +61,16 @@ int main(int argc, char** argv) {
     std::unique_ptr<train::Trainer> trainer = make_checked_trainer(cfg, ctx, data, model);
     samples::init_weights_from_file(cfg, *trainer);
     trainer->set_held_out(data.test);
-    std::printf("vkamp-train: %s (%llu parameters) on %s: %u train / %u held-out rows of %s, %s, batch %u, %u epochs "
-                "(%u steps), %s\n",
-                model.c_str(), static_cast<unsigned long long>(trainer->model().param_count()),
-                cfg.data.train_path.c_str(), data.train.count, data.test.count, width_text(data.example_shape).c_str(),
-                cfg.data.regress ? "regression" : (std::to_string(data.outputs) + " classes").c_str(), cfg.batch,
-                cfg.epochs, trainer->budget(), samples::describe_run(cfg).c_str());
+    if (!cfg.quiet)
+      std::printf("vkamp-train: %s (%llu parameters) on %s: %u train / %u held-out rows of %s, %s, batch %u, %u "
+                  "epochs (%u steps), %s\n",
+                  model.c_str(), static_cast<unsigned long long>(trainer->model().param_count()),
+                  cfg.data.train_path.c_str(), data.train.count, data.test.count,
+                  width_text(data.example_shape).c_str(),
+                  cfg.data.regress ? "regression" : (std::to_string(data.outputs) + " classes").c_str(), cfg.batch,
+                  cfg.epochs, trainer->budget(), samples::describe_run(cfg).c_str());
     ui::RunHistory history;
-    const train::TrainSummary s = samples::train_with_progress(*trainer, cfg, "vkamp-train", {}, &history);
+    const samples::RunResult s = samples::train_with_progress(*trainer, cfg, "vkamp-train", {}, &history);
     if (s.failed) {
       samples::write_report(cfg, history);
       return samples::report_failure("vkamp-train", cfg, s);

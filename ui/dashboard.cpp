@@ -80,9 +80,11 @@ void loss_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, ImVec
     }
     Axis acc = fit_axis(ys, false, 0, percent ? 100 : 1);
     PlotArea a("eval", ImVec2(size.x, eval_h), step_axis(h), acc, probe);
-    a.line(h.eval_name.c_str(), xs, ys, kAccuracy, 2.0f);
+    const std::string name = eval_label(h);
+    a.line(name.c_str(), xs, ys, kAccuracy, 2.0f);
     char label[64];
-    std::snprintf(label, sizeof label, percent ? "%s %.2f%%" : "%s %.4f", h.eval_name.c_str(), ys.back());
+    const char* format = percent ? "%s %.2f%%" : h.evals.back().metric == "mse" ? "%s %.4g" : "%s %.4f";
+    std::snprintf(label, sizeof label, format, name.c_str(), ys.back());
     ImGui::GetWindowDrawList()->AddText(ImVec2(a.at(0, acc.hi).x + 6, a.at(0, acc.hi).y + 2), kAccuracy, label);
   }
 }

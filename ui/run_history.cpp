@@ -78,6 +78,11 @@ void RunHistory::export_jsonl(const std::string& path) const {
   for (; e < evals.size(); ++e) write_eval(evals[e]);
 }
 
+std::string eval_label(const RunHistory& h) {
+  if (!h.eval_name.empty()) return h.eval_name;
+  return "test " + (h.evals.empty() ? std::string("accuracy") : h.evals.back().metric);
+}
+
 void SharedHistory::reset(const RunHistory& blank) {
   std::lock_guard lock(mu_);
   h_ = blank;

@@ -30,7 +30,7 @@ struct EvalPoint {
 
 struct RunHistory {
   std::string title;        // "fashion_mlp · fp16, dynamic loss scale"
-  std::string eval_name = "test accuracy";
+  std::string eval_name;     // the evaluations' series ("val loss"); empty: eval_label() names it
   uint32_t samples_per_step = 0;  // batch x micro-batches, for throughput
   uint32_t budget = 0;            // optimizer updates the run will apply
   uint32_t histogram_interval = 0;  // steps between histograms (0 = none)
@@ -60,6 +60,11 @@ struct RunHistory {
   // Writes the run as --metrics does (throws vkamp::Error).
   void export_jsonl(const std::string& path) const;
 };
+
+// The name the dashboard gives the evaluations: h.eval_name, or else the
+// metric's ("test accuracy", "test mse"), so that a regression's panel is
+// not titled as an accuracy.
+std::string eval_label(const RunHistory& h);
 
 // The shared copy: the trainer's thread writes, the UI thread pulls.
 class SharedHistory {

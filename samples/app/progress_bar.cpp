@@ -41,12 +41,22 @@ void ProgressBar::draw(uint64_t done, const std::string& status) {
                bar.c_str(), int(frac * 100), static_cast<unsigned long long>(done),
                static_cast<unsigned long long>(total_), status.c_str(), secs, eta, tty_ ? "\x1b[K" : "\n");
   std::fflush(stderr);
+  shown_ = tty_;
 }
 
+void ProgressBar::clear() {
+  if (!on_terminal() || !shown_) return;
+  std::fputs("\r\x1b[K", stderr);
+  std::fflush(stderr);
+  shown_ = false;
+  last_draw_ = {};  // the next update redraws at once
+}
+
+// A bar that was cleared and not drawn again stays erased.
 void ProgressBar::finish() {
   if (!enabled_ || finished_) return;
   finished_ = true;
-  if (tty_) {
+  if (tty_ && shown_) {
     draw(last_done_, last_status_);
     std::fputc('\n', stderr);
   }

@@ -45,6 +45,10 @@ struct RunOptions : config::TrainConfig {
   std::string metrics_path;         // JSON Lines, one record per step
   std::string report_path;          // PNG of the dashboard at the end of the run
   bool progress = true;             // progress bar on stderr
+  bool quiet = false;               // the final summary only: no progress bar, no per-epoch lines
+  bool profile = false;             // the summary adds GPU time per kernel and commands per step
+  uint32_t early_stop = 0;          // stop after N evaluations without a better held-out metric (0 = never)
+  bool save_best = false;           // --save writes the weights of the best held-out evaluation
   std::string save_path;            // safetensors file of the weights at the end; empty = none
   std::string init_from;            // safetensors file the weights start from; empty = seeded init
   Format save_dtype = Format::F32;  // F32, F16 or BF16 (PyTorch has no cb16)

@@ -56,6 +56,37 @@ Row save_dtype_row() {
   return s;
 }
 
+// How a run reports and when it stops early: --quiet, --profile,
+// --early-stop and --save-best (sample_main.cpp, app/epoch_watch.hpp).
+std::vector<Row> report_and_stop_rows() {
+  Row save_best = config::toggle<RunOptions>(
+      "save_best",
+      {config::kWeightsGroup, "",
+       "--save writes the weights of the best held-out evaluation, not the last (needs --save and a held-out set)"},
+      VKAMP_FIELD(save_best));
+  save_best.check = [](const RunOptions& o) {
+    if (o.save_best && o.save_path.empty())
+      throw vkamp::ConfigError(config::names("save_best") +
+                               " chooses which weights --save writes: give --save FILE.safetensors too");
+  };
+  return {
+      config::toggle<RunOptions>("quiet",
+                                {config::kOutputGroup, "",
+                                 "print the final summary only: no progress bar, no per-epoch lines"},
+                                VKAMP_FIELD(quiet)),
+      config::toggle<RunOptions>("profile",
+                                {config::kOutputGroup, "",
+                                 "add GPU time per kernel and the commands per step to the summary"},
+                                VKAMP_FIELD(profile)),
+      config::count<RunOptions>("early_stop",
+                               {config::kLoopGroup, "N",
+                                "stop after N held-out evaluations without improvement (0 = never; needs a "
+                                "held-out set)"},
+                               VKAMP_FIELD(early_stop)),
+      save_best,
+  };
+}
+
 std::vector<Row> app_rows() {
   using config::text;
   Row progress =
@@ -85,8 +116,16 @@ std::vector<Row> app_rows() {
   };
 }
 
+// The application's rows; the reporting and stopping ones join their help
+// groups after --progress (output) and --init-from (weights).
+std::vector<Row> all_app_rows() {
+  std::vector<Row> rows = app_rows();
+  for (Row& r : report_and_stop_rows()) rows.push_back(std::move(r));
+  return rows;
+}
+
 const std::vector<Row>& own_rows() {
-  static const std::vector<Row> rows = app_rows();
+  static const std::vector<Row> rows = all_app_rows();
   return rows;
 }
 

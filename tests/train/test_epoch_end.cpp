@@ -76,5 +76,37 @@ TEST_F(TrainingEpochs, WithoutAHeldOutSetItStillFiresWithNoMetric) {
   EXPECT_EQ(ends[1].applied, 16u);
 }
 
+// The held-out loss comes with the accuracy, from the same pass; and
+// request_stop() from on_epoch_end (the app's --early-stop) ends the run
+// before any step of the next epoch, with no failure reported.
+TEST_F(TrainingEpochs, EpochEndCarriesTheLossAndRequestStopEndsTheRunThere) {
+  const data::HostData all = toy(104, 5);
+  const data::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
+  Trainer t(ctx(), toy_config(5), kModel, train::LossKind::SoftmaxXent, data);
+  t.set_held_out(held_out);
+  std::vector<EpochEnd> ends;
+  std::vector<float> weights_at_2;
+  uint32_t steps_seen = 0;
+  t.on_step = [&](const train::StepMetrics&) { ++steps_seen; };
+  t.on_epoch_end = [&](const EpochEnd& e) {
+    ends.push_back(e);
+    if (e.epoch == 2) {
+      weights_at_2 = t.model().read_master();
+      t.request_stop();
+    }
+  };
+  t.start();
+  while (t.advance()) {
+  }
+  const train::TrainSummary s = t.finish();
+  EXPECT_FALSE(s.failed) << s.failure;
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(steps_seen, 16u) << "no step of epoch 3 ran";
+  EXPECT_EQ(s.applied, 16u);
+  EXPECT_EQ(t.model().read_master(), weights_at_2);
+  EXPECT_NEAR(ends[1].loss, t.mean_loss(held_out), 1e-6) << "the mean cross-entropy of the same weights";
+  EXPECT_EQ(ends[1].value, t.evaluate(held_out));
+}
+
 }  // namespace
 }  // namespace vkamp::test

@@ -112,6 +112,36 @@ TEST_F(TrainingPredict, ChunkedUploadsGiveTheSameResults) {
   }
 }
 
+// With a progress callback the evaluation is submitted in parts: the
+// callback sees the rows done grow to the whole set, and the results are
+// those of one submission (scores() is evaluate() and mean_loss() at once).
+TEST_F(TrainingPredict, EvaluationInPartsReportsProgressAndGivesTheSameResults) {
+  for (auto loss : {train::LossKind::SoftmaxXent, train::LossKind::MSE}) {
+    data::HostData data = toy(64, 9), held_out = toy(41 * kBatch + 5, 10);
+    if (loss == train::LossKind::MSE) {
+      for (data::HostData* d : {&data, &held_out}) {
+        for (uint32_t l : d->labels)
+          for (uint32_t c = 0; c < kClasses; ++c) d->targets.push_back(c == l ? 1.0f : 0.0f);
+        d->labels.clear();
+      }
+    }
+    Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), loss, data);
+    t.run();
+    train::Evaluator watched(ctx(), t.model(), loss, kBatch);
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    watched.on_progress = [&](uint64_t done, uint64_t total) { calls.push_back({done, total}); };
+    const train::Evaluator::Scores sc = watched.scores(held_out);
+    ASSERT_GE(calls.size(), 10u) << "a few dozen parts";
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].second, held_out.count);
+      if (i) EXPECT_GT(calls[i].first, calls[i - 1].first);
+    }
+    EXPECT_EQ(calls.back().first, held_out.count);
+    EXPECT_DOUBLE_EQ(sc.accuracy, t.evaluate(held_out));
+    EXPECT_NEAR(sc.loss, t.mean_loss(held_out), 1e-9);
+  }
+}
+
 TEST_F(TrainingPredict, RejectsInputsOfTheWrongSize) {
   Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, toy(64, 6));
   EXPECT_THROW(t.predict(std::vector<float>(kFeatures * 2 + 1), 2), Error);

@@ -209,7 +209,7 @@ void write_idx_pair(const std::string& dir, const char* stem, uint32_t count, ui
 TEST_F(SampleCli, Lenet5TrainsAndReportsAccuracySkipsAndScale) {
   write_idx_pair(dir_.string(), "train", 256, 28, 28);
   write_idx_pair(dir_.string(), "t10k", 40, 28, 28);
-  Result r = run_sample("--data " + dir_.string() + " --epochs 1 --inject-overflow 1", "lenet5");
+  Result r = run_sample("--data " + dir_.string() + " --epochs 1 --inject-overflow 1 --profile", "lenet5");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10 (61706 parameters)"), std::string::npos)
       << r.output;

@@ -157,6 +157,31 @@ TEST_F(Report, AnEmptyRunStillDrawsTheFrame) {
   EXPECT_EQ(pic.count_near(smooth->x0, smooth->y0, smooth->x1, smooth->y1, 120, 190, 255, 10), 0u);
 }
 
+// A regression's evaluations are mean squared errors: the panel names the
+// metric ("test mse") and plots the values as they are, not as a percentage.
+TEST_F(Report, ARegressionPanelIsTitledByItsMetric) {
+  ui::RunHistory h = synthetic_run();
+  h.evals = {{150, 3772.78, 1, "mse"}, {300, 1200.5, 2, "mse"}};
+  EXPECT_EQ(ui::eval_label(h), "test mse");
+  ui::ReportOptions opt;
+  opt.path = path_;
+  ui::PlotProbe probe = ui::render_report(h, opt);
+  EXPECT_EQ(probe.find("eval", "test accuracy"), nullptr);
+  const ui::SeriesProbe* mse = probe.find("eval", "test mse");
+  ASSERT_NE(mse, nullptr);
+  EXPECT_EQ(mse->points, 2u);
+  EXPECT_NEAR(mse->max, 3772.78, 0.01) << "the MSE itself, not x100";
+}
+
+TEST(EvalLabel, ANameGivenWinsOverTheMetrics) {
+  ui::RunHistory h;
+  EXPECT_EQ(ui::eval_label(h), "test accuracy") << "no evaluation yet";
+  h.evals = {{10, 2.5, 0, "loss"}};
+  EXPECT_EQ(ui::eval_label(h), "test loss");
+  h.eval_name = "val loss";
+  EXPECT_EQ(ui::eval_label(h), "val loss");
+}
+
 TEST_F(Report, AnUnwritablePathIsAnError) {
   ui::ReportOptions opt;
   opt.path = "/nonexistent-dir/x.png";

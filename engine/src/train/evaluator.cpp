@@ -41,14 +41,27 @@ Buffer Evaluator::upload_labels(const data::HostData& data) {
   return y;
 }
 
-template <class After>
-void Evaluator::record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after) {
+template <class First, class After>
+void Evaluator::run_batches(const Buffer& x, uint32_t rows, First first, After after) {
   const size_t row_bytes = model_.input_row_bytes();
-  for (uint32_t b = 0; b * max_rows_ < rows; ++b) {
-    const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
-    seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
-    model_.record_forward(seq, batch_x_, n);
-    after(b, n);
+  const uint32_t batches = div_up(rows, max_rows_);
+  // Every submission waits for the GPU: a few dozen parts when someone
+  // watches, one otherwise.
+  const uint32_t per_part = on_progress ? std::max(1u, div_up(batches, 40)) : std::max(batches, 1u);
+  Sequence seq(ctx_);
+  for (uint32_t part = 0; part * per_part < std::max(batches, 1u); ++part) {
+    seq.begin();
+    if (part == 0) first(seq);
+    const uint32_t end = std::min(batches, (part + 1) * per_part);
+    for (uint32_t b = part * per_part; b < end; ++b) {
+      const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
+      seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
+      model_.record_forward(seq, batch_x_, n);
+      after(seq, b, n);
+    }
+    seq.end();
+    seq.run();
+    if (on_progress) on_progress(rows_before_ + std::min<uint64_t>(uint64_t(end) * max_rows_, rows), rows_total_);
   }
 }
 
@@ -63,16 +76,20 @@ double Evaluator::sum_in_chunks(const data::HostData& data, SumOver sum_over) {
   if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
   double total = 0;
   const uint32_t step = chunk_rows();
+  rows_before_ = 0;
+  rows_total_ = data.count;
   if (data.count <= step && !data.is_windows()) return sum_over(data);  // one upload, no copy of the set
-  for (uint32_t first = 0; first < data.count; first += step)
+  for (uint32_t first = 0; first < data.count; first += step) {
+    rows_before_ = first;
     total += sum_over(data.rows(first, std::min(step, data.count - first)));
+  }
   return total;
 }
 
 double Evaluator::evaluate(const data::HostData& data) {
   if (data.count == 0) return 0;
   if (loss_ == LossKind::SoftmaxXent)
-    return sum_in_chunks(data, [&](const data::HostData& c) { return correct_in(c); }) /
+    return sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, true, false).correct; }) /
            (double(data.count) * model_.positions());
   return sum_in_chunks(data, [&](const data::HostData& c) { return squared_error_in(c); }) /
          (double(data.count) * model_.outputs());
@@ -81,50 +98,57 @@ double Evaluator::evaluate(const data::HostData& data) {
 double Evaluator::mean_loss(const data::HostData& data) {
   if (loss_ != LossKind::SoftmaxXent) return evaluate(data);
   if (data.count == 0) return 0;
-  return sum_in_chunks(data, [&](const data::HostData& c) { return loss_sum_in(c); }) /
+  return sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, false, true).loss; }) /
          (double(data.count) * model_.positions());
 }
 
-double Evaluator::loss_sum_in(const data::HostData& data) {
-  const uint32_t P = model_.positions();
-  Buffer x = upload_inputs(data.x);
-  Buffer y = upload_labels(data);
-  const uint32_t batches = div_up(data.count, max_rows_);
-  Buffer means(ctx_, size_t(batches) * 4);
-  Sequence seq(ctx_);
-  seq.begin();
-  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
-    seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
-    ops::softmax_xent_forward(seq, model_.format(), model_.output(), batch_y_, row_loss_, means, rows * P,
-                              model_.classes(), b);
+Evaluator::Scores Evaluator::scores(const data::HostData& data) {
+  if (loss_ != LossKind::SoftmaxXent) {
+    const double mse = evaluate(data);
+    return {mse, mse};
+  }
+  if (data.count == 0) return {};
+  double loss = 0;
+  const double correct = sum_in_chunks(data, [&](const data::HostData& c) {
+    const ClassTally t = classify_in(c, true, true);
+    loss += t.loss;
+    return t.correct;
   });
-  seq.end();
-  seq.run();
-  auto m = means.read<float>();
-  double total = 0;  // each batch's mean back to its sum, in double
-  for (uint32_t b = 0; b < batches; ++b) total += double(m[b]) * std::min(max_rows_, data.count - b * max_rows_) * P;
-  return total;
+  const double n = double(data.count) * model_.positions();
+  return {correct / n, loss / n};
 }
 
-double Evaluator::correct_in(const data::HostData& data) {
+Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool want_correct, bool want_loss) {
   const uint32_t C = model_.classes(), P = model_.positions();
   Buffer x = upload_inputs(data.x);
   Buffer y = upload_labels(data);
-  Buffer correct(ctx_, 4);
+  const uint32_t batches = div_up(data.count, max_rows_);
+  Buffer correct(ctx_, 4), means(ctx_, size_t(std::max(batches, 1u)) * 4);
   auto k = ctx_.kernel<shader::AccuracyShader>(model_.format());
-  Sequence seq(ctx_);
-  seq.begin();
-  seq.fill(correct, 0);
-  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
-    seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
-    const shader::AccuracyPush push{rows * P, C};
-    seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows * P, 64)}, "accuracy");
-  });
-  seq.end();
-  seq.run();
-  uint32_t n = 0;
-  correct.read(&n, 4);
-  return n;
+  run_batches(
+      x, data.count, [&](Sequence& seq) { seq.fill(correct, 0); },
+      [&](Sequence& seq, uint32_t b, uint32_t rows) {
+        seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
+        if (want_correct) {
+          const shader::AccuracyPush push{rows * P, C};
+          seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows * P, 64)}, "accuracy");
+        }
+        if (want_loss)
+          ops::softmax_xent_forward(seq, model_.format(), model_.output(), batch_y_, row_loss_, means, rows * P,
+                                    model_.classes(), b);
+      });
+  ClassTally t;
+  if (want_correct) {
+    uint32_t n = 0;
+    correct.read(&n, 4);
+    t.correct = n;
+  }
+  if (want_loss) {
+    auto m = means.read<float>();
+    // Each batch's mean back to its sum, in double.
+    for (uint32_t b = 0; b < batches; ++b) t.loss += double(m[b]) * std::min(max_rows_, data.count - b * max_rows_) * P;
+  }
+  return t;
 }
 
 double Evaluator::squared_error_in(const data::HostData& data) {
@@ -135,15 +159,13 @@ double Evaluator::squared_error_in(const data::HostData& data) {
   Buffer scratch(ctx_, ops::reduce_scratch_bytes(max_rows_ * C));
   const uint32_t batches = div_up(data.count, max_rows_);
   Buffer sums(ctx_, size_t(batches) * 4);
-  Sequence seq(ctx_);
-  seq.begin();
-  record_batches(seq, x, data.count, [&](uint32_t b, uint32_t rows) {
-    seq.copy(y, batch_y_, rows * target_row, size_t(b) * max_rows_ * target_row);
-    BufferView target(batch_y_);
-    ops::sum_squares(seq, model_.format(), model_.output(), &target, rows * C, scratch, sums, b);
-  });
-  seq.end();
-  seq.run();
+  run_batches(
+      x, data.count, [](Sequence&) {},
+      [&](Sequence& seq, uint32_t b, uint32_t rows) {
+        seq.copy(y, batch_y_, rows * target_row, size_t(b) * max_rows_ * target_row);
+        BufferView target(batch_y_);
+        ops::sum_squares(seq, model_.format(), model_.output(), &target, rows * C, scratch, sums, b);
+      });
   auto s = sums.read<float>();
   double total = 0;
   for (uint32_t b = 0; b < batches; ++b) total += s[b];
@@ -157,11 +179,14 @@ std::vector<float> Evaluator::predict(const std::vector<float>& x, uint32_t rows
                 std::to_string(model_.inputs()));
   const size_t in_row = model_.inputs();
   const uint32_t step = chunk_rows();
+  rows_before_ = 0;
+  rows_total_ = rows;
   if (rows <= step) return predict_chunk(x, rows);
   std::vector<float> out;
   out.reserve(size_t(rows) * C);
   for (uint32_t first = 0; first < rows; first += step) {
     const uint32_t n = std::min(step, rows - first);
+    rows_before_ = first;
     std::vector<float> part(x.begin() + first * in_row, x.begin() + (first + n) * in_row);
     part = predict_chunk(part, n);
     out.insert(out.end(), part.begin(), part.end());
@@ -175,13 +200,9 @@ std::vector<float> Evaluator::predict_chunk(const std::vector<float>& x, uint32_
   const size_t out_row = size_t(C) * format_bytes(model_.format());
   Buffer xb = upload_inputs(x);
   Buffer out(ctx_, rows * out_row);
-  Sequence seq(ctx_);
-  seq.begin();
-  record_batches(seq, xb, rows, [&](uint32_t b, uint32_t n) {
+  run_batches(xb, rows, [](Sequence&) {}, [&](Sequence& seq, uint32_t b, uint32_t n) {
     seq.copy(model_.output(), out, n * out_row, 0, size_t(b) * max_rows_ * out_row);
   });
-  seq.end();
-  seq.run();
   std::vector<uint8_t> bytes(rows * out_row);
   out.read(bytes.data(), bytes.size());
   return unpack(model_.format(), bytes);

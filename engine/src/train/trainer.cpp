@@ -137,6 +137,7 @@ void Trainer::start() {
   if (first_failed >= 0) throw dist::PeerFailed(first_failed);
   last_checkpoint_ = 0;
   last_replica_check_ = 0;
+  stop_requested_ = false;
   allreduce_waits_ = replica_waits_ = 0;
   waits0_ = ctx_.host_waits();
   pacing0_ = ctx_.pacing_waits();
@@ -207,6 +208,7 @@ void Trainer::end_epoch_if_due() {
     const HeldOut h = held_out_now(*held_out_);
     e.metric = h.metric;
     e.value = h.value;
+    e.loss = h.loss;
     tally_.exclude(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   epoch_waits_ += ctx_.host_waits() - w;
@@ -214,7 +216,7 @@ void Trainer::end_epoch_if_due() {
 }
 
 bool Trainer::advance() {
-  if (stop_seen_ || ring_->submitted() >= max_attempts_) return false;
+  if (stop_seen_ || stop_requested_ || ring_->submitted() >= max_attempts_) return false;
   checkpoint_if_due();
   check_replicas_if_due(false);
   if (on_epoch_end) {
@@ -222,7 +224,7 @@ bool Trainer::advance() {
     drain_before_epoch_end();
     end_epoch_if_due();
   }
-  if (stop_seen_) return false;
+  if (stop_seen_ || stop_requested_) return false;
   ring_->make_room();
   feeder_->stage(cursor_seen_, ring_->in_flight());
   const uint64_t w = ctx_.host_waits();
@@ -285,7 +287,7 @@ std::string Trainer::failure_text(const TrainState& st) const {
            std::to_string(cfg_.scaler.fail_after_overflows) + " consecutive overflows, up to step " + std::to_string(st.step) +
            "; the gradients overflow fp16 even unscaled (lower the learning rate, clip, or train in bf16/fp32)";
   }
-  if (!st.done)
+  if (!st.done && !stop_requested_)
     return "stopped after " + std::to_string(ring_->submitted()) + " steps with only " +
            std::to_string(st.applied) + " of " + std::to_string(budget_) +
            " updates applied: nearly every step overflowed";
@@ -322,9 +324,20 @@ Trainer::HeldOut Trainer::held_out(const data::HostData& data) {
 // A language model (a prediction at every position) is judged by its loss,
 // a classifier by its accuracy.
 Trainer::HeldOut Trainer::held_out_now(const data::HostData& data) {
-  if (loss_kind_ == LossKind::MSE) return {"mse", evaluator_->evaluate(data)};
-  if (model_->positions() > 1) return {"loss", evaluator_->mean_loss(data)};
-  return {"accuracy", evaluator_->evaluate(data)};
+  evaluator_->on_progress = on_eval_progress;
+  HeldOut h;
+  if (loss_kind_ == LossKind::MSE) {
+    h = {"mse", evaluator_->evaluate(data)};
+    h.loss = h.value;
+  } else if (model_->positions() > 1) {
+    h = {"loss", evaluator_->mean_loss(data)};
+    h.loss = h.value;
+  } else {
+    const Evaluator::Scores sc = evaluator_->scores(data);
+    h = {"accuracy", sc.accuracy, sc.loss};
+  }
+  evaluator_->on_progress = nullptr;  // evaluate() and predict() report none
+  return h;
 }
 
 std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) {

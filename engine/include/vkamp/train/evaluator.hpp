@@ -4,6 +4,7 @@
 // the device a chunk at a time, so a set larger than device memory works.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,8 +29,19 @@ class Evaluator {
   // The mean cross-entropy (nats) over every labelled position of `data`
   // (SoftmaxXent); the mean squared error for MSE.
   double mean_loss(const data::HostData& data);
+  // A classifier's accuracy and mean cross-entropy from one forward pass
+  // (SoftmaxXent; for MSE both are the mean squared error).
+  struct Scores {
+    double accuracy = 0, loss = 0;
+  };
+  Scores scores(const data::HostData& data);
   // The model's outputs (fp32, rows x outputs) for `rows` rows of x (rows x inputs).
   std::vector<float> predict(const std::vector<float>& x, uint32_t rows);
+
+  // When set, the rows evaluated so far and the set's rows, a few dozen
+  // times over a pass: the work is then submitted in as many parts (a
+  // progress bar for a long evaluation) instead of at once.
+  std::function<void(uint64_t done, uint64_t total)> on_progress;
 
  private:
   // Uploads `values` in the model's storage format; inputs as the model
@@ -40,14 +52,18 @@ class Evaluator {
   // The sum of sum_over(chunk) over chunks of `data` that fit one upload.
   template <class SumOver>
   double sum_in_chunks(const data::HostData& data, SumOver sum_over);
-  // Records, for every batch b of `rows`, the copy of its inputs from `x`,
-  // the forward pass, then `after(b, batch_rows)`.
-  template <class After>
-  void record_batches(Sequence& seq, const Buffer& x, uint32_t rows, After after);
-  // Over one chunk: the rows classified correctly, or the sum of squared errors.
-  double correct_in(const data::HostData& chunk);
-  double squared_error_in(const data::HostData& chunk);
-  double loss_sum_in(const data::HostData& chunk);  // the summed cross-entropy
+  // Runs, for every batch b of `rows`, the copy of its inputs from `x`, the
+  // forward pass, then `after(seq, b, batch_rows)`; `first(seq)` is
+  // recorded before them. One submission, or several with on_progress.
+  template <class First, class After>
+  void run_batches(const Buffer& x, uint32_t rows, First first, After after);
+  // Over one chunk, from one forward pass: the rows classified correctly
+  // and the summed cross-entropy (each only when asked for).
+  struct ClassTally {
+    double correct = 0, loss = 0;
+  };
+  ClassTally classify_in(const data::HostData& chunk, bool correct, bool loss);
+  double squared_error_in(const data::HostData& chunk);  // the sum of squared errors
   std::vector<float> predict_chunk(const std::vector<float>& x, uint32_t rows);
   uint32_t chunk_rows() const;
 
@@ -57,6 +73,7 @@ class Evaluator {
   uint32_t max_rows_;
   size_t chunk_bytes_;
   Buffer batch_x_, batch_y_, row_loss_;
+  uint64_t rows_before_ = 0, rows_total_ = 0;  // on_progress: the chunks before this one, the whole set
 };
 
 }  // namespace vkamp::train

@@ -33,9 +33,10 @@ struct EpochEnd {
   // On the held-out set (Trainer::set_held_out), with the weights of the
   // epoch's last update: "accuracy" (SoftmaxXent), "loss" (a language
   // model's mean cross-entropy) or "mse" (MSE); the metric is empty without
-  // a held-out set.
+  // a held-out set. `loss`: the mean loss on it from the same pass (the
+  // cross-entropy; the MSE again for "mse", the value again for "loss").
   std::string metric;
-  double value = 0;
+  double value = 0, loss = 0;
 };
 
 // The metrics of a step record.

@@ -59,6 +59,10 @@ class Trainer {
   // The held-out set on_epoch_end evaluates: all of it, or with
   // cfg.eval_iters, that many batches spread evenly over it.
   void set_held_out(data::HostData data);
+  bool has_held_out() const { return held_out_ && held_out_->count; }
+  // When set, the progress of each held-out evaluation (held_out() and
+  // on_epoch_end's): rows done and rows in all, a few dozen times over it.
+  std::function<void(uint64_t done, uint64_t total)> on_eval_progress;
 
   // Trains until the update budget (epochs) is spent or fail-fast trips.
   // Checkpoints as configured. Resumes first when cfg.resume is set.
@@ -69,6 +73,10 @@ class Trainer {
   // the run is over (budget spent, fail-fast, or every step overflowing).
   bool advance();
   TrainSummary finish();
+  // Ends the run before its next step (the app's --early-stop, from
+  // on_epoch_end): advance() returns false, and finish() reports no
+  // failure for the budget left unspent.
+  void request_stop() { stop_requested_ = true; }
   // Waits for the submitted steps and reads their records (a pause, a
   // single step in the app).
   void sync() { flush(); }
@@ -87,10 +95,11 @@ class Trainer {
   // validation loss, nats per token); the MSE for MSE.
   double mean_loss(const data::HostData& data);
   // The held-out metric on_epoch_end reports for `data`: "accuracy" or
-  // "mse", or a language model's (logits at every position) "loss".
+  // "mse", or a language model's (logits at every position) "loss"; and
+  // the mean loss from the same pass (EpochEnd::loss).
   struct HeldOut {
     std::string metric;
-    double value = 0;
+    double value = 0, loss = 0;
   };
   HeldOut held_out(const data::HostData& data);
   // The model's outputs (fp32, rows x outputs) for any number of rows of x
@@ -138,7 +147,7 @@ class Trainer {
   // which use the buffers of the parts above.
   std::unique_ptr<StepRing> ring_;
 
-  bool stop_seen_ = false, failed_seen_ = false;
+  bool stop_seen_ = false, failed_seen_ = false, stop_requested_ = false;
   RunTally tally_;
   uint32_t last_checkpoint_ = 0;
   uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;

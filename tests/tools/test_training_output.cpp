@@ -1,0 +1,318 @@
+// What vkamp-train prints and when it stops, and vkamp-predict's reports,
+// as a user runs them (output piped, so not a terminal): one line per
+// epoch with no carriage returns or escape codes, --quiet, --profile,
+// --early-stop, --save-best checked through vkamp-predict, R², the
+// confusion matrix and per-class scores against counts taken here from
+// the predictions, and predictions on stdout. Each tool runs as a child
+// process with the validation layer on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/cli_test.hpp"
+#include "support/test_paths.hpp"
+#include "vkamp/io/safetensors.hpp"
+
+namespace {
+
+using Result = vkamp::test::ChildResult;
+using vkamp::test::rejected;
+
+std::string tool_path(const char* tool) { return VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/" + tool; }
+
+Result run_tool(const char* tool, const std::string& args) {
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + tool_path(tool) + " " + args);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return lines_of(s.str());
+}
+
+// The output's lines that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const std::string& l : lines_of(out))
+    if (l.rfind(prefix, 0) == 0) found.push_back(l);
+  return found;
+}
+
+// The word after `prefix` ("val accuracy 87.50%" -> "87.50"), or "".
+std::string number_after(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find(prefix);
+  if (at == std::string::npos) return "";
+  std::istringstream in(text.substr(at + prefix.size()));
+  std::string v;
+  in >> v;
+  while (!v.empty() && (v.back() == '%' || v.back() == ',' || v.back() == ')')) v.pop_back();
+  return v;
+}
+
+const char* kClasses[] = {"ant", "bee", "cow"};
+
+// Rows of 4 features labelled by the arg-max of a fixed linear map;
+// `shift` relabels class c as c + shift (mod 3): a set that teaches the
+// wrong classes, so that the held-out accuracy falls as training goes on.
+void write_table(const std::string& path, int rows, uint32_t seed, bool labels = true, int shift = 0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> n;
+  const double w[3][4] = {{1, -2, 0.5, 1}, {-1, 1, 2, 0}, {0.5, 0.5, -1, -2}};
+  std::ofstream f(path);
+  f << "a,b,c,d" << (labels ? ",kind" : "") << "\n";
+  f.precision(9);
+  for (int r = 0; r < rows; ++r) {
+    double x[4];
+    for (double& e : x) e = n(gen);
+    int best = 0;
+    double top = -1e300;
+    for (int c = 0; c < 3; ++c) {
+      double s = 0;
+      for (int i = 0; i < 4; ++i) s += w[c][i] * x[i];
+      if (s > top) top = s, best = c;
+    }
+    f << x[0] << "," << x[1] << "," << x[2] << "," << x[3];
+    if (labels) f << "," << kClasses[(best + shift) % 3];
+    f << "\n";
+  }
+}
+
+class TrainingOutput : public vkamp::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    write_table(path("train.csv"), 640, 1);  // 10 steps of 64 per epoch
+    write_table(path("test.csv"), 300, 2);
+  }
+  std::string data() const { return " --train " + path("train.csv") + " --test " + path("test.csv") + " --label kind"; }
+};
+
+// Piped, the progress bar is on (its lines every 10%) and the epoch lines
+// go to stdout: none of it may hold a carriage return or an escape code.
+TEST_F(TrainingOutput, OneLinePerEpochAndNoTerminalCodesWhenPiped) {
+  Result r = run_tool("vkamp-train", data() + " --epochs 4");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find('\r'), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
+  ASSERT_EQ(epochs.size(), 4u) << r.output;
+  const std::regex line(R"(epoch (\d)/4  train loss \d+\.\d{4}  val loss \d+\.\d{4}  val accuracy \d+\.\d\d%  )"
+                        R"(skipped \d+  scale \d+)");
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(epochs[i], m, line)) << epochs[i];
+    EXPECT_EQ(m[1], std::to_string(i + 1));
+  }
+  // The last line's accuracy is the run's.
+  EXPECT_EQ(number_after(epochs.back(), "val accuracy "), number_after(r.output, "held-out accuracy "));
+  EXPECT_EQ(r.output.find("by kernel"), std::string::npos) << "--profile's: " << r.output;
+  EXPECT_EQ(r.output.find("commands per step"), std::string::npos) << r.output;
+}
+
+TEST_F(TrainingOutput, QuietPrintsTheSummaryOnlyAndProfileAddsTheKernels) {
+  Result q = run_tool("vkamp-train", data() + " --epochs 2 --quiet");
+  ASSERT_EQ(q.status, 0) << q.output;
+  EXPECT_TRUE(lines_starting(q.output, "epoch ").empty()) << q.output;
+  for (const char* chatter : {"train loss", "vkamp-train", "[", "by kernel", "commands per step"})
+    EXPECT_EQ(q.output.find(chatter), std::string::npos) << chatter << " in:\n" << q.output;
+  EXPECT_NE(q.output.find("held-out accuracy "), std::string::npos) << q.output;
+  EXPECT_NE(q.output.find("samples/s"), std::string::npos) << q.output;
+  EXPECT_LE(lines_of(q.output).size(), 6u) << q.output;
+
+  Result p = run_tool("vkamp-train", data() + " --epochs 1 --no-progress --profile");
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("by kernel (ms/step):"), std::string::npos) << p.output;
+  EXPECT_NE(p.output.find("commands per step: "), std::string::npos) << p.output;
+}
+
+// At lr 0 the held-out accuracy never improves on the first epoch's: with
+// patience 2 the run stops after epoch 3 of 10, and says so.
+TEST_F(TrainingOutput, EarlyStopEndsARunThatStopsImproving) {
+  Result r = run_tool("vkamp-train", data() + " --no-progress --epochs 10 --lr 0 --early-stop 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(lines_starting(r.output, "epoch ").size(), 3u) << r.output;
+  EXPECT_NE(r.output.find("stopped early at epoch 3 (--early-stop 2): no better held-out accuracy since epoch 1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("steps 30 (applied 30,"), std::string::npos) << "3 epochs of 10 steps:\n" << r.output;
+
+  // A run that keeps improving is not stopped (and says nothing of it).
+  Result full = run_tool("vkamp-train", data() + " --no-progress --epochs 3 --lr 0.01 --early-stop 5");
+  ASSERT_EQ(full.status, 0) << full.output;
+  EXPECT_EQ(lines_starting(full.output, "epoch ").size(), 3u) << full.output;
+  EXPECT_EQ(full.output.find("stopped early"), std::string::npos) << full.output;
+}
+
+// Trained on wrong labels, the model gets worse on the true ones epoch
+// after epoch: the best epoch is an early one, and the saved weights give,
+// through vkamp-predict, that epoch's accuracy, not the last one's.
+TEST_F(TrainingOutput, SaveBestSavesTheBestEpochsWeights) {
+  write_table(path("wrong.csv"), 640, 1, true, 1);
+  Result r = run_tool("vkamp-train", " --train " + path("wrong.csv") + " --test " + path("test.csv") +
+                                         " --label kind --no-progress --epochs 6 --lr 0.01 --save-best --save " +
+                                         path("best.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
+  ASSERT_EQ(epochs.size(), 6u) << r.output;
+  size_t best = 0;
+  std::vector<double> acc;
+  for (const std::string& l : epochs) acc.push_back(std::stod(number_after(l, "val accuracy ")));
+  for (size_t i = 1; i < acc.size(); ++i)
+    if (acc[i] > acc[best]) best = i;
+  ASSERT_LT(acc.back(), acc[best]) << "the test needs a last epoch worse than the best:\n" << r.output;
+  const std::string best_text = number_after(epochs[best], "val accuracy ");
+  EXPECT_NE(r.output.find("of epoch " + std::to_string(best + 1) + " (the best: val accuracy " + best_text + "%)"),
+            std::string::npos)
+      << r.output;
+  const vkamp::io::TensorFile saved = vkamp::io::read_safetensors(path("best.safetensors"));
+  EXPECT_EQ(saved.metadata.at("vkamp.step"), std::to_string(10 * (best + 1)));
+
+  Result p = run_tool("vkamp-predict", "--weights " + path("best.safetensors") + " --data " + path("test.csv"));
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_EQ(number_after(p.output, "accuracy "), best_text) << r.output << p.output;
+}
+
+TEST_F(TrainingOutput, EarlyStopAndSaveBestNeedWhatTheyWatchAndWrite) {
+  const std::string no_held_out = " --no-progress --train " + path("train.csv") + " --label kind --epochs 1";
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", no_held_out + " --early-stop 2"), "--early-stop"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", no_held_out + " --early-stop 2"), "--val-split"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", no_held_out + " --save-best --save " + path("m.safetensors")),
+                       "--save-best watches the held-out metric"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --save-best"), "give --save FILE.safetensors"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --early-stop x"), "early"));
+}
+
+// R² from the written predictions, in double here: 1 - SSres / SStot.
+TEST_F(TrainingOutput, PredictReportsR2NextToTheMse) {
+  {
+    std::mt19937 gen(4);
+    std::normal_distribution<double> n;
+    std::ofstream f(path("reg.csv"));
+    f << "a,b,c,y\n";
+    for (int r = 0; r < 640; ++r) {
+      const double a = n(gen), b = n(gen), c = n(gen);
+      f << a << "," << b << "," << c << "," << (a - 0.5 * b + 0.3 * n(gen)) << "\n";
+    }
+  }
+  Result tr = run_tool("vkamp-train", "--no-progress --train " + path("reg.csv") +
+                                          " --task regress --model 3-1 --epochs 10 --lr 0.05 --save " +
+                                          path("r.safetensors"));
+  ASSERT_EQ(tr.status, 0) << tr.output;
+  Result p = run_tool("vkamp-predict", "--weights " + path("r.safetensors") + " --data " + path("reg.csv") +
+                                           " --out " + path("out.csv"));
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string printed = number_after(p.output, "r2 ");
+  ASSERT_FALSE(printed.empty()) << p.output;
+
+  const std::vector<std::string> targets = read_lines(path("reg.csv")), out = read_lines(path("out.csv"));
+  ASSERT_EQ(out.size(), 641u);
+  EXPECT_EQ(out[0], "y");
+  std::vector<double> y, yhat;
+  for (size_t r = 1; r < targets.size(); ++r) {
+    y.push_back(std::stod(targets[r].substr(targets[r].rfind(',') + 1)));
+    yhat.push_back(std::stod(out[r]));
+  }
+  double mean = 0, res = 0, tot = 0;
+  for (double v : y) mean += v / double(y.size());
+  for (size_t i = 0; i < y.size(); ++i) res += (yhat[i] - y[i]) * (yhat[i] - y[i]), tot += (y[i] - mean) * (y[i] - mean);
+  const double r2 = 1 - res / tot;
+  EXPECT_NEAR(std::stod(printed), r2, 2e-6) << p.output;
+  EXPECT_GT(r2, 0.8) << "y is mostly a linear function of a and b";
+}
+
+// The confusion matrix and precision, recall and F1, against counts taken
+// from the written predictions and the file's labels.
+TEST_F(TrainingOutput, ReportClassesPrintsTheConfusionMatrixOfThePredictions) {
+  Result tr = run_tool("vkamp-train", data() + " --no-progress --epochs 2 --save " + path("m.safetensors"));
+  ASSERT_EQ(tr.status, 0) << tr.output;
+  Result p = run_tool("vkamp-predict", "--weights " + path("m.safetensors") + " --data " + path("test.csv") +
+                                           " --report-classes --out " + path("pred.csv"));
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::vector<std::string> labels = read_lines(path("test.csv")), pred = read_lines(path("pred.csv"));
+  ASSERT_EQ(pred.size(), labels.size());
+  uint64_t m[3][3] = {};
+  auto index = [](const std::string& name) {
+    for (int c = 0; c < 3; ++c)
+      if (name == kClasses[c]) return c;
+    return -1;
+  };
+  for (size_t r = 1; r < labels.size(); ++r) {
+    const int t = index(labels[r].substr(labels[r].rfind(',') + 1)), q = index(pred[r].substr(0, pred[r].find(',')));
+    ASSERT_GE(t, 0);
+    ASSERT_GE(q, 0);
+    ++m[t][q];
+  }
+  const std::vector<std::string> out = lines_of(p.output);
+  size_t at = 0;
+  while (at < out.size() && out[at].rfind("confusion matrix", 0) != 0) ++at;
+  ASSERT_LT(at + 8, out.size()) << p.output;
+  for (int t = 0; t < 3; ++t) {
+    std::istringstream row(out[at + 2 + t]);
+    std::string name;
+    row >> name;
+    EXPECT_EQ(name, kClasses[t]);
+    for (int q = 0; q < 3; ++q) {
+      uint64_t count = 0;
+      row >> count;
+      EXPECT_EQ(count, m[t][q]) << "true " << kClasses[t] << ", predicted " << kClasses[q] << ":\n" << p.output;
+    }
+  }
+  EXPECT_NE(out[at + 5].find("precision"), std::string::npos) << out[at + 5];
+  for (int c = 0; c < 3; ++c) {
+    std::istringstream row(out[at + 6 + c]);
+    std::string name;
+    double precision = 0, recall = 0, f1 = 0;
+    uint64_t support = 0;
+    row >> name >> precision >> recall >> f1 >> support;
+    const double tp = double(m[c][c]);
+    const double predicted = double(m[0][c] + m[1][c] + m[2][c]), actual = double(m[c][0] + m[c][1] + m[c][2]);
+    EXPECT_EQ(name, kClasses[c]);
+    EXPECT_NEAR(precision, tp / predicted, 1e-4) << out[at + 6 + c];
+    EXPECT_NEAR(recall, tp / actual, 1e-4) << out[at + 6 + c];
+    EXPECT_NEAR(f1, 2 * precision * recall / (precision + recall), 2e-4) << out[at + 6 + c];
+    EXPECT_EQ(support, uint64_t(actual));
+  }
+
+  // No labels to count, or no classes: exit status 2, naming the file.
+  write_table(path("bare.csv"), 20, 3, /*labels=*/false);
+  EXPECT_TRUE(rejected(run_tool("vkamp-predict", "--weights " + path("m.safetensors") + " --data " +
+                                                     path("bare.csv") + " --report-classes"),
+                       "bare.csv: --report-classes needs the labels"));
+}
+
+// Unlabelled rows and no --out: the CSV --out would write goes to stdout,
+// and nothing else does.
+TEST_F(TrainingOutput, PredictionsGoToStdoutWithNeitherOutNorLabels) {
+  Result tr = run_tool("vkamp-train", data() + " --no-progress --epochs 1 --save " + path("m.safetensors"));
+  ASSERT_EQ(tr.status, 0) << tr.output;
+  write_table(path("bare.csv"), 50, 3, /*labels=*/false);
+  const std::string args = "--weights " + path("m.safetensors") + " --data " + path("bare.csv");
+  Result p = vkamp::test::run_child("(VKAMP_VALIDATION=1 " + tool_path("vkamp-predict") + " " + args + " 2>" +
+                                    path("err.txt") + ")");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::vector<std::string> err = read_lines(path("err.txt"));
+  for (const std::string& l : err) EXPECT_EQ(l.find("validation"), std::string::npos) << l;
+  Result f = run_tool("vkamp-predict", args + " --out " + path("pred.csv"));
+  ASSERT_EQ(f.status, 0) << f.output;
+  const std::vector<std::string> lines = lines_of(p.output);
+  EXPECT_EQ(lines.size(), 51u) << p.output;
+  EXPECT_EQ(lines, read_lines(path("pred.csv")));
+  EXPECT_EQ(lines.at(0), "class,p_ant,p_bee,p_cow");
+}
+
+}  // namespace
