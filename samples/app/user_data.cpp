@@ -108,6 +108,14 @@ UserData load_user_data(const DataOptions& d, uint64_t seed) {
   u.train = std::move(tr.data);
   if (!d.test_path.empty()) {
     opt.classes = u.classes;  // the test labels are numbered as the training set's
+    // A CSV's columns are found by the training set's names, so a header in
+    // another order still lines up, and one misread (a --skip-rows that
+    // does not fit the file) is an error rather than numbers as names.
+    opt.features = u.feature_names;
+    if (!u.target_names.empty()) {
+      if (d.regress) opt.targets = u.target_names;
+      else opt.label = u.target_names[0];
+    }
     data::LabeledData te = data::load_labeled(d.test_path, opt);
     print_notes(te);
     if (te.data.features != u.train.features)

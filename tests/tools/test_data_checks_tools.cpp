@@ -94,7 +94,7 @@ TEST_F(DataChecksTools, FailFastOnNonFiniteDataBlamesTheData) {
 
 TEST_F(DataChecksTools, FeaturePastFp16StopsTheRunAndNamesTheColumn) {
   const std::string wide = write("wide.csv", table(300, 3, 4e4));  // |f0| up to ~1.5e5
-  const std::string args = "--no-progress --train " + wide + " --epochs 1 --val-split 0.2";
+  const std::string args = "--no-progress --train " + wide + " --max-steps 2 --val-split 0.2";
   const Result r = run_tool("vkamp-train", args + " --precision float16");
   EXPECT_TRUE(rejected(r, "wide.csv: column 'f0' reaches"));
   EXPECT_NE(r.output.find("past the largest fp16 value (65504)"), std::string::npos) << r.output;
@@ -201,12 +201,16 @@ TEST_F(DataChecksTools, StandardizedTargetsRoundTripThroughPredict) {
 
 TEST_F(DataChecksTools, ExportedCsvTrainsAndPredicts) {
   // As a spreadsheet exports it: a byte-order mark, then a count line as in
-  // scikit-learn's files, then the header.
+  // scikit-learn's files, then the header; --skip-rows applies to --test too.
   const std::string bom = "\xEF\xBB\xBF";
   const std::string train = write("train.csv", bom + "900,4,cat,dog,eel\n" + table(900, 7));
-  const std::string clean = write("test.csv", table(300, 8));
-  const Result tr = run_tool("vkamp-train", "--no-progress --train " + train + " --skip-rows 1 --test " + clean +
-                                                " --epochs 10 --save " + path("m.safetensors"));
+  const std::string test = write("test.csv", bom + "400,4,cat,dog,eel\n" + table(400, 8));
+  const std::string clean = write("clean.csv", table(400, 8));
+  const std::string args = "--no-progress --train " + train + " --skip-rows 1 --epochs 10 --test ";
+  // A test file without the count line loses its header to --skip-rows:
+  // its first row's numbers are no column names the model knows.
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", args + clean), "clean.csv:2: no column 'kind' in the header"));
+  const Result tr = run_tool("vkamp-train", args + test + " --save " + path("m.safetensors"));
   ASSERT_EQ(tr.status, 0) << tr.output;
   const std::string accuracy = number_after(tr.output, "held-out accuracy ");
   ASSERT_FALSE(accuracy.empty()) << tr.output;
@@ -219,7 +223,7 @@ TEST_F(DataChecksTools, ExportedCsvTrainsAndPredicts) {
   const Result plain = run_tool("vkamp-predict", w + clean);
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_EQ(number_after(plain.output, "accuracy "), accuracy) << plain.output;
-  const std::string gz = write_gz("test.csv.gz", bom + "300,4,cat,dog,eel\n" + table(300, 8));
+  const std::string gz = write_gz("test.csv.gz", bom + "400,4,cat,dog,eel\n" + table(400, 8));
   const Result zipped = run_tool("vkamp-predict", w + gz + " --skip-rows 1");
   ASSERT_EQ(zipped.status, 0) << zipped.output;
   EXPECT_EQ(number_after(zipped.output, "accuracy "), accuracy) << zipped.output;
