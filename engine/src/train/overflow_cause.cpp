@@ -31,7 +31,7 @@ std::string OverflowCause::explain(Format precision, bool injected) const {
            "update: the gradients are past " + fmt + "'s range from the start; large inputs or targets are the "
            "likely cause (standardize them), else the model's initialization (or train in bf16)";
   std::string how = "the overflows began at step " + std::to_string(run_from_) + " after " +
-                    std::to_string(applied_at_run_) + " updates trained";
+                    std::to_string(applied_at_run_) + (applied_at_run_ == 1 ? " update" : " updates") + " trained";
   if (first_nonfinite_loss_ && *first_nonfinite_loss_ >= run_from_)
     how += ", and the loss turned non-finite at step " + std::to_string(*first_nonfinite_loss_);
   return how + ": the training diverged, so the learning rate (or the model) is the likely cause (lower the "
