@@ -179,6 +179,12 @@ TEST(CsvExported, SkippedLinesBeforeTheHeaderStillCount) {
   std::string bad = "note: exported 2026\n" + std::string("a,b,c,kind\n") + "1,2,3,x\n4,5,6,y\n7,oops,9,z\n";
   EXPECT_TRUE(data_rejected([&] { parse(bad, skip); }, "data.csv:5:", "column 'b': 'oops' is not a number"));
   EXPECT_TRUE(data_rejected([&] { parse("x\n\"a\nb\",kind\n", skip); }, "data.csv:", "no data rows"));
+  // Read without skipping, the count line is taken for the header, and the
+  // first row's error says what the numbers there likely are.
+  EXPECT_TRUE(data_rejected([&] { parse("150,4,setosa,versicolor\n5.1,3.5,1.4,0.2,0\n"); }, "data.csv:2:",
+                            "(the header, data.csv:1, is numbers, not column names: a count line to skip with "
+                            "--skip-rows 1?)"));
+  EXPECT_TRUE(data_rejected([&] { parse("150,4,a,b\nx,3.5,1.4,0\n"); }, "data.csv:2:", "--skip-rows 1?"));
   LoadOptions too_many;
   too_many.skip_rows = 3;
   EXPECT_TRUE(data_rejected([&] { parse("one\ntwo\n", too_many); }, "data.csv",

@@ -250,7 +250,7 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
   std::vector<std::string> labels;
   std::vector<size_t> label_lines;
   uint64_t count = 0;
-  auto add_row = [&](std::vector<std::string>& fields, size_t row_line) {
+  auto read_row = [&](std::vector<std::string>& fields, size_t row_line) {
     const std::string where = label + ":" + std::to_string(row_line);
     if (fields.size() != names.size())
       throw DataError(where + ": row has " + std::to_string(fields.size()) + " field" +
@@ -265,6 +265,20 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
         out.data.targets.push_back(number_at(fields[c], names[c], where, opt.allow_nonfinite));
     }
     if (++count > UINT32_MAX) throw DataError(where + ": more rows than vkamp takes (2^32 - 1)");
+  };
+  // scikit-learn's files open with a count line ("150,4,setosa,...") where a
+  // header is expected; the first row then fails, and the message says why.
+  bool overflowed = false;
+  const bool header_is_numbers = opt.header && names.size() >= 2 && parse_number(names[0], overflowed) &&
+                                 parse_number(names[1], overflowed);
+  auto add_row = [&](std::vector<std::string>& fields, size_t row_line) {
+    try {
+      read_row(fields, row_line);
+    } catch (const DataError& e) {
+      if (count > 0 || !header_is_numbers) throw;
+      throw DataError(std::string(e.what()) + " (the header, " + header.where + ", is numbers, not column names: " +
+                      "a count line to skip with --skip-rows 1?)");
+    }
   };
   if (!opt.header) add_row(first, line);
   for (std::vector<std::string> fields; cursor.next(fields, line);) add_row(fields, line);
