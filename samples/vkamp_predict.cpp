@@ -3,11 +3,14 @@
 // class; for a regression, the outputs. When the file has labels (or
 // targets) it prints the accuracy (or the mean squared error and R²), and
 // with --report-classes a confusion matrix and each class's precision,
-// recall and F1; without labels or --out, the predictions go to stdout. The model
-// string, the classes, the feature columns and the standardization come
-// from the weights file's metadata (app/saved_model.hpp).
+// recall and F1; without labels or --out, the predictions go to stdout. The
+// model string, the classes, the feature columns and the standardizations
+// come from the weights file's metadata (app/saved_model.hpp); a model
+// trained on standardized targets has its outputs scaled back to the
+// targets' units.
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags or files).
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,6 +23,7 @@
 #include "app/saved_model.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/context.hpp"
+#include "vkamp/data/csv.hpp"
 #include "vkamp/data/labeled_data.hpp"
 #include "vkamp/data/npy_writer.hpp"
 #include "vkamp/error.hpp"
@@ -36,10 +40,10 @@ using namespace vkamp;
 const char* kUsage =
     "usage: vkamp-predict --weights FILE.safetensors --data FILE [--out FILE.csv|FILE.npy] [flags]\n"
     "\n"
-    "Runs a model saved by vkamp-train (--save) over --data (.csv, .npz, .npy or an IDX images file) and\n"
-    "writes the predictions. The model, classes, feature columns and standardization are read from the\n"
-    "weights file. Labels (or targets) in the data are optional; when present, the accuracy (or mean\n"
-    "squared error and R², the mean over the target columns) is printed.\n"
+    "Runs a model saved by vkamp-train (--save) over --data (.csv, .csv.gz, .npz, .npy or an IDX images\n"
+    "file) and writes the predictions. The model, classes, feature columns and standardization are read\n"
+    "from the weights file. Labels (or targets) in the data are optional; when present, the accuracy (or\n"
+    "mean squared error, in the targets' units, and R², the mean over the target columns) is printed.\n"
     "\n"
     "  --weights FILE     a .safetensors file written by vkamp-train --save (required)\n"
     "  --data FILE        the rows to predict (required)\n"
@@ -51,16 +55,34 @@ const char* kUsage =
     "                     precision, recall, F1 and support\n"
     "  --precision P      fp32 | float16 | bfloat16 | cbfloat16 [default: the precision it trained in]\n"
     "  --batch N          rows per forward pass [default: 256]\n"
+    "  --delimiter C      CSV: the field delimiter, one character (\\t or tab for a tab) [default: ,]\n"
+    "  --no-header        CSV: no header row; the columns are c0, c1, ... (as vkamp-train --no-header named\n"
+    "                     them)\n"
+    "  --skip-rows N      CSV: skip N lines before the header [default: 0]\n"
+    "  --allow-nonfinite  accept NaN and infinite values in the features (refused by default)\n"
     "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
     "  -h, --help         print this help and exit\n";
+
+[[noreturn]] void bad_usage(const std::string& why) { throw vkamp::ConfigError(why); }
 
 struct Options {
   std::string weights, data, out, device, precision;
   uint32_t batch = 256;
   bool report_classes = false;
+  char delimiter = ',';
+  bool header = true, allow_nonfinite = false;
+  uint32_t skip_rows = 0;
 };
 
-[[noreturn]] void bad_usage(const std::string& why) { throw vkamp::ConfigError(why); }
+// A count flag's value in [min, max].
+uint32_t count_value(const std::string& flag, const std::string& v, unsigned long min, unsigned long max) {
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+  if (v.empty() || *end || v[0] == '-' || n < min || n > max)
+    bad_usage(flag + ": expected a count in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + v +
+              "'");
+  return uint32_t(n);
+}
 
 Options parse(int argc, char** argv, bool& help) {
   Options o;
@@ -80,12 +102,15 @@ Options parse(int argc, char** argv, bool& help) {
     else if (a == "--device") o.device = value();
     else if (a == "--precision") o.precision = value();
     else if (a == "--report-classes") o.report_classes = true;
-    else if (a == "--batch") {
+    else if (a == "--batch") o.batch = count_value(a, value(), 1, 65536);
+    else if (a == "--skip-rows") o.skip_rows = count_value(a, value(), 0, UINT32_MAX);
+    else if (a == "--no-header") o.header = false;
+    else if (a == "--allow-nonfinite") o.allow_nonfinite = true;
+    else if (a == "--delimiter") {
       const std::string v = value();
-      char* end = nullptr;
-      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-      if (v.empty() || *end || n == 0 || n > 65536) bad_usage("--batch: expected a count in [1, 65536], got '" + v + "'");
-      o.batch = uint32_t(n);
+      const std::optional<char> c = data::csv_delimiter(v);
+      if (!c) bad_usage("--delimiter: '" + v + "' is not a delimiter (one character other than a quote or a line end)");
+      o.delimiter = *c;
     } else {
       bad_usage("unknown flag '" + a + "'");
     }
@@ -262,7 +287,12 @@ int run(const Options& o) {
   lo.targets = saved.targets;
   lo.features = saved.features;
   lo.label_optional = true;
+  lo.allow_nonfinite = o.allow_nonfinite;
+  lo.delimiter = o.delimiter;
+  lo.header = o.header;
+  lo.skip_rows = o.skip_rows;
   data::LabeledData rows = data::load_labeled(o.data, lo);
+  for (const std::string& note : rows.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   if (rows.data.features != spec.inputs())
     throw data::DataError(o.data + ": has " + std::to_string(rows.data.features) + " features per row but " +
                            o.weights + "'s model (" + saved.model + ") takes " + std::to_string(spec.inputs()));
@@ -290,7 +320,14 @@ int run(const Options& o) {
   const train::LossKind loss = saved.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
   train::Evaluator evaluator(ctx, model, loss, o.batch);
   const uint32_t n = rows.data.count, C = model.outputs();
-  const std::vector<float> out = evaluator.predict(rows.data.x, n);
+  std::vector<float> out = evaluator.predict(rows.data.x, n);
+  if (saved.target_standardizer) {
+    if (saved.target_standardizer->mean.size() != C)
+      throw io::FormatError(o.weights + ": vkamp.standardize_target has " +
+                            std::to_string(saved.target_standardizer->mean.size()) + " columns but the model has " +
+                            std::to_string(C) + " outputs");
+    saved.target_standardizer->undo(out);  // the targets' own units, as the file holds them
+  }
 
   const std::vector<uint32_t> classes = saved.regress ? std::vector<uint32_t>{} : arg_max(out, n, C);
   const bool labelled = !(saved.regress ? rows.data.targets.empty() : rows.data.labels.empty());

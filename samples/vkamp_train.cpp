@@ -17,10 +17,12 @@ namespace {
 using namespace vkamp;
 
 const char* kAbout =
-    "Trains a model on your data: --train FILE (.csv with a header row, .npz with arrays x and y, or an IDX\n"
+    "Trains a model on your data: --train FILE (.csv or .csv.gz, .npz with arrays x and y, or an IDX\n"
     "images file), held out by --test FILE or --val-split X. --model takes a model string (10-64r-64r-3, or\n"
     "28x28x1-c6k5p2r-m2-f-120r-10 for images) or a YAML model file; without it, an MLP with two hidden layers\n"
-    "of 64 is sized to the data. --task regress trains --target columns with a mean squared error.\n"
+    "of 64 is sized to the data. --task regress trains --target columns with a mean squared error\n"
+    "(--standardize-target scales them; vkamp-predict scales the outputs back). NaN and infinite values are\n"
+    "refused with the file and line, and so are features past the range of --precision.\n"
     "--save FILE.safetensors writes the weights with the model string, classes and standardization, which\n"
     "vkamp-predict reads back; PyTorch loads the tensors (fcN.weight, fcN.bias) into the same network.";
 
@@ -48,12 +50,26 @@ std::unique_ptr<train::Trainer> make_checked_trainer(const app::RunOptions& cfg,
   return app::make_trainer(ctx, cfg, std::move(source), loss, data.train);
 }
 
+// The mean squared error over `held_out` (standardized targets) with the
+// outputs and targets both taken back to the targets' own units, as
+// vkamp-predict reports it.
+double mse_in_target_units(train::Trainer& trainer, const data::HostData& held_out, const data::Standardizer& scaling) {
+  std::vector<float> out = trainer.predict(held_out.x, held_out.count);
+  std::vector<float> targets = held_out.targets;
+  scaling.undo(out);
+  scaling.undo(targets);
+  double sum = 0;
+  for (size_t i = 0; i < out.size(); ++i) sum += (double(out[i]) - targets[i]) * (double(out[i]) - targets[i]);
+  return out.empty() ? 0 : sum / double(out.size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return samples::sample_main({"vkamp-train", kAbout, app::Rows::WithData}, app::user_data_defaults(), argc, argv,
                               [](app::RunOptions& cfg, Context& ctx) {
     const app::UserData data = app::load_user_data(cfg.data, cfg.seed);
+    app::check_value_range(data, cfg.data, cfg.precision);
     const std::string model = cfg.data.model.empty() ? app::default_model(data) : cfg.data.model;
     if (app::is_model_file(model) && !cfg.save_path.empty())
       throw vkamp::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
@@ -79,13 +95,17 @@ int main(int argc, char** argv) {
       // The last evaluation is that of the trained weights, unless --eval-iters sampled it.
       const double v = history.evals.empty() || cfg.eval_iters ? trainer->evaluate(data.test)
                                                                : history.evals.back().accuracy;
-      if (cfg.data.regress) std::printf("held-out mse %.6g\n", v);
+      if (data.target_standardizer)
+        std::printf("held-out mse %.6g (%.6g on the standardized targets)\n",
+                    mse_in_target_units(*trainer, data.test, *data.target_standardizer), v);
+      else if (cfg.data.regress) std::printf("held-out mse %.6g\n", v);
       else std::printf("held-out accuracy %.2f%%\n", 100 * v);
     }
     samples::print_run_report(cfg, *trainer, s);
     samples::write_report(cfg, history);
     app::SavedModel saved{model, cfg.data.regress, data.classes, data.standardizer, data.feature_names, "", {}};
     // The columns by name, so vkamp-predict finds them in a CSV with or without labels.
+    saved.target_standardizer = data.target_standardizer;
     if (cfg.data.regress) saved.targets = data.target_names;
     else if (!data.target_names.empty()) saved.label = data.target_names[0];
     samples::save_weights(cfg, *trainer, s, app::metadata_of(saved));

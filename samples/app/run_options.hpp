@@ -18,9 +18,15 @@ struct DataOptions {
   std::string train_path, test_path; // .csv, .npz, or an IDX images file
   double val_split = 0;              // without --test: hold out this fraction of --train
   bool regress = false;              // --task regress (else classify)
+  bool task_given = false;           // --task was given (classify by default refuses continuous labels)
   std::string label;                 // CSV: the label column (classify); empty = the last column
   std::string targets;               // CSV: comma-separated target columns (regress); empty = the last column
   bool standardize = false;          // per-feature (x - mean) / std, fitted on the training rows
+  bool standardize_target = false;   // regress: the same for the targets, undone by vkamp-predict
+  bool allow_nonfinite = false;      // let NaN and infinities through the readers
+  char delimiter = ',';              // CSV: the field delimiter
+  bool header = true;                // CSV: the first row names the columns (else c0, c1, ...)
+  uint32_t skip_rows = 0;            // CSV: lines before the header to skip
   std::string x_key = "x", y_key = "y";  // .npz array names
 };
 

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "app/run_options.hpp"
+#include "vkamp/data/csv.hpp"
 #include "vkamp/config/settings_file.hpp"
 
 namespace vkamp::app {
@@ -132,17 +134,35 @@ const std::vector<Row>& own_rows() {
 std::vector<Row> data_rows() {
   using config::text;
   const char* g = config::kDataGroup;
-  Row task = config::row<RunOptions>("task", {g, "T", "classify | regress"});
+  Row task = config::row<RunOptions>(
+      "task", {g, "T", "classify | regress (not given: classify, but labels that look like a regression's target "
+                       "are refused)"});
   task.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
     const std::string t = config::lower(v);
     if (t != "classify" && t != "regress") config::fail(l, "unknown task '" + v + "' (expected classify | regress)");
     o.data.regress = t == "regress";
+    o.data.task_given = true;
   };
   task.show = [](const RunOptions& o) { return std::string(o.data.regress ? "regress" : "classify"); };
   Row split = config::real<RunOptions>("val_split", {g, "X", "without --test: hold out this fraction of --train"},
                                       VKAMP_FIELD(data.val_split), config::Range::from_to_below(0, 1));
+  // Exported files use ';' (European spreadsheets) or tabs as often as commas.
+  Row delimiter = config::row<RunOptions>("delimiter", {g, "C", "CSV: the field delimiter, one character (\\t or tab "
+                                                                "for a tab)"});
+  delimiter.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
+    const std::optional<char> c = data::csv_delimiter(v);
+    if (!c) config::fail(l, "'" + v + "' is not a delimiter (one character other than a quote or a line end, or \\t)");
+    o.data.delimiter = *c;
+  };
+  delimiter.show = [](const RunOptions& o) {
+    return o.data.delimiter == '\t' ? std::string("tab") : std::string(1, o.data.delimiter);
+  };
+  Row header = config::toggle<RunOptions>(
+      "header", {g, "", "CSV: the file has no header row; its columns are named c0, c1, ... (for --label, --target)"},
+      VKAMP_FIELD(data.header), "the first row names the columns", "no header");
+  header.help_shows_negation = true;
   return {
-      text<RunOptions>("train", {g, "FILE", ".csv, .npz, or an IDX images file (…-images-idx3-ubyte[.gz])"},
+      text<RunOptions>("train", {g, "FILE", ".csv, .csv.gz, .npz, or an IDX images file (…-images-idx3-ubyte[.gz])"},
                        VKAMP_FIELD(data.train_path), "required"),
       text<RunOptions>("test", {g, "FILE", "held-out data, evaluated every epoch"}, VKAMP_FIELD(data.test_path),
                        "none"),
@@ -153,10 +173,23 @@ std::vector<Row> data_rows() {
       text<RunOptions>("label", {g, "NAME", "CSV: the label column"}, VKAMP_FIELD(data.label), "the last column"),
       text<RunOptions>("target", {g, "A,B", "CSV: the regression target columns"}, VKAMP_FIELD(data.targets),
                        "the last column"),
+      delimiter,
+      header,
+      config::count<RunOptions>("skip_rows",
+                               {g, "N", "CSV: skip N lines before the header (scikit-learn's files have a count line)"},
+                               VKAMP_FIELD(data.skip_rows)),
       config::toggle<RunOptions>("standardize",
                                 {g, "", "standardize each feature with the training rows' mean and std (stored "
                                         "with the saved weights)"},
                                 VKAMP_FIELD(data.standardize)),
+      config::toggle<RunOptions>("standardize_target",
+                                {g, "", "--task regress: standardize the targets likewise; vkamp-predict undoes it "
+                                        "(stored with the saved weights)"},
+                                VKAMP_FIELD(data.standardize_target)),
+      config::toggle<RunOptions>("allow_nonfinite",
+                                {g, "", "accept NaN, inf and numbers past float32's range in features and targets "
+                                        "(refused by default)"},
+                                VKAMP_FIELD(data.allow_nonfinite)),
       text<RunOptions>("x_key", {g, "NAME", ".npz: the inputs' array"}, VKAMP_FIELD(data.x_key), "x"),
       text<RunOptions>("y_key", {g, "NAME", ".npz: the labels' or targets' array"}, VKAMP_FIELD(data.y_key), "y"),
   };

@@ -20,6 +20,7 @@ std::map<std::string, std::string> metadata_of(const SavedModel& m) {
   std::map<std::string, std::string> out{{"vkamp.model", m.model}, {"vkamp.task", m.regress ? "regress" : "classify"}};
   if (!m.regress) out["vkamp.classes"] = nlohmann::json(m.classes).dump();
   if (m.standardizer) out["vkamp.standardize"] = m.standardizer->to_json();
+  if (m.target_standardizer) out["vkamp.standardize_target"] = m.target_standardizer->to_json();
   if (!m.features.empty()) out["vkamp.features"] = nlohmann::json(m.features).dump();
   if (!m.label.empty()) out["vkamp.label"] = m.label;
   if (!m.targets.empty()) out["vkamp.targets"] = nlohmann::json(m.targets).dump();
@@ -40,6 +41,18 @@ std::vector<std::string> string_list(const io::TensorFile& f, const std::string&
   return out;
 }
 
+// An optional standardization.
+std::optional<data::Standardizer> standardizer(const io::TensorFile& f, const std::string& key,
+                                               const std::string& path) {
+  auto it = f.metadata.find(key);
+  if (it == f.metadata.end()) return std::nullopt;
+  try {
+    return data::Standardizer::from_json(it->second);
+  } catch (const std::exception& e) {
+    throw io::FormatError(path + ": " + key + ": " + e.what());
+  }
+}
+
 SavedModel read_saved_model(const io::TensorFile& file, const std::string& path) {
   SavedModel m;
   m.model = need(file, "vkamp.model", path);
@@ -55,14 +68,10 @@ SavedModel read_saved_model(const io::TensorFile& file, const std::string& path)
   m.features = string_list(file, "vkamp.features", path);
   m.targets = string_list(file, "vkamp.targets", path);
   if (auto it = file.metadata.find("vkamp.label"); it != file.metadata.end()) m.label = it->second;
-  auto st = file.metadata.find("vkamp.standardize");
-  if (st != file.metadata.end()) {
-    try {
-      m.standardizer = data::Standardizer::from_json(st->second);
-    } catch (const std::exception& e) {
-      throw io::FormatError(path + ": vkamp.standardize: " + e.what());
-    }
-  }
+  m.standardizer = standardizer(file, "vkamp.standardize", path);
+  m.target_standardizer = standardizer(file, "vkamp.standardize_target", path);
+  if (m.target_standardizer && !m.regress)
+    throw io::FormatError(path + ": vkamp.standardize_target is for regression targets, but vkamp.task is classify");
   return m;
 }
 

@@ -5,6 +5,9 @@
 //   vkamp.task         classify | regress
 //   vkamp.classes      classify: a JSON list of the class names, in output order
 //   vkamp.standardize  when trained with --standardize: {"mean": [...], "std": [...]}
+//   vkamp.standardize_target  regress, when trained with --standardize-target:
+//                      the targets' {"mean": [...], "std": [...]}; the model's
+//                      outputs are in those units, and prediction undoes them
 //   vkamp.features     CSV: a JSON list of the feature columns, in input order
 //   vkamp.label        CSV, classify: the label column
 //   vkamp.targets      CSV, regress: a JSON list of the target columns
@@ -29,6 +32,7 @@ struct SavedModel {
   std::vector<std::string> features;  // CSV column names (empty for arrays)
   std::string label;                  // CSV, classify
   std::vector<std::string> targets;   // CSV, regress
+  std::optional<data::Standardizer> target_standardizer;  // regress: outputs = (target - mean) / std
 };
 
 // The keys above (not the informational ones).

@@ -1,6 +1,8 @@
 // The data of a vkamp-train job, read from the user's files: the training
 // set, the held-out set (--test, or --val-split of --train), the classes,
-// and the standardization fitted on the training rows.
+// and the standardizations fitted on the training rows; and the checks
+// that stop a run whose data cannot train before it starts (labels that
+// look like a regression's targets, values past the precision's range).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -9,6 +11,7 @@
 
 #include "app/run_options.hpp"
 #include "vkamp/data/labeled_data.hpp"
+#include "vkamp/float_formats.hpp"
 #include "vkamp/data/standardize.hpp"
 #include "vkamp/data/host_data.hpp"
 
@@ -20,6 +23,7 @@ struct UserData {
   std::vector<std::string> classes;      // classify: names in id order
   uint32_t outputs = 0;                  // classes, or target columns
   std::optional<data::Standardizer> standardizer;
+  std::optional<data::Standardizer> target_standardizer;  // --standardize-target
   std::vector<std::string> feature_names, target_names;  // CSV columns (empty for arrays)
 };
 
@@ -27,9 +31,17 @@ struct UserData {
 data::LoadOptions load_options(const DataOptions& d);
 
 // Reads --train (and --test), splits off --val-split with a seeded shuffle,
-// and standardizes when asked. Throws data::DataError (bad files) or
-// vkamp::ConfigError (bad combinations of settings).
+// and standardizes when asked; the readers' notes go to stderr. Without
+// --task, labels that look continuous (data::continuous_label_reason) are
+// refused with the advice to pass --task regress. Throws data::DataError
+// (bad files) or vkamp::ConfigError (bad combinations of settings).
 UserData load_user_data(const DataOptions& d, uint64_t seed);
+
+// Every feature (and regression target) the model reads is stored in
+// `precision`: a column whose largest magnitude (after standardization) is
+// past that format's largest value would overflow on the first step. Throws
+// data::DataError naming the file and column, and what to pass instead.
+void check_value_range(const UserData& data, const DataOptions& d, Format precision);
 
 // The model string for `data` when --model is not given: two hidden layers
 // of 64 with ReLU (a conv-free default that trains on any table).

@@ -130,6 +130,7 @@ Workload user_data_workload(const RunOptions& opts) {
              opts.data.regress ? LossKind::MSE : LossKind::SoftmaxXent, user_data_defaults(),
              [](const RunOptions& cfg) {
                UserData u = load_user_data(cfg.data, cfg.seed);
+               check_value_range(u, cfg.data, cfg.precision);
                Datasets d{std::move(u.train), std::move(u.test), cfg.data.model};
                if (d.model.empty()) d.model = default_model(u);
                return d;

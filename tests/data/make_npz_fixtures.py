@@ -54,7 +54,8 @@ for version in (2, 3):
 record("v2.npy", x=x)
 record("v3.npy", x=x)
 
-# Files the reader must refuse.
+# Files the reader must refuse; and float64.npy, NumPy's default dtype,
+# which it reads as float32 with a note.
 np.save(os.path.join(out, "fortran.npy"), np.asfortranarray(rng.standard_normal((3, 4)).astype(np.float32)))
 np.save(os.path.join(out, "big_endian.npy"), rng.standard_normal((2, 2)).astype(">f4"))
 np.save(os.path.join(out, "float64.npy"), rng.standard_normal((2, 2)))

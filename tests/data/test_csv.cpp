@@ -13,6 +13,7 @@
 
 #include "data/data_files.hpp"
 #include "support/numerics.hpp"
+#include "vkamp/data/class_ids.hpp"
 #include "vkamp/data/labeled_data.hpp"
 
 namespace {
@@ -138,19 +139,49 @@ TEST(Csv, RegressionTargets) {
 }
 
 TEST(Csv, QuotesCrlfAndABlankLastLine) {
+  LoadOptions allow;  // nan and -inf are refused by default (test_nonfinite.cpp)
+  allow.allow_nonfinite = true;
   const std::string csv =
       "\"x, first\",\"say \"\"hi\"\"\"\r\n"
       "\" 1.25 \",\"a, b\"\r\n"
       "nan,\"two\r\nlines\"\r\n"
       "-inf,\"\"\"\"\r\n"
       "\r\n";
-  const LabeledData d = parse(csv);
+  const LabeledData d = parse(csv, allow);
   EXPECT_EQ(d.feature_names, std::vector<std::string>{"x, first"});
   ASSERT_EQ(d.data.count, 3u);
   EXPECT_EQ(d.data.x[0], 1.25f);
   EXPECT_TRUE(std::isnan(d.data.x[1]));
   EXPECT_EQ(d.data.x[2], -INFINITY);
   EXPECT_EQ(d.classes, (std::vector<std::string>{"\"", "a, b", "two\r\nlines"}));
+}
+
+// A regression's target read as classes: numbers, with a fraction or with
+// too many distinct values for the rows (continuous_label_reason).
+TEST(Csv, ContinuousLabelsAreToldFromClasses) {
+  std::mt19937_64& rng = vkamp::test::rng();  // seeded per test; VKAMP_TEST_SEED replays
+  auto reason = [](const std::string& csv) {
+    const LabeledData d = parse(csv);
+    return vkamp::data::continuous_label_reason(d.classes, d.data.labels);
+  };
+  auto table = [&](size_t rows, size_t distinct, const std::string& suffix) {
+    std::string csv = "a,target\n";
+    for (size_t r = 0; r < rows; ++r)
+      csv += "1," + std::to_string(25 + (r < distinct ? r : rng() % distinct)) + suffix + "\n";
+    return csv;
+  };
+  // Diabetes-like: 214 distinct whole numbers over 442 rows.
+  EXPECT_EQ(reason(table(442, 214, "")), "214 distinct values over 442 rows");
+  EXPECT_EQ(reason(table(442, 214, ".0")), "214 distinct values over 442 rows") << "as NumPy writes them";
+  EXPECT_EQ(reason("a,y\n1,0\n2,1.5\n3,0\n"), "'1.5' is not a whole number");
+  // Classes: few values, many values with enough rows each, or names.
+  EXPECT_EQ(reason(table(300, 3, "")), "");
+  EXPECT_EQ(reason(table(300, 3, ".0")), "");
+  EXPECT_EQ(reason(table(1000, 100, "")), "") << "100 classes of 10 rows";
+  EXPECT_EQ(reason(table(250, 50, "")), "") << "at most 50 distinct values are classes";
+  std::string names = "a,kind\n";
+  for (int r = 0; r < 200; ++r) names += "1,species" + std::to_string(r) + "\n";
+  EXPECT_EQ(reason(names), "");
 }
 
 TEST(CsvErrors, EmptyFileAndHeaderOnly) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "data/data_files.hpp"
@@ -61,6 +62,36 @@ TEST(Standardize, ConstantColumnGetsStdOne) {
   EXPECT_EQ(d.x[0], 0.f);
   EXPECT_EQ(d.x[2], 0.f);
   EXPECT_TRUE(std::isfinite(d.x[1]));
+}
+
+// Regression targets (--standardize-target): fitted per target column,
+// applied, and undone to the original values (prediction's outputs).
+TEST(Standardize, TargetsScaleAndComeBack) {
+  std::mt19937_64& rng = vkamp::test::rng();
+  vkamp::data::HostData d;
+  d.count = 2 + uint32_t(rng() % 300);
+  d.features = 1;
+  d.x.assign(d.count, 0.f);
+  for (uint32_t i = 0; i < d.count; ++i) {
+    d.targets.push_back(float(std::normal_distribution<double>(1.5e5, 4e4)(rng)));  // prices
+    d.targets.push_back(float(std::normal_distribution<double>(-2, 0.01)(rng)));
+  }
+  const std::vector<float> original = d.targets;
+  const Standardizer s = Standardizer::fit_targets(d);
+  ASSERT_EQ(s.mean.size(), 2u);
+  EXPECT_NEAR(s.mean[0], 1.5e5, 4e4);
+  s.apply_targets(d);
+  const Standardizer again = Standardizer::fit_targets(d);
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_NEAR(again.mean[j], 0.0, 1e-4) << j;
+    EXPECT_NEAR(again.std[j], 1.0, 1e-4) << j;
+  }
+  std::vector<float> back = d.targets;
+  s.undo(back);
+  for (size_t i = 0; i < back.size(); ++i)
+    EXPECT_NEAR(back[i], original[i], 4 * std::numeric_limits<float>::epsilon() * std::fabs(original[i])) << i;
+  vkamp::data::HostData one{1, 1, {0}, {}, {1}};
+  EXPECT_TRUE(data_rejected([&] { s.apply_targets(one); }, "target standardizer", "fitted on 2 targets"));
 }
 
 TEST(Standardize, JsonRoundTripsExactly) {

@@ -1,6 +1,7 @@
 // libFuzzer target for the CSV reader: any bytes must parse or raise
 // data::DataError, never crash or throw anything else. The first byte also
-// picks the options, so one corpus reaches every column-selection path.
+// picks the options, so one corpus reaches every column-selection path and
+// the exported-file options (delimiter, no header, skipped lines).
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -11,7 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vkamp::data::LoadOptions opt;
-  switch (size ? data[0] % 4 : 0) {
+  switch (size ? data[0] % 8 : 0) {
     case 0: break;  // classify by the last column, classes from the file
     case 1:
       opt.label = "b";
@@ -21,6 +22,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 3:
       opt.task = vkamp::data::Task::Regress;
       opt.targets = {"a", "c"};
+      break;
+    case 4:  // as exported: tabs, no header
+      opt.delimiter = '\t';
+      opt.header = false;
+      break;
+    case 5:
+      opt.skip_rows = 1;
+      opt.allow_nonfinite = true;
+      break;
+    case 6:
+      opt.delimiter = ';';
+      opt.skip_rows = 2;
+      opt.label = "c1";
+      opt.header = false;
+      break;
+    case 7:
+      opt.task = vkamp::data::Task::Regress;
+      opt.header = false;
+      opt.targets = {"c0"};
       break;
   }
   try {

@@ -18,6 +18,7 @@
 
 #include "support/test_paths.hpp"
 #include "support/cli_test.hpp"
+#include "tools/tool_runs.hpp"
 #include "vkamp/io/safetensors.hpp"
 
 namespace {
@@ -26,20 +27,8 @@ namespace fs = std::filesystem;
 using Result = vkamp::test::ChildResult;
 using vkamp::test::rejected;
 
-Result run_tool(const char* tool, const std::string& args) {
-  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/" + tool + " " + args);
-}
-
-// The number after `prefix` in the output ("held-out accuracy 93.40%" -> "93.40").
-std::string number_after(const std::string& out, const std::string& prefix) {
-  const size_t at = out.find(prefix);
-  if (at == std::string::npos) return "";
-  std::istringstream in(out.substr(at + prefix.size()));
-  std::string v;
-  in >> v;
-  while (!v.empty() && (v.back() == '%' || v.back() == ',')) v.pop_back();
-  return v;
-}
+using vkamp::test::number_after;
+using vkamp::test::run_tool;
 
 // Rows of 5 features on very different scales (so --standardize matters),
 // labelled by the arg-max of a fixed linear map, with string classes.

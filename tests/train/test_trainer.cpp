@@ -376,6 +376,31 @@ TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
   EXPECT_EQ(steps.size(), 2u + 5u);
 }
 
+// The fail-fast message names what the step records point at: inputs that
+// are NaN give a loss never finite (the data), and a learning rate that
+// blows the weights past fp16 after a first update diverges (the learning
+// rate).
+TEST_F(Training, FailFastNamesTheDataOrTheLearningRate) {
+  TrainConfig c = toy_config();
+  c.scaler.initial_loss_scale = 8;
+  c.scaler.min_loss_scale = 2;
+  c.scaler.fail_after_overflows = 5;
+  auto nan_data = toy_classification(64, 6, 3, 12);
+  for (size_t i = 0; i < nan_data.x.size(); i += 6) nan_data.x[i] = NAN;  // the first feature of every row
+  Trainer bad_data(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, nan_data);
+  const train::TrainSummary s = bad_data.run();
+  ASSERT_TRUE(s.failed);
+  EXPECT_NE(s.failure.find("the data is the likely cause"), std::string::npos) << s.failure;
+
+  TrainConfig fast = c;
+  fast.optimizer.lr = 1e7;  // one update takes the weights past fp16's 65504
+  Trainer diverging(ctx(), fast, kToyModel, train::LossKind::SoftmaxXent, toy_classification(64, 6, 3, 12));
+  const train::TrainSummary d = diverging.run();
+  ASSERT_TRUE(d.failed) << "applied " << d.applied;
+  EXPECT_GE(d.applied, 1u);
+  EXPECT_NE(d.failure.find("the learning rate (or the model) is the likely cause"), std::string::npos) << d.failure;
+}
+
 TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
   // fp32, tanh: smooth everywhere, so central differences are accurate. The
   // check (and its bound) is the graph tests' one, on the model string's graph.

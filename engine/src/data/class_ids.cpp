@@ -1,6 +1,9 @@
 #include "vkamp/data/class_ids.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -18,6 +21,15 @@ std::optional<uint64_t> non_negative_integer(const std::string& s) {
     if (c < '0' || c > '9') return std::nullopt;
     v = v * 10 + uint64_t(c - '0');
   }
+  return v;
+}
+
+// The whole string as a finite number ("151.0", "1e2", " 3"), else nullopt.
+std::optional<double> finite_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
@@ -78,6 +90,26 @@ ClassIds number_classes(const std::vector<std::string>& labels, const std::vecto
   std::sort(out.classes.begin(), out.classes.end());
   out.classes.erase(std::unique(out.classes.begin(), out.classes.end()), out.classes.end());
   return by_given_list(labels, out.classes, where);
+}
+
+std::string continuous_label_reason(const std::vector<std::string>& classes, const std::vector<uint32_t>& ids) {
+  if (classes.empty() || ids.empty()) return "";
+  std::vector<bool> used(classes.size(), false);
+  for (uint32_t id : ids)
+    if (id < used.size()) used[id] = true;
+  size_t distinct = 0;
+  std::string fractional;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (!used[c]) continue;
+    ++distinct;
+    const std::optional<double> v = finite_number(classes[c]);
+    if (!v) return "";  // a name: these are classes
+    if (fractional.empty() && *v != std::floor(*v)) fractional = classes[c];
+  }
+  if (!fractional.empty()) return "'" + fractional + "' is not a whole number";
+  if (distinct > kMaxDiscreteValues && distinct * kMinRowsPerValue > ids.size())
+    return std::to_string(distinct) + " distinct values over " + std::to_string(ids.size()) + " rows";
+  return "";
 }
 
 }  // namespace vkamp::data

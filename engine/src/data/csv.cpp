@@ -4,21 +4,46 @@
 #include "vkamp/data/csv.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
 #include "file_bytes.hpp"
+#include "finite_values.hpp"
 #include "vkamp/data/class_ids.hpp"
 #include "vkamp/data/data_error.hpp"
 
 namespace vkamp::data {
 namespace {
 
+// Excel and PowerShell write one at the start of a UTF-8 file; left in, it
+// would become part of the first column's name.
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+std::string delimiter_text(char c) {
+  if (c == ',') return "a comma";
+  if (c == '\t') return "a tab";
+  return std::string("'") + c + "'";
+}
 
 class CsvCursor {
  public:
-  CsvCursor(std::string_view text, const std::string& label) : text_(text), label_(label) {}
+  CsvCursor(std::string_view text, const std::string& label, char delimiter)
+      : text_(text), label_(label), delimiter_(delimiter) {}
+
+  // Skips up to `n` lines as they are, quotes and all (a count line before
+  // the header is not CSV); returns how many there were.
+  size_t skip_lines(size_t n) {
+    size_t skipped = 0;
+    while (skipped < n && pos_ < text_.size()) {
+      const size_t end = text_.find('\n', pos_);
+      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
+      ++line_;
+      ++skipped;
+    }
+    return skipped;
+  }
 
   // The next record's fields and the line it starts on; false at the end
   // (blank lines at the end of the file are not a record).
@@ -34,7 +59,7 @@ class CsvCursor {
       else
         read_plain(field);
       if (pos_ >= text_.size()) return true;
-      if (text_[pos_] == ',') {
+      if (text_[pos_] == delimiter_) {
         ++pos_;
         continue;
       }
@@ -53,7 +78,7 @@ class CsvCursor {
   }
   void read_plain(std::string& field) {
     const size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] != ',' && !at_line_end()) ++pos_;
+    while (pos_ < text_.size() && text_[pos_] != delimiter_ && !at_line_end()) ++pos_;
     field.assign(text_.substr(start, pos_ - start));
   }
   void read_quoted(std::string& field) {
@@ -75,117 +100,188 @@ class CsvCursor {
       if (c == '\n') ++line_;
       field += c;
     }
-    if (pos_ < text_.size() && text_[pos_] != ',' && !at_line_end())
+    if (pos_ < text_.size() && text_[pos_] != delimiter_ && !at_line_end())
       throw DataError(label_ + ":" + std::to_string(line_) + ": after a closing quote comes '" + std::string(1, text_[pos_]) +
-                      "'; a comma or the end of the line is expected");
+                      "'; " + delimiter_text(delimiter_) + " or the end of the line is expected");
   }
 
   std::string_view text_;
   const std::string& label_;
+  char delimiter_;
   size_t pos_ = 0, line_ = 1;
 };
 
-std::string header_list(const std::vector<std::string>& header) {
-  std::string s;
-  for (size_t i = 0; i < header.size(); ++i) s += (i ? ", '" : "'") + header[i] + "'";
-  return s;
-}
+// The column names, from the header row or (without one) c0, c1, ...;
+// `where` is "data.csv:LINE" of the header, or of the first row.
+struct Columns {
+  std::vector<std::string> names;
+  std::string where;
+  bool from_header = true;
 
-size_t column_index(const std::vector<std::string>& header, const std::string& name, const std::string& label) {
-  size_t found = header.size();
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] != name) continue;
-    if (found != header.size())
-      throw DataError(label + ":1: column '" + name + "' appears more than once in the header");
-    found = i;
+  std::string list() const {
+    std::string s;
+    for (size_t i = 0; i < names.size(); ++i) s += (i ? ", '" : "'") + names[i] + "'";
+    return s;
   }
-  if (found == header.size())
-    throw DataError(label + ":1: no column '" + name + "' in the header (columns: " + header_list(header) + ")");
-  return found;
-}
 
-// The whole field as strtod reads it, spaces around it allowed; "nan" and
-// "inf" are numbers.
-bool parse_number(const std::string& field, float& out) {
+  size_t index(const std::string& name) const {
+    size_t found = names.size();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != name) continue;
+      if (found != names.size())
+        throw DataError(where + ": column '" + name + "' appears more than once in the header");
+      found = i;
+    }
+    if (found == names.size())
+      throw DataError(where + ": no column '" + name + "' " +
+                      (from_header ? "in the header (columns: " + list() + ")"
+                                   : "(without a header the columns are named c0 .. c" +
+                                         std::to_string(names.size() - 1) + ")"));
+    return found;
+  }
+};
+
+// The whole field as strtod reads it, spaces around it allowed; nullopt
+// when it is not a number. `overflowed`: too large even for a double.
+std::optional<double> parse_number(const std::string& field, bool& overflowed) {
   const size_t first = field.find_first_not_of(" \t");
-  if (first == std::string::npos) return false;
+  if (first == std::string::npos) return std::nullopt;
   const size_t last = field.find_last_not_of(" \t");
   const std::string trimmed = field.substr(first, last - first + 1);
   char* end = nullptr;
+  errno = 0;
   const double v = std::strtod(trimmed.c_str(), &end);
-  if (end != trimmed.c_str() + trimmed.size()) return false;
-  out = static_cast<float>(v);
-  return true;
+  if (end != trimmed.c_str() + trimmed.size()) return std::nullopt;
+  overflowed = errno == ERANGE && std::isinf(v);
+  return v;
 }
 
-float number_at(const std::string& field, const std::string& column, const std::string& where) {
-  float v = 0;
-  if (parse_number(field, v)) return v;
-  if (field.find_first_not_of(" \t") == std::string::npos)
-    throw DataError(where + ": column '" + column + "' is empty; a number is expected");
-  throw DataError(where + ": column '" + column + "': '" + field + "' is not a number");
+float number_at(const std::string& field, const std::string& column, const std::string& where, bool allow_nonfinite) {
+  bool overflowed = false;
+  const std::optional<double> v = parse_number(field, overflowed);
+  if (!v) {
+    if (field.find_first_not_of(" \t") == std::string::npos)
+      throw DataError(where + ": column '" + column + "' is empty; a number is expected");
+    throw DataError(where + ": column '" + column + "': '" + field + "' is not a number");
+  }
+  const float f = to_float32(*v);
+  if (std::isfinite(f) || allow_nonfinite) return f;
+  throw DataError(where + ": column '" + column + "': '" + field + "' " + nonfinite_reason(*v, overflowed) + "; " +
+                  kNonfiniteAdvice);
+}
+
+bool ends_with_gz(const std::string& path) {
+  if (path.size() < 3) return false;
+  std::string tail = path.substr(path.size() - 3);
+  std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return std::tolower(c); });
+  return tail == ".gz";
 }
 
 }  // namespace
 
+std::optional<char> csv_delimiter(std::string_view text) {
+  if (text == "\\t" || text == "tab" || text == "TAB") return '\t';
+  if (text.size() != 1 || text[0] == '"' || text[0] == '\n' || text[0] == '\r') return std::nullopt;
+  return text[0];
+}
+
 LabeledData parse_csv(std::string_view text, const std::string& label, const LoadOptions& opt) {
-  CsvCursor cursor(text, label);
-  std::vector<std::string> header;
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
+  CsvCursor cursor(text, label, opt.delimiter);
+  const size_t skipped = cursor.skip_lines(opt.skip_rows);
+  std::vector<std::string> first;
   size_t line = 0;
-  if (!cursor.next(header, line))
-    throw DataError(label + ": the file is empty; a header row of column names is expected");
+  if (!cursor.next(first, line)) {
+    if (opt.skip_rows && skipped < opt.skip_rows)
+      throw DataError(label + ": the file has " + std::to_string(skipped) + " line" + (skipped == 1 ? "" : "s") +
+                      ", fewer than the " + std::to_string(opt.skip_rows) + " to skip before the header");
+    if (opt.skip_rows)
+      throw DataError(label + ": nothing after the " + std::to_string(skipped) + " skipped lines; " +
+                      (opt.header ? "a header row of column names" : "rows of numbers") + " is expected");
+    throw DataError(label + ": the file is empty; " +
+                    (opt.header ? "a header row of column names is expected" : "rows of numbers are expected"));
+  }
+  Columns header;
+  header.where = label + ":" + std::to_string(line);
+  header.from_header = opt.header;
+  if (opt.header) {
+    header.names = std::move(first);
+    first.clear();
+  } else {
+    for (size_t c = 0; c < first.size(); ++c) header.names.push_back("c" + std::to_string(c));
+  }
 
   // Which columns are the label or targets; the rest, in order, are features
   // (or, when named, just those).
-  auto present = [&](const std::string& name) { return std::find(header.begin(), header.end(), name) != header.end(); };
+  const std::vector<std::string>& names = header.names;
+  auto present = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
   std::vector<std::string> y_names = opt.task == Task::Classify ? std::vector<std::string>{opt.label} : opt.targets;
   if (y_names.size() == 1 && y_names[0].empty()) y_names.clear();
   const bool labeled = !opt.label_optional || y_names.empty() || std::all_of(y_names.begin(), y_names.end(), present);
   std::vector<size_t> y_columns;
-  if (labeled && y_names.empty()) y_columns.push_back(header.size() - 1);
+  if (labeled && y_names.empty()) y_columns.push_back(names.size() - 1);
   if (labeled)
-    for (const std::string& t : y_names) y_columns.push_back(column_index(header, t, label));
-  std::vector<bool> is_y(header.size(), false);
+    for (const std::string& t : y_names) y_columns.push_back(header.index(t));
+  std::vector<bool> is_y(names.size(), false);
   for (size_t c : y_columns) is_y[c] = true;
   std::vector<size_t> x_columns;
   LabeledData out;
-  for (size_t c : y_columns) out.target_names.push_back(header[c]);
+  for (size_t c : y_columns) out.target_names.push_back(names[c]);
   if (!opt.features.empty()) {
     for (const std::string& f : opt.features) {
-      const size_t c = column_index(header, f, label);
-      if (is_y[c]) throw DataError(label + ":1: column '" + f + "' is both a feature and the label or a target");
+      const size_t c = header.index(f);
+      if (is_y[c])
+        throw DataError(header.where + ": column '" + f + "' is both a feature and the label or a target");
       x_columns.push_back(c);
       out.feature_names.push_back(f);
     }
   } else {
-    for (size_t c = 0; c < header.size(); ++c)
+    for (size_t c = 0; c < names.size(); ++c)
       if (!is_y[c]) {
         x_columns.push_back(c);
-        out.feature_names.push_back(header[c]);
+        out.feature_names.push_back(names[c]);
       }
   }
   if (x_columns.empty())
-    throw DataError(label + ":1: no feature columns: the header has only the " +
-                    std::string(opt.task == Task::Classify ? "label column" : "target columns") + " (" +
-                    header_list(header) + ")");
+    throw DataError(header.where + ": no feature columns: the " + (opt.header ? "header" : "first row") +
+                    " has only the " + (opt.task == Task::Classify ? "label column" : "target columns") + " (" +
+                    header.list() + ")");
 
-  std::vector<std::string> fields, labels;
+  std::vector<std::string> labels;
   std::vector<size_t> label_lines;
   uint64_t count = 0;
-  while (cursor.next(fields, line)) {
-    const std::string where = label + ":" + std::to_string(line);
-    if (fields.size() != header.size())
+  auto read_row = [&](std::vector<std::string>& fields, size_t row_line) {
+    const std::string where = label + ":" + std::to_string(row_line);
+    if (fields.size() != names.size())
       throw DataError(where + ": row has " + std::to_string(fields.size()) + " field" +
-                      (fields.size() == 1 ? "" : "s") + ", the header has " + std::to_string(header.size()));
-    for (size_t c : x_columns) out.data.x.push_back(number_at(fields[c], header[c], where));
+                      (fields.size() == 1 ? "" : "s") + ", the " + (opt.header ? "header has " : "first row has ") +
+                      std::to_string(names.size()));
+    for (size_t c : x_columns) out.data.x.push_back(number_at(fields[c], names[c], where, opt.allow_nonfinite));
     if (labeled && opt.task == Task::Classify) {
       labels.push_back(std::move(fields[y_columns[0]]));
-      label_lines.push_back(line);
+      label_lines.push_back(row_line);
     } else if (labeled) {
-      for (size_t c : y_columns) out.data.targets.push_back(number_at(fields[c], header[c], where));
+      for (size_t c : y_columns)
+        out.data.targets.push_back(number_at(fields[c], names[c], where, opt.allow_nonfinite));
     }
     if (++count > UINT32_MAX) throw DataError(where + ": more rows than vkamp takes (2^32 - 1)");
-  }
+  };
+  // scikit-learn's files open with a count line ("150,4,setosa,...") where a
+  // header is expected; the first row then fails, and the message says why.
+  bool overflowed = false;
+  const bool header_is_numbers = opt.header && names.size() >= 2 && parse_number(names[0], overflowed) &&
+                                 parse_number(names[1], overflowed);
+  auto add_row = [&](std::vector<std::string>& fields, size_t row_line) {
+    try {
+      read_row(fields, row_line);
+    } catch (const DataError& e) {
+      if (count > 0 || !header_is_numbers) throw;
+      throw DataError(std::string(e.what()) + " (the header, " + header.where + ", is numbers, not column names: " +
+                      "a count line to skip with --skip-rows 1?)");
+    }
+  };
+  if (!opt.header) add_row(first, line);
+  for (std::vector<std::string> fields; cursor.next(fields, line);) add_row(fields, line);
   if (count == 0) throw DataError(label + ": no data rows after the header");
 
   out.data.count = static_cast<uint32_t>(count);
@@ -207,7 +303,7 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
 }
 
 LabeledData read_csv(const std::string& path, const LoadOptions& opt) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  const std::vector<uint8_t> bytes = ends_with_gz(path) ? read_gzip_bytes(path) : read_file_bytes(path);
   return parse_csv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path, opt);
 }
 

@@ -10,5 +10,9 @@ namespace vkamp::data {
 
 // Throws DataError naming the file when it cannot be read.
 std::vector<uint8_t> read_file_bytes(const std::string& path);
+// The inflated bytes of a gzip file (data.csv.gz), the buffer growing as
+// data actually comes out. A corrupt or cut-off stream is a DataError
+// naming the file.
+std::vector<uint8_t> read_gzip_bytes(const std::string& path);
 
 }  // namespace vkamp::data

@@ -1,7 +1,10 @@
 #include "vkamp/data/labeled_arrays.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
+#include "finite_values.hpp"
 #include "vkamp/data/class_ids.hpp"
 #include "vkamp/data/data_error.hpp"
 
@@ -31,12 +34,28 @@ void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOpt
   out.outputs = static_cast<uint32_t>(out.classes.size());
 }
 
-void fill_targets(const NpyArray& y, const std::string& y_label, LabeledData& out) {
+// The first value of `values` (read from `a`) that is not finite, as an
+// error naming its index and, for a table, its row and column.
+void refuse_nonfinite(const std::vector<float>& values, const NpyArray& a, uint64_t width, const std::string& label) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i])) continue;
+    const std::string place = width > 1 ? " (row " + std::to_string(i / width) + ", column " +
+                                              std::to_string(i % width) + ")"
+                                        : "";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", a.at(i));
+    throw DataError(label + ": index " + std::to_string(i) + place + ": " + text + " " + nonfinite_reason(a.at(i)) +
+                    "; " + kNonfiniteAdvice);
+  }
+}
+
+void fill_targets(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
   const bool usable = y.shape.size() == 1 || (y.shape.size() == 2 && y.shape[1] >= 1 && y.shape[1] <= UINT32_MAX);
   if (!usable)
     throw DataError(y_label + ": shape " + shape_text(y.shape) + "; regression targets are N or N x K");
   out.data.targets = y.to_floats();
   out.outputs = y.shape.size() == 1 ? 1 : static_cast<uint32_t>(y.shape[1]);
+  if (!opt.allow_nonfinite) refuse_nonfinite(out.data.targets, y, out.outputs, y_label);
 }
 
 }  // namespace
@@ -58,6 +77,8 @@ LabeledData labeled_from_arrays(const NpyArray& x, const NpyArray* y, const std:
   out.data.count = static_cast<uint32_t>(count);
   out.data.features = static_cast<uint32_t>(features);
   out.data.x = x.to_floats();
+  // Only a table's columns are features a user can name; an image is its pixels.
+  if (!opt.allow_nonfinite) refuse_nonfinite(out.data.x, x, x.shape.size() == 2 ? features : 1, x_label);
   if (x.dtype == NpyType::U8)  // bytes are pixels, scaled to [0, 1] as IDX images are
     for (float& v : out.data.x) v /= 255.f;
   if (x.shape.size() == 2)
@@ -72,7 +93,7 @@ LabeledData labeled_from_arrays(const NpyArray& x, const NpyArray* y, const std:
   if (opt.task == Task::Classify)
     fill_class_ids(*y, y_label, opt, out);
   else
-    fill_targets(*y, y_label, out);
+    fill_targets(*y, y_label, opt, out);
   return out;
 }
 

@@ -29,6 +29,21 @@ NpyArray idx_as_array(data::IdxArray idx) {
   return a;
 }
 
+// NumPy writes float64 unless told otherwise: it is read as float32 (what
+// vkamp computes in at most), and said so once per file. `arrays` are the
+// members of an .npz by name, or the one array of an .npy with no name.
+void note_float64(const std::string& path, const std::vector<std::pair<std::string, const NpyArray*>>& arrays,
+                  LabeledData& out) {
+  std::vector<std::string> wide;
+  for (const auto& [name, a] : arrays)
+    if (a && a->dtype == NpyType::F64) wide.push_back(name);
+  if (wide.empty()) return;
+  std::string which = wide[0].empty() ? "float64 values" : wide[0];
+  for (size_t i = 1; i < wide.size(); ++i) which += " and " + wide[i];
+  if (!wide[0].empty()) which += std::string(wide.size() > 1 ? " are" : " is") + " float64,";
+  out.notes.push_back(path + ": " + which + " read as float32");
+}
+
 LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt) {
   std::string labels_path = images_path;
   labels_path.replace(labels_path.rfind("images-idx3"), 11, "labels-idx1");
@@ -48,20 +63,28 @@ LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt
 LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ends_with(lower, ".csv")) return read_csv(path, opt);
-  if (ends_with(lower, ".npy")) return labeled_from_arrays(read_npy(path), nullptr, path, "", opt);
+  if (ends_with(lower, ".csv") || ends_with(lower, ".csv.gz")) return read_csv(path, opt);
+  if (ends_with(lower, ".npy")) {
+    const NpyArray x = read_npy(path);
+    LabeledData out = labeled_from_arrays(x, nullptr, path, "", opt);
+    note_float64(path, {{"", &x}}, out);
+    return out;
+  }
   if (ends_with(lower, ".npz")) {
     const std::vector<uint8_t> bytes = read_file_bytes(path);
     const auto arrays = opt.label_optional ? parse_npz(bytes.data(), bytes.size(), path, {opt.x_key}, {opt.y_key})
                                            : parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
     const auto y = arrays.find(opt.y_key);
-    return labeled_from_arrays(arrays.at(opt.x_key), y == arrays.end() ? nullptr : &y->second,
-                               path + ": " + opt.x_key + ".npy", path + ": " + opt.y_key + ".npy", opt);
+    const NpyArray* y_array = y == arrays.end() ? nullptr : &y->second;
+    LabeledData out = labeled_from_arrays(arrays.at(opt.x_key), y_array, path + ": " + opt.x_key + ".npy",
+                                          path + ": " + opt.y_key + ".npy", opt);
+    note_float64(path, {{opt.x_key + ".npy", &arrays.at(opt.x_key)}, {opt.y_key + ".npy", y_array}}, out);
+    return out;
   }
   if (path.find("images-idx3") != std::string::npos) return load_idx_pair(path, opt);
   if (ends_with(lower, ".txt"))
     throw DataError(path + ": a .txt file is a token source for text models, not labeled data");
-  throw DataError(path + ": unknown kind of data file; expected .csv, .npy, .npz or an IDX images file "
+  throw DataError(path + ": unknown kind of data file; expected .csv, .csv.gz, .npy, .npz or an IDX images file "
                   "(...-images-idx3-ubyte[.gz])");
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "file_bytes.hpp"
+#include "finite_values.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/data/data_error.hpp"
 
@@ -25,8 +26,8 @@ struct DtypeInfo {
   size_t bytes;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {NpyType::F32, "<f4", 4}, {NpyType::F16, "<f2", 2}, {NpyType::U8, "|u1", 1},
-    {NpyType::I32, "<i4", 4}, {NpyType::I64, "<i8", 8},
+    {NpyType::F32, "<f4", 4}, {NpyType::F64, "<f8", 8}, {NpyType::F16, "<f2", 2},
+    {NpyType::U8, "|u1", 1},  {NpyType::I32, "<i4", 4}, {NpyType::I64, "<i8", 8},
 };
 
 const DtypeInfo& info(NpyType t) {
@@ -182,22 +183,36 @@ uint64_t NpyArray::elements() const {
   return n;
 }
 
+double NpyArray::at(uint64_t i) const {
+  const uint8_t* p = bytes.data() + i * info(dtype).bytes;
+  switch (dtype) {
+    case NpyType::F32: {
+      const uint32_t bits = static_cast<uint32_t>(load_le(p, 4));
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    case NpyType::F64: {
+      const uint64_t bits = load_le(p, 8);
+      double d;
+      std::memcpy(&d, &bits, 8);
+      return d;
+    }
+    case NpyType::F16: return fp16_to_f32(static_cast<uint16_t>(load_le(p, 2)));
+    case NpyType::U8: return p[0];
+    case NpyType::I32: return static_cast<int32_t>(load_le(p, 4));
+    case NpyType::I64: return static_cast<double>(static_cast<int64_t>(load_le(p, 8)));
+  }
+  return 0;
+}
+
 std::vector<float> NpyArray::to_floats() const {
   const size_t n = bytes.size() / info(dtype).bytes;
   std::vector<float> out(n);
-  const uint8_t* p = bytes.data();
   for (size_t i = 0; i < n; ++i) {
-    switch (dtype) {
-      case NpyType::F32: {
-        uint32_t bits = static_cast<uint32_t>(load_le(p + 4 * i, 4));
-        std::memcpy(&out[i], &bits, 4);
-        break;
-      }
-      case NpyType::F16: out[i] = fp16_to_f32(static_cast<uint16_t>(load_le(p + 2 * i, 2))); break;
-      case NpyType::U8: out[i] = p[i]; break;
-      case NpyType::I32: out[i] = static_cast<float>(static_cast<int32_t>(load_le(p + 4 * i, 4))); break;
-      case NpyType::I64: out[i] = static_cast<float>(static_cast<int64_t>(load_le(p + 8 * i, 8))); break;
-    }
+    // int64 directly: through double it would be rounded twice.
+    out[i] = dtype == NpyType::I64 ? static_cast<float>(static_cast<int64_t>(load_le(bytes.data() + 8 * i, 8)))
+                                   : to_float32(at(i));
   }
   return out;
 }

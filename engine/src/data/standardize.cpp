@@ -7,21 +7,21 @@
 
 namespace vkamp::data {
 
-Standardizer Standardizer::fit(const HostData& d) {
-  const size_t f = d.features;
+Standardizer Standardizer::fit(std::span<const float> table, size_t f) {
+  const size_t count = f ? table.size() / f : 0;
   std::vector<double> sum(f, 0.0), sum_sq(f, 0.0);
-  for (size_t i = 0; i < d.count; ++i)
-    for (size_t j = 0; j < f; ++j) sum[j] += d.x[i * f + j];
+  for (size_t i = 0; i < count; ++i)
+    for (size_t j = 0; j < f; ++j) sum[j] += table[i * f + j];
   Standardizer s;
   s.mean.resize(f);
   s.std.resize(f);
-  const double n = d.count ? double(d.count) : 1.0;
+  const double n = count ? double(count) : 1.0;
   for (size_t j = 0; j < f; ++j) sum[j] /= n;  // now the mean
   // Two passes: squares of deviations, not E[x^2] - E[x]^2, which cancels
   // badly when the mean is large against the spread.
-  for (size_t i = 0; i < d.count; ++i)
+  for (size_t i = 0; i < count; ++i)
     for (size_t j = 0; j < f; ++j) {
-      const double dev = d.x[i * f + j] - sum[j];
+      const double dev = table[i * f + j] - sum[j];
       sum_sq[j] += dev * dev;
     }
   for (size_t j = 0; j < f; ++j) {
@@ -32,16 +32,45 @@ Standardizer Standardizer::fit(const HostData& d) {
   return s;
 }
 
+Standardizer Standardizer::fit(const HostData& d) {
+  return fit(std::span<const float>(d.x.data(), size_t(d.count) * d.features), d.features);
+}
+
+Standardizer Standardizer::fit_targets(const HostData& d) {
+  return fit(d.targets, d.count ? d.targets.size() / d.count : 0);
+}
+
+void Standardizer::apply(std::span<float> table) const {
+  const size_t f = mean.size();
+  for (size_t i = 0; f && i < table.size() / f; ++i)
+    for (size_t j = 0; j < f; ++j) {
+      float& v = table[i * f + j];
+      v = static_cast<float>((double(v) - mean[j]) / std[j]);
+    }
+}
+
+void Standardizer::undo(std::span<float> table) const {
+  const size_t f = mean.size();
+  for (size_t i = 0; f && i < table.size() / f; ++i)
+    for (size_t j = 0; j < f; ++j) {
+      float& v = table[i * f + j];
+      v = static_cast<float>(double(v) * std[j] + mean[j]);
+    }
+}
+
 void Standardizer::apply(HostData& d) const {
   if (d.features != mean.size())
     throw DataError("standardizer: fitted on " + std::to_string(mean.size()) +
                            " features, the data has " + std::to_string(d.features));
-  const size_t f = d.features;
-  for (size_t i = 0; i < d.count; ++i)
-    for (size_t j = 0; j < f; ++j) {
-      float& v = d.x[i * f + j];
-      v = static_cast<float>((double(v) - mean[j]) / std[j]);
-    }
+  apply(std::span<float>(d.x.data(), size_t(d.count) * d.features));
+}
+
+void Standardizer::apply_targets(HostData& d) const {
+  const size_t width = d.count ? d.targets.size() / d.count : 0;
+  if (width != mean.size())
+    throw DataError("target standardizer: fitted on " + std::to_string(mean.size()) + " targets, the data has " +
+                    std::to_string(width));
+  apply(d.targets);
 }
 
 std::string Standardizer::to_json() const { return nlohmann::json{{"mean", mean}, {"std", std}}.dump(); }

@@ -96,6 +96,7 @@ void Trainer::read_record(const StepRecord& r, const std::vector<DispatchTime>& 
   if (r.idle) return;  // a replay after the run stopped: nothing happened
   StepMetrics m = step_metrics(r);
   tally_.add(m, timings);
+  overflow_cause_.add(m);
   last_applied_ = r.applied;
   cursor_seen_ = r.cursor;
   if (on_step) on_step(m);
@@ -283,9 +284,12 @@ std::string Trainer::failure_text(const TrainState& st) const {
   if (failed_seen_ || st.failed) {
     char floor[32];
     std::snprintf(floor, sizeof floor, "%g", cfg_.scaler.min_loss_scale);
+    const uint32_t from = overflow_cause_.overflows_from();
+    bool injected = false;
+    for (const config::StepRange& r : cfg_.inject_overflow) injected = injected || (from >= r.first && from <= r.last);
     return std::string("the loss scale sat at min_loss_scale (") + floor + ") through " +
            std::to_string(cfg_.scaler.fail_after_overflows) + " consecutive overflows, up to step " + std::to_string(st.step) +
-           "; the gradients overflow fp16 even unscaled (lower the learning rate, clip, or train in bf16/fp32)";
+           "; " + overflow_cause_.explain(cfg_.precision, injected);
   }
   if (!st.done && !stop_requested_)
     return "stopped after " + std::to_string(ring_->submitted()) + " steps with only " +

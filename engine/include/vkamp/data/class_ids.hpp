@@ -28,4 +28,15 @@ inline constexpr uint32_t kMaxIntegerClass = 65535;
 ClassIds number_classes(const std::vector<std::string>& labels, const std::vector<std::string>& given,
                         const std::function<std::string(size_t)>& where);
 
+// Whether labels numbered as above look like a continuous target (a
+// regression's y read as classes) rather than classes: every class name is
+// a number, and either one is not a whole number, or more than
+// kMaxDiscreteValues distinct values occur with fewer than
+// kMinRowsPerValue rows each on average (a classifier needs several
+// examples of each class). Returns why, e.g. "'151.5' is not a whole
+// number" or "214 distinct values over 442 rows", or "" for classes.
+inline constexpr size_t kMaxDiscreteValues = 50;
+inline constexpr size_t kMinRowsPerValue = 5;
+std::string continuous_label_reason(const std::vector<std::string>& classes, const std::vector<uint32_t>& ids);
+
 }  // namespace vkamp::data

@@ -1,8 +1,9 @@
 // NumPy .npy arrays (format versions 1, 2 and 3): the magic "\x93NUMPY",
 // two version bytes, a little-endian header length (2 bytes in v1, 4 in
 // v2/v3), a Python dict literal {'descr': ..., 'fortran_order': ...,
-// 'shape': (...)}, then the raw data. Accepted dtypes: <f4, <f2, |u1, <i4,
-// <i8 (what user data comes as); C order only.
+// 'shape': (...)}, then the raw data. Accepted dtypes: <f4, <f8, <f2, |u1,
+// <i4, <i8 (what user data comes as; <f8, NumPy's default, is narrowed to
+// float32 by to_floats); C order only.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,7 +11,7 @@
 
 namespace vkamp::data {
 
-enum class NpyType { F32, F16, U8, I32, I64 };
+enum class NpyType { F32, F64, F16, U8, I32, I64 };
 
 struct NpyArray {
   NpyType dtype = NpyType::F32;
@@ -19,8 +20,12 @@ struct NpyArray {
 
   uint64_t elements() const;
   bool is_integer() const { return dtype == NpyType::U8 || dtype == NpyType::I32 || dtype == NpyType::I64; }
-  // Every value as float (integers rounded to the nearest float).
+  // Every value as float (integers and float64 rounded to the nearest
+  // float; a float64 past float32's range becomes an infinity).
   std::vector<float> to_floats() const;
+  // Element i (flat, C order) as double, exactly as stored (for messages
+  // about a value that to_floats cannot keep).
+  double at(uint64_t i) const;
   // Every value of an integer array, widened.
   std::vector<int64_t> to_integers() const;
 };

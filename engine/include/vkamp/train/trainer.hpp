@@ -24,6 +24,7 @@
 #include "vkamp/data/host_data.hpp"
 #include "vkamp/train/loss_kind.hpp"
 #include "vkamp/train/model.hpp"
+#include "vkamp/train/overflow_cause.hpp"
 #include "vkamp/train/run_tally.hpp"
 #include "vkamp/train/step_metrics.hpp"
 #include "vkamp/train/step_ring.hpp"
@@ -149,6 +150,7 @@ class Trainer {
 
   bool stop_seen_ = false, failed_seen_ = false, stop_requested_ = false;
   RunTally tally_;
+  OverflowCause overflow_cause_;  // what the records showed, for failure_text
   uint32_t last_checkpoint_ = 0;
   uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;
   uint64_t allreduce_waits_ = 0, replica_waits_ = 0;
