@@ -38,13 +38,14 @@ int run(app::RunOptions& cfg, Context& ctx) {
   app::prompt_ids(data.vocab, cfg.lm);  // a bad --prompt fails now, not after training
   train::Trainer trainer(ctx, cfg, app::job_model(job, cfg, data).graph, job.loss, data.train);
   samples::init_weights_from_file(cfg, trainer);
-  std::printf("charlm: GPT with %u layers, %u heads, %u channels, block %u (%llu parameters); %s: %u characters "
-              "(vocabulary %zu), %u train / %u validation windows; batch %u, %u steps, %s\n",
-              gpt.n_layer, gpt.n_head, gpt.n_embd, gpt.block_size,
-              static_cast<unsigned long long>(trainer.model().param_count()),
-              cfg.lm.text_path.empty() ? app::kFortunesDir : cfg.lm.text_path.c_str(),
-              uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
-              data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
+  if (!cfg.quiet)
+    std::printf("charlm: GPT with %u layers, %u heads, %u channels, block %u (%llu parameters); %s: %u characters "
+                "(vocabulary %zu), %u train / %u validation windows; batch %u, %u steps, %s\n",
+                gpt.n_layer, gpt.n_head, gpt.n_embd, gpt.block_size,
+                static_cast<unsigned long long>(trainer.model().param_count()),
+                cfg.lm.text_path.empty() ? app::kFortunesDir : cfg.lm.text_path.c_str(),
+                uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
+                data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
 
   // The validation loss every --eval-every steps, with the weights of that
   // step (the trainer drains the steps before it), on the run's shared

@@ -32,9 +32,10 @@ int main(int argc, char** argv) {
     auto data = data::HostData::classification(data::make_classification(2048, 32, 10, cfg.seed));
     train::Trainer trainer(ctx, cfg, models::parse_model("32-64r-10"), train::LossKind::SoftmaxXent, data);
     samples::init_weights_from_file(cfg, trainer);
-    std::printf("overflow_storm: %s, hysteresis %u, steps_per_increase %u, policy %s\n",
-                samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.steps_per_increase,
-                config::policy_name(cfg.scaler.policy));
+    if (!cfg.quiet)
+      std::printf("overflow_storm: %s, hysteresis %u, steps_per_increase %u, policy %s\n",
+                  samples::describe_run(cfg).c_str(), cfg.scaler.hysteresis, cfg.scaler.steps_per_increase,
+                  config::policy_name(cfg.scaler.policy));
     std::vector<train::StepMetrics> steps;
     samples::Observers obs;
     obs.step = [&](const train::StepMetrics& m) { steps.push_back(m); };
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
       if (m.overflow && m.skipped) what += what.empty() ? "skipped" : ", skipped";
       if (m.overflow && !m.skipped) what += ", applied anyway";
       if (m.retries) what += " (retry " + std::to_string(m.retries) + ")";
-      if (!what.empty()) std::printf("  step %4u  scale %8g  %s\n", m.step, m.loss_scale, what.c_str());
+      if (!what.empty() && !cfg.quiet) std::printf("  step %4u  scale %8g  %s\n", m.step, m.loss_scale, what.c_str());
     }
     double acc = trainer.evaluate(data);
     history.eval_name = "train accuracy";
