@@ -76,8 +76,15 @@ int run(app::RunOptions& cfg, Context& ctx) {
   }
   samples::write_report(cfg, history);
   auto meta = app::charlm_metadata(gpt, data.vocab);
-  char loss[32];  // the saved weights' loss: --save-best's are the best evaluation's
-  std::snprintf(loss, sizeof loss, "%.6f", cfg.save_best && s.best ? s.best->value : val_loss);
+  double saved_loss = val_loss;
+  if (cfg.save_best && s.best && !s.best_weights.empty() && !cfg.save_path.empty()) {
+    // The saved weights' loss over the whole validation text: the best
+    // evaluation may have read only --eval-iters batches of it.
+    trainer.model().write_master(s.best_weights);
+    saved_loss = trainer.held_out(data.test).value;
+  }
+  char loss[32];
+  std::snprintf(loss, sizeof loss, "%.6f", saved_loss);
   meta["vkamp.val_loss"] = loss;
   samples::save_weights(cfg, trainer, s, meta);
   return 0;
