@@ -14,6 +14,7 @@
 #include "app/cli.hpp"
 #include "app/epoch_watch.hpp"
 #include "app/progress_bar.hpp"
+#include "app/tool_main.hpp"
 #include "app/workloads.hpp"
 #include "vkamp/dist/communicator.hpp"
 #include "vkamp/error.hpp"
@@ -49,15 +50,6 @@ std::string describe_run(const config::TrainConfig& cfg) {
 }
 
 namespace {
-
-// The exit status an exception means: 2 for bad input (flags, config, data,
-// checkpoint, weights files), 1 for anything else.
-int status_of(const std::exception& e) {
-  if (dynamic_cast<const vkamp::ConfigError*>(&e) || dynamic_cast<const data::DataError*>(&e) ||
-      dynamic_cast<const train::CheckpointError*>(&e) || dynamic_cast<const io::FormatError*>(&e))
-    return 2;
-  return 1;
-}
 
 // Under mpirun, rank 0 alone writes the run's files and the progress bar
 // and prints the run's report on stdout: the replicas are identical, so the
@@ -115,7 +107,7 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   // has started, the others may be waiting in an all-reduce, so a failing
   // rank aborts the whole job.
   auto fail = [&](const std::exception& e) {
-    const int status = status_of(e);
+    const int status = app::exit_status(e);
     const std::string text = std::string(info.name) + ": " + (status == 1 ? "error: " : "") + e.what();
     if (comm.distributed() && !comm.ready_agreed()) comm.agree_ready(false);
     if (comm.distributed() && comm.first_failed() < 0) comm.abort(status, text);  // failed while training

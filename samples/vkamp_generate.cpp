@@ -12,6 +12,7 @@
 
 #include "app/run_options.hpp"
 #include "app/saved_gpt.hpp"
+#include "app/tool_main.hpp"
 #include "vkamp/config/setting.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
@@ -122,28 +123,13 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool help = false;
   Options o;
-  try {
-    o = parse(argc, argv, help);
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "vkamp-generate: %s\n(see vkamp-generate --help)\n", e.what());
-    return 2;
-  }
-  if (help) {
-    std::printf("%s", kUsage);
-    return 0;
-  }
-  try {
-    return run(o);
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "vkamp-generate: %s\n", e.what());
-    return 2;
-  } catch (const io::FormatError& e) {
-    std::fprintf(stderr, "vkamp-generate: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "vkamp-generate: error: %s\n", e.what());
-    return 1;
-  }
+  return app::tool_main(
+      "vkamp-generate", kUsage,
+      [&] {
+        bool help = false;
+        o = parse(argc, argv, help);
+        return help;
+      },
+      [&] { return run(o); });
 }

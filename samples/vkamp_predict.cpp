@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "app/saved_model.hpp"
+#include "app/tool_main.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/data/csv.hpp"
@@ -370,31 +371,13 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool help = false;
   Options o;
-  try {
-    o = parse(argc, argv, help);
-  } catch (const vkamp::ConfigError& e) {
-    std::fprintf(stderr, "vkamp-predict: %s\n(see vkamp-predict --help)\n", e.what());
-    return 2;
-  }
-  if (help) {
-    std::printf("%s", kUsage);
-    return 0;
-  }
-  try {
-    return run(o);
-  } catch (const vkamp::ConfigError& e) {
-    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
-    return 2;
-  } catch (const data::DataError& e) {
-    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
-    return 2;
-  } catch (const io::FormatError& e) {
-    std::fprintf(stderr, "vkamp-predict: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "vkamp-predict: error: %s\n", e.what());
-    return 1;
-  }
+  return app::tool_main(
+      "vkamp-predict", kUsage,
+      [&] {
+        bool help = false;
+        o = parse(argc, argv, help);
+        return help;
+      },
+      [&] { return run(o); });
 }

@@ -87,6 +87,13 @@ TEST_F(TrainingPredict, ArgMaxAccuracyEqualsEvaluate) {
   EXPECT_GT(accuracy, 0.5) << "the toy problem is learnable: 2 epochs should beat chance (1/3)";
 }
 
+// The toy classes as regression targets: one-hot rows, no labels.
+void as_one_hot_targets(data::HostData& d) {
+  for (uint32_t l : d.labels)
+    for (uint32_t c = 0; c < kClasses; ++c) d.targets.push_back(c == l ? 1.0f : 0.0f);
+  d.labels.clear();
+}
+
 // Sets are uploaded a chunk at a time (so they need not fit the device): a
 // chunk of 2 batches gives the bits of the one-chunk run, and the same
 // accuracy and mean squared error.
@@ -94,11 +101,8 @@ TEST_F(TrainingPredict, ChunkedUploadsGiveTheSameResults) {
   for (auto loss : {train::LossKind::SoftmaxXent, train::LossKind::MSE}) {
     data::HostData data = toy(64, 7), held_out = toy(5 * kBatch + 3, 8);
     if (loss == train::LossKind::MSE) {
-      for (data::HostData* d : {&data, &held_out}) {
-        for (uint32_t l : d->labels)
-          for (uint32_t c = 0; c < kClasses; ++c) d->targets.push_back(c == l ? 1.0f : 0.0f);
-        d->labels.clear();
-      }
+      as_one_hot_targets(data);
+      as_one_hot_targets(held_out);
     }
     Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), loss, data);
     t.run();
@@ -119,11 +123,8 @@ TEST_F(TrainingPredict, EvaluationInPartsReportsProgressAndGivesTheSameResults) 
   for (auto loss : {train::LossKind::SoftmaxXent, train::LossKind::MSE}) {
     data::HostData data = toy(64, 9), held_out = toy(41 * kBatch + 5, 10);
     if (loss == train::LossKind::MSE) {
-      for (data::HostData* d : {&data, &held_out}) {
-        for (uint32_t l : d->labels)
-          for (uint32_t c = 0; c < kClasses; ++c) d->targets.push_back(c == l ? 1.0f : 0.0f);
-        d->labels.clear();
-      }
+      as_one_hot_targets(data);
+      as_one_hot_targets(held_out);
     }
     Trainer t(ctx(), small_config(), models::parse_model("6-5t-3"), loss, data);
     t.run();

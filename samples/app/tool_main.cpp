@@ -1,0 +1,39 @@
+#include "app/tool_main.hpp"
+
+#include <cstdio>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/io/safetensors.hpp"
+#include "vkamp/train/checkpoint_file.hpp"
+
+namespace vkamp::app {
+
+int exit_status(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const data::DataError*>(&e) ||
+      dynamic_cast<const train::CheckpointError*>(&e) || dynamic_cast<const io::FormatError*>(&e))
+    return 2;
+  return 1;
+}
+
+int tool_main(const char* name, const char* usage, const std::function<bool()>& parse,
+              const std::function<int()>& run) {
+  try {
+    if (parse()) {
+      std::printf("%s", usage);
+      return 0;
+    }
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n(see %s --help)\n", name, e.what(), name);
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    const int status = exit_status(e);
+    std::fprintf(stderr, "%s: %s%s\n", name, status == 1 ? "error: " : "", e.what());
+    return status;
+  }
+}
+
+}  // namespace vkamp::app
