@@ -31,9 +31,9 @@ case "$target" in
   # GPU kernels (see tests/fuzz/fuzz_safetensors.cpp); the replay test runs it.
   safetensors) sources=(io/safetensors.cpp float_formats.cpp); extra=(-DVKAMP_FUZZ_READER_ONLY) ;;
   idx)         sources=(data/idx.cpp); extra=(-lz) ;;
-  csv)         sources=(data/csv.cpp data/class_ids.cpp data/file_bytes.cpp); extra=() ;;
+  csv)         sources=(data/csv.cpp data/class_ids.cpp data/file_bytes.cpp); extra=(-lz) ;;
   npy)         sources=(data/npy.cpp data/npz.cpp data/labeled_arrays.cpp data/class_ids.cpp data/file_bytes.cpp
-                        float_formats.cpp); extra=(-lzip) ;;
+                        float_formats.cpp); extra=(-lzip -lz) ;;
   checkpoint)  sources=(train/checkpoint_file.cpp); extra=(-lz) ;;
   config)      sources=(config/settings_file.cpp config/train_config.cpp config/training_settings.cpp config/setting_values.cpp
                         config/setting_suggestions.cpp float_formats.cpp); extra=(-lyaml-cpp) ;;
