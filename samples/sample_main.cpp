@@ -239,6 +239,13 @@ void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
   std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
 }
 
+double final_held_out(train::Trainer& trainer, const config::TrainConfig& cfg, const ui::RunHistory& history,
+                      const data::HostData& held_out) {
+  // The last evaluation point is the last update's: its weights are these.
+  if (history.evals.empty() || cfg.eval_iters) return trainer.evaluate(held_out);
+  return history.evals.back().accuracy;
+}
+
 void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer) {
   if (cfg.init_from.empty()) return;
   train::Model& model = trainer.model();
@@ -341,10 +348,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
       write_report(cfg, history);
       return report_failure(workload, cfg, s);
     }
-    // The last epoch's evaluation is that of the trained weights, unless
-    // --eval-iters sampled it.
-    const double acc =
-        history.evals.empty() || cfg.eval_iters ? trainer.evaluate(data.test) : history.evals.back().accuracy;
+    const double acc = final_held_out(trainer, cfg, history, data.test);
     std::printf("test accuracy %.2f%%\n", 100 * acc);
     print_run_report(cfg, trainer, s);
     write_report(cfg, history);

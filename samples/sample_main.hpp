@@ -64,6 +64,12 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
 // it (nothing when cfg.report_path is empty). Prints where it went.
 void write_report(const app::RunOptions& cfg, const ui::RunHistory& history);
 
+// The trained weights' held-out metric (Trainer::evaluate's): the run's
+// last evaluation when there was one and it read the whole set, else
+// evaluated now (--eval-iters samples the evaluations during training).
+double final_held_out(train::Trainer& trainer, const config::TrainConfig& cfg, const ui::RunHistory& history,
+                      const data::HostData& held_out);
+
 // --init-from FILE: loads the file's weights (PyTorch names and layouts,
 // torch_layout.hpp) into the trainer's model, checked against it; call it
 // before training. Nothing when the flag is not given. Throws

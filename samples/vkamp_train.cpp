@@ -92,9 +92,7 @@ int main(int argc, char** argv) {
       return samples::report_failure("vkamp-train", cfg, s);
     }
     if (data.test.count) {
-      // The last evaluation is that of the trained weights, unless --eval-iters sampled it.
-      const double v = history.evals.empty() || cfg.eval_iters ? trainer->evaluate(data.test)
-                                                               : history.evals.back().accuracy;
+      const double v = samples::final_held_out(*trainer, cfg, history, data.test);
       if (data.target_standardizer)
         std::printf("held-out mse %.6g (%.6g on the standardized targets)\n",
                     mse_in_target_units(*trainer, data.test, *data.target_standardizer), v);
