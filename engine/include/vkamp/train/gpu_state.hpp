@@ -13,6 +13,7 @@ using uint = uint32_t;  // GLSL's name, which train_state.h uses
 // Every field is 4 bytes: std430 then lays the structs out like C.
 static_assert(sizeof(TrainState) == 24 * 4);
 static_assert(sizeof(TrainParams) == 29 * 4);
-static_assert(sizeof(StepRecord) == 16 * 4);
+static_assert(sizeof(StepRecord) == 20 * 4);
+static_assert(sizeof(TensorStats) == 5 * 4);
 
 }  // namespace vkamp::train

@@ -102,6 +102,28 @@ struct StepRecord {
   uint idle;                 // the run had already stopped: nothing happened
   uint replay;               // TrainState.replay of this record
   uint nonfinite_master;     // TrainState.nonfinite_master when the record was written
+  // Underflow accounting, summed over every tensor's TensorStats below.
+  uint zeros;
+  uint subnormal;
+  uint lost_unscaled;
+  uint max_abs_bits;
+};
+
+// Underflow accounting (amp_check.comp, every step), per parameter tensor,
+// of the gradient the step checked: the 16-bit gradient, or the fp32 sum of
+// the micro-batches, both carrying the loss scale S. Published per step in a
+// ring beside the step records (StepRing::tensor_stats_of).
+struct TensorStats {
+  uint zeros;          // exactly zero (either sign)
+  uint subnormal;      // nonzero and below the 16-bit format's smallest normal
+  // Nonzero, yet |v| / S would round to zero in the format (at or below half
+  // its smallest subnormal): the gradients the loss scale is saving.
+  uint lost_unscaled;
+  uint nonfinite;      // inf or NaN
+  // The largest finite |v| as fp32 bits (non-negative floats order as their
+  // bits do), 0 when there is none: the headroom is how many doublings of S
+  // remain before it passes the format's largest value.
+  uint max_abs_bits;
 };
 
 // The factor the loss gradients carry: the loss scale, divided by the
