@@ -151,7 +151,7 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
                np, {partials_}, "amp_check");
   auto ctl = ctx_.kernel<shader::StepControlShader>();
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
-                     ring_.records(), params_.bias_corrections(), params_.lr_table()},
+                     ring_.records(), params_.bias_corrections(), params_.lr_table(), params_.auto_scale()},
                {1}, "step_control");
   shader::OptimizerPush op{};
   auto optk = ctx_.kernel<shader::OptimizerShader>(fmt_, {optimizer_code(optimizer_), accumulated});

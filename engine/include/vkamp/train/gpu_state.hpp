@@ -3,16 +3,19 @@
 // histogram layout, as C++ types: the definitions are train_state.h, which
 // the shaders include too, so the two sides cannot drift apart.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace vkamp::train {
 
 using uint = uint32_t;  // GLSL's name, which train_state.h uses
 #include "vkamp/train/train_state.h"
+#include "vkamp/train/scale_choice.h"
 
 // Every field is 4 bytes: std430 then lays the structs out like C.
 static_assert(sizeof(TrainState) == 24 * 4);
-static_assert(sizeof(TrainParams) == 29 * 4);
+static_assert(sizeof(TrainParams) == 37 * 4);
 static_assert(sizeof(StepRecord) == 16 * 4);
+static_assert(sizeof(AutoScaleState) == (13 + kHistLogBins) * 4);
 
 }  // namespace vkamp::train
