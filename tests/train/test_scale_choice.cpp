@@ -139,21 +139,23 @@ TEST(ScaleChoice, CraftedFp16PicksTheSmallestScaleThatMeetsTheTarget) {
 }
 
 TEST(ScaleChoice, WhenNoScaleMeetsTheTargetTheLeastUnderflowWithoutOverflow) {
-  // 2^-30 and 2^14 both present: flushing nothing needs k >= 5, but 2^14
-  // overflows above k = 0. The least underflow that stays finite: k = 0.
-  const auto c = bins_at({{-30, 500}, {14, 500}});
-  const auto r = choose(c, 1000, Format::F16, -10, 20, 0.001);
-  EXPECT_EQ(r.exp, 0);
+  // 2^-30, 2^-20 and 2^14: flushing nothing needs k >= 5, but 2^14
+  // overflows above k = 0. The least underflow that stays finite is the
+  // 2^-30 bin alone, from k = -5 (2^-20 flushes at k <= -6) to 0; of
+  // those, -5 has the most headroom.
+  const auto c = bins_at({{-30, 500}, {-20, 100}, {14, 500}});
+  const auto r = choose(c, 1100, Format::F16, -10, 20, 0.001);
+  EXPECT_EQ(r.exp, -5);
   EXPECT_FALSE(r.met);
-  EXPECT_EQ(r.headroom, 0);
-  EXPECT_NEAR(r.underflow, 0.5, 1e-9);
-  expect_same(c, 1000, Format::F16, -10, 20, 0.001, "conflicting");
+  EXPECT_EQ(r.headroom, 5);
+  EXPECT_NEAR(r.underflow, 500.0 / 1100, 1e-6);
+  expect_same(c, 1100, Format::F16, -10, 20, 0.001, "conflicting");
   // Even the smallest allowed scale overflows: that one, not met.
-  const auto over = choose(c, 1000, Format::F16, 3, 20, 0.001);
+  const auto over = choose(c, 1100, Format::F16, 3, 20, 0.001);
   EXPECT_EQ(over.exp, 3);
   EXPECT_FALSE(over.met);
   EXPECT_LT(over.headroom, 0);
-  expect_same(c, 1000, Format::F16, 3, 20, 0.001, "overflowing");
+  expect_same(c, 1100, Format::F16, 3, 20, 0.001, "overflowing");
 }
 
 TEST(ScaleChoice, NoNonzeroGradientTakesTheSmallestScale) {
