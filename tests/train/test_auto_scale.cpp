@@ -100,6 +100,7 @@ TEST_F(AutoScale, OneOverflowMovesNothingAndAStormLowersByWholeDoublings) {
   c.scaler.auto_recheck = 6;   // then after steps 9, 15, 21, ...
   c.scaler.auto_overflow_tolerance = 2;
   c.scaler.initial_loss_scale = 256;  // no overflow of its own in the warm-up: only the injected ones
+  c.scaler.underflow_target = 0;      // a choice above min_loss_scale, so that the storm can lower it
   c.max_steps = 24;
   // One overflow at step 6 (mid-window); three in a row from step 11: the
   // third is past the tolerance, and the re-check comes at once.
