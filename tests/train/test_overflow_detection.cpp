@@ -91,11 +91,15 @@ StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
   bias_correction.fill(0);
   Buffer lr_table(c, 4);  // p.lr_table_len = 1
   lr_table.fill(0);
+  Buffer auto_scale(c, sizeof(train::AutoScaleState));  // scale_mode dynamic: not read
+  auto_scale.fill(0);
   auto ctl = c.kernel<shader::StepControlShader>();
   Sequence seq(c);
   seq.begin();
   seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, {n}, {kPartials});
-  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table}, {1});
+  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table,
+                     auto_scale},
+               {1});
   seq.end();
   seq.run();
   StepRecord r;
