@@ -55,10 +55,9 @@ Row loss_scaling_factor_row() {
   Row s = row<TrainConfig>(
       "loss_scaling_factor",
       {kScalingGroup, "S",
-       "dynamic | none | a fixed positive scale | suggest (train --suggest-steps updates dynamically, print the "
-       "power of two the gradient histograms call for and a YAML line, exit 0 without saving weights) | auto "
-       "(dynamic for --auto-warmup steps, then that power of two, re-checked every --auto-recheck steps on the "
-       "GPU) (= loss_scaling_factor)"});
+       "dynamic | none | a fixed positive scale | suggest (after --suggest-steps dynamic updates, print the "
+       "power of two the gradient histograms call for, and exit 0 without saving weights) | auto (that power of "
+       "two after --auto-warmup dynamic steps, re-checked every --auto-recheck) (= loss_scaling_factor)"});
   s.flag = "--loss-scale";
   s.flag_alias_help = "Cerebras name for --loss-scale";
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {

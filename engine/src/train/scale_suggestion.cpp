@@ -82,13 +82,13 @@ std::string suggestion_text(const ScaleSuggestion& s, Format f, double underflow
     add("  no scale in [min_loss_scale, max_loss_scale] keeps the largest gradients finite: this is the smallest\n");
   else if (!s.met)
     add("  no scale meets the underflow target without overflowing: this one loses the fewest\n");
-  std::snprintf(line, sizeof line, "  %-32s %14s %9s %11s\n", "tensor", "elements", "headroom", "underflow");
+  std::snprintf(line, sizeof line, "  %-36s %12s %9s %11s\n", "tensor", "elements", "headroom", "underflow");
   add(line);
   for (const TensorAtScale& t : s.tensors) {
     char head[16];
     if (t.any) std::snprintf(head, sizeof head, "%d", t.headroom);
     else std::snprintf(head, sizeof head, "-");
-    std::snprintf(line, sizeof line, "  %-32s %14.0f %9s %10.4g%%\n", t.tensor.c_str(), t.elements, head,
+    std::snprintf(line, sizeof line, "  %-36s %12.0f %9s %10.4g%%\n", t.tensor.c_str(), t.elements, head,
                   100 * t.underflow);
     add(line);
   }
