@@ -1,7 +1,8 @@
 // The GPU-resident training state (TrainState), the host's settings for the
 // step shaders (TrainParams), the per-step record (StepRecord) and the
-// histogram layout, as C++ types: the definitions are train_state.h, which
-// the shaders include too, so the two sides cannot drift apart.
+// histogram layout, as C++ types, and --loss-scale auto's state and chooser:
+// the definitions are train_state.h and scale_choice.h, which the shaders
+// include too, so the two sides cannot drift apart.
 #pragma once
 #include <algorithm>
 #include <cstdint>
