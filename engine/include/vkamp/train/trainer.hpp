@@ -118,6 +118,8 @@ class Trainer {
   Model& model() { return *model_; }
   // Blocking reads of the GPU state (waits for all submitted work).
   TrainState read_state();
+  // --loss-scale auto's window and choices (scale_choice.h).
+  AutoScaleState read_auto_scale();
   void save_checkpoint(const std::string& path);
   void load_checkpoint(const std::string& path);
 
