@@ -150,9 +150,9 @@ void underflow_panel(const RunHistory& h, const DashboardState& st, PlotProbe* p
   if (u.step.empty())
     std::snprintf(detail, sizeof detail, "%s", h.gradients.empty() ? "not recorded in this run" : "waiting for the first step");
   else
-    std::snprintf(detail, sizeof detail, "last step: lost unscaled %.2f%%, subnormal %.2f%%, headroom %s doublings",
+    std::snprintf(detail, sizeof detail, "last step: lost unscaled %.2f%%, subnormal %.2f%%, headroom %s",
                   u.lost_unscaled.back(), u.subnormal.back(), headroom_text(u.headroom.back()).c_str());
-  panel_title("Underflow (% of gradient elements) and headroom", detail);
+  panel_title("Underflow % and headroom", detail);
   const float plot_h = size.y - ImGui::GetTextLineHeightWithSpacing() - ImGui::GetStyle().ItemSpacing.y;
   std::vector<float> shares = u.lost_unscaled;
   shares.insert(shares.end(), u.subnormal.begin(), u.subnormal.end());
@@ -173,9 +173,10 @@ void underflow_panel(const RunHistory& h, const DashboardState& st, PlotProbe* p
   p.line("lost unscaled", u.step, u.lost_unscaled, kLostUnscaled, 2.0f);
   p.line("subnormal", u.step, u.subnormal, kSubnormalLine, 2.0f);
   const double x0 = step_axis(h).lo;
-  p.text_at(x0, 0, "lost unscaled: would flush to 0 without the scale", kLostUnscaled, 0);
-  p.text_at(x0, 1, "subnormal at the scale", kSubnormalLine, 0);
-  if (t) p.text_at(x0, 2, ("thin: " + name).c_str(), kLabelText, 0);
+  p.text_at(x0, 0, "% of the gradient elements", kLabelText, 0);
+  p.text_at(x0, 1, "lost unscaled: would flush to 0 without the scale", kLostUnscaled, 0);
+  p.text_at(x0, 2, "subnormal at the scale", kSubnormalLine, 0);
+  if (t) p.text_at(x0, 3, ("thin: " + name).c_str(), kLabelText, 0);
   Axis hy = fit_axis(t ? [&] {
     std::vector<float> all = u.headroom;
     all.insert(all.end(), t->headroom.begin(), t->headroom.end());
