@@ -360,6 +360,10 @@ TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("without scaling the loss stalls"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("with loss scaling it keeps falling"), std::string::npos) << r.output;
+  // The gradients that flush in the unscaled run are the ones the scale saves.
+  const size_t at = r.output.find("the scale saved ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GT(std::stod(r.output.substr(at + 16)), 10.0) << r.output.substr(at, 80);
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
 }
 
