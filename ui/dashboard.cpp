@@ -233,13 +233,14 @@ std::string tail_that_fits(const std::string& name, float width) {
   return "..";
 }
 
-// A coloured square and its text, on the current line when it fits.
-void legend_item(ImU32 color, const char* text, bool first) {
+// A coloured square and its text, on the current line when it ends left
+// of `right` (screen x): the legend stays as wide as its plot.
+void legend_item(ImU32 color, const char* text, bool first, float right) {
   const float box = ImGui::GetTextLineHeight() - 2;
   const float w = box + 4 + ImGui::CalcTextSize(text).x;
   if (!first) {
     ImGui::SameLine(0, 16);
-    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
   }
   ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 1), ImVec2(p.x + box, p.y + 1 + box), color);
@@ -267,11 +268,16 @@ void lost_figures(const HistogramFractions& f, const FormatBands& b, float width
   dl->AddText(big, big->FontSize, big_at, kFigures, text);
   const float x = big_at.x + big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, text).x + 16;
   const float row = ImGui::GetTextLineHeight();
-  std::snprintf(text, sizeof text, "of its elements flush to 0 in %s:", format_name(b.format));
-  dl->AddText(ImVec2(x, p.y + h / 2 - row), kLabelText, text);
-  std::snprintf(text, sizeof text, "|g| <= %s unscaled, %s at %s", pow2_label(b.flush_at + b.scale_log2).c_str(),
+  // What the figures count, beside them when it fits whole (the note under
+  // the table says it too).
+  char what[96], edges[96];
+  std::snprintf(what, sizeof what, "of its elements flush to 0 in %s:", format_name(b.format));
+  std::snprintf(edges, sizeof edges, "|g| <= %s unscaled, %s at %s", pow2_label(b.flush_at + b.scale_log2).c_str(),
                 pow2_label(b.flush_at).c_str(), pow2_label(b.scale_log2).c_str());
-  dl->AddText(ImVec2(x, p.y + h / 2), kLabelText, text);
+  if (x + std::max(ImGui::CalcTextSize(what).x, ImGui::CalcTextSize(edges).x) <= p.x + width - 4) {
+    dl->AddText(ImVec2(x, p.y + h / 2 - row), kLabelText, what);
+    dl->AddText(ImVec2(x, p.y + h / 2), kLabelText, edges);
+  }
   dl->PopClipRect();
   ImGui::Dummy(ImVec2(width, h));
 }
@@ -319,7 +325,7 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
                 h.precision == Format::F32 ? " (this run is fp32)" : "");
   panel_title("Gradient histogram", detail);
 
-  const float table_w = std::min(560.0f, size.x * 0.4f), plot_w = size.x - table_w - 8;
+  const float table_w = std::min(640.0f, size.x * 0.46f), plot_w = size.x - table_w - 8;
   ImGui::BeginGroup();
   lost_figures(f, b, plot_w);
   std::vector<float> xs, pct;
@@ -387,12 +393,12 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   std::snprintf(flushed, sizeof flushed, "flushed to 0 (|g| <= %s)", pow2_label(b.flush_at).c_str());
   std::snprintf(over, sizeof over, "overflow (|g| > %s)",
                 pow2_label(std::round(b.overflow_above * 10) / 10).c_str());
-  legend_item(kZeroBar, zeros, true);
-  legend_item(opaque(kUnderflowBand), flushed, false);
-  legend_item(opaque(kSubnormalBand), "subnormal", false);
-  legend_item(opaque(kNormalBand), "normal", false);
-  legend_item(opaque(kOverflowBand), over, false);
-  legend_item(kNonfiniteBar, "inf, NaN", false);
+  legend_item(kZeroBar, zeros, true, p.right());
+  legend_item(opaque(kUnderflowBand), flushed, false, p.right());
+  legend_item(opaque(kSubnormalBand), "subnormal", false, p.right());
+  legend_item(opaque(kNormalBand), "normal", false, p.right());
+  legend_item(opaque(kOverflowBand), over, false, p.right());
+  legend_item(kNonfiniteBar, "inf, NaN", false, p.right());
   ImGui::EndGroup();
 
   ImGui::SameLine();
