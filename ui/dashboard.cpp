@@ -126,7 +126,8 @@ int gradient_index(const RunHistory& h, const std::string& name) {
 // series: its index in h.tensor_underflow, or -1.
 int picked_tensor(const RunHistory& h, const DashboardState& st) {
   if (h.histograms.empty()) return -1;
-  const int i = gradient_index(h, h.histograms[std::clamp(st.histogram_tensor, 0, int(h.histograms.size()) - 1)].tensor);
+  const int shown = std::clamp(st.histogram_tensor, 0, int(h.histograms.size()) - 1);
+  const int i = gradient_index(h, h.histograms[shown].tensor);
   return i >= 0 && size_t(i) < h.tensor_underflow.size() && !h.tensor_underflow[i].step.empty() ? i : -1;
 }
 
@@ -148,7 +149,8 @@ void underflow_panel(const RunHistory& h, const DashboardState& st, PlotProbe* p
   const UnderflowSeries* t = picked >= 0 ? &h.tensor_underflow[picked] : nullptr;
   char detail[256];
   if (u.step.empty())
-    std::snprintf(detail, sizeof detail, "%s", h.gradients.empty() ? "not recorded in this run" : "waiting for the first step");
+    std::snprintf(detail, sizeof detail, "%s",
+                  h.gradients.empty() ? "not recorded in this run" : "waiting for the first step");
   else
     std::snprintf(detail, sizeof detail, "last step: lost unscaled %.2f%%, subnormal %.2f%%, headroom %s",
                   u.lost_unscaled.back(), u.subnormal.back(), headroom_text(u.headroom.back()).c_str());

@@ -155,7 +155,8 @@ double share_of(const std::string& text) {
 // step without overflow; the tensor named is one the log's per-tensor
 // records name.
 TEST_F(TrainingOutput, SummarySaysWhatTheScaleSavedAndTheHeadroom) {
-  Result r = run_tool("vkamp-train", data() + " --epochs 2 --quiet --histogram-interval 5 --metrics " + path("m.jsonl"));
+  Result r =
+      run_tool("vkamp-train", data() + " --epochs 2 --quiet --histogram-interval 5 --metrics " + path("m.jsonl"));
   ASSERT_EQ(r.status, 0) << r.output;
   const std::vector<std::string> under = lines_starting(r.output, "  underflow: "),
                                  head = lines_starting(r.output, "  headroom: ");

@@ -38,7 +38,8 @@ void RunTally::set_underflow_scope(UnderflowScope scope) {
 
 void RunTally::add(const TensorUnderflow& u) {
   if (u.stats.size() != tensor_lost_unscaled_sum_.size()) return;
-  for (size_t i = 0; i < u.stats.size(); ++i) tensor_lost_unscaled_sum_[i] += scope_.of_tensor(i, u.stats[i]).lost_unscaled;
+  for (size_t i = 0; i < u.stats.size(); ++i)
+    tensor_lost_unscaled_sum_[i] += scope_.of_tensor(i, u.stats[i]).lost_unscaled;
   ++tensor_steps_;
 }
 
