@@ -101,9 +101,11 @@ int main(int argc, char** argv) {
                 format_name(cfg.precision));
     std::printf("  %-40s %.4e  (%.0fx the floor), %.0f%% of fc1.weight gradients exactly zero\n",
                 samples::describe_run(runs[1].cfg).c_str(), lno, lno / floor16, 100 * runs[1].zero_fraction);
-    std::printf("  %-40s %.4e  (%.1fx the floor), %.0f%% zero, final scale %g, %u skipped\n",
+    std::printf("  %-40s %.4e  (%.1fx the floor), %.0f%% zero, final scale %g, %u skipped; the scale saved "
+                "%.1f%% of the gradients (lost unscaled, mean over the steps)\n",
                 samples::describe_run(runs[2].cfg).c_str(), lsc, lsc / floor16, 100 * runs[2].zero_fraction,
-                runs[2].summary.final_scale, runs[2].summary.skipped);
+                runs[2].summary.final_scale, runs[2].summary.skipped,
+                100 * runs[2].summary.underflow.lost_unscaled_mean);
     scaled.eval_name = "";
     samples::write_report(runs[2].cfg, scaled);
     bool stalled = lno > 100 * floor16, tracks = lsc < 20 * floor16;

@@ -155,16 +155,18 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
     throw vkamp::ConfigError(std::string(cfg.early_stop ? "--early-stop" : "--save-best") +
                              " watches the held-out metric, and this run has none (vkamp-train: give --test FILE "
                              "or --val-split X)");
+  const train::UnderflowScope gradients = train::underflow_scope(cfg.precision, trainer.model().tensors());
   if (history) {
     history->title = label + " · " + describe_run(cfg);
     history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
     history->budget = trainer.budget();
     history->histogram_interval = config::histogram_interval_for(cfg.scaler);
     history->precision = cfg.precision;
+    history->gradients = gradients;
     history->status = "training";
   }
   std::unique_ptr<io::MetricsLog> log;
-  if (!cfg.metrics_path.empty()) log = std::make_unique<io::MetricsLog>(cfg.metrics_path);
+  if (!cfg.metrics_path.empty()) log = std::make_unique<io::MetricsLog>(cfg.metrics_path, gradients);
   app::ProgressBar bar(label, trainer.budget(), cfg.progress && !cfg.quiet);
   app::EpochWatch watch(cfg.epochs, cfg.eval_every != 0, cfg.early_stop);
   RunResult result;
@@ -185,6 +187,13 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
     if (log) log->write(h);
     if (history) history->add(h);
     if (also.histogram) also.histogram(h);
+  };
+  // Per tensor at the histogram steps only: every step's would swamp the
+  // log (the step records carry the totals).
+  trainer.on_tensor_underflow = [&](const train::TensorUnderflow& u) {
+    if (!train::per_tensor_step(u.step, cfg.scaler.histogram_interval)) return;
+    if (log) log->write(u);
+    if (history) history->add(u);
   };
   // A long evaluation (charlm's) shows a bar of its own, on a terminal
   // only, once it has taken half a second (a short one would flicker).
@@ -231,6 +240,7 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
   // The callbacks hold this frame's locals.
   trainer.on_step = nullptr;
   trainer.on_histogram = nullptr;
+  trainer.on_tensor_underflow = nullptr;
   trainer.on_epoch_end = nullptr;
   trainer.on_eval_progress = nullptr;
   result.best = watch.best();
@@ -309,6 +319,7 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
 
 void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s) {
   print_summary(cfg, s);
+  std::printf("%s", underflow_summary(cfg.precision, s).c_str());
   if (!s.stopped_early_at.empty() && s.best)
     std::printf("  stopped early at %s (--early-stop %u): no better held-out %s since %s (%s)\n",
                 s.stopped_early_at.c_str(), cfg.early_stop, s.best->metric.c_str(), s.best_at.c_str(),
@@ -379,6 +390,39 @@ void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s)
               "%.0f samples/s\n",
               describe_run(cfg).c_str(), s.steps, s.applied, s.skipped, s.overflows, s.final_scale,
               s.last_loss, s.samples_per_second);
+}
+
+namespace {
+
+// A share of the gradient elements in percent, small ones readable.
+std::string percent(double share) {
+  char buf[32];
+  if (share == 0) return "0%";
+  if (share < 1e-4) return "<0.01%";
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
+  return buf;
+}
+
+}  // namespace
+
+std::string underflow_summary(Format precision, const train::TrainSummary& s) {
+  if (!s.steps) return "";
+  const train::TrainSummary::Underflow& u = s.underflow;
+  std::string out = "  underflow: lost unscaled " + percent(u.lost_unscaled_mean) + " (last step " +
+                    percent(u.lost_unscaled_last) + "), the gradients the loss scale kept from flushing to 0 in " +
+                    format_name(precision) + "; subnormal " + percent(u.subnormal_mean) + ", zeros " +
+                    percent(u.zeros_mean) + " (means over the steps)";
+  if (!u.worst_tensor.empty())
+    out += "; most lost unscaled: " + u.worst_tensor + " (" + percent(u.worst_tensor_lost_unscaled) + ")";
+  out += "\n  headroom: ";
+  if (!u.min_headroom) out += "not measured (no step without overflow had a nonzero gradient)";
+  else if (*u.min_headroom < 0)
+    out += "none: the largest gradient passed " + std::string(format_name(precision)) + "'s largest value by " +
+           std::to_string(-*u.min_headroom) + " doublings";
+  else
+    out += std::to_string(*u.min_headroom) + " doubling" + (*u.min_headroom == 1 ? "" : "s") +
+           " of the loss scale left before the largest gradient overflows, at the tightest step without overflow";
+  return out + "\n";
 }
 
 }  // namespace vkamp::samples

@@ -97,12 +97,19 @@ std::string describe_run(const config::TrainConfig& cfg);
 // is); returns the exit status 1.
 int report_failure(const char* name, const config::TrainConfig& cfg, const train::TrainSummary& s);
 
-// The end-of-run summary: the counts, --early-stop's and the best
-// evaluation's lines, GPU time per step and device memory; with --profile
-// also GPU time per kernel and the commands per step.
+// The end-of-run summary: the counts, underflow and headroom,
+// --early-stop's and the best evaluation's lines, GPU time per step and
+// device memory; with --profile also GPU time per kernel and the commands
+// per step.
 void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s);
 
 // One line of the end-of-run summary shared by the samples.
 void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s);
+
+// The summary's underflow lines (s.underflow), each ending in a new line:
+// the share of gradient elements the loss scale saved (mean and last
+// step), the subnormal and zero shares, the tensor that lost the most
+// unscaled, and the smallest headroom. Empty when no step ran.
+std::string underflow_summary(Format precision, const train::TrainSummary& s);
 
 }  // namespace vkamp::samples

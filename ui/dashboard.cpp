@@ -4,8 +4,10 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "vkamp/train/gpu_state.hpp"
+#include "vkamp/train/underflow.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -25,6 +27,11 @@ constexpr ImU32 kGrowth = IM_COL32(110, 210, 120, 255);
 constexpr ImU32 kNorm = IM_COL32(200, 140, 240, 255);
 constexpr ImU32 kTime = IM_COL32(120, 210, 210, 255);
 constexpr ImU32 kBars = IM_COL32(210, 210, 230, 255);
+// The underflow lines: lost unscaled as the histogram table marks it, the
+// subnormals as the histogram's subnormal band, the headroom its own.
+constexpr ImU32 kLostUnscaled = IM_COL32(255, 120, 100, 255);
+constexpr ImU32 kSubnormalLine = IM_COL32(230, 160, 40, 255);
+constexpr ImU32 kHeadroom = IM_COL32(150, 230, 110, 255);
 // The zero bar is no exponent bin: its own colour, like inf and NaN.
 constexpr ImU32 kZeroBar = IM_COL32(110, 170, 250, 255);
 constexpr ImU32 kNonfiniteBar = IM_COL32(250, 110, 90, 255);
@@ -108,6 +115,83 @@ void scale_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
   p.line("scale", h.step, h.loss_scale, kScale, 2.0f);
 }
 
+// Where tensor `name` sits in the run's underflow accounting, or -1.
+int gradient_index(const RunHistory& h, const std::string& name) {
+  const auto& names = h.gradients.tensors;
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : int(it - names.begin());
+}
+
+// The tensor picked in the histogram table, when the run has its underflow
+// series: its index in h.tensor_underflow, or -1.
+int picked_tensor(const RunHistory& h, const DashboardState& st) {
+  if (h.histograms.empty()) return -1;
+  const int shown = std::clamp(st.histogram_tensor, 0, int(h.histograms.size()) - 1);
+  const int i = gradient_index(h, h.histograms[shown].tensor);
+  return i >= 0 && size_t(i) < h.tensor_underflow.size() && !h.tensor_underflow[i].step.empty() ? i : -1;
+}
+
+std::string headroom_text(float doublings) {
+  if (!std::isfinite(doublings)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d", int(doublings));
+  return buf;
+}
+
+// The underflow accounting of every step, under the loss scale on the same
+// step axis: the % of the gradient elements the scale saves (they would
+// flush to 0 unscaled) and of those subnormal at the scale; below, how many
+// doublings of the scale remain before the largest gradient overflows. The
+// tensor picked in the histogram table is drawn thin, at its histogram steps.
+void underflow_panel(const RunHistory& h, const DashboardState& st, PlotProbe* probe, ImVec2 size) {
+  const UnderflowSeries& u = h.underflow;
+  const int picked = picked_tensor(h, st);
+  const UnderflowSeries* t = picked >= 0 ? &h.tensor_underflow[picked] : nullptr;
+  char detail[256];
+  if (u.step.empty())
+    std::snprintf(detail, sizeof detail, "%s",
+                  h.gradients.empty() ? "not recorded in this run" : "waiting for the first step");
+  else
+    std::snprintf(detail, sizeof detail, "last step: lost unscaled %.2f%%, subnormal %.2f%%, headroom %s",
+                  u.lost_unscaled.back(), u.subnormal.back(), headroom_text(u.headroom.back()).c_str());
+  panel_title("Underflow % and headroom", detail);
+  const float plot_h = size.y - ImGui::GetTextLineHeightWithSpacing() - ImGui::GetStyle().ItemSpacing.y;
+  std::vector<float> shares = u.lost_unscaled;
+  shares.insert(shares.end(), u.subnormal.begin(), u.subnormal.end());
+  if (t) {
+    shares.insert(shares.end(), t->lost_unscaled.begin(), t->lost_unscaled.end());
+    shares.insert(shares.end(), t->subnormal.begin(), t->subnormal.end());
+  }
+  Axis y = fit_axis(shares, false, 0, 1);
+  y.lo = 0;
+  y.hi = std::max(y.hi, 0.1);
+  y.unit = "%";
+  PlotArea p("underflow", ImVec2(size.x, plot_h * 0.58f), step_axis(h), y, probe);
+  const std::string name = t ? h.gradients.tensors[picked] : "";
+  if (t) {
+    p.line((name + " lost unscaled").c_str(), t->step, t->lost_unscaled, kLostUnscaled, 1.0f);
+    p.line((name + " subnormal").c_str(), t->step, t->subnormal, kSubnormalLine, 1.0f);
+  }
+  p.line("lost unscaled", u.step, u.lost_unscaled, kLostUnscaled, 2.0f);
+  p.line("subnormal", u.step, u.subnormal, kSubnormalLine, 2.0f);
+  const double x0 = step_axis(h).lo;
+  p.text_at(x0, 0, "% of the gradient elements", kLabelText, 0);
+  p.text_at(x0, 1, "lost unscaled: would flush to 0 without the scale", kLostUnscaled, 0);
+  p.text_at(x0, 2, "subnormal at the scale", kSubnormalLine, 0);
+  if (t) p.text_at(x0, 3, ("thin: " + name).c_str(), kLabelText, 0);
+  Axis hy = fit_axis(t ? [&] {
+    std::vector<float> all = u.headroom;
+    all.insert(all.end(), t->headroom.begin(), t->headroom.end());
+    return all;
+  }() : u.headroom, false, 0, 16);
+  hy.lo = std::min(std::floor(hy.lo), 0.0);
+  hy.hi = std::max(std::ceil(hy.hi), hy.lo + 4);
+  PlotArea q("headroom", ImVec2(size.x, plot_h * 0.42f), step_axis(h), hy, probe);
+  if (t) q.line((name + " headroom").c_str(), t->step, t->headroom, kHeadroom, 1.0f);
+  q.line("headroom", u.step, u.headroom, kHeadroom, 2.0f);
+  q.text_at(x0, 0, "headroom: doublings of the scale before the largest gradient overflows", kHeadroom, 0);
+}
+
 void norm_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
   char detail[64] = "";
   if (!h.grad_norm.empty()) std::snprintf(detail, sizeof detail, "last %.4g (unscaled)", h.grad_norm.back());
@@ -151,13 +235,14 @@ std::string tail_that_fits(const std::string& name, float width) {
   return "..";
 }
 
-// A coloured square and its text, on the current line when it fits.
-void legend_item(ImU32 color, const char* text, bool first) {
+// A coloured square and its text, on the current line when it ends left
+// of `right` (screen x): the legend stays as wide as its plot.
+void legend_item(ImU32 color, const char* text, bool first, float right) {
   const float box = ImGui::GetTextLineHeight() - 2;
   const float w = box + 4 + ImGui::CalcTextSize(text).x;
   if (!first) {
     ImGui::SameLine(0, 16);
-    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
   }
   ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 1), ImVec2(p.x + box, p.y + 1 + box), color);
@@ -185,11 +270,16 @@ void lost_figures(const HistogramFractions& f, const FormatBands& b, float width
   dl->AddText(big, big->FontSize, big_at, kFigures, text);
   const float x = big_at.x + big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, text).x + 16;
   const float row = ImGui::GetTextLineHeight();
-  std::snprintf(text, sizeof text, "of its elements flush to 0 in %s:", format_name(b.format));
-  dl->AddText(ImVec2(x, p.y + h / 2 - row), kLabelText, text);
-  std::snprintf(text, sizeof text, "|g| <= %s unscaled, %s at %s", pow2_label(b.flush_at + b.scale_log2).c_str(),
+  // What the figures count, beside them when it fits whole (the note under
+  // the table says it too).
+  char what[96], edges[96];
+  std::snprintf(what, sizeof what, "of its elements flush to 0 in %s:", format_name(b.format));
+  std::snprintf(edges, sizeof edges, "|g| <= %s unscaled, %s at %s", pow2_label(b.flush_at + b.scale_log2).c_str(),
                 pow2_label(b.flush_at).c_str(), pow2_label(b.scale_log2).c_str());
-  dl->AddText(ImVec2(x, p.y + h / 2), kLabelText, text);
+  if (x + std::max(ImGui::CalcTextSize(what).x, ImGui::CalcTextSize(edges).x) <= p.x + width - 4) {
+    dl->AddText(ImVec2(x, p.y + h / 2 - row), kLabelText, what);
+    dl->AddText(ImVec2(x, p.y + h / 2), kLabelText, edges);
+  }
   dl->PopClipRect();
   ImGui::Dummy(ImVec2(width, h));
 }
@@ -237,7 +327,7 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
                 h.precision == Format::F32 ? " (this run is fp32)" : "");
   panel_title("Gradient histogram", detail);
 
-  const float table_w = std::min(440.0f, size.x * 0.36f), plot_w = size.x - table_w - 8;
+  const float table_w = std::min(640.0f, size.x * 0.46f), plot_w = size.x - table_w - 8;
   ImGui::BeginGroup();
   lost_figures(f, b, plot_w);
   std::vector<float> xs, pct;
@@ -305,20 +395,21 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   std::snprintf(flushed, sizeof flushed, "flushed to 0 (|g| <= %s)", pow2_label(b.flush_at).c_str());
   std::snprintf(over, sizeof over, "overflow (|g| > %s)",
                 pow2_label(std::round(b.overflow_above * 10) / 10).c_str());
-  legend_item(kZeroBar, zeros, true);
-  legend_item(opaque(kUnderflowBand), flushed, false);
-  legend_item(opaque(kSubnormalBand), "subnormal", false);
-  legend_item(opaque(kNormalBand), "normal", false);
-  legend_item(opaque(kOverflowBand), over, false);
-  legend_item(kNonfiniteBar, "inf, NaN", false);
+  legend_item(kZeroBar, zeros, true, p.right());
+  legend_item(opaque(kUnderflowBand), flushed, false, p.right());
+  legend_item(opaque(kSubnormalBand), "subnormal", false, p.right());
+  legend_item(opaque(kNormalBand), "normal", false, p.right());
+  legend_item(opaque(kOverflowBand), over, false, p.right());
+  legend_item(kNonfiniteBar, "inf, NaN", false, p.right());
   ImGui::EndGroup();
 
   ImGui::SameLine();
   ImGui::BeginGroup();
-  char note[400];
+  char note[520];
   std::snprintf(note, sizeof note,
                 "lost unscaled: nonzero |g| <= %s, which %s rounds to 0 without loss scaling. lost at %s: the same "
-                "at the current scale (|g| <= %s).%s",
+                "at the current scale (|g| <= %s). headroom: doublings of the scale left before the tensor's "
+                "largest |g| overflows.%s",
                 pow2_label(unscaled.flush_at).c_str(), format_name(fmt), scale_label(t.loss_scale).c_str(),
                 pow2_label(b.flush_at).c_str(),
                 zeros_may_include_flushes(h.precision)
@@ -334,7 +425,7 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
   const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
   const float table_h = std::min(row_h * float(h.histograms.size() + 2) + 2,
                                  ImGui::GetContentRegionAvail().y - note_h - style.ItemSpacing.y - 2);
-  if (ImGui::BeginTable("fractions", 5,
+  if (ImGui::BeginTable("fractions", 7,
                         ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY,
                         ImVec2(0, std::max(table_h, 3 * row_h)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -343,9 +434,13 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
     ImGui::TableSetupColumn("lost unscaled");
     ImGui::TableSetupColumn(lost_now);
     ImGui::TableSetupColumn("overflow");
+    ImGui::TableSetupColumn("subnormal");
+    ImGui::TableSetupColumn("headroom");
     ImGui::TableHeadersRow();
     // One row per tensor (a click picks the plotted one), then their sum.
-    const auto row = [](const HistogramFractions& r) {
+    // Then the exact accounting of the same step (not the histogram's
+    // binades): the subnormals at the scale and the headroom in doublings.
+    const auto row = [](const HistogramFractions& r, const train::UnderflowShares* exact) {
       ImGui::TableNextColumn();
       ImGui::Text("%.1f", 100 * r.zero);
       ImGui::TableNextColumn();
@@ -355,7 +450,14 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
       ImGui::Text("%.1f", 100 * r.underflow_scaled);
       ImGui::TableNextColumn();
       ImGui::Text("%.1f", 100 * r.overflow_scaled);
+      ImGui::TableNextColumn();
+      if (exact) ImGui::Text("%.1f", 100 * exact->subnormal);
+      ImGui::TableNextColumn();
+      if (exact) ImGui::TextUnformatted(exact->headroom ? std::to_string(*exact->headroom).c_str() : "-");
     };
+    // The newest per-tensor accounting, when it is the histograms' step.
+    const train::TensorUnderflow* latest =
+        !h.raw_underflow.empty() && h.raw_underflow.back().step == t.step ? &h.raw_underflow.back() : nullptr;
     for (size_t i = 0; i < h.histograms.size(); ++i) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -364,13 +466,25 @@ void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, 
       if (ImGui::Selectable(shown.c_str(), int(i) == st.histogram_tensor, ImGuiSelectableFlags_SpanAllColumns))
         st.histogram_tensor = int(i);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
-      row(fractions(h.histograms[i], fmt));
+      const int g = gradient_index(h, name);
+      std::optional<train::UnderflowShares> exact;
+      if (latest && g >= 0) exact = h.gradients.of_tensor(size_t(g), latest->stats[size_t(g)]);
+      row(fractions(h.histograms[i], fmt), exact ? &*exact : nullptr);
     }
     const train::TensorHistogram all = combined(h.histograms);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextDisabled("%s", all.tensor.c_str());
-    row(fractions(all, fmt));
+    std::optional<train::UnderflowShares> exact_all;
+    if (latest) {
+      train::TensorStats sum{};
+      for (const train::TensorStats& one : latest->stats) {
+        sum.subnormal += one.subnormal;
+        sum.max_abs_bits = std::max(sum.max_abs_bits, one.max_abs_bits);  // non-negative floats order as their bits
+      }
+      exact_all = train::underflow_shares(h.gradients.precision, sum, h.gradients.total);
+    }
+    row(fractions(all, fmt), exact_all ? &*exact_all : nullptr);
     ImGui::EndTable();
   }
   ImGui::TextWrapped("%s", note);
@@ -423,12 +537,19 @@ void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe
   scale_panel(h, probe, ImVec2(half, row));
   ImGui::EndGroup();
 
+  // The underflow panel under the loss scale, on the same step axis; the
+  // norm and the step time share the left half.
+  const float quarter = (half - ImGui::GetStyle().ItemSpacing.x) / 2;
   ImGui::BeginGroup();
-  norm_panel(h, probe, ImVec2(half, row * 0.8f));
+  norm_panel(h, probe, ImVec2(quarter, row));
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
-  time_panel(h, probe, ImVec2(half, row * 0.8f));
+  time_panel(h, probe, ImVec2(quarter, row));
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  underflow_panel(h, state, probe, ImVec2(half, row));
   ImGui::EndGroup();
 
   histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y));

@@ -17,7 +17,23 @@ void append_from(std::vector<T>& dst, const std::vector<T>& src) {
   if (src.size() > dst.size()) dst.insert(dst.end(), src.begin() + dst.size(), src.end());
 }
 
+void append_from(UnderflowSeries& dst, const UnderflowSeries& src) {
+  append_from(dst.step, src.step);
+  append_from(dst.lost_unscaled, src.lost_unscaled);
+  append_from(dst.subnormal, src.subnormal);
+  append_from(dst.zeros, src.zeros);
+  append_from(dst.headroom, src.headroom);
+}
+
 }  // namespace
+
+void UnderflowSeries::add(uint32_t s, const train::UnderflowShares& u) {
+  step.push_back(float(s));
+  lost_unscaled.push_back(float(100 * u.lost_unscaled));
+  subnormal.push_back(float(100 * u.subnormal));
+  zeros.push_back(float(100 * u.zeros));
+  headroom.push_back(u.headroom ? float(*u.headroom) : NAN);
+}
 
 uint32_t RunHistory::backoffs() const {
   return uint32_t(std::count_if(events.begin(), events.end(), [](auto& e) { return e.kind == ScaleChange::Backoff; }));
@@ -43,6 +59,14 @@ void RunHistory::add(const train::StepMetrics& m) {
   if (m.skipped) skipped_steps.push_back(m.step);
   overflows += m.overflow;
   applied = m.applied;
+  if (!gradients.empty()) underflow.add(m.step, gradients.of_step(m));
+}
+
+void RunHistory::add(const train::TensorUnderflow& u) {
+  if (u.stats.size() != gradients.tensors.size()) return;
+  raw_underflow.push_back(u);
+  tensor_underflow.resize(u.stats.size());
+  for (size_t i = 0; i < u.stats.size(); ++i) tensor_underflow[i].add(u.step, gradients.of_tensor(i, u.stats[i]));
 }
 
 void RunHistory::add(const train::TensorHistogram& h) {
@@ -56,8 +80,8 @@ void RunHistory::add(const train::TensorHistogram& h) {
 }
 
 void RunHistory::export_jsonl(const std::string& path) const {
-  io::MetricsLog log(path);
-  size_t h = 0, e = 0;
+  io::MetricsLog log(path, gradients);
+  size_t h = 0, u = 0, e = 0;
   // An evaluation after `step` steps follows the record of step `step` - 1,
   // as in the live --metrics file.
   auto write_eval = [&](const EvalPoint& p) {
@@ -72,9 +96,11 @@ void RunHistory::export_jsonl(const std::string& path) const {
     log.write(m);
     // A histogram belongs after the record of the step it was taken at.
     for (; h < raw_histograms.size() && raw_histograms[h].step <= m.step; ++h) log.write(raw_histograms[h]);
+    for (; u < raw_underflow.size() && raw_underflow[u].step <= m.step; ++u) log.write(raw_underflow[u]);
     for (; e < evals.size() && evals[e].step <= m.step + 1; ++e) write_eval(evals[e]);
   }
   for (; h < raw_histograms.size(); ++h) log.write(raw_histograms[h]);
+  for (; u < raw_underflow.size(); ++u) log.write(raw_underflow[u]);
   for (; e < evals.size(); ++e) write_eval(evals[e]);
 }
 
@@ -97,6 +123,11 @@ void SharedHistory::add(const train::StepMetrics& m) {
 void SharedHistory::add(const train::TensorHistogram& h) {
   std::lock_guard lock(mu_);
   h_.add(h);
+}
+
+void SharedHistory::add(const train::TensorUnderflow& u) {
+  std::lock_guard lock(mu_);
+  h_.add(u);
 }
 
 void SharedHistory::add_eval(EvalPoint e) {
@@ -133,6 +164,10 @@ void SharedHistory::pull(RunHistory& dst) {
   append_from(dst.evals, h_.evals);
   append_from(dst.raw_steps, h_.raw_steps);
   append_from(dst.raw_histograms, h_.raw_histograms);
+  append_from(dst.underflow, h_.underflow);
+  dst.tensor_underflow.resize(h_.tensor_underflow.size());
+  for (size_t i = 0; i < h_.tensor_underflow.size(); ++i) append_from(dst.tensor_underflow[i], h_.tensor_underflow[i]);
+  append_from(dst.raw_underflow, h_.raw_underflow);
   dst.applied = h_.applied;
   dst.overflows = h_.overflows;
   dst.histograms = h_.histograms;

@@ -10,6 +10,7 @@
 
 #include "vkamp/float_formats.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/train/underflow_scope.hpp"
 
 namespace vkamp::ui {
 
@@ -28,6 +29,14 @@ struct EvalPoint {
   std::string metric = "accuracy";  // or "mse", as the --metrics eval records name it
 };
 
+// The underflow accounting as the dashboard plots it: in % of the
+// elements (of every gradient, or of one tensor), and the headroom in
+// doublings of the scale (NaN where there was none: no nonzero gradient).
+struct UnderflowSeries {
+  std::vector<float> step, lost_unscaled, subnormal, zeros, headroom;
+  void add(uint32_t at, const train::UnderflowShares& u);
+};
+
 struct RunHistory {
   std::string title;        // "fashion_mlp · fp16, dynamic loss scale"
   std::string eval_name;     // the evaluations' series ("val loss"); empty: eval_label() names it
@@ -35,6 +44,9 @@ struct RunHistory {
   uint32_t budget = 0;            // optimizer updates the run will apply
   uint32_t histogram_interval = 0;  // steps between histograms (0 = none)
   Format precision = Format::F16;   // the gradients' format: the histogram shows its ranges
+  // What the underflow counts are shares of (the same precision, and the
+  // tensors); empty: the run's underflow is not plotted.
+  train::UnderflowScope gradients;
 
   // One entry per step record, in step order.
   std::vector<float> step, loss, loss_smooth, loss_scale, grad_norm, step_ms;
@@ -45,9 +57,15 @@ struct RunHistory {
   uint32_t applied = 0, overflows = 0;
   // The newest exponent histogram of each parameter tensor.
   std::vector<train::TensorHistogram> histograms;
+  // The underflow accounting of every step, over all the gradients; and
+  // per tensor (in gradients.tensors order) at the steps that take
+  // histograms (train::per_tensor_step).
+  UnderflowSeries underflow;
+  std::vector<UnderflowSeries> tensor_underflow;
   // Everything as received, for exporting the metrics as JSON Lines.
   std::vector<train::StepMetrics> raw_steps;
   std::vector<train::TensorHistogram> raw_histograms;
+  std::vector<train::TensorUnderflow> raw_underflow;
   std::string status;  // "training", "paused", "finished", an error...
   std::string generated_text;  // a language model's sample, written when its run ends
 
@@ -57,6 +75,8 @@ struct RunHistory {
 
   void add(const train::StepMetrics& m);
   void add(const train::TensorHistogram& h);
+  // A per-tensor step's accounting (the caller picks the steps).
+  void add(const train::TensorUnderflow& u);
   // Writes the run as --metrics does (throws vkamp::Error).
   void export_jsonl(const std::string& path) const;
 };
@@ -73,6 +93,7 @@ class SharedHistory {
   void reset(const RunHistory& blank);
   void add(const train::StepMetrics& m);
   void add(const train::TensorHistogram& h);
+  void add(const train::TensorUnderflow& u);
   void add_eval(EvalPoint e);
   void set_status(const std::string& s);
   void set_generated_text(const std::string& text);

@@ -92,6 +92,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     blank.budget = trainer_->budget();
     blank.histogram_interval = cfg.scaler.histogram_interval;
     blank.precision = cfg.precision;
+    blank.gradients = train::underflow_scope(cfg.precision, trainer_->model().tensors());
     history_.reset(blank);
     steps_done_ = 0;
     last_applied_ = 0;
@@ -106,6 +107,9 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       last_applied_ = m.applied;
     };
     trainer_->on_histogram = [this](const train::TensorHistogram& h) { history_.add(h); };
+    trainer_->on_tensor_underflow = [this, interval = cfg.scaler.histogram_interval](const train::TensorUnderflow& u) {
+      if (train::per_tensor_step(u.step, interval)) history_.add(u);
+    };
     trainer_->start();
     pending_steps_ = 0;
     {

@@ -7,6 +7,7 @@
 // process with the validation layer on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -14,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "support/cli_test.hpp"
 #include "support/test_paths.hpp"
@@ -132,12 +135,77 @@ TEST_F(TrainingOutput, QuietPrintsTheSummaryOnlyAndProfileAddsTheKernels) {
     EXPECT_EQ(q.output.find(chatter), std::string::npos) << chatter << " in:\n" << q.output;
   EXPECT_NE(q.output.find("held-out accuracy "), std::string::npos) << q.output;
   EXPECT_NE(q.output.find("samples/s"), std::string::npos) << q.output;
-  EXPECT_LE(lines_of(q.output).size(), 6u) << q.output;
+  EXPECT_LE(lines_of(q.output).size(), 7u) << q.output;
 
   Result p = run_tool("vkamp-train", data() + " --epochs 1 --no-progress --profile");
   ASSERT_EQ(p.status, 0) << p.output;
   EXPECT_NE(p.output.find("by kernel (ms/step):"), std::string::npos) << p.output;
   EXPECT_NE(p.output.find("commands per step: "), std::string::npos) << p.output;
+}
+
+// "1.23%" as a share (0.0123); "<0.01%" as an upper bound, -1.
+double share_of(const std::string& text) {
+  if (text.rfind("<", 0) == 0) return -1;
+  return std::stod(text) / 100;
+}
+
+// The summary's underflow lines say what the --metrics step records hold:
+// the mean and last share of the gradient elements the scale saved, the
+// mean subnormal and zero shares, and the fewest doublings of headroom of a
+// step without overflow; the tensor named is one the log's per-tensor
+// records name.
+TEST_F(TrainingOutput, SummarySaysWhatTheScaleSavedAndTheHeadroom) {
+  Result r =
+      run_tool("vkamp-train", data() + " --epochs 2 --quiet --histogram-interval 5 --metrics " + path("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> under = lines_starting(r.output, "  underflow: "),
+                                 head = lines_starting(r.output, "  headroom: ");
+  ASSERT_EQ(under.size(), 1u) << r.output;
+  ASSERT_EQ(head.size(), 1u) << r.output;
+  const std::regex line(R"(  underflow: lost unscaled (<?[\d.]+)% \(last step (<?[\d.]+)%\), the gradients the loss )"
+                        R"(scale kept from flushing to 0 in fp16; subnormal (<?[\d.]+)%, zeros (<?[\d.]+)% \(means )"
+                        R"(over the steps\)(; most lost unscaled: (\S+) \(.*\))?)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(under[0], m, line)) << under[0];
+
+  double lost = 0, last = 0, subnormal = 0, zeros = 0;
+  int steps = 0, fewest = 1 << 30;
+  std::vector<std::string> tensors;
+  for (const std::string& l : read_lines(path("m.jsonl"))) {
+    const auto j = nlohmann::json::parse(l);
+    if (j.value("type", "") == "underflow") {
+      tensors.push_back(j["tensor"]);
+      EXPECT_GE(j["lost_unscaled"].get<double>(), 0) << l;
+      EXPECT_LE(j["zeros"].get<double>(), 1) << l;
+      continue;
+    }
+    if (j.contains("type")) continue;
+    ++steps;
+    lost += j["lost_unscaled"].get<double>();
+    last = j["lost_unscaled"].get<double>();
+    subnormal += j["subnormal"].get<double>();
+    zeros += j["zeros"].get<double>();
+    if (!j["overflow"].get<bool>() && !j["headroom"].is_null()) fewest = std::min(fewest, j["headroom"].get<int>());
+  }
+  ASSERT_GT(steps, 0);
+  ASSERT_FALSE(tensors.empty()) << "per-tensor records every 5 steps";
+  auto same = [](const std::string& shown, double share) {
+    const double s = share_of(shown);
+    if (s < 0) return share < 1e-4;
+    return std::abs(s - share) <= 0.00005 + 1e-12;  // printed to 0.01%
+  };
+  EXPECT_TRUE(same(m[1], lost / steps)) << under[0] << " vs " << lost / steps;
+  EXPECT_TRUE(same(m[2], last)) << under[0] << " vs " << last;
+  EXPECT_TRUE(same(m[3], subnormal / steps)) << under[0] << " vs " << subnormal / steps;
+  EXPECT_TRUE(same(m[4], zeros / steps)) << under[0] << " vs " << zeros / steps;
+  EXPECT_GT(zeros, 0) << "ReLUs leave exact zeros";
+  if (m[6].matched) {
+    EXPECT_NE(std::find(tensors.begin(), tensors.end(), m[6].str()), tensors.end()) << m[6];
+  }
+  ASSERT_LT(fewest, 1 << 30);
+  EXPECT_EQ(head[0], "  headroom: " + std::to_string(fewest) + (fewest == 1 ? " doubling" : " doublings") +
+                         " of the loss scale left before the largest gradient overflows, at the tightest step "
+                         "without overflow");
 }
 
 // At lr 0 the held-out accuracy never improves on the first epoch's: with

@@ -159,14 +159,24 @@ TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
   ASSERT_EQ(r.status, 0) << r.output;
   std::ifstream in(path("m.jsonl"));
   std::string line;
-  int steps = 0, histograms = 0;
-  const std::vector<std::string> keys = {"step",      "loss", "loss_scale", "skipped",  "overflow",
-                                         "grad_norm", "lr",   "retries",    "step_time"};
+  int steps = 0, histograms = 0, underflow = 0;
+  const std::vector<std::string> keys = {"step",      "loss",  "loss_scale", "skipped",       "overflow",
+                                         "grad_norm", "lr",    "retries",    "step_time",     "zeros",
+                                         "subnormal", "lost_unscaled", "headroom"};
   while (std::getline(in, line)) {
     const auto j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
     ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
     if (j.value("type", "") == "histogram") {
       ++histograms;
+      continue;
+    }
+    if (j.value("type", "") == "underflow") {  // per tensor, at the histogram steps
+      EXPECT_EQ(j["step"].get<int>() % 4, 0) << line;
+      for (const char* key : {"zeros", "subnormal", "lost_unscaled", "nonfinite"}) {
+        EXPECT_GE(j[key].get<double>(), 0) << line;
+        EXPECT_LE(j[key].get<double>(), 1) << line;
+      }
+      ++underflow;
       continue;
     }
     std::vector<std::string> got;  // exactly these keys, in this order
@@ -175,11 +185,13 @@ TEST_F(SampleCli, MetricsFileHasOneRecordPerStepAndHistograms) {
     if (steps == 3) {
       EXPECT_EQ(j["overflow"], true) << line;
     }
+    EXPECT_TRUE(j["headroom"].is_number_integer()) << "a nonzero gradient every step: " << line;
     ++steps;
   }
   EXPECT_EQ(steps, 32 + 1) << "one record per step: 32 updates and the skipped one";
   EXPECT_GT(histograms, 0);
   EXPECT_EQ(histograms % 4, 0) << "one histogram per tensor (4 tensors) each time";
+  EXPECT_EQ(underflow, histograms) << "one underflow record per tensor with each histogram";
 }
 
 // A gzipped IDX pair like Fashion-MNIST's: `count` h x w images whose
@@ -216,6 +228,8 @@ TEST_F(SampleCli, Lenet5TrainsAndReportsAccuracySkipsAndScale) {
   EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("skipped 1,"), std::string::npos) << "the injected overflow is skipped:\n" << r.output;
   EXPECT_NE(r.output.find("final scale 32768"), std::string::npos) << "one backoff from 2^16:\n" << r.output;
+  EXPECT_NE(r.output.find("\n  underflow: lost unscaled "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  headroom: "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
   // The step's recorded commands: a barrier before each (no parallel groups
   // in a training step) and one for the host at the end.
@@ -346,6 +360,10 @@ TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("without scaling the loss stalls"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("with loss scaling it keeps falling"), std::string::npos) << r.output;
+  // The gradients that flush in the unscaled run are the ones the scale saves.
+  const size_t at = r.output.find("the scale saved ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GT(std::stod(r.output.substr(at + 16)), 10.0) << r.output.substr(at, 80);
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -26,12 +27,19 @@ namespace fs = std::filesystem;
 
 // 300 steps: the loss decays, the scale backs off at two injected
 // overflows (skipped) and grows once; two tensors' histograms; two evals.
+// Underflow: of 1024 gradient elements (fc1.weight 1000, fc1.bias 24), 10
+// + s / 10 are saved by the scale at step s, and the largest |g| is 2^-4 S;
+// per tensor every 10 steps, fc1.bias losing 12 of its 24.
 ui::RunHistory synthetic_run() {
   ui::RunHistory h;
   h.title = "synthetic";
   h.samples_per_step = 64;
   h.budget = 298;
   h.histogram_interval = 10;
+  h.gradients.precision = Format::F16;
+  h.gradients.tensors = {"fc1.weight", "fc1.bias"};
+  h.gradients.elements = {1000, 24};
+  h.gradients.total = 1024;
   std::mt19937 gen(7);
   std::normal_distribution<float> noise(0, 0.05f);
   float scale = 65536;
@@ -46,7 +54,19 @@ ui::RunHistory synthetic_run() {
     m.grad_norm = m.skipped ? INFINITY : 1.0f + noise(gen);
     m.step_time_ms = 5 + noise(gen);
     m.applied = s + 1 - (s >= 100) - (s >= 200);
+    m.lost_unscaled = 10 + s / 10;
+    m.subnormal = 5;
+    m.zeros = 100;
+    m.max_abs_grad = scale / 16;
     h.add(m);
+    if (s % 10 == 0) {
+      train::TensorUnderflow u;
+      u.step = s;
+      u.loss_scale = scale;
+      u.stats = {train::TensorStats{100, 5, s / 10, 0, std::bit_cast<uint32_t>(scale / 16)},
+                 train::TensorStats{0, 0, 12, 0, std::bit_cast<uint32_t>(scale / 64)}};
+      h.add(u);
+    }
   }
   for (const char* name : {"fc1.weight", "fc1.bias"}) {
     train::TensorHistogram t;
@@ -138,6 +158,65 @@ TEST_F(Report, PlotsEverySeriesOfTheRun) {
   EXPECT_GT(pic.distinct_colours(bins->x0, bins->y0, bins->x1, bins->y1), 6u);
 }
 
+// The underflow panel sits under the loss scale on the same step axis: the
+// share of the gradient the scale saves and the subnormal share in % of
+// the elements, and the headroom in doublings, with the tensor picked in
+// the histogram table (the first, fc1.weight) drawn at its histogram steps.
+TEST_F(Report, PlotsUnderflowAndHeadroomUnderTheScale) {
+  ui::RunHistory h = synthetic_run();
+  ui::ReportOptions opt;
+  opt.path = path_;
+  ui::PlotProbe probe = ui::render_report(h, opt);
+  const ui::SeriesProbe* lost = probe.find("underflow", "lost unscaled");
+  const ui::SeriesProbe* subnormal = probe.find("underflow", "subnormal");
+  const ui::SeriesProbe* headroom = probe.find("headroom", "headroom");
+  const ui::SeriesProbe* scale = probe.find("loss_scale", "scale");
+  ASSERT_TRUE(lost && subnormal && headroom && scale) << "an underflow series is missing";
+  EXPECT_EQ(lost->points, 300u);
+  EXPECT_NEAR(lost->min, 100.0 * 10 / 1024, 1e-4);
+  EXPECT_NEAR(lost->max, 100.0 * 39 / 1024, 1e-4);
+  EXPECT_NEAR(subnormal->max, 100.0 * 5 / 1024, 1e-4);
+  // The stored 2^-4 S against fp16's 65504 (just under 2^16): 3 doublings
+  // at S = 2^16, 5 at 2^14.
+  EXPECT_EQ(headroom->points, 300u);
+  EXPECT_EQ(headroom->min, 3.0);
+  EXPECT_EQ(headroom->max, 5.0);
+  const ui::SeriesProbe* tensor = probe.find("underflow", "fc1.weight lost unscaled");
+  ASSERT_NE(tensor, nullptr);
+  EXPECT_EQ(tensor->points, 30u) << "every 10 steps";
+  EXPECT_NEAR(tensor->max, 100.0 * 29 / 1000, 1e-4);
+  EXPECT_NE(probe.find("headroom", "fc1.weight headroom"), nullptr);
+  // Under the scale panel, on its step axis.
+  EXPECT_EQ(lost->x0, scale->x0);
+  EXPECT_EQ(lost->x1, scale->x1);
+  EXPECT_GT(lost->y0, scale->y1);
+  EXPECT_GT(headroom->y0, lost->y1);
+
+  Picture pic = Picture::load(path_);
+  ASSERT_FALSE(pic.empty());
+  auto in = [&](const ui::SeriesProbe* s, uint8_t r, uint8_t g, uint8_t b) {
+    return pic.count_near(s->x0, s->y0, s->x1, s->y1, r, g, b, 16);
+  };
+  EXPECT_GT(in(lost, 255, 120, 100), 300u) << "no lost-unscaled line";
+  EXPECT_GT(in(subnormal, 230, 160, 40), 300u) << "no subnormal line";
+  EXPECT_GT(in(headroom, 150, 230, 110), 300u) << "no headroom line";
+}
+
+// A history without an UnderflowScope (a library user's) plots no underflow.
+TEST_F(Report, WithoutAScopeTheUnderflowPanelIsEmpty) {
+  ui::RunHistory h;
+  train::StepMetrics m;
+  m.lost_unscaled = 5;
+  h.add(m);
+  EXPECT_TRUE(h.underflow.step.empty());
+  ui::ReportOptions opt;
+  opt.path = path_;
+  ui::PlotProbe probe = ui::render_report(h, opt);
+  const ui::SeriesProbe* lost = probe.find("underflow", "lost unscaled");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->points, 0u);
+}
+
 TEST_F(Report, AnEmptyRunStillDrawsTheFrame) {
   ui::RunHistory h;
   h.title = "nothing yet";
@@ -219,6 +298,41 @@ TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
   EXPECT_EQ(lines[2], "{\"type\": \"eval\", \"epoch\": 1, \"step\": 2, \"accuracy\": 0.5}");
   EXPECT_NE(lines[4].find("\"step\": 3"), std::string::npos) << lines[4];
   EXPECT_EQ(lines[5], "{\"type\": \"eval\", \"epoch\": 2, \"step\": 4, \"accuracy\": 0.75}");
+}
+
+// With the run's scope the export carries the underflow as --metrics does:
+// the step's fractions, then each tensor's record at its step.
+TEST(RunHistoryExport, UnderflowRecordsFollowTheirStep) {
+  ui::RunHistory h;
+  h.gradients.precision = Format::F16;
+  h.gradients.tensors = {"w", "b"};
+  h.gradients.elements = {6, 2};
+  h.gradients.total = 8;
+  for (uint32_t s = 0; s < 2; ++s) {
+    train::StepMetrics m;
+    m.step = s;
+    m.zeros = 2;
+    m.lost_unscaled = 1;
+    m.max_abs_grad = 1;
+    h.add(m);
+    train::TensorUnderflow u;
+    u.step = s;
+    u.stats = {train::TensorStats{1, 0, 1, 0, std::bit_cast<uint32_t>(1.0f)}, train::TensorStats{1, 0, 0, 0, 0}};
+    h.add(u);
+  }
+  const std::string path = ::testing::TempDir() + "vkamp-export-underflow-" + std::to_string(getpid()) + ".jsonl";
+  h.export_jsonl(path);
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::filesystem::remove(path);
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_NE(lines[0].find("\"zeros\": 0.25, \"subnormal\": 0, \"lost_unscaled\": 0.125, \"headroom\": 15}"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_EQ(lines[1].rfind("{\"type\": \"underflow\", \"step\": 0, \"tensor\": \"w\"", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("{\"type\": \"underflow\", \"step\": 0, \"tensor\": \"b\"", 0), 0u) << lines[2];
+  EXPECT_NE(lines[3].find("\"step\": 1, "), std::string::npos) << lines[3];
 }
 
 }  // namespace

@@ -129,6 +129,16 @@ TEST_F(Studio, TrainsWhileShowingEveryPanel) {
   const Series* zeros = p.find("histogram", "zeros");
   ASSERT_TRUE(zeros) << "no zero bar in the probe";
   EXPECT_EQ(zeros->points, 1u);
+  // Underflow and headroom every step, and the picked tensor's at the
+  // histogram steps (0, 4, 8, ...).
+  const Series* lost = p.find("underflow", "lost unscaled");
+  const Series* headroom = p.find("headroom", "headroom");
+  ASSERT_TRUE(lost && headroom) << "no underflow panel in the probe";
+  EXPECT_GE(lost->points, 16u);
+  EXPECT_GE(headroom->points, 14u);  // the injected overflows may leave no finite gradient
+  const Series* tensor = p.find("underflow", "fc1.weight lost unscaled");
+  ASSERT_TRUE(tensor) << "no per-tensor underflow line";
+  EXPECT_GE(tensor->points, 4u);
 
   Picture pic = Picture::load(path("shot.png"));
   ASSERT_FALSE(pic.empty());
@@ -141,6 +151,7 @@ TEST_F(Studio, TrainsWhileShowingEveryPanel) {
   EXPECT_GT(near(scale, 250, 200, 80), 100u) << "no loss-scale line";
   EXPECT_GT(near(scale, 240, 70, 70), 10u) << "no skipped-step markers";
   EXPECT_GT(near(bins, 210, 210, 230), 50u) << "no histogram bars";
+  EXPECT_GT(near(headroom, 150, 230, 110), 100u) << "no headroom line";
   // The shaded fp16 normal range: green over the plot's background.
   EXPECT_GT(pic.count_near(bins->x0, bins->y0, bins->x1, bins->y1, 33, 70, 44, 14), 1000u) << "no fp16 range";
 }

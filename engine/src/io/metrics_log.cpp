@@ -30,6 +30,13 @@ std::string record(const Json& fields) {
   return out + "}\n";
 }
 
+// A fraction of `elements`, null when there are none (no scope).
+Json share(uint32_t count, uint64_t elements) {
+  return elements ? Json(double(count) / double(elements)) : Json(nullptr);
+}
+
+Json headroom(const std::optional<int>& h) { return h ? Json(*h) : Json(nullptr); }
+
 }  // namespace
 
 std::string json_number(double v) {
@@ -39,7 +46,7 @@ std::string json_number(double v) {
   return std::string(buf, r.ptr);
 }
 
-MetricsLog::MetricsLog(const std::string& path) : path_(path) {
+MetricsLog::MetricsLog(const std::string& path, train::UnderflowScope scope) : path_(path), scope_(std::move(scope)) {
   f_ = std::fopen(path.c_str(), "w");
   if (!f_) throw Error("cannot write metrics to " + path + ": " + std::strerror(errno));
 }
@@ -61,6 +68,10 @@ void MetricsLog::write(const train::StepMetrics& m) {
   j["lr"] = double(m.lr);
   j["retries"] = m.retries;
   j["step_time"] = double(m.step_time_ms);
+  j["zeros"] = share(m.zeros, scope_.total);
+  j["subnormal"] = share(m.subnormal, scope_.total);
+  j["lost_unscaled"] = share(m.lost_unscaled, scope_.total);
+  j["headroom"] = scope_.empty() ? Json(nullptr) : headroom(scope_.of_step(m).headroom);
   put(record(j));
 }
 
@@ -78,6 +89,25 @@ void MetricsLog::write(const train::TensorHistogram& h) {
   j["inf"] = h.bins[train::kHistInf];
   j["nan"] = h.bins[train::kHistNan];
   put(record(j));
+}
+
+void MetricsLog::write(const train::TensorUnderflow& u) {
+  if (u.stats.size() != scope_.tensors.size()) return;
+  for (size_t i = 0; i < u.stats.size(); ++i) {
+    const train::TensorStats& s = u.stats[i];
+    const uint64_t n = scope_.elements[i];
+    Json j;
+    j["type"] = "underflow";
+    j["step"] = u.step;
+    j["tensor"] = scope_.tensors[i];
+    j["loss_scale"] = double(u.loss_scale);
+    j["zeros"] = share(s.zeros, n);
+    j["subnormal"] = share(s.subnormal, n);
+    j["lost_unscaled"] = share(s.lost_unscaled, n);
+    j["nonfinite"] = share(s.nonfinite, n);
+    j["headroom"] = headroom(scope_.of_tensor(i, s).headroom);
+    put(record(j));
+  }
 }
 
 void MetricsLog::write(const train::EpochEnd& e) {

@@ -19,6 +19,28 @@ void RunTally::add(StepMetrics& m, const std::vector<DispatchTime>& timings) {
   summary_.skipped += m.skipped;
   summary_.overflows += m.overflow;
   summary_.last_loss = m.loss;
+  if (scope_.empty()) return;
+  const UnderflowShares u = scope_.of_step(m);
+  TrainSummary::Underflow& t = summary_.underflow;
+  lost_unscaled_sum_ += u.lost_unscaled;
+  zeros_sum_ += u.zeros;
+  subnormal_sum_ += u.subnormal;
+  t.lost_unscaled_last = u.lost_unscaled;
+  // An overflowed step's largest finite gradient says nothing of the
+  // headroom: the step had none.
+  if (!m.overflow && u.headroom) t.min_headroom = std::min(t.min_headroom.value_or(*u.headroom), *u.headroom);
+}
+
+void RunTally::set_underflow_scope(UnderflowScope scope) {
+  scope_ = std::move(scope);
+  tensor_lost_unscaled_sum_.assign(scope_.tensors.size(), 0);
+}
+
+void RunTally::add(const TensorUnderflow& u) {
+  if (u.stats.size() != tensor_lost_unscaled_sum_.size()) return;
+  for (size_t i = 0; i < u.stats.size(); ++i)
+    tensor_lost_unscaled_sum_[i] += scope_.of_tensor(i, u.stats[i]).lost_unscaled;
+  ++tensor_steps_;
 }
 
 TrainSummary RunTally::summary(uint32_t samples_per_step) const {
@@ -31,6 +53,18 @@ TrainSummary RunTally::summary(uint32_t samples_per_step) const {
     for (auto& [label, ms] : kernel_ms_sum_) s.kernel_ms_per_step.push_back({label, ms / timed_steps_});
     std::sort(s.kernel_ms_per_step.begin(), s.kernel_ms_per_step.end(),
               [](auto& a, auto& b) { return a.second > b.second; });
+  }
+  if (s.steps) {
+    s.underflow.lost_unscaled_mean = lost_unscaled_sum_ / s.steps;
+    s.underflow.zeros_mean = zeros_sum_ / s.steps;
+    s.underflow.subnormal_mean = subnormal_sum_ / s.steps;
+  }
+  if (tensor_steps_) {
+    const auto worst = std::max_element(tensor_lost_unscaled_sum_.begin(), tensor_lost_unscaled_sum_.end());
+    if (*worst > 0) {
+      s.underflow.worst_tensor = scope_.tensors[size_t(worst - tensor_lost_unscaled_sum_.begin())];
+      s.underflow.worst_tensor_lost_unscaled = *worst / tensor_steps_;
+    }
   }
   return s;
 }

@@ -65,6 +65,7 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
   const FeedLayout layout{model_->outputs(), model_->positions(), model_->classes(), model_->reads_ids()};
   feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, layout, kInFlight, DataShare{rank, N});
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));
+  tally_.set_underflow_scope(underflow_scope(cfg.precision, model_->tensors()));
   StepShape shape{budget_, uint32_t(model_->tensors().size()), StepProgram::partials_for(model_->param_elements()),
                   kRingSize, kHistRingSize};
   params_ = std::make_unique<StepParams>(ctx, cfg_, shape);
@@ -104,7 +105,9 @@ void Trainer::read_record(const StepRecord& r, const std::vector<DispatchTime>& 
   if (on_step) on_step(m);
   if (r.hist_slot >= 0 && on_histogram)
     for (const TensorHistogram& h : ring_->histograms_of(r)) on_histogram(h);
-  if (on_tensor_underflow) on_tensor_underflow(TensorUnderflow{r.step, r.loss_scale, ring_->tensor_stats_of(r)});
+  const TensorUnderflow u{r.step, r.loss_scale, ring_->tensor_stats_of(r)};
+  tally_.add(u);
+  if (on_tensor_underflow) on_tensor_underflow(u);
   // applied grows by at most one per step, so no epoch end is passed over.
   if (eval_period_ && r.applied >= next_epoch_end_) {
     epoch_ended_ = EpochEnd{r.applied / std::max(updates_per_epoch_, 1u), r.step + 1, r.applied, {}, 0};

@@ -1,15 +1,18 @@
 // What a training run adds up from its step records: counts, the last
-// loss, throughput and the GPU time per step by kernel, for TrainSummary.
+// loss, throughput, the GPU time per step by kernel and the underflow
+// accounting, for TrainSummary.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/step_metrics.hpp"
+#include "vkamp/train/underflow_scope.hpp"
 
 namespace vkamp::train {
 
@@ -41,6 +44,22 @@ struct TrainSummary {
   std::vector<std::pair<std::string, double>> kernel_ms_per_step;
   // The commands recorded for one step: the fixed cost of replaying it.
   CommandCounts commands_per_step;
+  // The underflow accounting (amp_check, every step; underflow_scope.hpp)
+  // as shares of the gradient elements, over the steps that ran.
+  struct Underflow {
+    // What the loss scale saved (nonzero gradients that would flush to zero
+    // unscaled): the mean over the steps, and the last step's.
+    double lost_unscaled_mean = 0, lost_unscaled_last = 0;
+    double zeros_mean = 0, subnormal_mean = 0;
+    // The fewest doublings of the scale left before the largest gradient
+    // overflows, over the steps that did not overflow (nullopt: none had a
+    // nonzero finite gradient).
+    std::optional<int> min_headroom;
+    // The tensor with the largest mean lost_unscaled share, and that share
+    // (empty when no tensor lost any).
+    std::string worst_tensor;
+    double worst_tensor_lost_unscaled = 0;
+  } underflow;
 };
 
 class RunTally {
@@ -48,6 +67,11 @@ class RunTally {
   void start() { t0_ = std::chrono::steady_clock::now(); }
   // Adds a step that ran; fills m.step_time_ms from the slot's timings.
   void add(StepMetrics& m, const std::vector<DispatchTime>& timings);
+  // What the underflow counts are shares of; set before the first step
+  // (without it the summary's underflow stays empty).
+  void set_underflow_scope(UnderflowScope scope);
+  // A step's per-tensor accounting (after add() of its record).
+  void add(const TensorUnderflow& u);
   // Updates applied before this trainer started (a resumed run).
   void set_applied(uint32_t applied) { summary_.applied = applied; }
   // Time spent outside training (an evaluation between epochs): left out
@@ -61,6 +85,10 @@ class RunTally {
   double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
   uint32_t timed_steps_ = 0;
   std::map<std::string, double> kernel_ms_sum_;
+  UnderflowScope scope_;
+  double lost_unscaled_sum_ = 0, zeros_sum_ = 0, subnormal_sum_ = 0;
+  std::vector<double> tensor_lost_unscaled_sum_;  // per tensor, over tensor_steps_
+  uint32_t tensor_steps_ = 0;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
