@@ -14,6 +14,8 @@
 VKAMP_CODE(kScaleNone, 0u)
 VKAMP_CODE(kScaleStatic, 1u)
 VKAMP_CODE(kScaleDynamic, 2u)
+// per-layer scaling: step_control leaves TrainState.scale to layer_scale.comp
+VKAMP_CODE(kScalePerLayer, 3u)
 // TrainParams.policy: what an overflowed step does
 VKAMP_CODE(kPolicySkip, 0u)
 VKAMP_CODE(kPolicyApply, 1u)

@@ -7,7 +7,8 @@ namespace vkamp::config {
 namespace {
 
 const EnumNames<LossScaleMode> kScaleModeNames = {
-    {"none", LossScaleMode::None}, {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic}};
+    {"none", LossScaleMode::None}, {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic},
+    {"per_layer", LossScaleMode::PerLayer}};
 const EnumNames<OverflowPolicy> kPolicyNames = {
     {"skip", OverflowPolicy::Skip}, {"apply", OverflowPolicy::Apply}, {"retry", OverflowPolicy::Retry}};
 const EnumNames<OptimizerKind> kOptimizerNames = {
@@ -51,12 +52,15 @@ Row fp16_type_row() {
 // dynamic | none | a fixed scale: the mode and, when fixed, the scale.
 Row loss_scaling_factor_row() {
   Row s = row<TrainConfig>("loss_scaling_factor",
-                           {kScalingGroup, "S", "dynamic | none | a fixed positive scale (= loss_scaling_factor)"});
+                           {kScalingGroup, "S",
+                            "dynamic | per-layer (one adaptive scale per layer of an MLP-like chain) | none | "
+                            "a fixed positive scale (= loss_scaling_factor)"});
   s.flag = "--loss-scale";
   s.flag_alias_help = "Cerebras name for --loss-scale";
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
-    const std::string t = lower(v);
-    if (t == "dynamic" || t == "none") {
+    std::string t = lower(v);
+    if (t == "per-layer") t = "per_layer";  // the flag's spelling of the YAML value
+    if (t == "dynamic" || t == "none" || t == "per_layer") {
       c.scaler.mode = parse_name(kScaleModeNames, t, l);
       return;
     }
@@ -64,7 +68,7 @@ Row loss_scaling_factor_row() {
     try {
       x = parse_double(v, l);
     } catch (const ConfigError&) {
-      fail(l, "'" + v + "' is not dynamic, none or a positive number");
+      fail(l, "'" + v + "' is not dynamic, per-layer, none or a positive number");
     }
     if (!(x > 0)) fail(l, "a static loss scale must be > 0 (got " + v + ")");
     c.scaler.mode = LossScaleMode::Static;

@@ -10,7 +10,12 @@ namespace vkamp::train {
 namespace {
 
 uint32_t scale_mode_code(config::LossScaleMode m) {
-  return m == config::LossScaleMode::None ? kScaleNone : m == config::LossScaleMode::Static ? kScaleStatic : kScaleDynamic;
+  switch (m) {
+    case config::LossScaleMode::None: return kScaleNone;
+    case config::LossScaleMode::Static: return kScaleStatic;
+    case config::LossScaleMode::PerLayer: return kScalePerLayer;
+    default: return kScaleDynamic;
+  }
 }
 
 uint32_t policy_code(config::OverflowPolicy p) {

@@ -28,7 +28,9 @@
 
 namespace vkamp::config {
 
-enum class LossScaleMode { None, Static, Dynamic };
+// PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
+// following its own gradients' amax history (train/layer_scales.hpp).
+enum class LossScaleMode { None, Static, Dynamic, PerLayer };
 enum class OverflowPolicy { Skip, Apply, Retry };
 enum class OptimizerKind { SGD, Adam, AdamW };  // SGD takes momentum (0 = plain)
 enum class LrSchedule { Constant, Step, Cosine };
@@ -51,6 +53,10 @@ struct ScalerConfig {
   uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
   uint32_t fail_after_overflows = 100;  // stop after this many consecutive overflows at min_loss_scale
   uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
+  // PerLayer only, for tests and experiments (no settings row): fixed scales,
+  // one per scale group in forward order (LayerScales), that never adapt.
+  // Empty: every group starts at initial_loss_scale and follows its history.
+  std::vector<double> fixed_layer_scales;
 };
 
 struct OptimizerConfig {
