@@ -1,15 +1,22 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // The fused AMP pass, one read of every gradient: per workgroup, the count
-// of non-finite values and the sum of squares of the finite ones; on
-// histogram steps, also the exponent histogram of the unscaled gradients
-// per tensor (log2 bins from 2^-40 to 2^16, plus zero, inf and NaN).
-// step_control.comp reduces the partials.
+// of non-finite values and the sum of squares of the finite ones; per
+// tensor, the underflow accounting (TensorStats: zeros, subnormals, values
+// the scale is saving, non-finite count, largest |v|); on histogram steps,
+// also the exponent histogram of the unscaled gradients per tensor (log2
+// bins from 2^-40 to 2^16, plus zero, inf and NaN). step_control.comp
+// reduces the partials and publishes the tensor statistics.
+//
+// Each workgroup reads one contiguous chunk, tensor by tensor (a gap between
+// tensors is padding: in the norm and the non-finite count, in no tensor's
+// statistics), so a tensor's statistics cost one workgroup reduction and one
+// set of atomics per chunk it touches, not per element.
 //
 // ACCUMULATED = 1 (grad_accum > 1) reads the fp32 sum of the micro-batch
 // gradients (grad_accumulate.comp) instead of the 16-bit gradient; an inf or
-// NaN of any micro-batch survives into that sum. The histograms then show
-// the sum too, not one micro-batch's 16-bit values.
+// NaN of any micro-batch survives into that sum. The histograms and the
+// statistics then describe the sum too, not one micro-batch's 16-bit values.
 //
 // The norm cannot overflow for finite gradients: each partial is kept as
 // (k, s) meaning s * 4^k, where 2^k is the largest binade seen and every
@@ -20,6 +27,7 @@
 // below 1. The overflow decision comes only from the non-finite count.
 #include "types.glsl"
 #include "nonfinite.glsl"
+#include "format_edges.glsl"
 #include "vkamp/train/train_state.h"
 #include "elementwise.glsl"
 
@@ -27,16 +35,19 @@ layout(constant_id = 0) const uint ACCUMULATED = 0;
 layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
 layout(std430, binding = 2) readonly buffer Grads { sfp g[]; };
-layout(std430, binding = 3) readonly buffer Tensors { uvec2 tensor_range[]; };  // [begin, end)
+layout(std430, binding = 3) readonly buffer Tensors { uvec2 tensor_range[]; };  // [begin, end), ascending
 layout(std430, binding = 4) writeonly buffer PartialSq { vec2 partial_sq[]; };   // (s, k): s * 4^k
 layout(std430, binding = 5) writeonly buffer PartialBad { uint partial_bad[]; };
 layout(std430, binding = 6) buffer Hist { uint hist[]; };  // tensors x kHistBins, zeroed by step_control
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
+layout(std430, binding = 8) buffer Stats { TensorStats stats[]; };  // per tensor, zeroed by step_control
 #include "interface/amp_check.h"
 
 shared float sq[256];
 shared int sk[256];
 shared uint bad[256];
+shared uvec4 counts[256];  // zeros, subnormal, lost_unscaled, nonfinite
+shared uint maxabs[256];
 
 uint bin_of(float v) {
   if (is_nan_bits(v)) return kHistNan;
@@ -46,35 +57,85 @@ uint bin_of(float v) {
   return uint(clamp(e - kHistMinExp, 0, int(kHistLogBins) - 1));
 }
 
+// The first tensor that ends after element i (tensors when none does).
+uint first_tensor_after(uint i) {
+  uint lo = 0u, hi = prm.tensors;
+  while (lo < hi) {
+    uint mid = (lo + hi) / 2u;
+    if (tensor_range[mid].y <= i) lo = mid + 1u;
+    else hi = mid;
+  }
+  return lo;
+}
+
 void main() {
   bool histogram = prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
   float inv_scale = 1.0 / st.scale;
+  // |v| at or below this rounds to zero in the format once divided by S:
+  // half the smallest subnormal (round to nearest even), times S.
+  uint lost_edge = scaled_by_pow2_bits(st.scale, kFormatMinSubnormalExp - 1);
   float s = 0.0;
   int k = -126;              // binade of the largest |v| so far, clamped so 2^-k stays finite
   float down = pow2i(126);   // 2^-k
   uint nb = 0u;
-  uint t = 0u;
-  FOR_EACH_ELEMENT(i, p.n) {
-    float v = ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i]);
-    if (is_nonfinite(v)) {
-      nb += 1u;
-    } else {
-      int e = clamp(int((floatBitsToUint(v) >> 23) & 0xFFu) - 127, -126, 126);
-      if (e > k) {
-        s *= pow2i(2 * (k - e));
-        k = e;
-        down = pow2i(-k);
-      }
-      float a = abs(v) * down;
-      s += a * a;
-    }
-    if (histogram) {
-      while (t + 1u < prm.tensors && i >= tensor_range[t].y) ++t;  // i only grows
-      if (i >= tensor_range[t].x && i < tensor_range[t].y)
-        atomicAdd(hist[t * kHistBins + bin_of(abs(v) * inv_scale)], 1u);
-    }
-  }
   uint lid = gl_LocalInvocationID.x;
+  uint chunk = ((p.n + gl_NumWorkGroups.x - 1u) / gl_NumWorkGroups.x + 255u) & ~255u;
+  uint pos = min(gl_WorkGroupID.x * chunk, p.n), end = min(pos + chunk, p.n);
+  uint t = first_tensor_after(pos);
+  // Uniform across the workgroup: pos, end, t and the segment below.
+  while (pos < end) {
+    bool in_tensor = t < prm.tensors && tensor_range[t].x <= pos;
+    uint seg_end = in_tensor ? min(tensor_range[t].y, end) : (t < prm.tensors ? min(tensor_range[t].x, end) : end);
+    uvec4 c = uvec4(0u);
+    uint m = 0u;
+    for (uint i = pos + lid; i < seg_end; i += 256u) {
+      float v = ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i]);
+      uint a = floatBitsToUint(v) & 0x7FFFFFFFu;
+      if (is_nonfinite(v)) {
+        nb += 1u;
+        c.w += 1u;
+      } else {
+        int e = clamp(int(a >> 23) - 127, -126, 126);
+        if (e > k) {
+          s *= pow2i(2 * (k - e));
+          k = e;
+          down = pow2i(-k);
+        }
+        float x = abs(v) * down;
+        s += x * x;
+        m = max(m, a);
+        if (a == 0u) c.x += 1u;
+        else {
+          if (a < kFormatMinNormalBits) c.y += 1u;
+          if (a <= lost_edge) c.z += 1u;
+        }
+      }
+      if (histogram && in_tensor) atomicAdd(hist[t * kHistBins + bin_of(abs(v) * inv_scale)], 1u);
+    }
+    if (in_tensor) {
+      counts[lid] = c;
+      maxabs[lid] = m;
+      barrier();
+      for (uint w = 128u; w > 0u; w >>= 1) {
+        if (lid < w) {
+          counts[lid] += counts[lid + w];
+          maxabs[lid] = max(maxabs[lid], maxabs[lid + w]);
+        }
+        barrier();
+      }
+      if (lid == 0u) {
+        uvec4 r = counts[0];
+        if (r.x != 0u) atomicAdd(stats[t].zeros, r.x);
+        if (r.y != 0u) atomicAdd(stats[t].subnormal, r.y);
+        if (r.z != 0u) atomicAdd(stats[t].lost_unscaled, r.z);
+        if (r.w != 0u) atomicAdd(stats[t].nonfinite, r.w);
+        if (maxabs[0] != 0u) atomicMax(stats[t].max_abs_bits, maxabs[0]);
+      }
+      barrier();  // counts[] is reused by the next segment
+      t += seg_end == tensor_range[t].y ? 1u : 0u;
+    }
+    pos = seg_end;
+  }
   sq[lid] = s;
   sk[lid] = k;
   bad[lid] = nb;

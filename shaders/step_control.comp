@@ -3,7 +3,9 @@
 // The step's decisions, on the GPU so the host never waits: reduce the AMP
 // partials, decide skip / apply / retry, update the loss scale (PyTorch's
 // _amp_update_scale_, with DeepSpeed's hysteresis), pick the learning rate
-// and clip coefficient, and write the step's record to the metrics ring.
+// and clip coefficient, and write the step's record to the metrics ring,
+// with the underflow accounting: totals in the record, per tensor in a ring
+// beside it (amp_check.comp counts, here published and cleared).
 // One workgroup; thread 0 runs the scalar logic.
 #include "nonfinite.glsl"
 #include "vkamp/train/train_state.h"
@@ -28,11 +30,15 @@ layout(std430, binding = 8) readonly buffer BiasCorrection { vec2 bias_correctio
 // differently, and every driver must give the same schedule. Past the table
 // (a finished run's replays) the last entry holds.
 layout(std430, binding = 9) readonly buffer LrTable { float lr_table[]; };
+layout(std430, binding = 10) buffer Stats { TensorStats stats[]; };  // per tensor, this step's
+layout(std430, binding = 11) writeonly buffer StatsRing { TensorStats stats_ring[]; };  // ring_size x tensors
 
 shared float sq[256];
 shared int sk[256];
 shared uint bad[256];
 shared int hist_slot;
+shared uint record_slot;
+shared uvec4 under[256];  // zeros, subnormal, lost_unscaled, max_abs_bits (max)
 
 void main() {
   uint lid = gl_LocalInvocationID.x;
@@ -47,6 +53,10 @@ void main() {
     barrier();
   }
   int kmax = sk[0];
+  uvec4 u = uvec4(0u);
+  for (uint t = lid; t < prm.tensors; t += 256u)
+    u = uvec4(u.xyz + uvec3(stats[t].zeros, stats[t].subnormal, stats[t].lost_unscaled), max(u.w, stats[t].max_abs_bits));
+  under[lid] = u;
   float s = 0.0;
   uint nb = 0u;
   for (uint i = lid; i < prm.partials; i += 256u) {
@@ -60,6 +70,7 @@ void main() {
     if (lid < w) {
       sq[lid] += sq[lid + w];
       bad[lid] += bad[lid + w];
+      under[lid] = uvec4(under[lid].xyz + under[lid + w].xyz, max(under[lid].w, under[lid + w].w));
     }
     barrier();
   }
@@ -159,6 +170,11 @@ void main() {
     ring[slot].idle = stopped ? 1u : 0u;
     ring[slot].replay = st.replay;
     ring[slot].nonfinite_master = st.nonfinite_master;
+    ring[slot].zeros = under[0].x;
+    ring[slot].subnormal = under[0].y;
+    ring[slot].lost_unscaled = under[0].z;
+    ring[slot].max_abs_bits = under[0].w;
+    record_slot = slot;
     st.replay += 1u;
     if (!stopped) st.step += 1u;
   }
@@ -168,5 +184,10 @@ void main() {
   for (uint i = lid; i < n; i += 256u) {
     if (hist_slot >= 0) hist_ring[uint(hist_slot) * n + i] = hist[i];
     hist[i] = 0u;
+  }
+  // Every step's tensor statistics, in the record's slot.
+  for (uint t = lid; t < prm.tensors; t += 256u) {
+    stats_ring[record_slot * prm.tensors + t] = stats[t];
+    stats[t] = TensorStats(0u, 0u, 0u, 0u, 0u);
   }
 }

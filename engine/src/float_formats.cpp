@@ -75,6 +75,26 @@ double format_max(Format f) {
   return 0;
 }
 
+double format_min_normal(Format f) {
+  switch (f) {
+    case Format::F32: return std::numeric_limits<float>::min();
+    case Format::F16: return fp16_to_f32(0x0400);
+    case Format::BF16: return bf16_to_f32(0x0080);
+    case Format::CB16: return cb16_to_f32(0x0200);
+  }
+  return 0;
+}
+
+double format_min_subnormal(Format f) {
+  switch (f) {
+    case Format::F32: return std::numeric_limits<float>::denorm_min();
+    case Format::F16: return fp16_to_f32(0x0001);
+    case Format::BF16: return bf16_to_f32(0x0001);
+    case Format::CB16: return cb16_to_f32(0x0001);
+  }
+  return 0;
+}
+
 uint16_t f32_to_fp16(float f) { return uint16_t(f32_to_small(f, 10, 15)); }
 float fp16_to_f32(uint16_t h) { return small_to_f32(h, 10, 15); }
 uint16_t f32_to_cb16(float f) { return uint16_t(f32_to_small(f, 9, 31)); }

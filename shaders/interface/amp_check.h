@@ -1,5 +1,5 @@
 // amp_check.comp (train::StepProgram): the fused pass over all gradients
-// (non-finite flag, sum of squares, histogram).
+// (non-finite flag, sum of squares, underflow accounting, histogram).
 #ifndef VKAMP_INTERFACE_AMP_CHECK_H
 #define VKAMP_INTERFACE_AMP_CHECK_H
 #include "macros.h"
@@ -8,7 +8,8 @@ VKAMP_PUSH(AmpCheckPush)
   uint n;
 VKAMP_PUSH_END(AmpCheckPush, p, 4)
 
-// state, params, grads, tensor ranges, partial_sq, partial_bad, hist, grad_sum
-VKAMP_SHADER(AmpCheckShader, amp_check, 8, AmpCheckPush)
+// state, params, grads, tensor ranges, partial_sq, partial_bad, hist, grad_sum,
+// tensor stats
+VKAMP_SHADER(AmpCheckShader, amp_check, 9, AmpCheckPush)
 
 #endif

@@ -7,10 +7,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "interface/amp_check.h"
-#include "interface/step_control.h"
+#include "amp_pass.hpp"
 #include "support/gpu_test.hpp"
-#include "vkamp/sequence.hpp"
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/train/gpu_state.hpp"
 #include "vkamp/train/trainer.hpp"
@@ -19,8 +17,6 @@ namespace vkamp::test {
 namespace {
 
 using train::StepRecord;
-using train::TrainParams;
-using train::TrainState;
 
 struct Patterns {
   Format fmt;
@@ -38,69 +34,9 @@ const Patterns kPatterns[] = {
 
 const uint32_t kCount = 3000;     // gradients; several amp_check partials
 const uint32_t kPartials = 3;     // as the trainer would pick for a few thousand
-const uint32_t kRing = 4;
-
-// Runs amp_check and step_control once over `bits` (one gradient per
-// element, in fmt's storage) at loss scale `scale`; returns the step record.
+// amp_check and step_control once over `bits` at loss scale `scale`.
 StepRecord decide(Format fmt, const std::vector<uint32_t>& bits, float scale) {
-  Context& c = ctx();
-  const size_t eb = format_bytes(fmt);
-  const uint32_t n = uint32_t(bits.size());
-  std::vector<uint8_t> raw(n * eb);
-  for (uint32_t i = 0; i < n; ++i) std::memcpy(&raw[i * eb], &bits[i], eb);  // little-endian low half
-  Buffer grads(c, raw.size());
-  grads.write(raw.data(), raw.size());
-
-  TrainState st{};
-  st.scale = scale;
-  st.grad_multiplier = scale;
-  st.hysteresis_left = 1;
-  Buffer state(c, sizeof st);
-  state.write(&st, sizeof st);
-  TrainParams p{};
-  p.scale_mode = 2;
-  p.growth_factor = 2;
-  p.backoff_factor = 0.5f;
-  p.steps_per_increase = 1000;
-  p.min_loss_scale = 1;
-  p.max_loss_scale = 3.4e38f;
-  p.hysteresis = 1;
-  p.budget = 10;
-  p.micro_batches = 1;
-  p.ring_size = kRing;
-  p.hist_ring_size = 1;
-  p.tensors = 1;
-  p.lr_table_len = 1;
-  p.partials = kPartials;
-  p.beta1 = 0.9f;
-  p.beta2 = 0.999f;
-  Buffer params(c, sizeof p);
-  params.write(&p, sizeof p);
-  std::vector<uint32_t> range{0, n};
-  Buffer ranges(c, 8);
-  ranges.write(range);
-  Buffer partial_sq(c, kPartials * 8), partial_bad(c, kPartials * 4), grad_sum(c, 4);
-  Buffer hist(c, train::kHistBins * 4), hist_ring(c, train::kHistBins * 4), loss(c, 4);
-  hist.fill(0);
-  loss.fill(0);
-  Buffer ring(c, kRing * sizeof(StepRecord), Memory::Host);
-  ring.fill(0xFFFFFFFFu);
-
-  auto amp = c.kernel<shader::AmpCheckShader>(fmt, {0});
-  Buffer bias_correction(c, 8);  // p.bias_table_len = 0: not read
-  bias_correction.fill(0);
-  Buffer lr_table(c, 4);  // p.lr_table_len = 1
-  lr_table.fill(0);
-  auto ctl = c.kernel<shader::StepControlShader>();
-  Sequence seq(c);
-  seq.begin();
-  seq.dispatch(amp, {state, params, grads, ranges, partial_sq, partial_bad, hist, grad_sum}, {n}, {kPartials});
-  seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table}, {1});
-  seq.end();
-  seq.run();
-  StepRecord r;
-  ring.read(&r, sizeof r);
-  return r;
+  return run_amp_pass(fmt, bits, scale, {}, kPartials).record;
 }
 
 // Small finite gradients (0.001 .. 0.01 in the format) with one pattern at `at`.

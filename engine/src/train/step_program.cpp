@@ -36,6 +36,8 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
   reduce_scratch_ = std::make_unique<Buffer>(ctx, ops::reduce_scratch_bytes(B * model.outputs()));
   hist_ = std::make_unique<Buffer>(ctx, tensors.size() * kHistBins * 4);
   hist_->fill(0);
+  tensor_stats_ = std::make_unique<Buffer>(ctx, tensors.size() * sizeof(TensorStats));
+  tensor_stats_->fill(0);
   std::vector<uint32_t> ranges;
   for (auto& t : tensors) {
     ranges.push_back(t.offset);
@@ -163,11 +165,13 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
   const shader::AmpCheckPush np{total};
   const uint32_t accumulated = accumulated_ ? 1 : 0;  // ACCUMULATED: read the fp32 sum
   auto amp = ctx_.kernel<shader::AmpCheckShader>(fmt_, {accumulated});
-  seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_},
+  seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_,
+                     *tensor_stats_},
                np, {partials_}, "amp_check");
   auto ctl = ctx_.kernel<shader::StepControlShader>();
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
-                     ring_.records(), params_.bias_corrections(), params_.lr_table()},
+                     ring_.records(), params_.bias_corrections(), params_.lr_table(), *tensor_stats_,
+                     ring_.tensor_stats()},
                {1}, "step_control");
   if (layer_scales_) {
     // Per-layer loss scaling: the per-tensor amax and inf/NaN counts, then

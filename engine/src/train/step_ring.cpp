@@ -1,6 +1,7 @@
 #include "vkamp/train/step_ring.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "vkamp/error.hpp"
 
@@ -18,6 +19,10 @@ StepMetrics step_metrics(const StepRecord& r) {
   m.retries = r.retries;
   m.applied = r.applied;
   m.cursor = r.cursor;
+  m.zeros = r.zeros;
+  m.subnormal = r.subnormal;
+  m.lost_unscaled = r.lost_unscaled;
+  m.max_abs_grad = std::bit_cast<float>(r.max_abs_bits);
   return m;
 }
 
@@ -25,6 +30,9 @@ StepRing::StepRing(Context& ctx, std::vector<std::string> tensor_names) : tensor
   const size_t hist_words = tensor_names_.size() * kHistBins;
   hist_ring_ = std::make_unique<Buffer>(ctx, kHistRingSize * hist_words * 4, Memory::Host);
   hist_ring_->fill(0);
+  stats_ring_ = std::make_unique<Buffer>(ctx, std::max<size_t>(1, kRingSize * tensor_names_.size()) * sizeof(TensorStats),
+                                         Memory::Host);
+  stats_ring_->fill(0);
   ring_ = std::make_unique<Buffer>(ctx, kRingSize * sizeof(StepRecord), Memory::Host);
   ring_->fill(0xFFFFFFFFu);
   for (uint32_t i = 0; i < kInFlight; ++i) slots_.push_back(std::make_unique<Sequence>(ctx, /*timestamps=*/true, 1024));
@@ -117,6 +125,13 @@ std::vector<TensorHistogram> StepRing::histograms_of(const StepRecord& r) {
     out[t].loss_scale = r.loss_scale;
     std::copy_n(words.begin() + t * kHistBins, kHistBins, out[t].bins.begin());
   }
+  return out;
+}
+
+std::vector<TensorStats> StepRing::tensor_stats_of(const StepRecord& r) {
+  std::vector<TensorStats> out(tensor_names_.size());
+  const size_t bytes = out.size() * sizeof(TensorStats);
+  stats_ring_->read(out.data(), bytes, size_t(r.replay % kRingSize) * bytes);
   return out;
 }
 

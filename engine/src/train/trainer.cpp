@@ -102,6 +102,7 @@ void Trainer::read_record(const StepRecord& r, const std::vector<DispatchTime>& 
   if (on_step) on_step(m);
   if (r.hist_slot >= 0 && on_histogram)
     for (const TensorHistogram& h : ring_->histograms_of(r)) on_histogram(h);
+  if (on_tensor_underflow) on_tensor_underflow(TensorUnderflow{r.step, r.loss_scale, ring_->tensor_stats_of(r)});
   // applied grows by at most one per step, so no epoch end is passed over.
   if (eval_period_ && r.applied >= next_epoch_end_) {
     epoch_ended_ = EpochEnd{r.applied / std::max(updates_per_epoch_, 1u), r.step + 1, r.applied, {}, 0};

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vkamp/train/gpu_state.hpp"
 
@@ -17,6 +18,19 @@ struct StepMetrics {
   uint32_t retries = 0;
   double step_time_ms = 0;  // GPU time of the step (timestamps), 0 if unknown
   uint32_t applied = 0, cursor = 0;
+  // Underflow accounting over every parameter gradient of the step
+  // (TensorStats summed; train/underflow.hpp reads them): elements exactly
+  // zero, subnormal in the format, and saved by the scale (they would round
+  // to zero unscaled), and the largest finite |gradient| as stored, scaled.
+  uint32_t zeros = 0, subnormal = 0, lost_unscaled = 0;
+  float max_abs_grad = 0;
+};
+
+// The underflow accounting of one step, per parameter tensor.
+struct TensorUnderflow {
+  uint32_t step = 0;
+  float loss_scale = 0;
+  std::vector<TensorStats> stats;  // in Model::tensors() order
 };
 
 struct TensorHistogram {

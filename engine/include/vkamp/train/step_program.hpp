@@ -62,6 +62,7 @@ class StepProgram {
   StepRing& ring_;
   std::unique_ptr<Buffer> partial_sq_, partial_bad_, loss_values_, row_loss_, reduce_scratch_;
   std::unique_ptr<Buffer> hist_, tensor_ranges_, inject_mask_;
+  std::unique_ptr<Buffer> tensor_stats_;  // this step's TensorStats, per tensor (amp_check -> step_control)
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
   bool injects_ = false;               // the injection pass is recorded
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_

@@ -38,6 +38,7 @@ class StepRing {
 
   Buffer& records() { return *ring_; }
   Buffer& histograms() { return *hist_ring_; }
+  Buffer& tensor_stats() { return *stats_ring_; }
   // Records the step into every in-flight slot.
   void record_slots(const std::function<void(Sequence&)>& record_step);
   // Records part A and part B of the step into every in-flight slot: the
@@ -69,12 +70,16 @@ class StepRing {
 
   // The histograms record `r` points to, one per tensor.
   std::vector<TensorHistogram> histograms_of(const StepRecord& r);
+  // The underflow accounting of record `r`'s step, one per tensor (read
+  // before kRingSize more steps complete: on_record is the place).
+  std::vector<TensorStats> tensor_stats_of(const StepRecord& r);
+  const std::vector<std::string>& tensor_names() const { return tensor_names_; }
 
  private:
   void read_next();
 
   std::vector<std::string> tensor_names_;
-  std::unique_ptr<Buffer> ring_, hist_ring_;
+  std::unique_ptr<Buffer> ring_, hist_ring_, stats_ring_;
   std::vector<std::unique_ptr<Sequence>> slots_, slots_b_;  // slots_b_: part B, split mode only
   uint32_t submitted_ = 0, drained_ = 0;  // replay numbers
 };

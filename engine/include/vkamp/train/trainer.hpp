@@ -60,6 +60,8 @@ class Trainer {
   // Called on the host thread for every step record, in step order.
   std::function<void(const StepMetrics&)> on_step;
   std::function<void(const TensorHistogram&)> on_histogram;
+  // Every step's underflow accounting per tensor (StepMetrics has the totals).
+  std::function<void(const TensorUnderflow&)> on_tensor_underflow;
   // Called once per epoch (or every cfg.eval_every updates), once that
   // update is applied and before the next step is submitted, with the
   // held-out evaluation when one is set: accuracy, the MSE, or for a
