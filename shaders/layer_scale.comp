@@ -24,7 +24,10 @@ layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
 layout(std430, binding = 2) buffer Layers { LayerScale layer[]; };
 layout(std430, binding = 3) writeonly buffer Factors { float factor[]; };
 layout(std430, binding = 4) readonly buffer TensorGroup { uint tensor_group[]; };  // per parameter tensor
-layout(std430, binding = 5) readonly buffer Stats { TensorStats stats[]; };         // this step's, per tensor
+// step_control's rings, ring_size slots: the step records, and ring_size x
+// tensors TensorStats (amp_check.comp's per-tensor largest |g| and inf/NaN
+// count, as the gradients carried their group's scale).
+layout(std430, binding = 5) readonly buffer StatsRing { TensorStats stats_ring[]; };
 layout(std430, binding = 6) readonly buffer Ring { StepRecord ring[]; };
 #include "interface/layer_scale.h"
 
@@ -34,8 +37,9 @@ int floor_log2(float x) { return int((floatBitsToUint(x) >> 23) & 0xFFu) - 127; 
 
 void main() {
   uint lid = gl_LocalInvocationID.x;
-  // step_control's record of this step, written just before.
-  bool counted = ring[(st.replay - 1u) % prm.ring_size].idle == 0u;
+  // step_control's slot for this step, written just before.
+  uint slot = (st.replay - 1u) % prm.ring_size;
+  bool counted = ring[slot].idle == 0u;
   for (uint g = lid; g < p.groups; g += 64u) {
     float used = layer[g].scale;
     layer[g].inv_scale = 1.0 / used;
@@ -44,8 +48,9 @@ void main() {
     uint amax_bits = 0u;
     for (uint t = 0u; t < prm.tensors; ++t) {
       if (tensor_group[t] != g) continue;
-      bad += stats[t].nonfinite;
-      amax_bits = max(amax_bits, stats[t].max_abs_bits);
+      TensorStats s = stats_ring[slot * prm.tensors + t];
+      bad += s.nonfinite;
+      amax_bits = max(amax_bits, s.max_abs_bits);
     }
     float entry = (bad != 0u ? p.format_max : uintBitsToFloat(amax_bits)) / used;
     layer[g].amax[layer[g].updates % kLayerAmaxHistory] = entry;

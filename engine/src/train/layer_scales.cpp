@@ -59,10 +59,10 @@ float LayerScales::output_scale() const {
   return groups_.output_group < 0 ? 1.0f : read()[groups_.output_group].scale;
 }
 
-void LayerScales::record_update(Sequence& seq, Buffer& state, Buffer& params, Buffer& stats, Buffer& ring) {
+void LayerScales::record_update(Sequence& seq, Buffer& state, Buffer& params, Buffer& stats, Buffer& records) {
   const shader::LayerScalePush push{count(), groups_.output_group, format_max_, format_tiny_};
   auto k = ctx_.kernel<shader::LayerScaleShader>();
-  seq.dispatch(k, {state, params, *layers_, *factors_, *tensor_groups_, stats, ring}, push, {1}, "layer_scale");
+  seq.dispatch(k, {state, params, *layers_, *factors_, *tensor_groups_, stats, records}, push, {1}, "layer_scale");
 }
 
 std::vector<LayerScale> LayerScales::read() const {

@@ -7,7 +7,6 @@
 #include "interface/amp_check.h"
 #include "interface/grad_accumulate.h"
 #include "interface/inject_overflow.h"
-#include "interface/layer_stats.h"
 #include "interface/optimizer.h"
 #include "interface/step_control.h"
 #include "vkamp/error.hpp"
@@ -61,7 +60,6 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
   // starting multiplier from the output group's scale.
   if (cfg.scaler.mode == config::LossScaleMode::PerLayer) {
     layer_scales_ = std::make_unique<LayerScales>(ctx, model, cfg.scaler);
-    tensor_stats_ = std::make_unique<Buffer>(ctx, std::max<size_t>(tensors.size(), 1) * sizeof(TensorStats));
     TrainState st = params.read_state();
     st.scale = layer_scales_->output_scale();
     st.grad_multiplier = grad_multiplier(st.scale, M);
@@ -173,15 +171,10 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
                      ring_.records(), params_.bias_corrections(), params_.lr_table(), *tensor_stats_,
                      ring_.tensor_stats()},
                {1}, "step_control");
-  if (layer_scales_) {
-    // Per-layer loss scaling: the per-tensor amax and inf/NaN counts, then
-    // each group's next scale (and the 1/S_g this step's update divides by).
-    const uint32_t tensors = uint32_t(model_.tensors().size());
-    auto ls = ctx_.kernel<shader::LayerStatsShader>(fmt_, {accumulated});
-    seq.dispatch(ls, {model_.grads(), *grad_sum_, *tensor_ranges_, *tensor_stats_}, shader::LayerStatsPush{tensors},
-                 {std::max(tensors, 1u)}, "layer_stats");
-    layer_scales_->record_update(seq, state, prm, *tensor_stats_, ring_.records());
-  }
+  // Per-layer loss scaling: each group's next scale from the per-tensor
+  // statistics step_control just published (and the 1/S_g this step's
+  // update divides by).
+  if (layer_scales_) layer_scales_->record_update(seq, state, prm, ring_.tensor_stats(), ring_.records());
   // The optimizer's binding 8 is read only by per-layer runs; state fills it otherwise.
   Buffer& layers = layer_scales_ ? layer_scales_->layers() : state;
   shader::OptimizerPush op{};

@@ -37,9 +37,10 @@ class LayerScales {
   Buffer& layers() { return *layers_; }
   Buffer& factors() { return *factors_; }
 
-  // Records layer_scale.comp; stats: this step's TensorStats per tensor;
-  // ring: the StepRecords step_control writes.
-  void record_update(Sequence& seq, Buffer& state, Buffer& params, Buffer& stats, Buffer& ring);
+  // Records layer_scale.comp, after step_control. records and stats: the
+  // rings of StepRecords and of per-tensor TensorStats step_control writes
+  // (StepRing::records(), StepRing::tensor_stats()).
+  void record_update(Sequence& seq, Buffer& state, Buffer& params, Buffer& stats, Buffer& records);
 
   // Host copies (the caller has waited for the steps in flight): for the
   // run summary, the studio, and checkpoints. write() also sets the factors.

@@ -78,10 +78,8 @@ class StepProgram {
   static std::vector<DecayRun> decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total,
                                           bool matrices_only, const std::vector<uint32_t>& tensor_group = {});
   std::vector<DecayRun> decay_runs_;
-  // Per-layer loss scaling (--loss-scale per-layer): the groups' scales and
-  // the per-tensor gradient statistics their update reads.
+  // Per-layer loss scaling (--loss-scale per-layer): the groups' scales.
   std::unique_ptr<LayerScales> layer_scales_;
-  std::unique_ptr<Buffer> tensor_stats_;
 };
 
 }  // namespace vkamp::train
