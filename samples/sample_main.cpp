@@ -293,6 +293,14 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
 
 void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s) {
   print_summary(cfg, s);
+  // --loss-scale per-layer: each layer's scale as the run left it, forward order.
+  const std::vector<train::LayerScaleReading> layers = trainer.read_layer_scales();
+  if (!layers.empty()) {
+    std::printf("  per-layer loss scales (layer: scale, amax of its window, overflows):");
+    for (const train::LayerScaleReading& l : layers)
+      std::printf(" %s: 2^%g, %.3g, %u;", l.layer.c_str(), std::log2(double(l.scale)), double(l.amax), l.overflows);
+    std::printf("\n");
+  }
   if (!s.stopped_early_at.empty() && s.best)
     std::printf("  stopped early at %s (--early-stop %u): no better held-out %s since %s (%s)\n",
                 s.stopped_early_at.c_str(), cfg.early_stop, s.best->metric.c_str(), s.best_at.c_str(),

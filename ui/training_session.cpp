@@ -82,9 +82,10 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
-                  cfg.scaler.mode == config::LossScaleMode::Dynamic  ? "dynamic"
-                  : cfg.scaler.mode == config::LossScaleMode::Static ? "static"
-                                                                    : "no",
+                  cfg.scaler.mode == config::LossScaleMode::Dynamic    ? "dynamic"
+                  : cfg.scaler.mode == config::LossScaleMode::Static   ? "static"
+                  : cfg.scaler.mode == config::LossScaleMode::PerLayer ? "per-layer"
+                                                                      : "no",
                   ctx_->info().name.c_str());
     blank.title = title;
     blank.eval_name = job.language_model                         ? "val loss"
