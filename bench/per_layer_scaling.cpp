@@ -6,6 +6,9 @@
 // validation loss and accuracy, skipped steps, and the underflow of the
 // stored 16-bit gradients (elements exactly zero or subnormal, as a share
 // of all gradient elements and of the first layer's, over every step).
+// Adam's eps defaults to 1e-20 here: with its usual 1e-8, Adam itself turns
+// a gradient far below 1e-8 into a negligible update, in fp32 too, and the
+// layers whose gradients fp16 loses would not train in any precision.
 // bench/per_layer_scaling.sh runs it; bench/NOTES.md has the numbers.
 #include <cmath>
 #include <cstdio>
@@ -29,14 +32,16 @@ struct Result {
 };
 
 Result run(Context& ctx, Format fmt, config::LossScaleMode mode, const models::ModelSpec& spec,
-           const data::HostData& train_set, const data::HostData& val, uint32_t epochs, double weight_std) {
+           const data::HostData& train_set, const data::HostData& val, uint32_t epochs, double weight_std,
+           double eps, double lr) {
   config::TrainConfig c;
   c.precision = fmt;
   c.batch = 64;
   c.epochs = epochs;
   c.seed = 1;
   c.optimizer.kind = config::OptimizerKind::Adam;
-  c.optimizer.lr = 1e-3;
+  c.optimizer.lr = lr;
+  c.optimizer.eps = eps;
   c.scaler.mode = mode;
   c.scaler.histogram_interval = 0;
   train::Trainer t(ctx, c, spec, train::LossKind::SoftmaxXent, train_set);
@@ -74,14 +79,16 @@ Result run(Context& ctx, Format fmt, config::LossScaleMode mode, const models::M
 
 int main(int argc, char** argv) {
   uint32_t depth = 20, epochs = 10;
-  double weight_std = 0.1;
+  double weight_std = 0.1, eps = 1e-20, lr = 1e-3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--depth") depth = uint32_t(std::atoi(argv[i + 1]));
     else if (a == "--epochs") epochs = uint32_t(std::atoi(argv[i + 1]));
     else if (a == "--weight-std") weight_std = std::atof(argv[i + 1]);
+    else if (a == "--adam-eps") eps = std::atof(argv[i + 1]);
+    else if (a == "--lr") lr = std::atof(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: per-layer-scaling-bench [--depth N] [--epochs N] [--weight-std X]\n");
+      std::fprintf(stderr, "usage: per-layer-scaling-bench [--depth N] [--epochs N] [--weight-std X] [--adam-eps X] [--lr X]\n");
       return 2;
     }
   }
@@ -93,9 +100,9 @@ int main(int argc, char** argv) {
     const models::ModelSpec spec = models::parse_model(model);
     auto all = data::HostData::classification(data::make_classification(2560, 8, 4, 3));
     const data::HostData train_set = all.rows(0, 2048), val = all.rows(2048, 512);
-    std::printf("%u tanh layers of width 8 (%s), weights N(0, %g), biases N(0, 0.6); Adam lr 1e-3, batch 64, "
-                "%u epochs of 2048 examples; validation: 512 held-out examples\n",
-                depth, model.c_str(), weight_std, epochs);
+    std::printf("%u tanh layers of width 8 (%s), weights N(0, %g), biases N(0, 0.6); Adam lr %g eps %g, "
+                "batch 64, %u epochs of 2048 examples; validation: 512 held-out examples\n",
+                depth, model.c_str(), weight_std, lr, eps, epochs);
     std::printf("%-22s %9s %9s %8s %14s %18s\n", "run", "val loss", "val acc", "skipped", "underflow %",
                 "layer-1 underflow %");
     struct Case {
@@ -106,7 +113,7 @@ int main(int argc, char** argv) {
     for (const Case& k : {Case{"fp32 (no scaling)", Format::F32, config::LossScaleMode::None},
                           Case{"fp16 dynamic", Format::F16, config::LossScaleMode::Dynamic},
                           Case{"fp16 per-layer", Format::F16, config::LossScaleMode::PerLayer}}) {
-      const Result r = run(ctx, k.fmt, k.mode, spec, train_set, val, epochs, weight_std);
+      const Result r = run(ctx, k.fmt, k.mode, spec, train_set, val, epochs, weight_std, eps, lr);
       std::printf("%-22s %9.4f %8.2f%% %8u %13.2f%% %17.2f%%\n", k.name, r.val_loss, 100 * r.val_acc, r.skipped,
                   100 * r.underflow, 100 * r.first_layer_underflow);
       if (!r.layers.empty()) {

@@ -12,8 +12,9 @@
 
 #include "support/gpu_test.hpp"
 #include "tiny_model.hpp"
-#include "vkamp/error.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/graph/scale_groups.hpp"
+#include "vkamp/train/layer_scales.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -172,10 +173,11 @@ TEST_F(PerLayerScaling, DeepNarrowNetworkRecoversTheGradientsOneScaleFlushes) {
   for (uint32_t k = 0; k < tensors.size(); ++k)
     EXPECT_LE(relative_error(adaptive.g, ref, tensors[k]), bound) << tensors[k].name << " under adaptive scaling";
   // The history rule: the largest power of two that keeps the window's
-  // amax one doubling (kLayerMarginDoublings) below fp16's max.
+  // amax kLayerMarginDoublings below fp16's max.
   for (uint32_t l = 0; l < kDepth; ++l) {
     const auto& r = adaptive.layers[l];
-    EXPECT_EQ(r.scale, float(std::exp2(std::floor(std::log2(float(kFp16Max) / r.amax)) - 1))) << "layer " << l;
+    const double margin = train::kLayerMarginDoublings;
+    EXPECT_EQ(r.scale, float(std::exp2(std::floor(std::log2(float(kFp16Max) / r.amax)) - margin))) << "layer " << l;
     EXPECT_EQ(r.overflows, 0u) << "layer " << l;
   }
 }
@@ -226,8 +228,8 @@ TEST_F(PerLayerScaling, AnOverflowInOneLayerBacksOffThatLayerAlone) {
   EXPECT_EQ(hit.steps[19].skipped, 1u);
   EXPECT_EQ(hit.layers[0].overflows, 1u);
   // Its amax entry is fp16's max over the scale it carried: the next scale
-  // halves (one margin doubling below that entry, and backoff_factor).
-  EXPECT_EQ(hit.layers[0].scale, clean.layers[0].scale / 2);
+  // is kLayerMarginDoublings below that entry (below backoff_factor's half).
+  EXPECT_EQ(hit.layers[0].scale, clean.layers[0].scale / std::exp2(train::kLayerMarginDoublings));
   for (uint32_t l = 1; l < kDepth; ++l) {
     EXPECT_EQ(hit.layers[l].overflows, 0u) << "layer " << l;
     EXPECT_EQ(hit.layers[l].scale, clean.layers[l].scale) << "layer " << l;
@@ -280,7 +282,7 @@ TEST(PerLayerScalingGraph, RefusesWhatIsNotAChainOfLayers) {
   try {
     graph::scale_groups(g, g.nodes());
     FAIL() << "a residual graph was accepted";
-  } catch (const Error& e) {
+  } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("node 'y' joins the outputs of layers 'a' and 'h'"), std::string::npos)
         << e.what();
   }

@@ -1,12 +1,12 @@
 #include "vkamp/graph/scale_groups.hpp"
 
-#include "vkamp/error.hpp"
+#include "vkamp/config_error.hpp"
 
 namespace vkamp::graph {
 namespace {
 
-Error not_a_chain(const std::string& what) {
-  return Error("--loss-scale per-layer needs a chain of layers (one scale per layer): " + what +
+ConfigError not_a_chain(const std::string& what) {
+  return ConfigError("--loss-scale per-layer needs a chain of layers (one scale per layer): " + what +
                "; use --loss-scale dynamic for this model");
 }
 

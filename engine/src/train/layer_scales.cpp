@@ -5,18 +5,19 @@
 #include <map>
 
 #include "interface/layer_scale.h"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::train {
 namespace {
 
-// The format's smallest positive value (DESIGN.md §4: fp16 2^-24, bf16
-// 2^-133, cb16 2^-39); fp32's, 2^-149, is not a normal fp32 number either,
-// so fp32 gives 2^-126 (a run in fp32 has nothing to flush anyway).
+// The format's smallest positive value (DESIGN.md §4: fp16 2^-24, cb16
+// 2^-39). bf16's (2^-133) and fp32's (2^-149) are not normal fp32 numbers,
+// which layer_scale.comp divides by; 2^-126 stands in: format_max over it
+// is past fp32 anyway, so the jump is the largest allowed either way.
 float smallest_subnormal(Format f) {
   switch (f) {
     case Format::F16: return 0x1p-24f;
-    case Format::BF16: return 0x1p-126f;  // 2^-133 is below fp32's normal range, where the shader divides
     case Format::CB16: return 0x1p-39f;
     default: return 0x1p-126f;
   }
@@ -29,7 +30,7 @@ LayerScales::LayerScales(Context& ctx, Model& model, const config::ScalerConfig&
       format_max_(float(std::min(format_max(model.format()), 3.4028234663852886e38))),
       format_tiny_(smallest_subnormal(model.format())) {
   const uint32_t G = count();
-  if (G == 0) throw Error("--loss-scale per-layer: the model has no parameters");
+  if (G == 0) throw ConfigError("--loss-scale per-layer: the model has no parameters");
   if (!sc.fixed_layer_scales.empty() && sc.fixed_layer_scales.size() != G)
     throw Error("per-layer loss scaling: " + std::to_string(sc.fixed_layer_scales.size()) +
                 " fixed scales given for " + std::to_string(G) + " scale groups");

@@ -11,7 +11,7 @@
 // of one group: a chain of layers (an MLP, a CNN). A gradient summed from
 // two groups (a residual add, a tensor read by two layers, a parameter used
 // twice as in a GPT's tied embedding) would mix two scales; scale_groups()
-// refuses such a graph with an Error naming the node.
+// refuses such a graph with a ConfigError (exit status 2) naming the node.
 #pragma once
 #include <string>
 #include <vector>
@@ -33,7 +33,7 @@ struct ScaleGroups {
 };
 
 // `steps`: the nodes the executor runs (graph.nodes() after fuse_epilogues),
-// in topological order. Throws vkamp::Error when the graph is not a chain.
+// in topological order. Throws vkamp::ConfigError when the graph is not a chain.
 ScaleGroups scale_groups(const Graph& g, const std::vector<Node>& steps);
 
 }  // namespace vkamp::graph

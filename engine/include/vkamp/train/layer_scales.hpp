@@ -23,8 +23,9 @@ static_assert(sizeof(LayerScale) == (8 + kLayerAmaxHistory) * 4);
 
 class LayerScales {
  public:
-  // Throws vkamp::Error when the model is not a chain of layers, or
-  // fixed_layer_scales does not give one scale per group.
+  // Throws vkamp::ConfigError when the model is not a chain of layers (or
+  // has no parameters), vkamp::Error when fixed_layer_scales does not give
+  // one scale per group.
   LayerScales(Context& ctx, Model& model, const config::ScalerConfig& sc);
 
   const graph::ScaleGroups& groups() const { return groups_; }
