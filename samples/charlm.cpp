@@ -61,6 +61,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
     samples::write_report(cfg, history);
     return samples::report_failure("charlm", cfg, s);
   }
+  if (s.suggested) return 0;  // --loss-scale suggest: the suggestion is the result
   // The trained weights over the whole validation set, unless the last
   // step was an evaluation point that read all of it (no --eval-iters).
   if (history.evals.empty() || history.evals.back().step != s.steps || cfg.eval_iters) {

@@ -20,6 +20,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
+#include "vkamp/train/scale_suggestion.hpp"
 #include "vkamp/data/data_error.hpp"
 #include "vkamp/io/metrics_log.hpp"
 #include "vkamp/models/model_spec.hpp"
@@ -45,6 +46,13 @@ std::string describe_run(const config::TrainConfig& cfg) {
     case config::LossScaleMode::None: return s + ", no loss scaling";
     case config::LossScaleMode::Static: return s + ", static loss scale " + scale_text(cfg.scaler.initial_loss_scale);
     case config::LossScaleMode::Dynamic: return s + ", dynamic loss scale from " + scale_text(cfg.scaler.initial_loss_scale);
+    case config::LossScaleMode::Suggest:
+      return s + ", loss-scale suggestion after " + std::to_string(cfg.scaler.suggest_steps) + " dynamic steps";
+    case config::LossScaleMode::Auto:
+      return s + ", auto loss scale (dynamic for " + std::to_string(cfg.scaler.auto_warmup) +
+             " steps, then re-checked every " + std::to_string(cfg.scaler.auto_recheck) + ")";
+    case config::LossScaleMode::PerLayer:
+      return s + ", per-layer loss scales from " + scale_text(cfg.scaler.initial_loss_scale);
   }
   return s;
 }
@@ -153,7 +161,7 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
     history->title = label + " · " + describe_run(cfg);
     history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
     history->budget = trainer.budget();
-    history->histogram_interval = cfg.scaler.histogram_interval;
+    history->histogram_interval = config::histogram_interval_for(cfg.scaler);
     history->precision = cfg.precision;
     history->status = "training";
   }
@@ -172,7 +180,10 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
     if (history) history->add(m);
     if (also.step) also.step(m);
   };
+  const bool suggest = cfg.scaler.mode == config::LossScaleMode::Suggest;
+  train::ScaleSuggester suggester;
   trainer.on_histogram = [&](const train::TensorHistogram& h) {
+    if (suggest) suggester.add(h);
     if (log) log->write(h);
     if (history) history->add(h);
     if (also.histogram) also.histogram(h);
@@ -227,6 +238,13 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
   result.best = watch.best();
   if (result.best) result.best_at = watch.where(*result.best);
   if (history) history->status = result.failed ? "stopped: " + result.failure : "finished";
+  if (suggest && !result.failed) {
+    std::printf("%s", train::suggestion_text(suggester.suggest(cfg.precision, cfg.scaler), cfg.precision,
+                                             cfg.scaler.underflow_target)
+                          .c_str());
+    std::fflush(stdout);
+    result.suggested = true;
+  }
   return result;
 }
 
@@ -356,6 +374,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
       write_report(cfg, history);
       return report_failure(workload, cfg, s);
     }
+    if (s.suggested) return 0;
     const double acc = final_held_out(trainer, cfg, history, data.test);
     std::printf("test accuracy %.2f%%\n", 100 * acc);
     print_run_report(cfg, trainer, s);

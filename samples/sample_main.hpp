@@ -46,6 +46,9 @@ struct RunResult : train::TrainSummary {
   std::optional<train::EpochEnd> best;  // the best held-out evaluation (none without a held-out set)
   std::string best_at;                  // "epoch 4" (or "step 500" with --eval-every)
   std::vector<float> best_weights;      // --save-best: the master weights at `best`
+  // --loss-scale suggest: the suggestion was printed, and the caller ends
+  // there (exit 0, no weights written, no evaluation).
+  bool suggested = false;
 };
 
 // Trains one configuration with a progress bar (labelled `label`) and the
@@ -56,7 +59,9 @@ struct RunResult : train::TrainSummary {
 // the scale (none with --quiet); the evaluation also goes to the log and
 // the history. --early-stop ends the run between steps, --save-best keeps
 // the best evaluation's weights; both throw ConfigError without a
-// held-out set. The trainer stays usable afterwards.
+// held-out set. With --loss-scale suggest it prints the suggestion from the
+// run's histograms (RunResult::suggested). The trainer stays usable
+// afterwards.
 RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg, const std::string& label,
                               const Observers& also = {}, ui::RunHistory* history = nullptr);
 

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
       samples::write_report(cfg, history);
       return samples::report_failure("vkamp-train", cfg, s);
     }
+    if (s.suggested) return 0;  // --loss-scale suggest: the suggestion is the result
     if (data.test.count) {
       const double v = samples::final_held_out(*trainer, cfg, history, data.test);
       if (data.target_standardizer)

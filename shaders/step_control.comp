@@ -9,6 +9,7 @@
 // One workgroup; thread 0 runs the scalar logic.
 #include "nonfinite.glsl"
 #include "vkamp/train/train_state.h"
+#include "vkamp/train/scale_choice.h"
 #include "step_codes.h"
 
 layout(local_size_x = 256) in;
@@ -32,6 +33,8 @@ layout(std430, binding = 8) readonly buffer BiasCorrection { vec2 bias_correctio
 layout(std430, binding = 9) readonly buffer LrTable { float lr_table[]; };
 layout(std430, binding = 10) buffer Stats { TensorStats stats[]; };  // per tensor, this step's
 layout(std430, binding = 11) writeonly buffer StatsRing { TensorStats stats_ring[]; };  // ring_size x tensors
+// --loss-scale auto: the histogram window and the choices (scale_choice.h).
+layout(std430, binding = 12) buffer AutoScale { AutoScaleState aut; };
 
 shared float sq[256];
 shared int sk[256];
@@ -39,6 +42,70 @@ shared uint bad[256];
 shared int hist_slot;
 shared uint record_slot;
 shared uvec4 under[256];  // zeros, subnormal, lost_unscaled, max_abs_bits (max)
+shared uint hist_column[kHistBins];  // auto: this step's histogram, all tensors added up
+
+// --loss-scale auto, after this step's decision (thread 0): add its
+// histogram and overflow to the window; when the warm-up ends, a re-check
+// is due, or the window has seen more overflows than it tolerates, choose
+// 2^k from the window (scale_choice.h) and start a new one. A single
+// overflow moves nothing; too many lower the scale by a doubling at least.
+//
+// At a static scale the gradients that flush are stored as zero, so a
+// re-check's histograms cannot show them: their estimate is the growth of
+// the zero fraction over the warm-up's (whose scale flushed no more), and
+// the chooser gets what is left of the target. When that growth alone is
+// past the target, the scale moves up a doubling, if the headroom allows.
+void auto_scale_step(bool found_inf, bool with_histogram) {
+  if (with_histogram) {
+    float sum = 0.0;
+    for (uint b = 0u; b < kHistBins; ++b) {
+      if (b < kHistLogBins) aut.counts[b] += float(hist_column[b]);
+      sum += float(hist_column[b]);
+    }
+    aut.total += sum;
+    aut.zeros += float(hist_column[kHistZero]);
+    aut.window_histograms += 1u;
+  }
+  if (found_inf) aut.window_overflows += 1u;
+  uint seen = st.step + 1u - aut.window_start;  // steps in the window, this one included
+  bool storm = aut.window_overflows > prm.auto_overflow_tolerance;
+  bool warmup = aut.phase == 0u;
+  bool due = warmup ? st.step + 1u >= prm.auto_warmup : (seen >= prm.auto_recheck || storm);
+  if (!due || aut.window_histograms == 0u) return;
+  float zero_frac = aut.total > 0.0 ? aut.zeros / aut.total : 0.0;
+  float flushed = warmup ? 0.0 : max(zero_frac - aut.zero_ref, 0.0);
+  float target = prm.underflow_target - flushed;
+  ScaleChoice c = choose_scale(aut.counts, aut.total, prm.format_sub_exp, prm.format_top_exp, prm.scale_exp_lo,
+                               prm.scale_exp_hi, max(target, 0.0));
+  int k = c.exp;
+  if (!warmup && target < 0.0) {
+    // Up a doubling, when the largest gradient seen still fits.
+    int up = aut.chosen_exp + 1;
+    if (up <= prm.scale_exp_hi && c.headroom - (up - c.exp) >= 0) k = up;
+    else k = max(k, aut.chosen_exp);
+  }
+  // Overflows the histograms did not foresee (their inf and NaN bins give
+  // no magnitude): below the scale that overflowed.
+  if (storm && !warmup) k = min(k, aut.chosen_exp - 1);
+  k = max(k, prm.scale_exp_lo);
+  if (warmup) aut.zero_ref = zero_frac;
+  if (!warmup && k != aut.chosen_exp) aut.moves += 1u;
+  aut.phase = 1u;
+  aut.chosen_exp = k;
+  aut.checks += 1u;
+  aut.met = c.met;
+  aut.last_underflow = c.underflow + flushed;
+  aut.last_headroom = c.headroom - (k - c.exp);
+  st.scale = pow2i(k);
+  st.growth_tracker = 0u;
+  st.hysteresis_left = prm.hysteresis;
+  aut.window_start = st.step + 1u;
+  aut.window_histograms = 0u;
+  aut.window_overflows = 0u;
+  aut.total = 0.0;
+  aut.zeros = 0.0;
+  for (uint b = 0u; b < kHistLogBins; ++b) aut.counts[b] = 0.0;
+}
 
 void main() {
   uint lid = gl_LocalInvocationID.x;
@@ -74,6 +141,20 @@ void main() {
     }
     barrier();
   }
+
+  // --loss-scale auto: add this step's histograms up over the tensors, one
+  // bin per thread, for the window (thread 0 below). Every thread reads the
+  // state before thread 0 changes it.
+  bool auto_mode = prm.scale_mode == kScaleAuto;
+  bool stopped_now = st.nonfinite_master != 0u || st.done != 0u || st.failed != 0u || st.applied >= prm.budget;
+  bool auto_histogram = auto_mode && !stopped_now && prm.histogram_interval != 0u &&
+                        st.step % prm.histogram_interval == 0u;
+  if (auto_histogram && lid < kHistBins) {
+    uint c = 0u;
+    for (uint t = 0u; t < prm.tensors; ++t) c += hist[t * kHistBins + lid];
+    hist_column[lid] = c;
+  }
+  barrier();
 
   if (lid == 0u) {
     float scale = st.scale;
@@ -119,11 +200,14 @@ void main() {
     if (!stopped) {
       if (found_inf) st.overflow_total += 1u;
       // Fail-fast: overflowing while already at the floor.
-      if (found_inf && prm.scale_mode == kScaleDynamic && scale <= prm.min_loss_scale) st.overflows_at_min += 1u;
+      if (found_inf && (prm.scale_mode == kScaleDynamic || auto_mode) && scale <= prm.min_loss_scale)
+        st.overflows_at_min += 1u;
       else if (!found_inf) st.overflows_at_min = 0u;
       if (prm.fail_after_overflows != 0u && st.overflows_at_min >= prm.fail_after_overflows) st.failed = 1u;
 
-      if (prm.scale_mode == kScaleDynamic) {
+      // auto: dynamic scaling through the warm-up, then a static 2^k.
+      bool dynamic_now = prm.scale_mode == kScaleDynamic || (auto_mode && aut.phase == 0u);
+      if (dynamic_now) {
         if (found_inf) {
           // A retry recomputes at a lower scale whatever the hysteresis:
           // at the same scale it would overflow the same way.
@@ -141,6 +225,7 @@ void main() {
           }
         }
       }
+      if (auto_mode) auto_scale_step(found_inf, auto_histogram);
       if (apply) st.applied += 1u;
       if (consume) {
         st.cursor += prm.micro_batches;

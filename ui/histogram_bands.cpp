@@ -1,7 +1,6 @@
 #include "histogram_bands.hpp"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -17,36 +16,19 @@ using train::kHistMinExp;
 using train::kHistNan;
 using train::kHistZero;
 
-struct Limits {
-  double min_subnormal, min_normal;
-};
-
-// From the format's own conversions: the smallest subnormal is the bit
-// pattern 1, the smallest normal has exponent field 1.
-Limits limits(Format f) {
-  switch (f) {
-    case Format::F16: return {fp16_to_f32(0x0001), fp16_to_f32(0x0400)};
-    case Format::BF16: return {bf16_to_f32(0x0001), bf16_to_f32(0x0080)};
-    case Format::CB16: return {cb16_to_f32(0x0001), cb16_to_f32(0x0200)};
-    case Format::F32: break;
-  }
-  return {FLT_TRUE_MIN, FLT_MIN};
-}
-
 double scale_log2(double loss_scale) { return std::log2(std::max(loss_scale, 1e-38)); }
 
 }  // namespace
 
 FormatBands format_bands(Format f, double loss_scale) {
-  const Limits l = limits(f);
   const double ls = scale_log2(loss_scale);
   FormatBands b;
   b.format = f;
   b.scale_log2 = ls;
   // Round to nearest even: below half the smallest subnormal, and at it
   // exactly, a value rounds to zero; above it, up to the subnormal.
-  b.flush_at = std::log2(l.min_subnormal) - 1 - ls;
-  b.normal_from = std::log2(l.min_normal) - ls;
+  b.flush_at = std::log2(format_min_subnormal(f)) - 1 - ls;
+  b.normal_from = std::log2(format_min_normal(f)) - ls;
   b.overflow_above = std::log2(format_max(f)) - ls;
   return b;
 }

@@ -82,10 +82,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
-                  cfg.scaler.mode == config::LossScaleMode::Dynamic    ? "dynamic"
-                  : cfg.scaler.mode == config::LossScaleMode::Static   ? "static"
-                  : cfg.scaler.mode == config::LossScaleMode::PerLayer ? "per-layer"
-                                                                      : "no",
+                  cfg.scaler.mode == config::LossScaleMode::None ? "no" : config::scale_mode_name(cfg.scaler.mode),
                   ctx_->info().name.c_str());
     blank.title = title;
     blank.eval_name = job.language_model                         ? "val loss"

@@ -75,22 +75,24 @@ double format_max(Format f) {
   return 0;
 }
 
-double format_min_normal(Format f) {
-  switch (f) {
-    case Format::F32: return std::numeric_limits<float>::min();
-    case Format::F16: return fp16_to_f32(0x0400);
-    case Format::BF16: return bf16_to_f32(0x0080);
-    case Format::CB16: return cb16_to_f32(0x0200);
-  }
-  return 0;
-}
-
+// From the format's own conversions: the smallest subnormal is the bit
+// pattern 1, the smallest normal has exponent field 1.
 double format_min_subnormal(Format f) {
   switch (f) {
     case Format::F32: return std::numeric_limits<float>::denorm_min();
     case Format::F16: return fp16_to_f32(0x0001);
     case Format::BF16: return bf16_to_f32(0x0001);
     case Format::CB16: return cb16_to_f32(0x0001);
+  }
+  return 0;
+}
+
+double format_min_normal(Format f) {
+  switch (f) {
+    case Format::F32: return std::numeric_limits<float>::min();
+    case Format::F16: return fp16_to_f32(0x0400);
+    case Format::BF16: return bf16_to_f32(0x0080);
+    case Format::CB16: return cb16_to_f32(0x0200);
   }
   return 0;
 }

@@ -7,7 +7,7 @@
 #include "macros.h"
 
 // state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring,
-// bias_correction, lr_table, tensor stats, tensor stats ring
-VKAMP_SHADER_ONE_BUILD(StepControlShader, step_control, 12, void)
+// bias_correction, lr_table, tensor stats, tensor stats ring, auto_scale
+VKAMP_SHADER_ONE_BUILD(StepControlShader, step_control, 13, void)
 
 #endif

@@ -75,6 +75,8 @@ inline AmpPassResult run_amp_pass(Format fmt, const std::vector<uint32_t>& bits,
   bias_correction.fill(0);
   Buffer lr_table(c, 4);  // p.lr_table_len = 1
   lr_table.fill(0);
+  Buffer auto_scale(c, sizeof(train::AutoScaleState));  // scale_mode dynamic: not read
+  auto_scale.fill(0);
 
   auto amp = c.kernel<shader::AmpCheckShader>(fmt, {0});
   auto ctl = c.kernel<shader::StepControlShader>();
@@ -82,7 +84,7 @@ inline AmpPassResult run_amp_pass(Format fmt, const std::vector<uint32_t>& bits,
   seq.begin();
   seq.dispatch(amp, {state, params, grads, range_buf, partial_sq, partial_bad, hist, grad_sum, stats}, {n}, {partials});
   seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table,
-                     stats, stats_ring},
+                     stats, stats_ring, auto_scale},
                {1});
   seq.end();
   seq.run();

@@ -190,7 +190,10 @@ TEST_P(UnderflowAccounting, TrainerReportsEveryStepsCounts) {
     subnormal += total.subnormal;
   }
   t.finish();
-  if (fmt != Format::F32) {
+  // bf16's subnormals are fp32's, which a driver may flush in the fp32
+  // arithmetic that produces them (NVIDIA's does): only fp16's and cb16's
+  // are sure to be reached.
+  if (fmt == Format::F16 || fmt == Format::CB16) {
     EXPECT_GT(subnormal, 0u) << "the scale was meant to put gradients in the subnormals";
   }
 }

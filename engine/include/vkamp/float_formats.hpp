@@ -22,9 +22,11 @@ std::optional<Format> parse_format(std::string_view s);
 size_t format_bytes(Format f);
 // Largest finite value of the format.
 double format_max(Format f);
-// Smallest positive normal and subnormal values of the format.
-double format_min_normal(Format f);
+// Smallest positive value (the subnormal with bit pattern 1) and smallest
+// normal value of the format: where gradients start losing bits, and below
+// half the former, where they round to zero.
 double format_min_subnormal(Format f);
+double format_min_normal(Format f);
 
 uint16_t f32_to_fp16(float f);
 float fp16_to_f32(uint16_t h);

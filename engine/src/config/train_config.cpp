@@ -19,23 +19,33 @@ void check_scale_bounds(const ScalerConfig& sc) {
   if (sc.min_loss_scale > sc.max_loss_scale)
     throw ConfigError(names("min_loss_scale") + " = " + fmt(sc.min_loss_scale) + " is above " + names("max_loss_scale") +
                       " = " + fmt(sc.max_loss_scale));
-  const bool adapts = sc.mode == LossScaleMode::Dynamic || sc.mode == LossScaleMode::PerLayer;
-  if (adapts && (sc.initial_loss_scale < sc.min_loss_scale || sc.initial_loss_scale > sc.max_loss_scale))
+  const bool starts_dynamic = sc.mode == LossScaleMode::Dynamic || sc.mode == LossScaleMode::Suggest ||
+                              sc.mode == LossScaleMode::Auto || sc.mode == LossScaleMode::PerLayer;
+  if (starts_dynamic && (sc.initial_loss_scale < sc.min_loss_scale || sc.initial_loss_scale > sc.max_loss_scale))
     throw ConfigError(names("initial_loss_scale") + " = " + fmt(sc.initial_loss_scale) + " is outside [" +
                       names("min_loss_scale") + ", " + names("max_loss_scale") + "] = [" + fmt(sc.min_loss_scale) + ", " +
                       fmt(sc.max_loss_scale) + "]; set an initial scale inside the range");
   // A retry recomputes the batch at a lower scale; a fixed scale would
   // overflow the same way every time.
-  if (sc.policy == OverflowPolicy::Retry && !adapts)
+  if (sc.policy == OverflowPolicy::Retry && sc.mode != LossScaleMode::Dynamic && sc.mode != LossScaleMode::Suggest &&
+      sc.mode != LossScaleMode::PerLayer)
     throw ConfigError(
         flag_of("overflow_policy") +
         " retry (overflow_policy) recomputes at a backed-off loss scale, which needs dynamic scaling; " +
         "--loss-scale (loss_scaling_factor) is " +
-        (sc.mode == LossScaleMode::Static ? "a static " + fmt(sc.initial_loss_scale) : std::string("none")) +
+        (sc.mode == LossScaleMode::Static ? "a static " + fmt(sc.initial_loss_scale)
+                                           : std::string(scale_mode_name(sc.mode))) +
         ": use --overflow-policy skip, or --loss-scale dynamic");
 }
 
 }  // namespace
+
+uint32_t histogram_interval_for(const ScalerConfig& sc) {
+  if (sc.mode == LossScaleMode::Suggest) return 1;
+  if (sc.mode != LossScaleMode::Auto) return sc.histogram_interval;
+  const uint32_t window = std::max(1u, std::min(sc.auto_warmup, sc.auto_recheck) / 5);
+  return sc.histogram_interval ? std::min(sc.histogram_interval, window) : window;
+}
 
 const std::vector<std::string>& setting_keys() {
   static const std::vector<std::string> keys = keys_of(training_settings());

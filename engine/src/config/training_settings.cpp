@@ -7,8 +7,8 @@ namespace vkamp::config {
 namespace {
 
 const EnumNames<LossScaleMode> kScaleModeNames = {
-    {"none", LossScaleMode::None}, {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic},
-    {"per_layer", LossScaleMode::PerLayer}};
+    {"none", LossScaleMode::None},       {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic},
+    {"suggest", LossScaleMode::Suggest}, {"auto", LossScaleMode::Auto},     {"per_layer", LossScaleMode::PerLayer}};
 const EnumNames<OverflowPolicy> kPolicyNames = {
     {"skip", OverflowPolicy::Skip}, {"apply", OverflowPolicy::Apply}, {"retry", OverflowPolicy::Retry}};
 const EnumNames<OptimizerKind> kOptimizerNames = {
@@ -49,18 +49,22 @@ Row fp16_type_row() {
   return s;
 }
 
-// dynamic | none | a fixed scale: the mode and, when fixed, the scale.
+// dynamic | none | suggest | auto | a fixed scale: the mode and, when
+// fixed, the scale.
 Row loss_scaling_factor_row() {
-  Row s = row<TrainConfig>("loss_scaling_factor",
-                           {kScalingGroup, "S",
-                            "dynamic | per-layer (one adaptive scale per layer of an MLP-like chain) | none | "
-                            "a fixed positive scale (= loss_scaling_factor)"});
+  Row s = row<TrainConfig>(
+      "loss_scaling_factor",
+      {kScalingGroup, "S",
+       "dynamic | none | a fixed positive scale | suggest (after --suggest-steps dynamic updates, print the "
+       "power of two the gradient histograms call for, and exit 0 without saving weights) | auto (that power of "
+       "two after --auto-warmup dynamic steps, re-checked every --auto-recheck) | per-layer (one adaptive scale "
+       "per layer of an MLP-like chain) (= loss_scaling_factor)"});
   s.flag = "--loss-scale";
   s.flag_alias_help = "Cerebras name for --loss-scale";
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
     std::string t = lower(v);
     if (t == "per-layer") t = "per_layer";  // the flag's spelling of the YAML value
-    if (t == "dynamic" || t == "none" || t == "per_layer") {
+    if (t == "dynamic" || t == "none" || t == "suggest" || t == "auto" || t == "per_layer") {
       c.scaler.mode = parse_name(kScaleModeNames, t, l);
       return;
     }
@@ -68,7 +72,7 @@ Row loss_scaling_factor_row() {
     try {
       x = parse_double(v, l);
     } catch (const ConfigError&) {
-      fail(l, "'" + v + "' is not dynamic, per-layer, none or a positive number");
+      fail(l, "'" + v + "' is not dynamic, none, suggest, auto, per-layer or a positive number");
     }
     if (!(x > 0)) fail(l, "a static loss scale must be > 0 (got " + v + ")");
     c.scaler.mode = LossScaleMode::Static;
@@ -168,6 +172,22 @@ std::vector<Row> scaling_rows() {
                VKAMP_FIELD(scaler.fail_after_overflows)), "fail_after"),
       count<T>("histogram_interval", {kScalingGroup, "N", "gradient exponent histograms every N steps (0 = never)"},
                VKAMP_FIELD(scaler.histogram_interval)),
+      // --loss-scale suggest and auto (train/scale_choice.h).
+      real<T>("underflow_target",
+              {kScalingGroup, "X",
+               "suggest and auto: the fraction of gradient elements allowed to flush to zero, in [0, 1) "
+               "(0.001 = 0.1%)"},
+              VKAMP_FIELD(scaler.underflow_target), Range::from_to_below(0, 1)),
+      count<T>("suggest_steps", {kScalingGroup, "N", "suggest: updates at the dynamic scale before the suggestion"},
+               VKAMP_FIELD(scaler.suggest_steps), 1),
+      count<T>("auto_warmup", {kScalingGroup, "N", "auto: steps of dynamic scaling before the first choice"},
+               VKAMP_FIELD(scaler.auto_warmup), 1),
+      count<T>("auto_recheck", {kScalingGroup, "N", "auto: steps between re-checks of the scale"},
+               VKAMP_FIELD(scaler.auto_recheck), 1),
+      count<T>("auto_overflow_tolerance",
+               {kScalingGroup, "N",
+                "auto: overflowed steps a re-check window takes; one more re-checks at once, a doubling lower"},
+               VKAMP_FIELD(scaler.auto_overflow_tolerance)),
       real<T>("max_gradient_norm",
               {kClippingGroup, "X", "clip the global L2 norm of the gradients to X (0 = off)"},
               VKAMP_FIELD(clip.max_norm), Range::at_least(0)),

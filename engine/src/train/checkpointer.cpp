@@ -33,7 +33,7 @@ std::string Checkpointer::meta() const {
          " params=" + std::to_string(model_.param_elements());
 }
 
-void Checkpointer::save(const std::string& path, const TrainState& st) const {
+void Checkpointer::save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale) const {
   CheckpointFile ck;
   const std::string m = meta();
   ck.sections["meta"] = std::vector<uint8_t>(m.begin(), m.end());
@@ -45,6 +45,7 @@ void Checkpointer::save(const std::string& path, const TrainState& st) const {
     ck.sections[name] = std::move(b);
   }
   ck.sections["state"] = bytes_of(&st, 1);
+  ck.sections["auto_scale"] = bytes_of(&auto_scale, 1);
   ck.sections["seed"] = bytes_of(&seed_, 1);
   if (layers_) {
     const std::vector<LayerScale> l = layers_->read();
@@ -53,7 +54,7 @@ void Checkpointer::save(const std::string& path, const TrainState& st) const {
   save_checkpoint_file(path, ck);
 }
 
-TrainState Checkpointer::load(const std::string& path) const {
+TrainState Checkpointer::load(const std::string& path, AutoScaleState& auto_scale) const {
   CheckpointFile ck = load_checkpoint_file(path);
   const auto& saved_meta = section(ck, path, "meta", 0);
   const std::string have(saved_meta.begin(), saved_meta.end()), want = meta();
@@ -73,6 +74,10 @@ TrainState Checkpointer::load(const std::string& path) const {
   model_.moment2().write(m2.data(), m2.size());
   TrainState st;
   std::memcpy(&st, section(ck, path, "state", sizeof(st)).data(), sizeof(st));
+  // Checkpoints from before --loss-scale auto have no such section.
+  auto_scale = AutoScaleState{};
+  if (ck.sections.count("auto_scale"))
+    std::memcpy(&auto_scale, section(ck, path, "auto_scale", sizeof(auto_scale)).data(), sizeof(auto_scale));
   if (layers_) {
     if (!ck.sections.count("layer_scales"))
       throw CheckpointError("checkpoint " + path +

@@ -3,19 +3,24 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <tuple>
 
 #include "step_codes.h"
 
 namespace vkamp::train {
 namespace {
 
+// Suggest is dynamic scaling on the GPU: the application makes the suggestion.
 uint32_t scale_mode_code(config::LossScaleMode m) {
   switch (m) {
     case config::LossScaleMode::None: return kScaleNone;
     case config::LossScaleMode::Static: return kScaleStatic;
+    case config::LossScaleMode::Auto: return kScaleAuto;
     case config::LossScaleMode::PerLayer: return kScalePerLayer;
-    default: return kScaleDynamic;
+    case config::LossScaleMode::Dynamic:
+    case config::LossScaleMode::Suggest: break;
   }
+  return kScaleDynamic;
 }
 
 uint32_t policy_code(config::OverflowPolicy p) {
@@ -35,6 +40,12 @@ void set_scaler_params(TrainParams& p, const config::ScalerConfig& sc) {
   p.policy = policy_code(sc.policy);
   p.max_retries = sc.max_retries;
   p.fail_after_overflows = sc.fail_after_overflows;
+  // --loss-scale auto
+  p.auto_warmup = sc.auto_warmup;
+  p.auto_recheck = sc.auto_recheck;
+  p.auto_overflow_tolerance = sc.auto_overflow_tolerance;
+  p.underflow_target = float(sc.underflow_target);
+  std::tie(p.scale_exp_lo, p.scale_exp_hi) = scale_exponent_range(sc);
 }
 
 void set_optimizer_params(TrainParams& p, const config::OptimizerConfig& oc) {
@@ -57,6 +68,16 @@ TrainState initial_state(const config::TrainConfig& cfg, const TrainParams& p) {
 
 }  // namespace
 
+FormatExponents format_exponents(Format f) {
+  return {int(std::lround(std::log2(format_min_subnormal(f)))), int(std::floor(std::log2(format_max(f))))};
+}
+
+std::pair<int, int> scale_exponent_range(const config::ScalerConfig& sc) {
+  const int lo = int(std::ceil(std::log2(std::max(sc.min_loss_scale, 1e-38))));
+  const int hi = int(std::floor(std::log2(std::min(sc.max_loss_scale, 3.4028234663852886e38))));
+  return {std::clamp(lo, -126, 127), std::clamp(hi, -126, 127)};
+}
+
 uint32_t optimizer_code(config::OptimizerKind k) {
   return k == config::OptimizerKind::SGD ? kOptimizerSgd : k == config::OptimizerKind::Adam ? kOptimizerAdam : kOptimizerAdamW;
 }
@@ -66,7 +87,10 @@ TrainParams train_params(const config::TrainConfig& cfg, const StepShape& shape)
   set_scaler_params(p, cfg.scaler);
   p.budget = shape.budget;
   p.micro_batches = cfg.grad_accum;
-  p.histogram_interval = cfg.scaler.histogram_interval;
+  p.histogram_interval = config::histogram_interval_for(cfg.scaler);
+  const FormatExponents fe = format_exponents(cfg.precision);
+  p.format_sub_exp = fe.sub_exp;
+  p.format_top_exp = fe.top_exp;
   set_optimizer_params(p, cfg.optimizer);
   p.max_norm = float(cfg.clip.max_norm);
   p.max_value = float(cfg.clip.max_value);
@@ -129,7 +153,17 @@ StepParams::StepParams(Context& ctx, const config::TrainConfig& cfg, const StepS
   const TrainState st = initial_state(cfg, p);
   state_ = std::make_unique<Buffer>(ctx, sizeof(st));
   state_->write(&st, sizeof(st));
+  auto_scale_ = std::make_unique<Buffer>(ctx, sizeof(AutoScaleState));
+  auto_scale_->fill(0);
 }
+
+AutoScaleState StepParams::read_auto_scale() {
+  AutoScaleState a;
+  auto_scale_->read(&a, sizeof(a));
+  return a;
+}
+
+void StepParams::write_auto_scale(const AutoScaleState& a) { auto_scale_->write(&a, sizeof(a)); }
 
 TrainState StepParams::read_state() {
   TrainState st;

@@ -169,7 +169,7 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
   auto ctl = ctx_.kernel<shader::StepControlShader>();
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),
                      ring_.records(), params_.bias_corrections(), params_.lr_table(), *tensor_stats_,
-                     ring_.tensor_stats()},
+                     ring_.tensor_stats(), params_.auto_scale()},
                {1}, "step_control");
   // Per-layer loss scaling: each group's next scale from the per-tensor
   // statistics step_control just published (and the 1/S_g this step's

@@ -49,6 +49,8 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
   updates_per_epoch_ = steps_per_epoch_ / M;
   budget_ = cfg.epochs * updates_per_epoch_;
   if (cfg.max_steps) budget_ = std::min(budget_, cfg.max_steps);
+  // --loss-scale suggest trains only the updates its suggestion reads.
+  if (cfg.scaler.mode == config::LossScaleMode::Suggest) budget_ = std::min(budget_, cfg.scaler.suggest_steps);
   eval_period_ = cfg.eval_every ? cfg.eval_every : updates_per_epoch_;
   next_epoch_end_ = eval_period_;
   const uint32_t tries = cfg.scaler.policy == config::OverflowPolicy::Retry ? cfg.scaler.max_retries + 1 : 1;
@@ -115,6 +117,11 @@ TrainState Trainer::read_state() {
   return params_->read_state();
 }
 
+AutoScaleState Trainer::read_auto_scale() {
+  flush();
+  return params_->read_auto_scale();
+}
+
 std::vector<LayerScaleReading> Trainer::read_layer_scales() {
   std::vector<LayerScaleReading> out;
   LayerScales* layers = program_->layer_scales();
@@ -168,7 +175,7 @@ void Trainer::checkpoint_if_due() {
   TrainState st = read_state();
   // Rank 0 writes for all: the replicas are identical (check_replicas_if_due).
   if (comm_.rank() == 0 && !failed_seen_ && !st.failed && st.nonfinite_master == 0)
-    checkpointer_->save(cfg_.checkpoint_path, st);
+    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale());
   last_checkpoint_ = submitted;
   checkpoint_waits_ += ctx_.host_waits() - w;
 }
@@ -273,7 +280,8 @@ TrainSummary Trainer::finish() {
   s.final_scale = st.scale;
   s.failure = failure_text(st);
   s.failed = !s.failure.empty();
-  if (comm_.rank() == 0 && !s.failed && !cfg_.checkpoint_path.empty()) checkpointer_->save(cfg_.checkpoint_path, st);
+  if (comm_.rank() == 0 && !s.failed && !cfg_.checkpoint_path.empty())
+    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale());
   return s;
 }
 
@@ -364,12 +372,14 @@ std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) 
 void Trainer::save_checkpoint(const std::string& path) {
   flush();
   if (comm_.rank() != 0) return;  // the replicas are identical: rank 0 writes for all
-  checkpointer_->save(path, params_->read_state());
+  checkpointer_->save(path, params_->read_state(), params_->read_auto_scale());
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
   flush();
-  TrainState st = checkpointer_->load(path);
+  AutoScaleState auto_scale;
+  TrainState st = checkpointer_->load(path, auto_scale);
+  params_->write_auto_scale(auto_scale);
   st.done = st.applied >= budget_ ? 1u : 0u;  // a longer run may continue a finished one
   st.replay = 0;                              // replays count from this trainer's start
   params_->write_state(st);

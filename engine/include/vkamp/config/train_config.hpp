@@ -28,9 +28,13 @@
 
 namespace vkamp::config {
 
+// Suggest: trains suggest_steps updates at the dynamic scale, then the
+// application reports the power of two the histograms call for (and stops).
+// Auto: dynamic for auto_warmup steps, then that power of two, re-checked
+// every auto_recheck steps on the GPU (train/scale_choice.h).
 // PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
 // following its own gradients' amax history (train/layer_scales.hpp).
-enum class LossScaleMode { None, Static, Dynamic, PerLayer };
+enum class LossScaleMode { None, Static, Dynamic, Suggest, Auto, PerLayer };
 enum class OverflowPolicy { Skip, Apply, Retry };
 enum class OptimizerKind { SGD, Adam, AdamW };  // SGD takes momentum (0 = plain)
 enum class LrSchedule { Constant, Step, Cosine };
@@ -53,11 +57,22 @@ struct ScalerConfig {
   uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
   uint32_t fail_after_overflows = 100;  // stop after this many consecutive overflows at min_loss_scale
   uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
+  // --loss-scale suggest and auto (train/scale_choice.h).
+  double underflow_target = 0.001;  // fraction of gradient elements allowed to flush to zero
+  uint32_t suggest_steps = 50;      // suggest: updates at the dynamic scale before the suggestion
+  uint32_t auto_warmup = 50;        // auto: steps of dynamic scaling before the first choice
+  uint32_t auto_recheck = 200;      // auto: steps between re-checks
+  uint32_t auto_overflow_tolerance = 2;  // auto: overflowed steps a window takes before it re-checks at once
   // PerLayer only, for tests and experiments (no settings row): fixed scales,
   // one per scale group in forward order (LayerScales), that never adapt.
   // Empty: every group starts at initial_loss_scale and follows its history.
   std::vector<double> fixed_layer_scales;
 };
+
+// The histogram interval the GPU uses: suggest takes one every step; auto
+// at least five per warm-up and re-check window (and never fewer than the
+// user's interval asks); the other modes the user's.
+uint32_t histogram_interval_for(const ScalerConfig& sc);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::SGD;

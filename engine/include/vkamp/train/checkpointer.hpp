@@ -1,5 +1,7 @@
 // Checkpoints of a training run: the fp32 masters, the optimizer moments,
-// the GPU TrainState and the seed (the data order), in the file format of
+// the GPU TrainState, --loss-scale auto's state (section "auto_scale"; a
+// checkpoint without it loads as a fresh one) and the seed (the data
+// order), in the file format of
 // checkpoint_file.hpp. A checkpoint loads only into the same model,
 // precision and seed.
 #pragma once
@@ -20,10 +22,11 @@ class Checkpointer {
       : model_(model), seed_(seed), layers_(layers) {}
 
   // The caller has waited for the steps in flight. Throws CheckpointError.
-  void save(const std::string& path, const TrainState& st) const;
+  void save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale) const;
   // Writes the masters (and working copy) and moments into the model and
-  // returns the saved state. Throws CheckpointError naming what differs.
-  TrainState load(const std::string& path) const;
+  // returns the saved state, and the auto scaler's into `auto_scale`.
+  // Throws CheckpointError naming what differs.
+  TrainState load(const std::string& path, AutoScaleState& auto_scale) const;
 
  private:
   std::string meta() const;

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "vkamp/buffer.hpp"
@@ -23,6 +24,16 @@ struct StepShape {
   uint32_t ring_size = 0;       // step records
   uint32_t hist_ring_size = 0;  // histogram slots
 };
+
+// The chooser's whole-exponent edges of a format (scale_choice.h):
+// log2 of its smallest subnormal and floor(log2) of its largest value.
+struct FormatExponents {
+  int sub_exp = 0, top_exp = 0;
+};
+FormatExponents format_exponents(Format f);
+// The chooser's range of k: ceil(log2(min_loss_scale)) ..
+// floor(log2(max_loss_scale)), within what 2^k in fp32 can be.
+std::pair<int, int> scale_exponent_range(const config::ScalerConfig& sc);
 
 // TrainParams for `cfg` (bias_table_len stays 0: the table sets it).
 TrainParams train_params(const config::TrainConfig& cfg, const StepShape& shape);
@@ -46,6 +57,11 @@ class StepParams {
   Buffer& state() { return *state_; }
   Buffer& bias_corrections() { return *bias_correction_; }
   Buffer& lr_table() { return *lr_table_; }
+  // --loss-scale auto's window and choices (scale_choice.h): zeroed at the
+  // start, read and written with the checkpoint.
+  Buffer& auto_scale() { return *auto_scale_; }
+  AutoScaleState read_auto_scale();
+  void write_auto_scale(const AutoScaleState& a);
 
   // Plain reads and writes of the state: the caller has waited for the steps in flight.
   TrainState read_state();
@@ -57,7 +73,7 @@ class StepParams {
   void set_scaler(const config::ScalerConfig& sc, uint32_t grad_accum);
 
  private:
-  std::unique_ptr<Buffer> params_, state_, bias_correction_, lr_table_;
+  std::unique_ptr<Buffer> params_, state_, bias_correction_, lr_table_, auto_scale_;
 };
 
 }  // namespace vkamp::train

@@ -82,6 +82,16 @@ struct TrainParams {
   uint tensors;              // parameter tensors (histograms per tensor)
   uint partials;             // amp_check workgroups
   uint bias_table_len;       // Adam: entries of the bias-correction table
+  // --loss-scale auto (scale_choice.h, step_control.comp): the chooser's
+  // settings and range.
+  uint auto_warmup;          // steps of dynamic scaling before the first choice
+  uint auto_recheck;         // steps between re-checks
+  uint auto_overflow_tolerance;  // overflowed steps a window takes before its re-check comes at once
+  float underflow_target;    // fraction of the elements allowed to flush to zero
+  int scale_exp_lo;          // ceil(log2(min_loss_scale)): the lowest 2^k the chooser takes
+  int scale_exp_hi;          // floor(log2(max_loss_scale))
+  int format_sub_exp;        // log2 of the format's smallest subnormal
+  int format_top_exp;        // floor(log2) of the format's largest value
 };
 
 // One per step, in a host-visible ring the host reads a few steps later.

@@ -128,6 +128,8 @@ class Trainer {
   Model& model() { return *model_; }
   // Blocking reads of the GPU state (waits for all submitted work).
   TrainState read_state();
+  // --loss-scale auto's window and choices (scale_choice.h).
+  AutoScaleState read_auto_scale();
   // Per-layer loss scaling's groups, in forward order; empty in the other modes.
   std::vector<LayerScaleReading> read_layer_scales();
   void save_checkpoint(const std::string& path);

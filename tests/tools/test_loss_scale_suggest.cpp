@@ -1,0 +1,109 @@
+// vkamp-train --loss-scale suggest and auto as a user runs them: the
+// suggestion's report (the scale, per tensor its headroom and underflow,
+// the YAML line), the exit without weights, the YAML line fed back through
+// --config, and bad values of the new flags (exit 2, naming the flag).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <string>
+
+#include "support/cli_test.hpp"
+#include "support/test_paths.hpp"
+
+namespace {
+
+using Result = vkamp::test::ChildResult;
+using vkamp::test::rejected;
+
+Result run_tool(const std::string& args) {
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-train " + args);
+}
+
+// 4 features, 3 classes by the arg-max of a fixed linear map.
+void write_table(const std::string& path, int rows, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> n;
+  const double w[3][4] = {{1, -2, 0.5, 1}, {-1, 1, 2, 0}, {0.5, 0.5, -1, -2}};
+  std::ofstream f(path);
+  f << "a,b,c,d,kind\n";
+  for (int r = 0; r < rows; ++r) {
+    double x[4], top = -1e300;
+    int best = 0;
+    for (double& e : x) e = n(gen);
+    for (int c = 0; c < 3; ++c) {
+      const double s = w[c][0] * x[0] + w[c][1] * x[1] + w[c][2] * x[2] + w[c][3] * x[3];
+      if (s > top) top = s, best = c;
+    }
+    f << x[0] << "," << x[1] << "," << x[2] << "," << x[3] << "," << best << "\n";
+  }
+}
+
+class LossScaleSuggest : public vkamp::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    write_table(path("train.csv"), 640, 1);
+    write_table(path("test.csv"), 200, 2);
+  }
+  std::string data() const { return " --train " + path("train.csv") + " --test " + path("test.csv") + " --label kind"; }
+};
+
+TEST_F(LossScaleSuggest, PrintsTheScalePerTensorFiguresAndAYamlLineThatLoadsBack) {
+  const Result r = run_tool(data() + " --loss-scale suggest --suggest-steps 12 --quiet --save " + path("w.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("from the histograms of 12 steps"), std::string::npos) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(suggested scale 2\^(-?\d+) = (\S+): headroom (-?\d+) )"
+                                                        R"(doublings, underflow (\S+)%)")))
+      << r.output;
+  const int exp = std::stoi(m[1]);
+  EXPECT_EQ(std::stod(m[2]), std::ldexp(1.0, exp));
+  EXPECT_GE(std::stoi(m[3]), 0) << "the default range holds a scale that cannot overflow";
+  EXPECT_LE(std::stod(m[4]), 0.1) << "the default target is met";
+  // One row per tensor of the default MLP (4-64r-64r-3): name, elements
+  // (12 steps of each), headroom, underflow.
+  for (const char* t : {"fc1.weight", "fc1.bias", "fc2.weight", "fc3.bias"})
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n  ") + t + R"( +\d+ +-?\d+ +\S+%\n)"))) << t;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n  fc1.weight +3072 )"))) << "4 x 64 x 12 steps:\n"
+                                                                                   << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\nloss_scaling_factor: (\S+)\n)"))) << r.output;
+  const std::string yaml_value = m[1];
+  EXPECT_EQ(std::stod(yaml_value), std::ldexp(1.0, exp));
+  // It reports and exits: no evaluation, no weights.
+  EXPECT_EQ(r.output.find("held-out accuracy"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("w.safetensors")));
+
+  std::ofstream(path("scale.yaml")) << "loss_scaling_factor: " << yaml_value << "\n";
+  const Result s = run_tool(data() + " --config " + path("scale.yaml") + " --epochs 1");
+  ASSERT_EQ(s.status, 0) << s.output;
+  EXPECT_NE(s.output.find("static loss scale"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("held-out accuracy"), std::string::npos) << s.output;
+}
+
+TEST_F(LossScaleSuggest, AutoTrainsAndEndsAtAPowerOfTwo) {
+  const Result r = run_tool(data() + " --loss-scale auto --auto-warmup 5 --auto-recheck 5 --epochs 2 --quiet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(final scale (\S+),)"))) << r.output;
+  int e;
+  EXPECT_EQ(std::frexp(std::stod(m[1]), &e), 0.5) << r.output;
+  EXPECT_NE(r.output.find("held-out accuracy"), std::string::npos) << r.output;
+}
+
+TEST_F(LossScaleSuggest, BadValuesExit2NamingTheFlag) {
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale sugest"), "--loss-scale"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale suggest --underflow-target 1"), "--underflow-target"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale suggest --underflow-target -0.1"), "--underflow-target"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale suggest --suggest-steps 0"), "--suggest-steps"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale auto --auto-warmup 0"), "--auto-warmup"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale auto --auto-recheck x"), "--auto-recheck"));
+  EXPECT_TRUE(rejected(run_tool(data() + " --loss-scale auto --overflow-policy retry"), "--overflow-policy"));
+  std::ofstream(path("bad.yaml")) << "loss_scaling_factor: auto\nunderflow_target: 2\n";
+  EXPECT_TRUE(rejected(run_tool(data() + " --config " + path("bad.yaml")), "underflow_target"));
+}
+
+}  // namespace
