@@ -51,6 +51,8 @@ std::string describe_run(const config::TrainConfig& cfg) {
     case config::LossScaleMode::Auto:
       return s + ", auto loss scale (dynamic for " + std::to_string(cfg.scaler.auto_warmup) +
              " steps, then re-checked every " + std::to_string(cfg.scaler.auto_recheck) + ")";
+    case config::LossScaleMode::PerLayer:
+      return s + ", per-layer loss scales from " + scale_text(cfg.scaler.initial_loss_scale);
   }
   return s;
 }
@@ -319,6 +321,14 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
 
 void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const RunResult& s) {
   print_summary(cfg, s);
+  // --loss-scale per-layer: each layer's scale as the run left it, forward order.
+  const std::vector<train::LayerScaleReading> layers = trainer.read_layer_scales();
+  if (!layers.empty()) {
+    std::printf("  per-layer loss scales (layer: scale, amax of its window, overflows):");
+    for (const train::LayerScaleReading& l : layers)
+      std::printf(" %s: 2^%g, %.3g, %u;", l.layer.c_str(), std::log2(double(l.scale)), double(l.amax), l.overflows);
+    std::printf("\n");
+  }
   std::printf("%s", underflow_summary(cfg.precision, s).c_str());
   if (!s.stopped_early_at.empty() && s.best)
     std::printf("  stopped early at %s (--early-stop %u): no better held-out %s since %s (%s)\n",

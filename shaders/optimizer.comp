@@ -12,6 +12,7 @@
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "vkamp/train/train_state.h"
+#include "vkamp/train/layer_scale.h"
 #include "step_codes.h"
 #include "elementwise.glsl"
 
@@ -25,16 +26,21 @@ layout(std430, binding = 4) buffer M1 { float m1[]; };
 layout(std430, binding = 5) buffer M2 { float m2[]; };
 layout(std430, binding = 6) writeonly buffer Working { sfp wk[]; };
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
+// Per-layer loss scaling: the run's gradients carry layer[group].inv_scale's
+// scale (layer_scale.comp), not the global one.
+layout(std430, binding = 8) readonly buffer Layers { LayerScale layer[]; };
 // Elements [first, first + n); decay = 0 turns weight decay off there (a
-// run of biases and norm gains under --no-decay-vectors).
+// run of biases and norm gains under --no-decay-vectors); group: the scale
+// group of a per-layer scaled run, kNoScaleGroup otherwise.
 #include "interface/optimizer.h"
 
 void main() {
   if (st.apply == 0u) return;
   float lr = st.lr, wd = p.decay != 0u ? prm.weight_decay : 0.0;
+  float inv_scale = p.group == kNoScaleGroup ? st.inv_scale : layer[p.group].inv_scale;
   FOR_EACH_ELEMENT(j, p.n) {
     uint i = p.first + j;
-    float grad = (ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i])) * st.inv_scale;
+    float grad = (ACCUMULATED != 0u ? gsum[i] : sfp2f(g[i])) * inv_scale;
     // clamp() may return a bound for NaN: a NaN gradient (policy apply)
     // must reach the master weight, where the check below sees it.
     if (prm.max_value > 0.0 && !is_nan_bits(grad)) grad = clamp(grad, -prm.max_value, prm.max_value);

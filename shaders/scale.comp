@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // y = x * factor * {1, s, 1/s} with s read from a GPU buffer (the loss
-// scale), in fp32: 2^16 and its reciprocal are not fp16 values.
+// scale, or one group's factor of per-layer scaling: s[p.index]), in fp32: 2^16 and its reciprocal are not fp16 values.
 #include "types.glsl"
 #include "elementwise.glsl"
 
@@ -13,7 +13,7 @@ layout(std430, binding = 2) readonly buffer S { float s[]; };
 
 void main() {
   float f = p.factor;
-  if (SCALE_BY == 1u) f *= s[0];
-  if (SCALE_BY == 2u) f /= s[0];
+  if (SCALE_BY == 1u) f *= s[p.index];
+  if (SCALE_BY == 2u) f /= s[p.index];
   FOR_EACH_ELEMENT(i, p.n) y[i] = f2sfp(sfp2f(x[i]) * f);
 }

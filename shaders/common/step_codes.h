@@ -15,6 +15,8 @@ VKAMP_CODE(kScaleNone, 0u)
 VKAMP_CODE(kScaleStatic, 1u)
 VKAMP_CODE(kScaleDynamic, 2u)
 VKAMP_CODE(kScaleAuto, 3u)      // dynamic for a warm-up, then chosen from the histograms (scale_choice.h)
+// per-layer scaling: step_control leaves TrainState.scale to layer_scale.comp
+VKAMP_CODE(kScalePerLayer, 4u)
 // TrainParams.policy: what an overflowed step does
 VKAMP_CODE(kPolicySkip, 0u)
 VKAMP_CODE(kPolicyApply, 1u)

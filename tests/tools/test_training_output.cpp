@@ -208,6 +208,30 @@ TEST_F(TrainingOutput, SummarySaysWhatTheScaleSavedAndTheHeadroom) {
                          "without overflow");
 }
 
+// --loss-scale per-layer: the summary gives each layer's scale; a model
+// where one gradient would sum two layers' scales (a residual add across a
+// layer) is refused with exit status 2, naming the node.
+TEST_F(TrainingOutput, PerLayerScalingPrintsEachLayersScaleAndRefusesAResidual) {
+  Result r = run_tool("vkamp-train", data() + " --epochs 1 --quiet --precision fp16 --loss-scale per-layer");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("per-layer loss scales (layer: scale, amax of its window, overflows): "), std::string::npos)
+      << r.output;
+  std::ofstream(path("residual.yaml")) << "input: {name: x, shape: [4]}\n"
+                                          "params:\n"
+                                          "  - {name: fc1.weight, dims: [4, 4]}\n"
+                                          "  - {name: fc2.weight, dims: [4, 4]}\n"
+                                          "  - {name: fc3.weight, dims: [3, 4]}\n"
+                                          "nodes:\n"
+                                          "  - {name: fc1, op: linear, inputs: [x, fc1.weight]}\n"
+                                          "  - {name: fc2, op: linear, inputs: [fc1, fc2.weight]}\n"
+                                          "  - {name: r, op: add, inputs: [fc2, fc1]}\n"
+                                          "  - {name: fc3, op: linear, inputs: [r, fc3.weight]}\n"
+                                          "output: fc3\n";
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --model " + path("residual.yaml") +
+                                                   " --epochs 1 --precision fp16 --loss-scale per-layer"),
+                       "node 'r' joins the outputs of layers 'fc2' and 'fc1'"));
+}
+
 // At lr 0 the held-out accuracy never improves on the first epoch's: with
 // patience 2 the run stops after epoch 3 of 10, and says so.
 TEST_F(TrainingOutput, EarlyStopEndsARunThatStopsImproving) {

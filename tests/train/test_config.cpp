@@ -318,6 +318,26 @@ TEST(ConfigNames, RoundTripThroughTheirKeys) {
   EXPECT_STREQ(scale_mode_name(LossScaleMode::None), "none");
   EXPECT_EQ(with("loss_scaling_factor", scale_mode_name(LossScaleMode::None)).scaler.mode,
             LossScaleMode::None);
+  // Per-layer scaling: YAML's per_layer, and the flag's per-layer.
+  EXPECT_STREQ(scale_mode_name(LossScaleMode::PerLayer), "per_layer");
+  EXPECT_EQ(with("loss_scaling_factor", "per_layer").scaler.mode, LossScaleMode::PerLayer);
+  EXPECT_EQ(with("loss_scaling_factor", "Per-Layer").scaler.mode, LossScaleMode::PerLayer);
+}
+
+// Per-layer scaling refuses clipping by the global norm, which amp_check
+// sums over gradients that carry different scales.
+TEST(ConfigRules, PerLayerScalingRefusesClippingByNorm) {
+  TrainConfig c;
+  c.scaler.mode = LossScaleMode::PerLayer;
+  validate(c);
+  c.clip.max_norm = 1;
+  try {
+    validate(c);
+    FAIL() << "max_gradient_norm with per-layer scaling was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--max-gradient-norm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--loss-scale per-layer"), std::string::npos) << e.what();
+  }
 }
 
 // ---- step lists --------------------------------------------------------------

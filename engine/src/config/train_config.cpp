@@ -19,15 +19,16 @@ void check_scale_bounds(const ScalerConfig& sc) {
   if (sc.min_loss_scale > sc.max_loss_scale)
     throw ConfigError(names("min_loss_scale") + " = " + fmt(sc.min_loss_scale) + " is above " + names("max_loss_scale") +
                       " = " + fmt(sc.max_loss_scale));
-  const bool starts_dynamic =
-      sc.mode == LossScaleMode::Dynamic || sc.mode == LossScaleMode::Suggest || sc.mode == LossScaleMode::Auto;
+  const bool starts_dynamic = sc.mode == LossScaleMode::Dynamic || sc.mode == LossScaleMode::Suggest ||
+                              sc.mode == LossScaleMode::Auto || sc.mode == LossScaleMode::PerLayer;
   if (starts_dynamic && (sc.initial_loss_scale < sc.min_loss_scale || sc.initial_loss_scale > sc.max_loss_scale))
     throw ConfigError(names("initial_loss_scale") + " = " + fmt(sc.initial_loss_scale) + " is outside [" +
                       names("min_loss_scale") + ", " + names("max_loss_scale") + "] = [" + fmt(sc.min_loss_scale) + ", " +
                       fmt(sc.max_loss_scale) + "]; set an initial scale inside the range");
   // A retry recomputes the batch at a lower scale; a fixed scale would
   // overflow the same way every time.
-  if (sc.policy == OverflowPolicy::Retry && sc.mode != LossScaleMode::Dynamic && sc.mode != LossScaleMode::Suggest)
+  if (sc.policy == OverflowPolicy::Retry && sc.mode != LossScaleMode::Dynamic && sc.mode != LossScaleMode::Suggest &&
+      sc.mode != LossScaleMode::PerLayer)
     throw ConfigError(
         flag_of("overflow_policy") +
         " retry (overflow_policy) recomputes at a backed-off loss scale, which needs dynamic scaling; " +
@@ -72,6 +73,13 @@ void validate(const TrainConfig& cfg) {
                       "cannot both be set: clip by the global norm or by value, not both (got " +
                       fmt(cfg.clip.max_norm) + " and " + fmt(cfg.clip.max_value) + ")");
   check_scale_bounds(cfg.scaler);
+  // Per-layer scaling (issue 24 §3): the global norm is summed by amp_check
+  // from gradients that each carry their own layer's scale, and unscaled by
+  // one S; until it unscales per tensor, clipping by norm would clip wrongly.
+  if (cfg.scaler.mode == LossScaleMode::PerLayer && cfg.clip.max_norm > 0)
+    throw ConfigError("--max-gradient-norm (max_gradient_norm) is not supported with --loss-scale per-layer yet "
+                      "(the norm is taken of gradients that carry different scales); clip by value "
+                      "(--max-gradient-value) or use --loss-scale dynamic");
   if (cfg.resume && cfg.checkpoint_path.empty())
     throw ConfigError("--resume (resume: true) needs a checkpoint file: give --checkpoint FILE (checkpoint)");
 }

@@ -8,7 +8,7 @@ namespace {
 
 const EnumNames<LossScaleMode> kScaleModeNames = {
     {"none", LossScaleMode::None},       {"static", LossScaleMode::Static}, {"dynamic", LossScaleMode::Dynamic},
-    {"suggest", LossScaleMode::Suggest}, {"auto", LossScaleMode::Auto}};
+    {"suggest", LossScaleMode::Suggest}, {"auto", LossScaleMode::Auto},     {"per_layer", LossScaleMode::PerLayer}};
 const EnumNames<OverflowPolicy> kPolicyNames = {
     {"skip", OverflowPolicy::Skip}, {"apply", OverflowPolicy::Apply}, {"retry", OverflowPolicy::Retry}};
 const EnumNames<OptimizerKind> kOptimizerNames = {
@@ -57,12 +57,14 @@ Row loss_scaling_factor_row() {
       {kScalingGroup, "S",
        "dynamic | none | a fixed positive scale | suggest (after --suggest-steps dynamic updates, print the "
        "power of two the gradient histograms call for, and exit 0 without saving weights) | auto (that power of "
-       "two after --auto-warmup dynamic steps, re-checked every --auto-recheck) (= loss_scaling_factor)"});
+       "two after --auto-warmup dynamic steps, re-checked every --auto-recheck) | per-layer (one adaptive scale "
+       "per layer of an MLP-like chain) (= loss_scaling_factor)"});
   s.flag = "--loss-scale";
   s.flag_alias_help = "Cerebras name for --loss-scale";
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
-    const std::string t = lower(v);
-    if (t == "dynamic" || t == "none" || t == "suggest" || t == "auto") {
+    std::string t = lower(v);
+    if (t == "per-layer") t = "per_layer";  // the flag's spelling of the YAML value
+    if (t == "dynamic" || t == "none" || t == "suggest" || t == "auto" || t == "per_layer") {
       c.scaler.mode = parse_name(kScaleModeNames, t, l);
       return;
     }
@@ -70,7 +72,7 @@ Row loss_scaling_factor_row() {
     try {
       x = parse_double(v, l);
     } catch (const ConfigError&) {
-      fail(l, "'" + v + "' is not dynamic, none, suggest, auto or a positive number");
+      fail(l, "'" + v + "' is not dynamic, none, suggest, auto, per-layer or a positive number");
     }
     if (!(x > 0)) fail(l, "a static loss scale must be > 0 (got " + v + ")");
     c.scaler.mode = LossScaleMode::Static;

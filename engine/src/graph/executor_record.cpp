@@ -5,6 +5,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/graph/executor.hpp"
 #include "vkamp/ops/add.hpp"
+#include "vkamp/ops/scale.hpp"
 #include "executor_state.hpp"
 
 namespace vkamp::graph {
@@ -22,6 +23,9 @@ class Executor::Run : public OpRun {
   BufferView workspace() override { return workspace_slot(state_.work); }
   BufferView dout() override { return gradient(e_.graph_.tensor_index(node_.name)); }
   bool wants_grad(size_t i) override { return state_.shapes.grads.at(i); }
+  // Input i's gradient and its element count, once this node has written it.
+  BufferView input_grad(size_t i) { return gradient(index(i)); }
+  uint32_t input_elements(size_t i) { return rows * e_.graph_.tensors()[index(i)].shape.elements(); }
 
   GradTarget grad(size_t i) override {
     if (!wants_grad(i)) throw Error("graph: node '" + node_.name + "' asked for a gradient nobody needs");
@@ -95,7 +99,22 @@ void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool 
     if (!nodes_[k]->runs_backward) continue;
     Run run(*this, seq, rows, k);
     nodes_[k]->def->backward(run);
+    // Per-layer loss scaling: the gradient leaving this group for the one
+    // upstream takes that group's scale. A separate in-place pass, so the
+    // gradient was rounded once already at this group's scale: exact for a
+    // power-of-two factor unless that first rounding was subnormal.
+    const int g = rescale_factors_ && nodes_[k]->shapes.grads.at(0) ? rescale_group_[k] : -1;
+    if (g >= 0)
+      ops::scale(seq, fmt_, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
+                 ops::ScaleBy::BufferValue, rescale_factors_, uint32_t(g));
   }
+}
+
+void Executor::set_group_rescale(const Buffer* factors, ScaleGroups groups) {
+  rescale_factors_ = factors;
+  rescale_group_.assign(steps_.size(), -1);
+  for (size_t g = 0; g < groups.groups.size(); ++g)
+    if (groups.groups[g].upstream >= 0) rescale_group_[groups.groups[g].step] = int(g);
 }
 
 }  // namespace vkamp::graph

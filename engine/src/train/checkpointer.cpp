@@ -47,6 +47,10 @@ void Checkpointer::save(const std::string& path, const TrainState& st, const Aut
   ck.sections["state"] = bytes_of(&st, 1);
   ck.sections["auto_scale"] = bytes_of(&auto_scale, 1);
   ck.sections["seed"] = bytes_of(&seed_, 1);
+  if (layers_) {
+    const std::vector<LayerScale> l = layers_->read();
+    ck.sections["layer_scales"] = bytes_of(l.data(), l.size());
+  }
   save_checkpoint_file(path, ck);
 }
 
@@ -74,6 +78,15 @@ TrainState Checkpointer::load(const std::string& path, AutoScaleState& auto_scal
   auto_scale = AutoScaleState{};
   if (ck.sections.count("auto_scale"))
     std::memcpy(&auto_scale, section(ck, path, "auto_scale", sizeof(auto_scale)).data(), sizeof(auto_scale));
+  if (layers_) {
+    if (!ck.sections.count("layer_scales"))
+      throw CheckpointError("checkpoint " + path +
+                            " has no 'layer_scales' section: it was not saved by a --loss-scale per-layer run");
+    std::vector<LayerScale> l(layers_->count());
+    const auto& b = section(ck, path, "layer_scales", l.size() * sizeof(LayerScale));
+    std::memcpy(l.data(), b.data(), b.size());
+    layers_->write(l);
+  }
   return st;
 }
 

@@ -16,6 +16,7 @@ uint32_t scale_mode_code(config::LossScaleMode m) {
     case config::LossScaleMode::None: return kScaleNone;
     case config::LossScaleMode::Static: return kScaleStatic;
     case config::LossScaleMode::Auto: return kScaleAuto;
+    case config::LossScaleMode::PerLayer: return kScalePerLayer;
     case config::LossScaleMode::Dynamic:
     case config::LossScaleMode::Suggest: break;
   }
@@ -178,7 +179,9 @@ void StepParams::set_scaler(const config::ScalerConfig& sc, uint32_t grad_accum)
   set_scaler_params(p, sc);
   params_->write(&p, sizeof(p));
   TrainState st = read_state();
-  if (sc.mode != config::LossScaleMode::None) {
+  // Per-layer scaling: st.scale is the output layer's scale, which
+  // layer_scale.comp owns (and bounds by the new limits at its next update).
+  if (sc.mode != config::LossScaleMode::None && sc.mode != config::LossScaleMode::PerLayer) {
     st.scale = sc.mode == config::LossScaleMode::Static ? float(sc.initial_loss_scale)
                                                 : std::clamp(st.scale, p.min_loss_scale, p.max_loss_scale);
     st.grad_multiplier = grad_multiplier(st.scale, grad_accum);

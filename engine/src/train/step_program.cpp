@@ -56,20 +56,34 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
     inject_mask_ = std::make_unique<Buffer>(ctx, inject_bits_.size() * 4);
     inject_mask_->write(inject_bits_);
   }
-  decay_runs_ = decay_runs(tensors, total, cfg.optimizer.weight_decay > 0 && !cfg.optimizer.decay_vectors);
+  // Per-layer loss scaling: the groups' scales, and the loss gradient's
+  // starting multiplier from the output group's scale.
+  if (cfg.scaler.mode == config::LossScaleMode::PerLayer) {
+    layer_scales_ = std::make_unique<LayerScales>(ctx, model, cfg.scaler);
+    TrainState st = params.read_state();
+    st.scale = layer_scales_->output_scale();
+    st.grad_multiplier = grad_multiplier(st.scale, M);
+    params.write_state(st);
+  }
+  decay_runs_ = decay_runs(tensors, total, cfg.optimizer.weight_decay > 0 && !cfg.optimizer.decay_vectors,
+                           layer_scales_ ? layer_scales_->tensor_group() : std::vector<uint32_t>{});
 }
 
-// One run of the whole buffer, or (decaying matrices only) one per stretch
-// of tensors that decay alike, each up to where the next run starts, so the
-// padding between tensors is covered too.
+// One run of the whole buffer, or (decaying matrices only, or per-layer
+// scaling) one per stretch of tensors that decay alike and share a scale
+// group, each up to where the next run starts, so the padding between
+// tensors is covered too.
 std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total,
-                                                           bool matrices_only) {
-  if (!matrices_only || tensors.empty()) return {{0, total, true}};
+                                                           bool matrices_only, const std::vector<uint32_t>& tensor_group) {
+  if ((!matrices_only && tensor_group.empty()) || tensors.empty()) return {{0, total, true}};
   std::vector<DecayRun> runs;
-  for (const graph::ParamTensor& t : tensors) {
-    if (!runs.empty() && runs.back().decay == t.matrix) continue;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const graph::ParamTensor& t = tensors[i];
+    const bool decay = !matrices_only || t.matrix;
+    const uint32_t group = tensor_group.empty() ? shader::kNoScaleGroup : tensor_group[i];
+    if (!runs.empty() && runs.back().decay == decay && runs.back().group == group) continue;
     if (!runs.empty()) runs.back().end = t.offset;
-    runs.push_back({runs.empty() ? 0 : t.offset, total, t.matrix});
+    runs.push_back({runs.empty() ? 0 : t.offset, total, decay, group});
   }
   return runs;
 }
@@ -157,12 +171,18 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
                      ring_.records(), params_.bias_corrections(), params_.lr_table(), *tensor_stats_,
                      ring_.tensor_stats(), params_.auto_scale()},
                {1}, "step_control");
+  // Per-layer loss scaling: each group's next scale from the per-tensor
+  // statistics step_control just published (and the 1/S_g this step's
+  // update divides by).
+  if (layer_scales_) layer_scales_->record_update(seq, state, prm, ring_.tensor_stats(), ring_.records());
+  // The optimizer's binding 8 is read only by per-layer runs; state fills it otherwise.
+  Buffer& layers = layer_scales_ ? layer_scales_->layers() : state;
   shader::OptimizerPush op{};
   auto optk = ctx_.kernel<shader::OptimizerShader>(fmt_, {optimizer_code(optimizer_), accumulated});
   for (const DecayRun& run : decay_runs_) {
-    op = {run.first, run.end - run.first, run.decay ? 1u : 0u};
+    op = {run.first, run.end - run.first, run.decay ? 1u : 0u, run.group};
     seq.dispatch(optk, {state, prm, model_.grads(), model_.master(), model_.moment1(), model_.moment2(),
-                        model_.working(), *grad_sum_},
+                        model_.working(), *grad_sum_, layers},
                  op, {std::min(div_up(op.n, 256), 65535u)}, "optimizer");
   }
 }

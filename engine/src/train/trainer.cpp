@@ -82,7 +82,7 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
     ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
   }
   ring_->on_record = [this](const StepRecord& r, const std::vector<DispatchTime>& t) { read_record(r, t); };
-  checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed);
+  checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed, program_->layer_scales());
   evaluator_ = std::make_unique<Evaluator>(ctx, *model_, loss, B);
 }
 
@@ -123,6 +123,17 @@ TrainState Trainer::read_state() {
 AutoScaleState Trainer::read_auto_scale() {
   flush();
   return params_->read_auto_scale();
+}
+
+std::vector<LayerScaleReading> Trainer::read_layer_scales() {
+  std::vector<LayerScaleReading> out;
+  LayerScales* layers = program_->layer_scales();
+  if (!layers) return out;
+  flush();
+  const std::vector<LayerScale> l = layers->read();
+  for (size_t g = 0; g < l.size(); ++g)
+    out.push_back({layers->groups().groups[g].node, l[g].scale, 1.0f / l[g].inv_scale, l[g].amax_window, l[g].overflow_total});
+  return out;
 }
 
 TrainSummary Trainer::run() {

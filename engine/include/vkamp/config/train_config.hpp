@@ -32,7 +32,9 @@ namespace vkamp::config {
 // application reports the power of two the histograms call for (and stops).
 // Auto: dynamic for auto_warmup steps, then that power of two, re-checked
 // every auto_recheck steps on the GPU (train/scale_choice.h).
-enum class LossScaleMode { None, Static, Dynamic, Suggest, Auto };
+// PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
+// following its own gradients' amax history (train/layer_scales.hpp).
+enum class LossScaleMode { None, Static, Dynamic, Suggest, Auto, PerLayer };
 enum class OverflowPolicy { Skip, Apply, Retry };
 enum class OptimizerKind { SGD, Adam, AdamW };  // SGD takes momentum (0 = plain)
 enum class LrSchedule { Constant, Step, Cosine };
@@ -61,6 +63,10 @@ struct ScalerConfig {
   uint32_t auto_warmup = 50;        // auto: steps of dynamic scaling before the first choice
   uint32_t auto_recheck = 200;      // auto: steps between re-checks
   uint32_t auto_overflow_tolerance = 2;  // auto: overflowed steps a window takes before it re-checks at once
+  // PerLayer only, for tests and experiments (no settings row): fixed scales,
+  // one per scale group in forward order (LayerScales), that never adapt.
+  // Empty: every group starts at initial_loss_scale and follows its history.
+  std::vector<double> fixed_layer_scales;
 };
 
 // The histogram interval the GPU uses: suggest takes one every step; auto

@@ -16,6 +16,7 @@
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/op.hpp"
 #include "vkamp/graph/param_store.hpp"
+#include "vkamp/graph/scale_groups.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::graph {
@@ -32,6 +33,14 @@ class Executor {
   // Parameter gradients from doutput(), added to grads() when accumulate.
   // Reads the activations of the last record_forward on the same x and rows.
   void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate);
+
+  // The nodes it runs (the graph's after epilogue fusion), in forward order.
+  const std::vector<Node>& steps() const { return steps_; }
+  // Per-layer loss scaling (scale_groups.hpp): after the backward of each
+  // group's first node, the gradient of its input 0 is multiplied in fp32 by
+  // factors[g] (fp32, indexed by group, read on the GPU), rounded once to
+  // the format. nullptr: off.
+  void set_group_rescale(const Buffer* factors, ScaleGroups groups);
 
   Buffer& output() { return *output_; }
   Buffer& doutput() { return *doutput_; }
@@ -73,6 +82,10 @@ class Executor {
   std::vector<bool> written_;
   bool accumulate_params_ = false;
   std::optional<BufferView> x_;  // the input of the step being recorded
+  // set_group_rescale: per step, the group it starts whose input gradient
+  // is rescaled (-1: none).
+  const Buffer* rescale_factors_ = nullptr;
+  std::vector<int> rescale_group_;
 };
 
 }  // namespace vkamp::graph

@@ -10,9 +10,9 @@ namespace vkamp::ops {
 
 enum class ScaleBy { Constant, BufferValue, BufferReciprocal };
 
-// y[i] = x[i] * factor * {1, s[0], 1/s[0]}; x and y may be the same buffer.
-// `s` is an fp32 buffer (ignored for ScaleBy::Constant).
+// y[i] = x[i] * factor * {1, s[k], 1/s[k]}, k = `index`; x and y may be the
+// same buffer. `s` is an fp32 buffer (ignored for ScaleBy::Constant).
 void scale(Sequence& seq, Format fmt, BufferView x, BufferView y, uint32_t n, float factor,
-           ScaleBy by = ScaleBy::Constant, const Buffer* s = nullptr);
+           ScaleBy by = ScaleBy::Constant, const Buffer* s = nullptr, uint32_t index = 0);
 
 }  // namespace vkamp::ops

@@ -9,13 +9,17 @@
 #include <string>
 
 #include "vkamp/train/gpu_state.hpp"
+#include "vkamp/train/layer_scales.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::train {
 
 class Checkpointer {
  public:
-  Checkpointer(Model& model, uint64_t seed) : model_(model), seed_(seed) {}
+  // layers: per-layer loss scaling's state, saved and restored beside the
+  // TrainState (section "layer_scales"); nullptr in the other modes.
+  Checkpointer(Model& model, uint64_t seed, LayerScales* layers = nullptr)
+      : model_(model), seed_(seed), layers_(layers) {}
 
   // The caller has waited for the steps in flight. Throws CheckpointError.
   void save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale) const;
@@ -29,6 +33,7 @@ class Checkpointer {
 
   Model& model_;
   uint64_t seed_;
+  LayerScales* layers_;
 };
 
 }  // namespace vkamp::train

@@ -66,6 +66,7 @@ class Model {
   Buffer& output() { return executor_->output(); }    // logits / predictions, rows x outputs
   Buffer& doutput() { return executor_->doutput(); }  // their gradient
   const graph::Executor& executor() const { return *executor_; }
+  graph::Executor& executor() { return *executor_; }
 
   // Records Y = model(x) for `rows` <= max_rows rows of x (fmt).
   void record_forward(Sequence& seq, BufferView x, uint32_t rows) { executor_->record_forward(seq, x, rows); }

@@ -11,6 +11,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/batch_feeder.hpp"
+#include "vkamp/train/layer_scales.hpp"
 #include "vkamp/config/train_config.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/step_params.hpp"
@@ -39,6 +40,8 @@ class StepProgram {
   // gradient sum and the per-micro-batch mean losses (grad_accum floats).
   Buffer& grad_sum() { return *grad_sum_; }
   Buffer& loss_values() { return *loss_values_; }
+  // Per-layer loss scaling's state; nullptr in the other modes.
+  LayerScales* layer_scales() { return layer_scales_.get(); }
   // Writes an inf into a gradient at attempt `step` (between steps).
   void inject_overflow_at(uint32_t step);
 
@@ -63,13 +66,20 @@ class StepProgram {
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
   bool injects_ = false;               // the injection pass is recorded
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
-  // The optimizer's dispatches: parameter elements [first, end), with or without weight decay.
+  // The optimizer's dispatches: parameter elements [first, end), with or
+  // without weight decay, unscaled by the global scale or (per-layer
+  // scaling) by one group's (kNoScaleGroup: the global).
   struct DecayRun {
     uint32_t first = 0, end = 0;
     bool decay = true;
+    uint32_t group = 0xFFFFFFFFu;
   };
-  static std::vector<DecayRun> decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total, bool matrices_only);
+  // tensor_group: per tensor, its scale group; empty without per-layer scaling.
+  static std::vector<DecayRun> decay_runs(const std::vector<graph::ParamTensor>& tensors, uint32_t total,
+                                          bool matrices_only, const std::vector<uint32_t>& tensor_group = {});
   std::vector<DecayRun> decay_runs_;
+  // Per-layer loss scaling (--loss-scale per-layer): the groups' scales.
+  std::unique_ptr<LayerScales> layer_scales_;
 };
 
 }  // namespace vkamp::train

@@ -38,6 +38,16 @@ class Checkpointer;
 class Evaluator;
 class GradExchange;
 
+// Per-layer loss scaling (--loss-scale per-layer): one scale group as the
+// run left it, for the run summary and the studio.
+struct LayerScaleReading {
+  std::string layer;       // the node that starts the group ("fc1")
+  float scale = 0;         // its loss scale for the next step
+  float last_scale = 0;    // the scale its gradients carried in the last step
+  float amax = 0;          // the largest unscaled |gradient| in its history window
+  uint32_t overflows = 0;  // steps where its gradients held an inf or NaN
+};
+
 class Trainer {
  public:
   Trainer(Context& ctx, const config::TrainConfig& cfg, const models::ModelSpec& spec, LossKind loss, const data::HostData& train);
@@ -120,6 +130,8 @@ class Trainer {
   TrainState read_state();
   // --loss-scale auto's window and choices (scale_choice.h).
   AutoScaleState read_auto_scale();
+  // Per-layer loss scaling's groups, in forward order; empty in the other modes.
+  std::vector<LayerScaleReading> read_layer_scales();
   void save_checkpoint(const std::string& path);
   void load_checkpoint(const std::string& path);
 
