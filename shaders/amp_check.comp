@@ -18,6 +18,16 @@
 // NaN of any micro-batch survives into that sum. The histograms and the
 // statistics then describe the sum too, not one micro-batch's 16-bit values.
 //
+// PER_LAYER = 1 (--loss-scale per-layer): each tensor's gradients carry its
+// scale group's scale (layer[tensor_group[t]].scale, set by the previous
+// step's layer_scale.comp), not st.scale (the output group's): the flush
+// edge and the histogram unscale by the tensor's own, and the norm adds each
+// value times st.scale / its scale, so that step_control's division by
+// st.scale unscales it. Those ratios are powers of two, exact; a bf16 or
+// cb16 gradient near its format's top times a large ratio could make the
+// shown norm inf (the decision never reads the norm: per-layer runs refuse
+// norm clipping).
+//
 // The norm cannot overflow for finite gradients: each partial is kept as
 // (k, s) meaning s * 4^k, where 2^k is the largest binade seen and every
 // square is taken of |v| * 2^-k < 2 (LAPACK nrm2's scaled sum, with power-of-
@@ -29,9 +39,11 @@
 #include "nonfinite.glsl"
 #include "format_edges.glsl"
 #include "vkamp/train/train_state.h"
+#include "vkamp/train/layer_scale.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint ACCUMULATED = 0;
+layout(constant_id = 1) const uint PER_LAYER = 0;
 layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Params { TrainParams prm; };
 layout(std430, binding = 2) readonly buffer Grads { sfp g[]; };
@@ -41,6 +53,8 @@ layout(std430, binding = 5) writeonly buffer PartialBad { uint partial_bad[]; };
 layout(std430, binding = 6) buffer Hist { uint hist[]; };  // tensors x kHistBins, zeroed by step_control
 layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUMULATED only
 layout(std430, binding = 8) buffer Stats { TensorStats stats[]; };  // per tensor, zeroed by step_control
+layout(std430, binding = 9) readonly buffer Layers { LayerScale layer[]; };        // PER_LAYER only
+layout(std430, binding = 10) readonly buffer TensorGroup { uint tensor_group[]; };  // PER_LAYER only
 #include "interface/amp_check.h"
 
 shared float sq[256];
@@ -68,12 +82,11 @@ uint first_tensor_after(uint i) {
   return lo;
 }
 
+// The scale tensor t's gradients carry (padding: st.scale's).
+float scale_of(uint t) { return PER_LAYER != 0u && t < prm.tensors ? layer[tensor_group[t]].scale : st.scale; }
+
 void main() {
   bool histogram = prm.histogram_interval != 0u && st.step % prm.histogram_interval == 0u;
-  float inv_scale = 1.0 / st.scale;
-  // |v| at or below this rounds to zero in the format once divided by S:
-  // half the smallest subnormal (round to nearest even), times S.
-  uint lost_edge = scaled_by_pow2_bits(st.scale, kFormatMinSubnormalExp - 1);
   float s = 0.0;
   int k = -126;              // binade of the largest |v| so far, clamped so 2^-k stays finite
   float down = pow2i(126);   // 2^-k
@@ -86,6 +99,11 @@ void main() {
   while (pos < end) {
     bool in_tensor = t < prm.tensors && tensor_range[t].x <= pos;
     uint seg_end = in_tensor ? min(tensor_range[t].y, end) : (t < prm.tensors ? min(tensor_range[t].x, end) : end);
+    float scale = in_tensor ? scale_of(t) : st.scale;
+    float inv_scale = 1.0 / scale, to_global = st.scale / scale;  // 1.0 unless PER_LAYER
+    // |v| at or below this rounds to zero in the format once divided by S:
+    // half the smallest subnormal (round to nearest even), times S.
+    uint lost_edge = scaled_by_pow2_bits(scale, kFormatMinSubnormalExp - 1);
     uvec4 c = uvec4(0u);
     uint m = 0u;
     for (uint i = pos + lid; i < seg_end; i += 256u) {
@@ -95,13 +113,14 @@ void main() {
         nb += 1u;
         c.w += 1u;
       } else {
-        int e = clamp(int(a >> 23) - 127, -126, 126);
+        float vn = PER_LAYER != 0u ? v * to_global : v;  // for the norm
+        int e = clamp(int((floatBitsToUint(vn) >> 23) & 0xFFu) - 127, -126, 126);
         if (e > k) {
           s *= pow2i(2 * (k - e));
           k = e;
           down = pow2i(-k);
         }
-        float x = abs(v) * down;
+        float x = abs(vn) * down;
         s += x * x;
         m = max(m, a);
         if (a == 0u) c.x += 1u;

@@ -9,7 +9,7 @@ VKAMP_PUSH(AmpCheckPush)
 VKAMP_PUSH_END(AmpCheckPush, p, 4)
 
 // state, params, grads, tensor ranges, partial_sq, partial_bad, hist, grad_sum,
-// tensor stats
-VKAMP_SHADER(AmpCheckShader, amp_check, 9, AmpCheckPush)
+// tensor stats, layer scales, tensor groups (the last two per-layer runs only)
+VKAMP_SHADER(AmpCheckShader, amp_check, 11, AmpCheckPush)
 
 #endif

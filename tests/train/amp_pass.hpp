@@ -78,11 +78,13 @@ inline AmpPassResult run_amp_pass(Format fmt, const std::vector<uint32_t>& bits,
   Buffer auto_scale(c, sizeof(train::AutoScaleState));  // scale_mode dynamic: not read
   auto_scale.fill(0);
 
-  auto amp = c.kernel<shader::AmpCheckShader>(fmt, {0});
+  auto amp = c.kernel<shader::AmpCheckShader>(fmt, {0, 0});
   auto ctl = c.kernel<shader::StepControlShader>();
   Sequence seq(c);
   seq.begin();
-  seq.dispatch(amp, {state, params, grads, range_buf, partial_sq, partial_bad, hist, grad_sum, stats}, {n}, {partials});
+  // The last two bindings are read by per-layer runs only (PER_LAYER = 0).
+  seq.dispatch(amp, {state, params, grads, range_buf, partial_sq, partial_bad, hist, grad_sum, stats, state, state}, {n},
+               {partials});
   seq.dispatch(ctl, {state, params, partial_sq, partial_bad, loss, hist, hist_ring, ring, bias_correction, lr_table,
                      stats, stats_ring, auto_scale},
                {1});

@@ -88,6 +88,7 @@ std::vector<uint32_t> crafted(Format fmt, uint32_t n, double scale) {
 }
 
 class UnderflowAccounting : public GpuTestP<Format> {};
+class UnderflowAccountingPerLayer : public GpuTest {};
 
 TEST_P(UnderflowAccounting, CountsMatchACpuCountPerTensor) {
   const Format fmt = GetParam();
@@ -196,6 +197,52 @@ TEST_P(UnderflowAccounting, TrainerReportsEveryStepsCounts) {
   if (fmt == Format::F16 || fmt == Format::CB16) {
     EXPECT_GT(subnormal, 0u) << "the scale was meant to put gradients in the subnormals";
   }
+}
+
+// --loss-scale per-layer: each tensor's gradients carry its own layer's
+// scale, so each tensor is counted at that scale, and the norm unscales
+// each by its own (fixed power-of-two scales, far apart, so that one
+// scale for all would count differently).
+TEST_F(UnderflowAccountingPerLayer, EachTensorIsCountedAtItsLayersScale) {
+  auto data = one_batch_classification(16, 6, 4, 43);
+  for (float& x : data.x) x *= 1e-6f;  // fc1.weight's gradients about 1e-8: below fp16's flush edge unscaled
+  config::TrainConfig c;
+  c.precision = Format::F16;
+  c.batch = 8;
+  c.epochs = 3;
+  c.seed = 4;
+  c.optimizer.lr = 0.1;
+  c.scaler.mode = config::LossScaleMode::PerLayer;
+  const std::vector<double> scales{0x1p14, 0x1p-6, 1.0};  // fc1, fc2, fc3 (the output layer)
+  c.scaler.fixed_layer_scales = scales;
+  train::Trainer t(ctx(), c, models::parse_model("6-8t-8t-4"), train::LossKind::SoftmaxXent, data);
+  std::vector<train::StepMetrics> steps;
+  std::vector<train::TensorUnderflow> per_tensor;
+  t.on_step = [&](const train::StepMetrics& m) { steps.push_back(m); };
+  t.on_tensor_underflow = [&](const train::TensorUnderflow& u) { per_tensor.push_back(u); };
+  const auto& tensors = t.model().tensors();
+  auto scale_of = [&](const std::string& name) { return scales.at(size_t(name[2] - '1')); };  // "fcN."
+  t.start();
+  uint32_t lost = 0;
+  for (uint32_t s = 0; s < 3; ++s) {
+    ASSERT_TRUE(t.advance());
+    t.sync();
+    ASSERT_EQ(per_tensor.size(), s + 1);
+    const auto g = download(t.model().grads(), c.precision, t.model().param_elements());
+    double sumsq = 0;
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      const double scale = scale_of(tensors[k].name);
+      const uint32_t begin = tensors[k].offset, end = begin + tensors[k].size;
+      expect_same(per_tensor[s].stats[k], count(Format::F16, g, begin, end, scale),
+                  "step " + std::to_string(s) + " " + tensors[k].name);
+      lost += per_tensor[s].stats[k].lost_unscaled;
+      for (uint32_t i = begin; i < end; ++i) sumsq += (g[i] / scale) * (g[i] / scale);
+    }
+    // fp32 sums of squares in another order: a few ulps of fp32.
+    EXPECT_NEAR(steps[s].grad_norm, std::sqrt(sumsq), 1e-5 * std::sqrt(sumsq)) << "step " << s;
+  }
+  t.finish();
+  EXPECT_GT(lost, 0u) << "fc1's scale of 2^14 was meant to keep gradients that would flush unscaled";
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, UnderflowAccounting,

@@ -162,9 +162,13 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
   Buffer &state = params_.state(), &prm = params_.params();
   const shader::AmpCheckPush np{total};
   const uint32_t accumulated = accumulated_ ? 1 : 0;  // ACCUMULATED: read the fp32 sum
-  auto amp = ctx_.kernel<shader::AmpCheckShader>(fmt_, {accumulated});
+  // PER_LAYER: each tensor's statistics at its group's scale. Its two
+  // bindings are read only by per-layer runs; state fills them otherwise.
+  auto amp = ctx_.kernel<shader::AmpCheckShader>(fmt_, {accumulated, layer_scales_ ? 1u : 0u});
+  Buffer& amp_layers = layer_scales_ ? layer_scales_->layers() : state;
+  Buffer& amp_groups = layer_scales_ ? layer_scales_->tensor_groups() : state;
   seq.dispatch(amp, {state, prm, model_.grads(), *tensor_ranges_, *partial_sq_, *partial_bad_, *hist_, *grad_sum_,
-                     *tensor_stats_},
+                     *tensor_stats_, amp_layers, amp_groups},
                np, {partials_}, "amp_check");
   auto ctl = ctx_.kernel<shader::StepControlShader>();
   seq.dispatch(ctl, {state, prm, *partial_sq_, *partial_bad_, *loss_values_, *hist_, ring_.histograms(),

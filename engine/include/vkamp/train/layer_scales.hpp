@@ -37,6 +37,7 @@ class LayerScales {
 
   Buffer& layers() { return *layers_; }
   Buffer& factors() { return *factors_; }
+  Buffer& tensor_groups() { return *tensor_groups_; }  // tensor_group() on the GPU
 
   // Records layer_scale.comp, after step_control. records and stats: the
   // rings of StepRecords and of per-tensor TensorStats step_control writes
