@@ -73,7 +73,6 @@ class StepRing {
   // The underflow accounting of record `r`'s step, one per tensor (read
   // before kRingSize more steps complete: on_record is the place).
   std::vector<TensorStats> tensor_stats_of(const StepRecord& r);
-  const std::vector<std::string>& tensor_names() const { return tensor_names_; }
 
  private:
   void read_next();
