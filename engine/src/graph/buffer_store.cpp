@@ -6,15 +6,8 @@
 
 namespace vkamp::graph {
 
-BufferStore::BufferStore(Context& ctx, const Graph& g) : graph_index_(g.buffer_indices()) {
-  uint64_t total = 0;
-  for (int i : graph_index_) {
-    const Tensor& t = g.tensors()[i];
-    tensors_.push_back({t.name, uint32_t(total), uint32_t(elements(t)), false});
-    total += (elements(t) + kParamTensorAlign - 1) / kParamTensorAlign * kParamTensorAlign;
-    if (total > 0xFFFFFFFFull) throw Error("Model: the buffers have " + std::to_string(total) + " elements, over 2^32");
-  }
-  total_ = uint32_t(total);
+BufferStore::BufferStore(Context& ctx, const Graph& g)
+    : tensors_(layout_buffers(g, &total_)), graph_index_(g.buffer_indices()) {
   values_ = std::make_unique<Buffer>(ctx, std::max<size_t>(size_t(total_) * 4, 4));
   std::vector<float> v(total_, 0.0f);
   for (size_t b = 0; b < tensors_.size(); ++b)
