@@ -67,8 +67,15 @@ batch_norm)
   # statistics, so the running statistics differ until a replica check
   # (every 3 steps and at the end) averages them; a check that did not would
   # stop the run. The ranks end as replicas, buffers included.
-  "${mpirun[@]}" "$driver" train "$dir/run" model=6-5-bnt-3 replica_check_every=3 epochs=2 || exit 1
-  "$driver" replicas "$dir/run"
+  bn=(model=6-5-bnt-3 replica_check_every=3)
+  "${mpirun[@]}" "$driver" train "$dir/run" "${bn[@]}" epochs=2 || exit 1
+  "$driver" replicas "$dir/run" || exit 1
+  # A checkpoint between replica checks (step 16 of every 3) keeps each
+  # rank's own running statistics: the resumed run is the uninterrupted one.
+  "${mpirun[@]}" "$driver" train "$dir/full" "${bn[@]}" epochs=4 || exit 1
+  "${mpirun[@]}" "$driver" train "$dir/first" "${bn[@]}" epochs=2 checkpoint="$dir/ckpt.bin" || exit 1
+  "${mpirun[@]}" "$driver" train "$dir/resumed" "${bn[@]}" epochs=4 checkpoint="$dir/ckpt.bin" resume=true || exit 1
+  "$driver" resume "$dir/full" "$dir/resumed"
   ;;
 bad_flag)
   # Bad input before training: every rank exits 2, the message printed once.

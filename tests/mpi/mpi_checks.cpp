@@ -213,6 +213,10 @@ int check_resume(int argc, char** argv) {
       return 1;
     }
   }
+  if (full.buffers != resumed.buffers) {
+    std::printf("the resumed run's buffers differ from the uninterrupted run's\n");
+    return 1;
+  }
   if (full.master != resumed.master) {
     std::printf("the final weights differ\n");
     return 1;

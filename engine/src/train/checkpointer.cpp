@@ -33,7 +33,8 @@ std::string Checkpointer::meta() const {
          " params=" + std::to_string(model_.param_elements());
 }
 
-void Checkpointer::save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale) const {
+void Checkpointer::save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale,
+                        const std::vector<float>* rank_buffers) const {
   CheckpointFile ck;
   const std::string m = meta();
   ck.sections["meta"] = std::vector<uint8_t>(m.begin(), m.end());
@@ -43,6 +44,7 @@ void Checkpointer::save(const std::string& path, const TrainState& st, const Aut
   if (!model_.buffers().empty()) {
     const std::vector<float> b = model_.read_buffers();
     ck.sections["buffers"] = bytes_of(b.data(), b.size());
+    if (rank_buffers) ck.sections["rank_buffers"] = bytes_of(rank_buffers->data(), rank_buffers->size());
   }
   for (auto [name, buf] : {std::pair{"moment1", &model_.moment1()}, std::pair{"moment2", &model_.moment2()}}) {
     std::vector<uint8_t> b(buf->bytes());
@@ -77,6 +79,15 @@ TrainState Checkpointer::load(const std::string& path, AutoScaleState& auto_scal
     std::vector<float> b(model_.buffers().padded_elements());
     const auto& saved = section(ck, path, "buffers", b.size() * 4);
     std::memcpy(b.data(), saved.data(), saved.size());
+    // Saved between replica checks of a data-parallel run: this rank's own.
+    if (ck.sections.count("rank_buffers")) {
+      const auto& ranks = ck.sections.at("rank_buffers");
+      const size_t bytes = b.size() * 4;
+      if (ranks.size() % bytes != 0 || ranks.size() < (size_t(rank_) + 1) * bytes)
+        throw CheckpointError("checkpoint " + path + " holds the buffers of " + std::to_string(ranks.size() / bytes) +
+                              " ranks; resume with the same number of ranks");
+      std::memcpy(b.data(), ranks.data() + size_t(rank_) * bytes, bytes);
+    }
     model_.write_buffers(b);
   }
   const auto& m1 = section(ck, path, "moment1", model_.moment1().bytes());

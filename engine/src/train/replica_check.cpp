@@ -1,6 +1,7 @@
 #include "vkamp/train/replica_check.hpp"
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -31,6 +32,14 @@ void average_buffers(dist::Communicator& comm, Model& model) {
   const float ranks = float(comm.size());
   for (float& v : b) v /= ranks;
   model.write_buffers(b);
+}
+
+std::vector<float> gather_buffers(dist::Communicator& comm, Model& model) {
+  const std::vector<float> mine = model.read_buffers();
+  std::vector<float> all(mine.size() * size_t(comm.size()), 0.0f);
+  std::copy(mine.begin(), mine.end(), all.begin() + mine.size() * size_t(comm.rank()));
+  comm.sum(all.data(), all.size());  // x + 0 is x: a gather with the one collective there is
+  return all;
 }
 
 void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step) {

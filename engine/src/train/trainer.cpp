@@ -82,7 +82,7 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
     ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
   }
   ring_->on_record = [this](const StepRecord& r, const std::vector<DispatchTime>& t) { read_record(r, t); };
-  checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed, program_->layer_scales());
+  checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed, program_->layer_scales(), uint32_t(comm_.rank()));
   evaluator_ = std::make_unique<Evaluator>(ctx, *model_, loss, B);
 }
 
@@ -176,9 +176,15 @@ void Trainer::checkpoint_if_due() {
   // The last good checkpoint is kept: weights that went non-finite in an
   // update no step record has reported yet must not overwrite it.
   TrainState st = read_state();
+  // BatchNorm's running statistics are each rank's own until the next
+  // replica check averages them: the checkpoint keeps every rank's, so a
+  // resumed run goes on as the uninterrupted one (a collective: every rank).
+  std::vector<float> rank_buffers;
+  if (exchange_ && !model_->buffers().empty()) rank_buffers = gather_buffers(comm_, *model_);
   // Rank 0 writes for all: the replicas are identical (check_replicas_if_due).
   if (comm_.rank() == 0 && !failed_seen_ && !st.failed && st.nonfinite_master == 0)
-    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale());
+    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale(),
+                        rank_buffers.empty() ? nullptr : &rank_buffers);
   last_checkpoint_ = submitted;
   checkpoint_waits_ += ctx_.host_waits() - w;
 }
@@ -186,8 +192,8 @@ void Trainer::checkpoint_if_due() {
 void Trainer::check_replicas_if_due(bool at_end) {
   if (!exchange_) return;
   const uint32_t submitted = ring_->submitted();
-  if (!at_end && (!cfg_.replica_check_every || submitted == 0 || submitted % cfg_.replica_check_every != 0 ||
-                  last_replica_check_ == submitted))
+  if (!at_end && (!cfg_.replica_check_every || submitted == 0 ||
+                  (steps_before_ + submitted) % cfg_.replica_check_every != 0 || last_replica_check_ == submitted))
     return;
   const uint64_t w = ctx_.host_waits();
   const TrainState st = read_state();
@@ -271,6 +277,12 @@ TrainSummary Trainer::finish() {
   s.pacing_waits = pacing;
   s.ranks = uint32_t(comm_.size());
   s.commands_per_step = ring_->commands_per_step();
+  // The final checkpoint keeps each rank's running statistics as they were
+  // before the last replica check averages them, so that a longer run
+  // resumed from it is the uninterrupted one (checkpoint_if_due).
+  std::vector<float> rank_buffers;
+  if (exchange_ && !cfg_.checkpoint_path.empty() && !model_->buffers().empty())
+    rank_buffers = gather_buffers(comm_, *model_);
   if (exchange_) {
     check_replicas_if_due(true);
     s.host_waits_for_allreduce = allreduce_waits_;
@@ -284,7 +296,8 @@ TrainSummary Trainer::finish() {
   s.failure = failure_text(st);
   s.failed = !s.failure.empty();
   if (comm_.rank() == 0 && !s.failed && !cfg_.checkpoint_path.empty())
-    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale());
+    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale(),
+                        rank_buffers.empty() ? nullptr : &rank_buffers);
   return s;
 }
 
@@ -382,6 +395,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   flush();
   AutoScaleState auto_scale;
   TrainState st = checkpointer_->load(path, auto_scale);
+  steps_before_ = st.step;
   params_->write_auto_scale(auto_scale);
   st.done = st.applied >= budget_ ? 1u : 0u;  // a longer run may continue a finished one
   st.replay = 0;                              // replays count from this trainer's start

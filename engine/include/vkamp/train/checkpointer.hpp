@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vkamp/train/gpu_state.hpp"
 #include "vkamp/train/layer_scales.hpp"
@@ -20,11 +21,17 @@ class Checkpointer {
  public:
   // layers: per-layer loss scaling's state, saved and restored beside the
   // TrainState (section "layer_scales"); nullptr in the other modes.
-  Checkpointer(Model& model, uint64_t seed, LayerScales* layers = nullptr)
-      : model_(model), seed_(seed), layers_(layers) {}
+  // rank: this process's in a data-parallel run (which rank's buffers it loads).
+  Checkpointer(Model& model, uint64_t seed, LayerScales* layers = nullptr, uint32_t rank = 0)
+      : model_(model), seed_(seed), layers_(layers), rank_(rank) {}
 
-  // The caller has waited for the steps in flight. Throws CheckpointError.
-  void save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale) const;
+  // The caller has waited for the steps in flight. rank_buffers: in a
+  // data-parallel run between replica checks, every rank's buffers
+  // (gather_buffers, replica_check.hpp), saved as section "rank_buffers" so
+  // that each rank resumes with its own; nullptr when the ranks' agree.
+  // Throws CheckpointError.
+  void save(const std::string& path, const TrainState& st, const AutoScaleState& auto_scale,
+            const std::vector<float>* rank_buffers = nullptr) const;
   // Writes the masters (and working copy) and moments into the model and
   // returns the saved state, and the auto scaler's into `auto_scale`.
   // Throws CheckpointError naming what differs.
@@ -36,6 +43,7 @@ class Checkpointer {
   Model& model_;
   uint64_t seed_;
   LayerScales* layers_;
+  uint32_t rank_;
 };
 
 }  // namespace vkamp::train

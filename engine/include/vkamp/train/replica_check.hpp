@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vkamp/dist/communicator.hpp"
 #include "vkamp/error.hpp"
@@ -31,6 +32,12 @@ uint64_t replica_hash(Model& model, const TrainState& state);
 // BatchNorm's running buffers drift apart between checks: this replaces
 // every rank's with their mean over the ranks (no step may be in flight).
 void average_buffers(dist::Communicator& comm, Model& model);
+
+// Every rank's buffers, in rank order (ranks x the padded count), on every
+// rank: what a checkpoint between replica checks keeps, so that a resumed
+// run continues with each rank's own running statistics. Every rank must
+// call it at the same step.
+std::vector<float> gather_buffers(dist::Communicator& comm, Model& model);
 
 // Averages the buffers (average_buffers), then compares the ranks' hashes; throws ReplicaMismatch naming `step` (the
 // steps run so far) when they differ. Every rank must call it at the same step.

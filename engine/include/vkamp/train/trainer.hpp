@@ -171,6 +171,10 @@ class Trainer {
   uint64_t waits0_ = 0, pacing0_ = 0, checkpoint_waits_ = 0, epoch_waits_ = 0;
   uint64_t allreduce_waits_ = 0, replica_waits_ = 0;
   uint32_t last_replica_check_ = 0;
+  // The steps the loaded checkpoint had run: replica checks (which average
+  // BatchNorm's running statistics) fall on the same steps as in the
+  // uninterrupted run.
+  uint32_t steps_before_ = 0;
   // Epoch ends, from the records' applied counts.
   // Evaluation points (on_epoch_end): every eval_period_ updates, from the records' applied counts.
   uint32_t last_applied_ = 0, next_epoch_end_ = 0, eval_period_ = 0;
