@@ -120,12 +120,6 @@ void Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows, Forwar
   }
 }
 
-bool Executor::has_commit() const {
-  for (const auto& n : nodes_)
-    if (n->def->commit) return true;
-  return false;
-}
-
 void Executor::record_commit(Sequence& seq, Buffer& train_state, uint32_t rows) {
   for (size_t k = 0; k < nodes_.size(); ++k)
     if (nodes_[k]->def->commit) run_node(seq, rows, k, nodes_[k]->def->commit, &train_state);

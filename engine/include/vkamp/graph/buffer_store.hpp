@@ -27,7 +27,6 @@ class BufferStore {
   // The layout entry of the graph's tensor `graph_index` (a Buffer).
   const ParamTensor& of(int graph_index) const;
   BufferView view(const ParamTensor& t) const;
-  Buffer& values() { return *values_; }
   uint64_t bytes() const { return uint64_t(total_) * 4; }  // 0 without buffers
 
   // Host copies of the whole flat buffer (padding included).

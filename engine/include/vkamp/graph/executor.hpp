@@ -44,7 +44,6 @@ class Executor {
   // micro-batch into its running buffers), predicated on train_state's
   // applied flag. rows: per micro-batch, as recorded by the forwards.
   void record_commit(Sequence& seq, Buffer& train_state, uint32_t rows);
-  bool has_commit() const;
 
   // Micro-batches per step (default 1): sizes the nodes' staged state. Call
   // before recording.

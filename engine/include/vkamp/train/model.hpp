@@ -90,7 +90,6 @@ class Model {
   }
 
   // The graph's buffers (BatchNorm's running statistics), fp32.
-  graph::BufferStore& buffers() { return *buffers_; }
   const graph::BufferStore& buffers() const { return *buffers_; }
   const std::vector<graph::ParamTensor>& buffer_tensors() const { return buffers_->tensors(); }
   std::vector<float> read_buffers() const { return buffers_->read(); }
