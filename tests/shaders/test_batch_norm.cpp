@@ -95,8 +95,11 @@ Reference reference(const Inputs& in, uint32_t rows, uint32_t c) {
 //    times and sum the deviations d = x - mean with a random walk:
 //    3 |mean| + (sqrt(rows + 1) + 2) mean|d|. Far from zero the 3 |mean|
 //    dominates: the fp32 mean cannot be nearer than half an ulp of 1000.
-//  - var, relative: the sum of d^2 (random walk), the correction, the
-//    chunks' merge and the division: sqrt(rows + 1) + 6; var + eps one more.
+//  - var, relative: the sum of d^2, the correction, the chunks' merge and
+//    the division: rows + 6, the worst case of an fp32 sum of rows
+//    same-signed terms, not the random walk: a 16-bit x near 1000 takes a
+//    handful of values, so the d^2 repeat and their roundings need not
+//    average out (bf16 at 1000 rows erred by 128 u); var + eps one more.
 //  - rstd, relative: half var + eps's, plus inversesqrt's 2 ulps (Vulkan).
 //  - xhat = (x - mean) rstd: rstd (mean's error + the subtraction's
 //    |d|) + |xhat| (rstd's + the product's 1).
@@ -115,7 +118,7 @@ ErrorModel error_model(const Inputs& in, const Reference& ref, uint32_t rows, ui
     double mad = 0;
     for (uint32_t r = 0; r < rows; ++r) mad += std::abs(in.x[size_t(r) * c + ch] - ref.mean[ch]) / rows;
     m.mean[ch] = 3 * std::abs(ref.mean[ch]) + (walk + 2) * mad;
-    const double var_eps_rel = (walk + 6) * ref.var[ch] / (ref.var[ch] + eps) + 1;
+    const double var_eps_rel = (rows + 6.0) * ref.var[ch] / (ref.var[ch] + eps) + 1;
     m.rstd_rel[ch] = var_eps_rel / 2 + 2;
     const double rstd = 1 / std::sqrt(ref.var[ch] + eps);
     for (uint32_t r = 0; r < rows; ++r) {
@@ -183,11 +186,11 @@ void expect_close(Format f, const Inputs& in, const Result& out, const Reference
     sum_dy_xhat_err[ch] += std::abs(in.dy[i]) * m.xhat[i];
   }
 
-  // Statistics, fp32 only: mean as the model says; var relative (walk + 6).
+  // Statistics, fp32 only: mean and var as the model says.
   ErrorBudget mean_budget(Format::F32), var_budget(Format::F32);
   for (uint32_t ch = 0; ch < c; ++ch) {
     mean_budget.add(ref.mean[ch], 0, m.mean[ch]);
-    var_budget.add(ref.var[ch], 0, (walk + 6) * ref.var[ch]);
+    var_budget.add(ref.var[ch], 0, (rows + 6.0) * ref.var[ch]);
   }
   EXPECT_TRUE(close_to(out.mean, ref.mean, mean_budget.bound())) << "mean";
   EXPECT_TRUE(close_to(out.var, ref.var, var_budget.bound())) << "var";
@@ -257,10 +260,10 @@ class BatchNorm : public MatrixShaderTest {
  protected:
   // x around `offset`, weight of either sign, dy with a positive mean (so
   // that sum dy does not cancel to nothing), x and dy rounded to the format.
-  Inputs inputs(uint32_t c, float offset = 0, uint32_t rows = 0) {
+  Inputs inputs(uint32_t c, float offset = 0, uint32_t rows = 0, float dy_max = 3) {
     size_t n = size_t(rows ? rows : this->rows()) * c;
     return {random_values(n, offset - 4, offset + 4, fmt()), random_values(c, -2, 2, Format::F32),
-            random_values(c, -1, 1, Format::F32), random_values(n, -1, 3, fmt())};
+            random_values(c, -1, 1, Format::F32), random_values(n, -1, dy_max, fmt())};
   }
 
   template <class Check>
@@ -322,6 +325,11 @@ TEST_P(BatchNorm, NonFiniteInputPoisonsItsChannel) {
       const uint32_t r = std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng());
       in.x[size_t(r) * c + ch] = special;
       Reference ref = reference(in, rows(), c);
+      // The reference's mean is +-inf where x holds one inf; the shaders'
+      // two-pass sums make it NaN (inf - inf): either way non-finite, and
+      // the variance is NaN in both.
+      for (double& m : ref.mean)
+        if (std::isinf(m)) m = std::nan("");
       for (uint32_t k = 0; k < rows(); ++k) ASSERT_TRUE(std::isnan(ref.y[size_t(k) * c + ch]));
       Result out = run(fmt(), in, rows(), c);
       for (uint32_t k = 0; k < rows(); ++k)
@@ -338,7 +346,8 @@ TEST_P(BatchNorm, ManyRows) {
   const uint32_t rows = 70001, c = 3;
   for (float offset : {0.0f, 1000.0f}) {
     SCOPED_TRACE(::testing::Message() << "offset " << offset);
-    Inputs in = inputs(c, offset, rows);
+    // dy's mean 0.25: sum dy ~ 17,500 stays inside fp16's range.
+    Inputs in = inputs(c, offset, rows, 1.5f);
     expect_close(fmt(), in, run(fmt(), in, rows, c), reference(in, rows, c), rows, c);
   }
 }
