@@ -27,6 +27,7 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "vkamp/error.hpp"
 #include "vkamp/ops/batch_norm.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/gpu_state.hpp"
@@ -423,6 +424,46 @@ TEST_F(BatchNormFiniteDifferences, GradientsMatch) {
     from_fd.sum_dy = fd_db;
     expect_close(Format::F32, in, run(Format::F32, in, rows, c), from_fd, rows, c);
   }
+}
+
+// Misuse names the op and the operand: a buffer too small, no channels or
+// rows, an fp32 operand off a 4-byte boundary.
+class BatchNormChecks : public GpuTest {};
+
+TEST_F(BatchNormChecks, BadArgumentsThrowNamingTheOperand) {
+  auto message = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const uint32_t rows = 4, c = 3;
+  Buffer x = upload(ctx(), Format::F32, std::vector<float>(rows * c, 1.0f));
+  Buffer small = upload(ctx(), Format::F32, std::vector<float>(c, 1.0f));
+  Buffer stats = upload(ctx(), Format::F32, std::vector<float>(2 * c + 2, 1.0f));
+  Sequence seq(ctx());
+  seq.begin();
+  EXPECT_NE(message([&] { ops::batch_norm_forward(seq, Format::F32, x, small, small, small, small, small, rows, c); })
+                .find("batch_norm_forward: y holds 12 bytes, needs 48"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::batch_norm_statistics(seq, Format::F32, x, small, rows, c); })
+                .find("batch_norm_statistics: stats holds 12 bytes, needs 24"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::batch_norm_statistics(seq, Format::F32, x, stats, rows, 0); })
+                .find("batch_norm_statistics: c must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::batch_norm_statistics(seq, Format::F32, x, stats, 0, c); })
+                .find("batch_norm_statistics: rows must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::batch_norm_statistics(seq, Format::F32, x, BufferView(stats, 2, 2 * c * 4), rows, c); })
+                .find("batch_norm_statistics: stats starts at byte 2, not a multiple of 4"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::batch_norm_commit(seq, stats, stats, small, small, small, c, 0, rows); })
+                .find("batch_norm_commit: micro_batches must be at least 1"),
+            std::string::npos);
+  seq.end();
 }
 
 // batch_norm_commit: the running statistics after the optimizer, predicated
