@@ -1,13 +1,13 @@
-// batch_norm_grad.comp (ops::batch_norm_backward_input). n = rows * c; *_at:
-// the element offsets of the fp32 operands in their bindings.
+// batch_norm_grad.comp (ops::batch_norm_backward_input): chunks of
+// chunk_rows rows; *_at: the element offsets of the fp32 operands in their bindings.
 #ifndef VKAMP_INTERFACE_BATCH_NORM_GRAD_H
 #define VKAMP_INTERFACE_BATCH_NORM_GRAD_H
 #include "macros.h"
 
 VKAMP_PUSH(BatchNormGradPush)
-  uint n;
-  uint c;
   uint rows;
+  uint c;
+  uint chunk_rows;
   uint mean_at;
   uint var_at;
   uint weight_at;

@@ -51,9 +51,10 @@ void check_shape(const char* op, uint32_t rows, uint32_t c) {
     throw Error(std::string(op) + ": rows * c = " + std::to_string(uint64_t(rows) * c) + " does not fit 32 bits");
 }
 
-// How a column reduction splits: channels per workgroup (a multiple of 32,
-// at most 256, so narrow layers do not idle most of a 256-wide group) and
-// rows per chunk.
+// How every pass splits a rows x c matrix (the reductions, and the forward
+// and dx alike): one invocation per channel and chunk of rows, channels per
+// workgroup a multiple of 32, at most 256 (so narrow layers do not idle
+// most of a 256-wide group), a workgroup row (y) per chunk.
 struct ColumnPlan {
   uint32_t width = 256, chunk_rows = kChunkRows, chunks = 1;
 };
@@ -70,8 +71,6 @@ ColumnPlan column_plan(Sequence& seq, const char* op, uint32_t rows, uint32_t c)
                 std::to_string(plan.chunk_rows));
   return plan;
 }
-
-Groups elementwise_groups(uint32_t n) { return {std::min(div_up(n, 256), 65535u)}; }
 
 }  // namespace
 
@@ -99,10 +98,11 @@ void batch_norm_forward(Sequence& seq, Format fmt, BufferView x, BufferView mean
   detail::require(op, "y", y, uint64_t(rows) * c, eb);
   const Fp32Operand m = fp32_operand(op, "mean", mean, c), v = fp32_operand(op, "var", var, c);
   const Fp32Operand w = fp32_operand(op, "weight", weight, c), b = fp32_operand(op, "bias", bias, c);
-  const uint32_t n = rows * c;
-  auto k = detail::kernel<shader::BatchNormShader>(seq, fmt);
-  seq.dispatch(k, {x, m.view, v.view, w.view, b.view, y}, shader::BatchNormPush{n, c, m.at, v.at, w.at, b.at, eps},
-               elementwise_groups(n), "batch_norm");
+  const ColumnPlan plan = column_plan(seq, op, rows, c);
+  auto k = detail::kernel<shader::BatchNormShader>(seq, fmt, {plan.width});
+  seq.dispatch(k, {x, m.view, v.view, w.view, b.view, y},
+               shader::BatchNormPush{rows, c, plan.chunk_rows, m.at, v.at, w.at, b.at, eps},
+               {div_up(c, plan.width), plan.chunks}, "batch_norm");
 }
 
 void batch_norm_grad_sums(Sequence& seq, Format fmt, BufferView x, BufferView mean, BufferView var, BufferView dy,
@@ -149,11 +149,11 @@ void batch_norm_backward_input(Sequence& seq, Format fmt, BufferView x, BufferVi
   detail::require(op, "dx", dx, uint64_t(rows) * c, eb);
   const Fp32Operand m = fp32_operand(op, "mean", mean, c), v = fp32_operand(op, "var", var, c);
   const Fp32Operand w = fp32_operand(op, "weight", weight, c), s = fp32_operand(op, "sums", sums, 2ull * c);
-  const uint32_t n = rows * c;
-  auto k = detail::kernel<shader::BatchNormGradShader>(seq, fmt);
+  const ColumnPlan plan = column_plan(seq, op, rows, c);
+  auto k = detail::kernel<shader::BatchNormGradShader>(seq, fmt, {plan.width});
   seq.dispatch(k, {x, m.view, v.view, w.view, dy, s.view, dx},
-               shader::BatchNormGradPush{n, c, rows, m.at, v.at, w.at, s.at, accumulate ? 1u : 0u, eps},
-               elementwise_groups(n), "batch_norm_grad");
+               shader::BatchNormGradPush{rows, c, plan.chunk_rows, m.at, v.at, w.at, s.at, accumulate ? 1u : 0u, eps},
+               {div_up(c, plan.width), plan.chunks}, "batch_norm_grad");
 }
 
 void batch_norm_commit(Sequence& seq, Buffer& state, BufferView pending, BufferView running_mean,
