@@ -181,5 +181,75 @@ TEST_F(AmpLevels, GradientsDifferFromFp32ByTheirLevelsRoundings) {
   }
 }
 
+// A tensor read in two formats: h = fc1(x) feeds fc2 (fp16, directly) and
+// tanh (fp32, through a cast); the output add runs in fp16 (it writes the
+// model output). h's gradient is fc2's contribution plus the cast's, which
+// adds in fp32 and rounds once (convert with accumulate).
+graph::Graph fan_out_net() {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(6));
+  g.param("fc1.weight", {5, 6});
+  g.param("fc2.weight", {5, 5});
+  g.param("head.weight", {kClasses, 5});
+  g.linear("fc1", "x", "fc1.weight");
+  g.activation("act", "fc1", ops::Activation::Tanh);
+  g.linear("fc2", "fc1", "fc2.weight");
+  g.add("sum", "act", "fc2");
+  g.linear("head", "sum", "head.weight");
+  g.set_output("head");
+  return g;
+}
+
+TEST_F(AmpLevels, AGradientFromTwoFormatsIsTheSumOfBoth) {
+  train::Model o1(ctx(), fan_out_net(), Format::F16, kRows, 1, false, false, AmpLevel::O1);
+  EXPECT_EQ(listing(o1.executor()),
+            "fc1:linear:fp16 fc1@fp32:cast:fp32 act:activation:fp32 fc2:linear:fp16 fc2@fp32:cast:fp32 "
+            "sum:add:fp32 sum@fp16:cast:fp16 head:linear:fp16 ");
+  const Step ref = step(Format::F32, AmpLevel::O0, fan_out_net());
+  // Longest path to fc1.weight's gradient: x, fc1.weight, fc1's output,
+  // fc2.weight, fc2's output, sum@fp16, head.weight, head's output; the
+  // gradients of head's output, sum@fp16, fc2's output, fc1's output (its
+  // two contributions) and fc1.weight: 14.
+  const double e = relative_error(step(Format::F16, AmpLevel::O1, fan_out_net()).grads, ref.grads);
+  EXPECT_LT(e, 4 * 14 * unit_roundoff(Format::F16));
+  // Without fc2's contribution (or without the cast's) the error would be
+  // of the order of the gradient itself.
+  EXPECT_GT(e, 0.0);
+}
+
+// With accumulate (gradient accumulation over micro-batches), a parameter
+// read in fp32 (layer_norm's, through its master) adds its new fp32
+// gradient to the 16-bit one in fp32 and rounds once: twice the same batch
+// gives twice the gradient, within one rounding of the sum.
+TEST_F(AmpLevels, AParameterReadInFp32AccumulatesItsGradient) {
+  train::Model m(ctx(), conv_ln_net(), Format::F16, kRows, 1, false, false, AmpLevel::O1);
+  auto data = data::make_classification(kRows, m.inputs(), kClasses, 42);
+  Buffer x = upload(ctx(), Format::F16, data.x);
+  Buffer y(ctx(), kRows * 4);
+  y.write(data.y);
+  Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
+  Buffer row_loss(ctx(), kRows * 4), loss(ctx(), 4);
+  auto run = [&](bool accumulate) {
+    Sequence s(ctx());
+    s.begin();
+    m.record_forward(s, x, kRows);
+    ops::softmax_xent_forward(s, Format::F16, m.output(), y, row_loss, loss, kRows, kClasses);
+    ops::softmax_xent_backward(s, Format::F16, m.output(), y, one, m.doutput(), kRows, kClasses);
+    m.record_backward(s, x, kRows, accumulate);
+    s.end();
+    s.run();
+    return download(m.grads(), Format::F16, m.param_elements());
+  };
+  const std::vector<float> once = run(false), twice = run(true);
+  const double u = unit_roundoff(Format::F16);
+  size_t checked = 0;
+  for (const auto& t : m.tensors()) {
+    if (t.name.rfind("ln.", 0) != 0) continue;
+    for (uint32_t i = t.offset; i < t.offset + t.size; ++i, ++checked)
+      EXPECT_NEAR(twice[i], 2 * once[i], 2 * std::abs(once[i]) * u) << t.name << "[" << i - t.offset << "]";
+  }
+  EXPECT_EQ(checked, 6u);
+}
+
 }  // namespace
 }  // namespace vkamp::test
