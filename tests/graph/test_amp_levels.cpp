@@ -103,6 +103,13 @@ TEST_F(AmpLevels, O1RunsGemmsIn16BitsAndCastsWhereFormatsMeet) {
   train::Model o0(ctx(), conv_ln_net(), Format::F32, kRows, 1, false, false, AmpLevel::O0);
   EXPECT_EQ(listing(o0.executor()),
             "conv:conv2d:fp32 act:activation:fp32 ln:layer_norm:fp32 flat:flatten:fp32 fc:linear:fp32 ");
+  // O0 in a 16-bit format (the command line sets fp32; a caller may not):
+  // fp32 steps on the masters, the output still written in the run's format.
+  train::Model o0_16(ctx(), conv_ln_net(), Format::F16, kRows, 1, false, false, AmpLevel::O0);
+  EXPECT_EQ(listing(o0_16.executor()),
+            "x@fp32:cast:fp32 conv.weight@fp32:cast:fp32 conv.bias@fp32:cast:fp32 conv:conv2d:fp32 "
+            "act:activation:fp32 ln.weight@fp32:cast:fp32 ln.bias@fp32:cast:fp32 ln:layer_norm:fp32 "
+            "flat:flatten:fp32 flat@fp16:cast:fp16 fc:linear:fp16 ");
 }
 
 // O1 unfuses a linear and its activation: the activation runs in fp32.
@@ -177,6 +184,9 @@ TEST_F(AmpLevels, GradientsDifferFromFp32ByTheirLevelsRoundings) {
     EXPECT_LT(e1, K * 9 * u);
     EXPECT_LT(e2, K * 12 * u);
     EXPECT_GT(e1, 0.0) << "O1 rounds some tensors to 16 bits";
+    // O0 in a 16-bit format: the input, fc's weights, flat@fp16, fc's
+    // output; their gradients back to flat, and each parameter's: 7.
+    EXPECT_LT(relative_error(step(fmt, AmpLevel::O0).grads, ref.grads), K * 7 * u);
     std::printf("  %s: relative gradient error O1 %.3g, O2 %.3g (u = %.3g)\n", format_name(fmt), e1, e2, u);
   }
 }

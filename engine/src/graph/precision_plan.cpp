@@ -28,10 +28,12 @@ bool runs_in_16_bits_at_o1(const std::string& op) {
 }
 
 std::vector<Format> plan_precision(const Graph& g, const std::vector<Node>& steps, Format fmt, AmpLevel level) {
-  std::vector<Format> out(steps.size(), level == AmpLevel::O0 ? Format::F32 : fmt);
-  if (level != AmpLevel::O1) return out;
+  std::vector<Format> out(steps.size(), fmt);
+  if (level == AmpLevel::O2 || level == AmpLevel::O3) return out;
   // The format each tensor is stored in: inputs and parameters in the
-  // run's; a step's output in its own.
+  // run's; a step's output in its own. The step writing the model output
+  // runs in the run's format (at O0 that is fp32 unless a caller built the
+  // model in a 16-bit format: the output buffer stays the run's).
   std::vector<Format> stored(g.tensors().size(), fmt);
   const int output = g.output_index();
   for (size_t k = 0; k < steps.size(); ++k) {
@@ -39,7 +41,7 @@ std::vector<Format> plan_precision(const Graph& g, const std::vector<Node>& step
     const OpDef* def = find_op(n.op);
     const int t = g.tensor_index(n.name);
     if (def && def->view) out[k] = stored[g.tensor_index(n.inputs.at(0))];
-    else if (t == output || runs_in_16_bits_at_o1(n.op)) out[k] = fmt;
+    else if (t == output || (level == AmpLevel::O1 && runs_in_16_bits_at_o1(n.op))) out[k] = fmt;
     else out[k] = Format::F32;
     stored[t] = out[k];
   }

@@ -4,7 +4,9 @@
 // the step that writes it; the executor inserts a cast step where a step
 // reads a tensor stored in another format (executor.hpp).
 //
-//   O0  every step in fp32 (the run's format is fp32 too: the trainer sets it).
+//   O0  every step in fp32 (the run's format is fp32 too: the command line
+//       and settings files set it). A model built at O0 in a 16-bit format
+//       still writes its output in that format, as at O1.
 //   O1  PyTorch autocast's split: linear, conv2d and attention (the GEMMs)
 //       in the 16-bit format; every other op (activations, pooling, add,
 //       concat, layer_norm, embedding) in fp32, its parameters read from the
