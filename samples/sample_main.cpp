@@ -42,6 +42,7 @@ std::string scale_text(double s) {
 
 std::string describe_run(const config::TrainConfig& cfg) {
   std::string s = format_name(cfg.precision);
+  if (cfg.amp_level != graph::AmpLevel::O2) s += std::string(" at ") + graph::amp_level_name(cfg.amp_level);
   switch (cfg.scaler.mode) {
     case config::LossScaleMode::None: return s + ", no loss scaling";
     case config::LossScaleMode::Static: return s + ", static loss scale " + scale_text(cfg.scaler.initial_loss_scale);
@@ -364,10 +365,16 @@ void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const
   }
   const graph::MemoryReport mem = trainer.model().memory();
   auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
-  std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse), "
-              "workspace %.2f, training data %.2f (%s)\n",
+  std::string by_format;
+  for (const auto& [f, bytes] : mem.activations_by_format) {
+    char part[64];
+    std::snprintf(part, sizeof part, "%s%s %.2f", by_format.empty() ? "" : ", ", format_name(f), mib(bytes));
+    by_format += part;
+  }
+  std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
+              "%s), workspace %.2f, training data %.2f (%s)\n",
               mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
-              mib(mem.workspace), mib(trainer.data_device_bytes()),
+              by_format.c_str(), mib(mem.workspace), mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory");
 }
 

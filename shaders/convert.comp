@@ -11,7 +11,7 @@ layout(std430, binding = 1) buffer Sfp { sfp s[]; };
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {
-    if (DIRECTION == 0u) s[i] = f2sfp(f32[i]);
-    else f32[i] = sfp2f(s[i]);
+    if (DIRECTION == 0u) s[i] = f2sfp(p.accumulate != 0u ? f32[i] + sfp2f(s[i]) : f32[i]);
+    else f32[i] = p.accumulate != 0u ? f32[i] + sfp2f(s[i]) : sfp2f(s[i]);
   }
 }

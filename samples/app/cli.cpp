@@ -129,6 +129,7 @@ CliResult parse_command_line(int argc, char** argv, RunOptions& opts, Rows rows)
   // The files, then the flags in order, then the checks.
   for (const std::string& file : split.configs) apply_config_file(file, opts, rows);
   for (const Item& it : split.items) it.row->parse(opts, it.value, it.flag);
+  config::resolve_amp_level(opts);
   validate(opts, rows);
   return {};
 }

@@ -11,11 +11,12 @@ class GraphTraining : public GpuTest {};
 
 // Six fp16 epochs on a 3-class problem with 8 features: the loss falls to
 // below 0.6 of where it started and the model classifies 80% right.
-// `model`: a graph or a model string's spec.
+// `model`: a graph or a model string's spec; `level`: the precision level.
 template <class Model>
-void expect_learns(Model model) {
+void expect_learns(Model model, graph::AmpLevel level = graph::AmpLevel::O2) {
   config::TrainConfig c;
-  c.precision = Format::F16;
+  c.precision = level == graph::AmpLevel::O0 ? Format::F32 : Format::F16;
+  c.amp_level = level;
   c.batch = 16;
   c.epochs = 6;
   c.seed = 5;
@@ -38,6 +39,14 @@ void expect_learns(Model model) {
 }
 
 TEST_F(GraphTraining, ResidualMlpLossDecreases) { expect_learns(residual_mlp(8, 16, 3)); }
+
+// Every precision level trains (O1 with its casts: fp32 activations and add).
+TEST_F(GraphTraining, ResidualMlpLearnsAtEveryAmpLevel) {
+  for (graph::AmpLevel level : {graph::AmpLevel::O0, graph::AmpLevel::O1, graph::AmpLevel::O3}) {
+    SCOPED_TRACE(graph::amp_level_name(level));
+    expect_learns(residual_mlp(8, 16, 3), level);
+  }
+}
 
 // SiLU and sigmoid layers ('w' and 'i' in a model string).
 TEST_F(GraphTraining, SiluAndSigmoidModelStringLossDecreases) { expect_learns(models::parse_model("8-16w-16i-3")); }

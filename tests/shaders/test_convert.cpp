@@ -87,6 +87,29 @@ TEST_P(Convert, KeepsInfAndNanAndOverflowsToInf) {
   }
 }
 
+// accumulate (a cast's backward adding to a gradient): fp32 -> fmt adds the
+// old 16-bit value in fp32 and rounds the sum once; fmt -> fp32 adds in fp32.
+TEST_P(Convert, AccumulatesWithOneRounding) {
+  auto [fmt, n] = GetParam();
+  const std::vector<float> a = random_values(n, -4, 4, Format::F32), old = random_values(n, -4, 4, fmt);
+  Buffer src = upload(ctx(), Format::F32, a);
+  Buffer dst16 = upload(ctx(), fmt, old);
+  Buffer dst32 = upload(ctx(), Format::F32, a);
+  Buffer src16 = upload(ctx(), fmt, old);
+  Sequence seq(ctx());
+  seq.begin();
+  ops::convert_from_f32(seq, fmt, src, dst16, n, /*accumulate=*/true);
+  ops::convert_to_f32(seq, fmt, src16, dst32, n, /*accumulate=*/true);
+  seq.end();
+  seq.run();
+  const auto sum16 = download(dst16, fmt, n), sum32 = download(dst32, Format::F32, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float exact32 = a[i] + old[i];  // the fp32 sum the shader forms
+    ASSERT_EQ(double(sum16[i]), round_reference(fmt, exact32)) << "at " << i;
+    ASSERT_EQ(sum32[i], exact32) << "at " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shaders, Convert, sixteen_bit_formats_and_sizes(), format_size_name);
 
 }  // namespace

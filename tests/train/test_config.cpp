@@ -114,6 +114,56 @@ TEST(ConfigSetting, CerebrasKeysMap) {
   EXPECT_CONTAINS(error_of([] { with("fp16_type", "fp32"); }), "fp16_type");
 }
 
+// --amp-level (amp_level) and Cerebras's precision_opt_level, vkamp's
+// mapping: 0 -> O1, 1 -> O2, 2 -> O3.
+TEST(ConfigSetting, AmpLevelAndPrecisionOptLevel) {
+  EXPECT_EQ(TrainConfig{}.amp_level, graph::AmpLevel::O2);
+  EXPECT_EQ(with("amp_level", "O0").amp_level, graph::AmpLevel::O0);
+  EXPECT_EQ(with("amp_level", "o1").amp_level, graph::AmpLevel::O1);
+  EXPECT_EQ(with("amp_level", "O3").amp_level, graph::AmpLevel::O3);
+  EXPECT_EQ(with("precision_opt_level", "0").amp_level, graph::AmpLevel::O1);
+  EXPECT_EQ(with("precision_opt_level", "1").amp_level, graph::AmpLevel::O2);
+  EXPECT_EQ(with("precision_opt_level", "2").amp_level, graph::AmpLevel::O3);
+  // A bad value names the closest level.
+  std::string m = error_of([] { with("amp_level", "02"); });
+  EXPECT_CONTAINS(m, "amp_level: unknown level '02' (expected O0 | O1 | O2 | O3; did you mean O2?)");
+  EXPECT_CONTAINS(error_of([] { with("amp_level", "O4"); }), "did you mean O");
+  EXPECT_CONTAINS(error_of([] { with("amp_level", "fastest"); }), "unknown level 'fastest' (expected O0 | O1 | O2 | O3)");
+  EXPECT_CONTAINS(error_of([] { with("precision_opt_level", "O2"); }),
+                  "unknown value 'O2' (expected 0 | 1 | 2: vkamp runs them as --amp-level O1 | O2 | O3; or give "
+                  "amp_level: O2)");
+  EXPECT_CONTAINS(error_of([] { with("precision_opt_level", "-1"); }), "precision_opt_level: unknown value '-1'");
+}
+
+// O0 is fp32 storage: the command line and files resolve it; a config that
+// asks for O0 in a 16-bit format is refused by validate. Per-layer scaling
+// does not see O1's casts.
+TEST(ConfigCross, AmpLevels) {
+  RunOptions o;
+  ASSERT_FALSE(parse({"--precision", "bf16", "--amp-level", "O0"}, o).help);
+  EXPECT_EQ(o.precision, Format::F32);
+  EXPECT_EQ(o.amp_level, graph::AmpLevel::O0);
+  RunOptions o1;
+  parse({"--amp-level", "O1", "--precision", "bf16"}, o1);
+  EXPECT_EQ(o1.precision, Format::BF16);
+  TrainConfig c;
+  c.amp_level = graph::AmpLevel::O0;
+  EXPECT_CONTAINS(error_of([&] { validate(c); }), "--amp-level O0 (amp_level) runs everything in fp32");
+  c = TrainConfig{};
+  c.amp_level = graph::AmpLevel::O1;
+  c.scaler.mode = LossScaleMode::PerLayer;
+  EXPECT_CONTAINS(error_of([&] { validate(c); }), "--loss-scale per-layer is not supported with --amp-level O1");
+}
+
+TEST(ConfigYaml, PrecisionOptLevelMapsOntoAmpLevels) {
+  TempDir dir;
+  RunOptions a, b;
+  apply_config_file(dir.write("c.yaml", "trainer:\n  init:\n    precision:\n      precision_opt_level: 0\n"), a);
+  apply_config_file(dir.write("f.yaml", "amp_level: O1\n"), b);
+  EXPECT_EQ(a.amp_level, graph::AmpLevel::O1);
+  EXPECT_EQ(b.amp_level, graph::AmpLevel::O1);
+}
+
 TEST(ConfigSetting, LossScalingFactor) {
   TrainConfig c;
   c.scaler.mode = LossScaleMode::None;
@@ -632,10 +682,10 @@ TEST(ConfigYaml, UnknownNestedKeyNamesItsPathAndTheClosestName) {
   m = error_of([&] { apply_config_file(g, c); });
   EXPECT_CONTAINS(m, g + ":3: ");
   EXPECT_CONTAINS(m, "did you mean 'trainer.init.optimizer'");
-  // A Cerebras key vkamp has no counterpart for is named, with the reason.
-  std::string h = dir.write("p.yaml", "trainer:\n  init:\n    precision:\n      precision_opt_level: 1\n");
+  // A bad precision_opt_level names the path and the values.
+  std::string h = dir.write("p.yaml", "trainer:\n  init:\n    precision:\n      precision_opt_level: 3\n");
   m = error_of([&] { apply_config_file(h, c); });
-  EXPECT_CONTAINS(m, h + ":4: trainer.init.precision.precision_opt_level is not supported");
+  EXPECT_CONTAINS(m, h + ":4: trainer.init.precision.precision_opt_level: unknown value '3' (expected 0 | 1 | 2");
   // A bad value names the path it was written under.
   std::string v = dir.write("v.yaml", "trainer:\n  init:\n    precision:\n      fp16_type: half\n");
   m = error_of([&] { apply_config_file(v, c); });

@@ -45,8 +45,7 @@ const NestedKey kNestedKeys[] = {
     {"trainer.init.precision.max_gradient_value", "max_gradient_value", false, ""},
     {"trainer.init.precision.log_loss_scale", nullptr, true,
      "it only logs the scale; vkamp's --metrics log records loss_scale at every step"},
-    {"trainer.init.precision.precision_opt_level", nullptr, false,
-     "it sets the precision of the Cerebras hardware's accumulations; vkamp always accumulates in fp32"},
+    {"trainer.init.precision.precision_opt_level", "precision_opt_level", false, ""},
     // The optimizer (trainer.init.optimizer)
     {"trainer.init.optimizer.optimizer_type", "optimizer", false, ""},
     {"trainer.init.optimizer.learning_rate", "learning_rate", false, ""},

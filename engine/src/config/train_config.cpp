@@ -65,8 +65,21 @@ void apply_config_file(const std::string& path, TrainConfig& cfg) {
 }
 
 // Each setting's own range is its row's; only the rules across settings are here.
+void resolve_amp_level(TrainConfig& cfg) {
+  if (cfg.amp_level == graph::AmpLevel::O0) cfg.precision = Format::F32;
+}
+
 void validate(const TrainConfig& cfg) {
   check_rows(training_settings(), cfg);
+  // The per-layer groups follow the graph's nodes; O1's cast steps are not
+  // among them.
+  if (cfg.amp_level == graph::AmpLevel::O0 && cfg.precision != Format::F32)
+    throw ConfigError("--amp-level O0 (amp_level) runs everything in fp32 but --precision is " +
+                      std::string(format_name(cfg.precision)) + " (command lines and files resolve this; call "
+                      "config::resolve_amp_level)");
+  if (cfg.scaler.mode == LossScaleMode::PerLayer && cfg.amp_level == graph::AmpLevel::O1)
+    throw ConfigError("--loss-scale per-layer is not supported with --amp-level O1 (amp_level) yet: use O2 or "
+                      "--loss-scale dynamic");
   // Gradient clipping: one knob or none (Cerebras: max_gradient_norm xor max_gradient_value).
   if (cfg.clip.max_norm > 0 && cfg.clip.max_value > 0)
     throw ConfigError("--max-gradient-norm and --max-gradient-value (max_gradient_norm, max_gradient_value) "

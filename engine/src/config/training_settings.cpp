@@ -49,6 +49,48 @@ Row fp16_type_row() {
   return s;
 }
 
+// O0 | O1 | O2 | O3 (graph/precision_plan.hpp); a bad value names the
+// closest level.
+Row amp_level_row() {
+  Row s = row<TrainConfig>(
+      "amp_level",
+      {kGeneralGroup, "L",
+       "O0 (everything fp32) | O1 (GEMMs, convolutions and attention in --precision, every other op in fp32) | "
+       "O2 (activations and working weights in --precision) | O3 (O2 plus normalisation parameters in 16 bits; "
+       "as O2 for today's ops)"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    auto level = graph::parse_amp_level(trim(v));
+    if (!level) {
+      const std::string hint = closest_match(lower(trim(v)), {"o0", "o1", "o2", "o3"});
+      fail(l, "unknown level '" + v + "' (expected O0 | O1 | O2 | O3" +
+                  (hint.empty() ? std::string() : "; did you mean " + std::string(1, 'O') + hint.substr(1) + "?") +
+                  ")");
+    }
+    c.amp_level = *level;
+  };
+  s.show = [](const TrainConfig& c) { return std::string(graph::amp_level_name(c.amp_level)); };
+  return s;
+}
+
+// Cerebras's precision_opt_level, mapped onto the levels by vkamp (Cerebras
+// tunes its hardware's accumulations with it; vkamp always accumulates in
+// fp32): 0 -> O1, 1 -> O2, 2 -> O3.
+Row precision_opt_level_row() {
+  Row s = row<TrainConfig>(
+      "precision_opt_level", {kGeneralGroup, "N", "Cerebras name: 0 | 1 | 2 (sets --amp-level O1 | O2 | O3)"});
+  s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
+    const std::string t = trim(v);
+    if (t == "0") c.amp_level = graph::AmpLevel::O1;
+    else if (t == "1") c.amp_level = graph::AmpLevel::O2;
+    else if (t == "2") c.amp_level = graph::AmpLevel::O3;
+    else
+      fail(l, "unknown value '" + v + "' (expected 0 | 1 | 2: vkamp runs them as --amp-level O1 | O2 | O3" +
+                  (graph::parse_amp_level(t) ? "; or give amp_level: " + t : std::string()) + ")");
+  };
+  s.show = [](const TrainConfig&) { return std::string(); };
+  return s;
+}
+
 // dynamic | none | suggest | auto | a fixed scale: the mode and, when
 // fixed, the scale.
 Row loss_scaling_factor_row() {
@@ -286,7 +328,7 @@ std::vector<Row> loop_rows() {
 
 std::vector<Row> all_rows() {
   std::vector<Row> rows = {
-      precision_row(), fp16_type_row(),
+      precision_row(), fp16_type_row(), amp_level_row(), precision_opt_level_row(),
       whole<TrainConfig>("seed", {kGeneralGroup, "N", "random seed for initialization and shuffling"},
                          VKAMP_FIELD(seed))};
   for (auto part : {scaling_rows(), optimizer_rows(), loop_rows()}) rows.insert(rows.end(), part.begin(), part.end());

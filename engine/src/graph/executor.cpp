@@ -15,13 +15,25 @@ constexpr uint64_t kPoolAlign = 256;
 
 }  // namespace
 
+OpDef cast_op();  // ops/cast.cpp: the executor's own op, not a graph's
+
+namespace {
+
+const OpDef* def_of(const std::string& op) {
+  static const OpDef cast = cast_op();
+  return op == "cast" ? &cast : find_op(op);
+}
+
+}  // namespace
 
 Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params,
-                   BufferStore& buffers)
-    : ctx_(ctx), graph_(g), steps_(fuse_epilogues(g)), fmt_(fmt), max_rows_(max_rows), params_(params),
-      buffers_(buffers) {
+                   BufferStore& buffers, AmpLevel level)
+    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), params_(params), buffers_(buffers) {
   graph_.input_tensor();  // both must exist; these throw otherwise
   const Tensor& out = graph_.output_tensor();
+  // O1 runs activations in fp32, apart from the GEMM that a fused epilogue
+  // would apply them in.
+  insert_casts(level == AmpLevel::O1 ? g.nodes() : fuse_epilogues(g));
   analyse();
   plan();
   size_t eb = format_bytes(fmt);
@@ -56,11 +68,51 @@ void Executor::set_micro_batches(uint32_t micro_batches) {
 
 Executor::~Executor() = default;
 
+// steps_: `nodes` with a cast step before each node that reads a tensor
+// stored in another format than the node runs in (one cast per tensor and
+// format, before its first reader).
+void Executor::insert_casts(const std::vector<Node>& nodes) {
+  tensors_ = graph_.tensors();
+  for (size_t t = 0; t < tensors_.size(); ++t) index_[tensors_[t].name] = int(t);
+  tensor_fmt_.assign(tensors_.size(), fmt_);  // the input and the parameters (working copy)
+  cast_param_.assign(tensors_.size(), -1);
+  const std::vector<Format> planned = plan_precision(graph_, nodes, fmt_, level_);
+  std::map<std::pair<int, Format>, std::string> casts;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    Node n = nodes[k];
+    const Format f = planned[k];
+    for (std::string& name : n.inputs) {
+      const int t = index(name);
+      // Token ids are uint32 and buffers (running statistics) fp32 at every level.
+      if (tensors_[t].shape.ids || tensors_[t].kind == TensorKind::Buffer || tensor_fmt_[t] == f) continue;
+      auto [it, added] = casts.insert({{t, f}, ""});
+      if (added) {
+        std::string cast_name = name + "@" + format_name(f);
+        while (index_.count(cast_name)) cast_name += "@";
+        Tensor c = tensors_[t];
+        c.name = cast_name;
+        c.kind = TensorKind::Activation;
+        index_[cast_name] = int(tensors_.size());
+        cast_param_.push_back(tensors_[t].kind == TensorKind::Param ? t : -1);
+        tensor_fmt_.push_back(f);
+        tensors_.push_back(std::move(c));
+        steps_.push_back(Node{cast_name, "cast", {name}, {}});
+        nodes_fmt_.push_back(f);
+        it->second = cast_name;
+      }
+      name = it->second;
+    }
+    tensor_fmt_[index(n.name)] = f;
+    steps_.push_back(std::move(n));
+    nodes_fmt_.push_back(f);
+  }
+}
+
 // Which tensors need gradients (those computed from a parameter) and which
 // nodes run backward (their output's gradient is defined), in topological
 // order and its reverse.
 void Executor::analyse() {
-  const auto& tensors = graph_.tensors();
+  const auto& tensors = tensors_;
   const auto& nodes = steps_;
   root_.resize(tensors.size());
   producer_.assign(tensors.size(), -1);
@@ -72,44 +124,48 @@ void Executor::analyse() {
   }
   for (const Node& n : nodes) {
     auto state = std::make_unique<NodeState>(n);
-    state->def = find_op(n.op);
-    state->shapes.fmt = fmt_;
-    int out = graph_.tensor_index(n.name);
+    state->def = def_of(n.op);
+    state->shapes.fmt = nodes_fmt_[nodes_.size()];
+    int out = index(n.name);
     producer_[out] = int(nodes_.size());
     for (const std::string& name : n.inputs) {
-      int t = graph_.tensor_index(name);
+      int t = index(name);
       state->shapes.in.push_back(&tensors[t]);
+      state->shapes.in_fmts.push_back(tensor_fmt_[t]);
       requires_grad_[out] = requires_grad_[out] || requires_grad_[t];
     }
     state->shapes.out = tensors[out].shape;
-    if (state->def->view) root_[out] = root_[graph_.tensor_index(n.inputs[0])];
+    if (state->def->view) root_[out] = root_[index(n.inputs[0])];
     nodes_.push_back(std::move(state));
   }
   receives_grad_[graph_.output_index()] = true;
   for (size_t k = nodes.size(); k-- > 0;) {
-    int out = graph_.tensor_index(nodes[k].name);
+    int out = index(nodes[k].name);
     nodes_[k]->runs_backward = receives_grad_[out] && requires_grad_[out];
     if (!nodes_[k]->runs_backward) continue;
     for (const std::string& name : nodes[k].inputs) {
-      int t = graph_.tensor_index(name);
+      int t = index(name);
       if (requires_grad_[t]) receives_grad_[t] = true;
     }
   }
   for (size_t k = 0; k < nodes.size(); ++k) {
     NodeState& s = *nodes_[k];
     for (const std::string& name : nodes[k].inputs)
-      s.shapes.grads.push_back(s.runs_backward && requires_grad_[graph_.tensor_index(name)]);
+      s.shapes.grads.push_back(s.runs_backward && requires_grad_[index(name)]);
   }
 }
 
 void Executor::plan() {
-  const auto& tensors = graph_.tensors();
+  const auto& tensors = tensors_;
   const auto& nodes = steps_;
   const uint32_t N = uint32_t(nodes.size());
-  const size_t eb = format_bytes(fmt_);
   auto back_time = [&](size_t k) { return 2 * N - uint32_t(k); };
   const int out_root = root_[graph_.output_index()];
-  auto bytes_of = [&](int t) { return uint64_t(max_rows_) * tensors[t].shape.elements() * eb; };
+  // A cast of a parameter holds one copy of it (its gradient), not one per row.
+  auto bytes_of = [&](int t) {
+    const uint64_t rows = cast_param_[t] >= 0 ? 1 : max_rows_;
+    return rows * tensors[t].shape.elements() * format_bytes(tensor_fmt_[t]);
+  };
 
   // Activation values and gradients, by root tensor: from the producer's
   // forward to the last read, and from the first backward contribution to
@@ -130,18 +186,22 @@ void Executor::plan() {
     Lifetime grad{bytes_of(int(t)), back_time(p), back_time(p)};
     for (size_t k = 0; k < N; ++k)
       for (const std::string& name : nodes[k].inputs) {
-        int in = graph_.tensor_index(name);
+        int in = index(name);
         if (root_[in] != int(t)) continue;
         value.last = std::max(value.last, uint32_t(k));
         if (nodes_[k]->runs_backward && nodes_[k]->def->backward_reads_inputs)
           value.last = std::max(value.last, back_time(k));
         if (nodes_[k]->runs_backward && requires_grad_[in]) grad.first = std::min(grad.first, back_time(k));
       }
-    value_slot_[t] = int(activation_lifetimes_.size());
-    activation_lifetimes_.push_back(value);
+    if (cast_param_[t] < 0) {  // a parameter's cast reads its master
+      value_slot_[t] = int(activation_lifetimes_.size());
+      activation_lifetimes_.push_back(value);
+      activation_fmt_.push_back(tensor_fmt_[t]);
+    }
     if (receives_grad_[t] && requires_grad_[t]) {
       grad_slot_[t] = int(activation_lifetimes_.size());
       activation_lifetimes_.push_back(grad);
+      activation_fmt_.push_back(tensor_fmt_[t]);
     }
   }
 
@@ -151,6 +211,7 @@ void Executor::plan() {
   written[out_root] = true;
   for (size_t k = N; k-- > 0;) {
     NodeState& s = *nodes_[k];
+    const size_t eb = format_bytes(s.shapes.fmt);
     auto scratch = [&](uint64_t per_row, uint32_t first, uint32_t last) {
       workspace_lifetimes_.push_back({uint64_t(max_rows_) * per_row * eb, first, last});
       return int(workspace_lifetimes_.size() - 1);
@@ -162,7 +223,7 @@ void Executor::plan() {
       s.work = scratch(s.def->workspace_per_row(s.shapes), back_time(k), back_time(k));
     uint64_t sum_per_row = 0;
     for (size_t i = 0; i < s.shapes.in.size(); ++i) {
-      int r = root_[graph_.tensor_index(nodes[k].inputs[i])];
+      int r = root_[index(nodes[k].inputs[i])];
       if (!s.shapes.grads[i] || tensors[r].kind == TensorKind::Param) continue;
       if (written[r]) sum_per_row = std::max<uint64_t>(sum_per_row, tensors[r].shape.elements());
       written[r] = true;
@@ -171,6 +232,13 @@ void Executor::plan() {
   }
   activation_plan_ = plan_memory(activation_lifetimes_, kPoolAlign);
   workspace_plan_ = plan_memory(workspace_lifetimes_, kPoolAlign);
+}
+
+std::map<Format, uint64_t> Executor::activation_bytes_by_format() const {
+  std::map<Format, uint64_t> out;
+  for (size_t i = 0; i < activation_lifetimes_.size(); ++i) out[activation_fmt_[i]] += activation_lifetimes_[i].bytes;
+  out[fmt_] += output_->bytes() + doutput_->bytes();
+  return out;
 }
 
 uint64_t Executor::activation_unshared_bytes() const {

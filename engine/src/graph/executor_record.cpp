@@ -15,7 +15,7 @@ namespace vkamp::graph {
 class Executor::Run : public OpRun {
  public:
   Run(Executor& e, Sequence& seq, uint32_t rows, size_t k, Buffer* train_state)
-      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.steps_[k]), k_(k),
+      : OpRun(seq, e.nodes_[k]->shapes.fmt, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.steps_[k]), k_(k),
         train_state_(train_state) {
     mode = e.mode_;
     micro_batch = e.micro_batch_;
@@ -25,7 +25,8 @@ class Executor::Run : public OpRun {
   BufferView in(size_t i) override { return value(index(i)); }
   BufferView master(size_t i) override {
     int r = e_.root_[index(i)];
-    if (e_.graph_.tensors()[r].kind != TensorKind::Param)
+    if (e_.cast_param_[r] >= 0) r = e_.cast_param_[r];  // an O1 cast of the parameter
+    if (e_.tensors_[r].kind != TensorKind::Param)
       throw Error("graph: node '" + node_.name + "' asked for the master of '" + node_.inputs.at(i) + "', no parameter");
     return e_.params_.view(e_.params_.master(), e_.params_.of(r));
   }
@@ -37,19 +38,19 @@ class Executor::Run : public OpRun {
     if (!train_state_) throw Error("graph: node '" + node_.name + "' read the step's state outside a commit");
     return *train_state_;
   }
-  BufferView out() override { return value(e_.graph_.tensor_index(node_.name)); }
+  BufferView out() override { return value(e_.index(node_.name)); }
   BufferView kept() override { return workspace_slot(state_.kept); }
   BufferView workspace() override { return workspace_slot(state_.work); }
-  BufferView dout() override { return gradient(e_.graph_.tensor_index(node_.name)); }
+  BufferView dout() override { return gradient(e_.index(node_.name)); }
   bool wants_grad(size_t i) override { return state_.shapes.grads.at(i); }
   // Input i's gradient and its element count, once this node has written it.
   BufferView input_grad(size_t i) { return gradient(index(i)); }
-  uint32_t input_elements(size_t i) { return rows * e_.graph_.tensors()[index(i)].shape.elements(); }
+  uint32_t input_elements(size_t i) { return rows * e_.tensors_[index(i)].shape.elements(); }
 
   GradTarget grad(size_t i) override {
     if (!wants_grad(i)) throw Error("graph: node '" + node_.name + "' asked for a gradient nobody needs");
     int r = e_.root_[index(i)];
-    bool acc = e_.written_[r] || (e_.graph_.tensors()[r].kind == TensorKind::Param && e_.accumulate_params_);
+    bool acc = e_.written_[r] || (e_.tensors_[r].kind == TensorKind::Param && e_.accumulate_params_);
     e_.written_[r] = true;
     return {gradient(r), acc};
   }
@@ -57,20 +58,21 @@ class Executor::Run : public OpRun {
   void overwrite_grad(size_t i, const std::function<void(BufferView)>& write) override {
     GradTarget g = grad(i);
     if (!g.accumulate) return write(g.view);
-    uint32_t n = rows * e_.graph_.tensors()[index(i)].shape.elements();
+    uint32_t n = rows * e_.tensors_[index(i)].shape.elements();
     BufferView tmp = workspace_slot(state_.sum);
     write(tmp);
     ops::add_forward(seq, fmt, g.view, tmp, g.view, n);
   }
 
  private:
-  int index(size_t i) const { return e_.graph_.tensor_index(node_.inputs.at(i)); }
+  int index(size_t i) const { return e_.index(node_.inputs.at(i)); }
 
   BufferView value(int t) {
     int r = e_.root_[t];
-    const Tensor& tensor = e_.graph_.tensors()[r];
+    const Tensor& tensor = e_.tensors_[r];
     if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.working(), e_.params_.of(r));
     if (tensor.kind == TensorKind::Buffer) return e_.buffers_.view(e_.buffers_.of(r));
+    if (e_.cast_param_[r] >= 0) return e_.params_.view(e_.params_.master(), e_.params_.of(e_.cast_param_[r]));
     if (tensor.kind == TensorKind::Input) return *e_.x_;
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.output_;
     return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.value_slot_[r]);
@@ -78,7 +80,7 @@ class Executor::Run : public OpRun {
 
   BufferView gradient(int t) {
     int r = e_.root_[t];
-    const Tensor& tensor = e_.graph_.tensors()[r];
+    const Tensor& tensor = e_.tensors_[r];
     if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.grads(), e_.params_.of(r));
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.doutput_;
     if (e_.grad_slot_[r] < 0) throw Error("graph: tensor '" + tensor.name + "' has no gradient buffer");
@@ -130,7 +132,7 @@ void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool 
   if (mode_ != ForwardMode::Training) throw Error("Model: a backward needs a training-mode forward");
   x_ = x;
   accumulate_params_ = accumulate;
-  written_.assign(graph_.tensors().size(), false);
+  written_.assign(tensors_.size(), false);
   written_[root_[graph_.output_index()]] = true;  // the loss's gradient
   for (size_t k = nodes_.size(); k-- > 0;) {
     if (!nodes_[k]->runs_backward) continue;
@@ -142,7 +144,7 @@ void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool 
     // power-of-two factor unless that first rounding was subnormal.
     const int g = rescale_factors_ && nodes_[k]->shapes.grads.at(0) ? rescale_group_[k] : -1;
     if (g >= 0)
-      ops::scale(seq, fmt_, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
+      ops::scale(seq, run.fmt, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
                  ops::ScaleBy::BufferValue, rescale_factors_, uint32_t(g));
   }
 }

@@ -3,17 +3,17 @@
 namespace vkamp::train {
 
 Model::Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-             bool moments2)
-    : Model(ctx, build_graph(spec), fmt, max_rows, seed, moments1, moments2) {
+             bool moments2, graph::AmpLevel level)
+    : Model(ctx, build_graph(spec), fmt, max_rows, seed, moments1, moments2, level) {
   spec_ = spec;
 }
 
 Model::Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-             bool moments2)
+             bool moments2, graph::AmpLevel level)
     : graph_(std::move(g)), fmt_(fmt) {
   params_ = std::make_unique<graph::ParamStore>(ctx, graph_, fmt, seed, moments1, moments2);
   buffers_ = std::make_unique<graph::BufferStore>(ctx, graph_);
-  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, *params_, *buffers_);
+  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, *params_, *buffers_, level);
 }
 
 graph::MemoryReport Model::memory() const {
@@ -22,6 +22,7 @@ graph::MemoryReport Model::memory() const {
   r.optimizer_state = params_->optimizer_bytes();
   r.activations = executor_->activation_bytes();
   r.activations_unshared = executor_->activation_unshared_bytes();
+  r.activations_by_format = executor_->activation_bytes_by_format();
   r.workspace = executor_->workspace_bytes();
   return r;
 }

@@ -25,6 +25,7 @@
 
 #include "vkamp/config_error.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/graph/precision_plan.hpp"
 
 namespace vkamp::config {
 
@@ -102,6 +103,9 @@ struct StepRange {
 
 struct TrainConfig {
   Format precision = Format::F16;    // fp32 | float16 | bfloat16 | cbfloat16
+  // Which ops run in `precision` and which in fp32 (graph/precision_plan.hpp).
+  // O0 runs everything in fp32: resolve_amp_level sets precision to fp32.
+  graph::AmpLevel amp_level = graph::AmpLevel::O2;
   ScalerConfig scaler;
   OptimizerConfig optimizer;
   ClipConfig clip;
@@ -166,6 +170,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 // `keys` (default: setting_keys()); "" if none.
 std::string suggest_key(const std::string& unknown, const std::vector<std::string>& keys);
 std::string suggest_key(const std::string& unknown);
+
+// After every setting is read: --amp-level O0 means fp32 storage, whatever
+// --precision named (that names the 16-bit format of the other levels).
+void resolve_amp_level(TrainConfig& cfg);
 
 // Checks each setting's range (its row's) and the rules across settings
 // (both clip knobs, min > max, retry without dynamic scaling, ...).

@@ -4,9 +4,17 @@
 // their gradients and op scratch live in two pools laid out by the memory
 // plan (memory_plan.hpp) over the step's timeline: forward node k at time
 // k, the loss at N, backward of node k at 2N - k.
+//
+// Each step runs in the storage format the precision level gives it
+// (precision_plan.hpp); its output is stored in that format. Where a step
+// reads a tensor stored in another format, a cast step (op "cast") runs
+// before it: the forward converts the value, the backward converts the
+// gradient back. A parameter read in fp32 is its fp32 master. At O2 (and O0,
+// O3) every step runs in the run's format and there are no casts.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -18,6 +26,7 @@
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/op.hpp"
 #include "vkamp/graph/param_store.hpp"
+#include "vkamp/graph/precision_plan.hpp"
 #include "vkamp/graph/scale_groups.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -25,7 +34,8 @@ namespace vkamp::graph {
 
 class Executor {
  public:
-  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params, BufferStore& buffers);
+  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params, BufferStore& buffers,
+           AmpLevel level = AmpLevel::O2);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -52,8 +62,15 @@ class Executor {
   // Each node's persistent fp32 memory (OpDef::state_floats), in bytes.
   uint64_t node_state_bytes() const { return node_state_ ? node_state_->bytes() : 0; }
 
-  // The nodes it runs (the graph's after epilogue fusion), in forward order.
+  // The nodes it runs (the graph's after epilogue fusion, which O1 skips so
+  // that activations run in fp32, with the cast steps), in forward order.
   const std::vector<Node>& steps() const { return steps_; }
+  // The storage format step k runs in (and its output is stored in).
+  Format step_format(size_t k) const { return nodes_fmt_.at(k); }
+  AmpLevel level() const { return level_; }
+  // Activation buffers (values, gradients, the output and its gradient) by
+  // storage format, in bytes, before reuse: what each format takes.
+  std::map<Format, uint64_t> activation_bytes_by_format() const;
   // Per-layer loss scaling (scale_groups.hpp): after the backward of each
   // group's first node, the gradient of its input 0 is multiplied in fp32 by
   // factors[g] (fp32, indexed by group, read on the GPU), rounded once to
@@ -78,19 +95,30 @@ class Executor {
   class Run;
   struct NodeState;
   struct Storage;
+  void insert_casts(const std::vector<Node>& nodes);
   void analyse();
   void plan();
+  int index(const std::string& tensor) const { return index_.at(tensor); }
 
   void run_node(Sequence& seq, uint32_t rows, size_t k, const std::function<void(OpRun&)>& what,
                 Buffer* train_state = nullptr);
 
   Context& ctx_;
   const Graph& graph_;
+  // The graph's tensors and the cast steps' outputs, by index and name;
+  // per tensor its storage format, and for a cast of a parameter (bound to
+  // its fp32 master) the parameter's index (-1 otherwise).
+  std::vector<Tensor> tensors_;
+  std::map<std::string, int> index_;
+  std::vector<Format> tensor_fmt_;
+  std::vector<int> cast_param_;
+  std::vector<Format> nodes_fmt_;  // per step
   // The nodes this executor runs: the graph's after fuse_epilogues, so a
   // step's forward is node k at time k of this list, not of graph_.nodes().
   std::vector<Node> steps_;
   std::vector<int> producer_;  // per tensor: the step writing it; -1 for none
   Format fmt_;
+  AmpLevel level_;
   uint32_t max_rows_;
   ParamStore& params_;
   BufferStore& buffers_;
@@ -107,6 +135,7 @@ class Executor {
   std::vector<bool> requires_grad_, receives_grad_;
   std::vector<int> value_slot_, grad_slot_;  // per root tensor: index into the activation lifetimes
   std::vector<Lifetime> activation_lifetimes_, workspace_lifetimes_;
+  std::vector<Format> activation_fmt_;  // per activation lifetime
   MemoryPlan activation_plan_, workspace_plan_;
   std::unique_ptr<Buffer> activation_pool_, workspace_pool_, output_, doutput_;
   // While recording a backward: which gradients hold a contribution.

@@ -5,7 +5,10 @@
 // aligned offset that overlaps no placed buffer alive at the same time.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <vector>
+
+#include "vkamp/float_formats.hpp"
 
 namespace vkamp::graph {
 
@@ -29,6 +32,9 @@ struct MemoryReport {
   uint64_t optimizer_state = 0;  // moments
   uint64_t activations = 0;      // activations and their gradients (planned)
   uint64_t activations_unshared = 0;  // the same without reuse
+  // The activation buffers by storage format, without reuse (precision
+  // levels: O1 stores some in fp32; one pool holds them all).
+  std::map<Format, uint64_t> activations_by_format;
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
   uint64_t total() const { return parameters + optimizer_state + activations + workspace; }
 };

@@ -28,6 +28,9 @@ struct OpShapes {
   Shape out;  // filled by infer; read by the scratch sizes
   std::vector<bool> grads;  // per input: whether its gradient is wanted (empty while building)
   Format fmt = Format::F32;  // the storage format (set by the executor; unknown while building)
+  // Per input: the format it is stored in (set by the executor). Equal to
+  // fmt for every op but a cast, which converts between the two.
+  std::vector<Format> in_fmts;
 };
 
 // Where an input's gradient goes: overwrite it, or add to it because

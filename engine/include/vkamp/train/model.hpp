@@ -33,9 +33,11 @@ class Model {
   static constexpr uint32_t kParamAlign = graph::kParamTensorAlign;
 
   // moments1/2: whether the optimizer keeps first and second moments.
+  // level: which steps run in fmt and which in fp32 (precision_plan.hpp).
   Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-        bool moments2);
-  Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2);
+        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2);
+  Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2,
+        graph::AmpLevel level = graph::AmpLevel::O2);
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
