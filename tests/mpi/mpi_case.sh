@@ -77,6 +77,25 @@ batch_norm)
   "${mpirun[@]}" "$driver" train "$dir/resumed" "${bn[@]}" epochs=4 checkpoint="$dir/ckpt.bin" resume=true || exit 1
   "$driver" resume "$dir/full" "$dir/resumed"
   ;;
+sync_bn)
+  # --sync-bn: the ranks' batch statistics and BatchNorm's backward sums are
+  # merged across the ranks, so two ranks at batch B train as one process at
+  # 2B (running statistics included) within fp32's reduction-order bound
+  # (check_equivalent in mpi_checks.cpp), and the replica checks (every 3
+  # steps) find the running statistics identical without averaging them.
+  bn=(model=6-5-bnt-3 precision=fp32 rows=128 replica_check_every=3 sync_bn=true)
+  "$driver" train "$dir/single" "${bn[@]}" epochs=4 batch=16 || exit 1
+  "${mpirun[@]}" "$driver" train "$dir/dual" "${bn[@]}" epochs=4 batch=8 || exit 1
+  "$driver" equivalent "$dir/single.rank0" "$dir/dual" 1e-4 || exit 1
+  # Micro-batches: every micro-batch's statistics are merged on their own.
+  "$driver" train "$dir/single_accum" "${bn[@]}" epochs=8 batch=16 grad_accum=2 || exit 1
+  "${mpirun[@]}" "$driver" train "$dir/dual_accum" "${bn[@]}" epochs=8 batch=8 grad_accum=2 || exit 1
+  "$driver" equivalent "$dir/single_accum.rank0" "$dir/dual_accum" 1e-4 || exit 1
+  # One rank: nothing to merge, plain BatchNorm bit for bit (as PyTorch's
+  # SyncBatchNorm in a world of one).
+  "$driver" train "$dir/plain" model=6-5-bnt-3 precision=fp32 rows=128 epochs=4 batch=16 || exit 1
+  "$driver" identical "$dir/single" "$dir/plain" 1
+  ;;
 bad_flag)
   # Bad input before training: every rank exits 2, the message printed once.
   "${mpirun[@]}" "$samples/vkamp-train" --batch 0 >"$dir/out" 2>&1

@@ -130,6 +130,23 @@ bool same_on_every_rank(const std::string& prefix, unsigned ranks, Result& rank0
 // 1). The losses are means of the same per-row values summed in two
 // orders: the same bound. A bug that mixes up the ranks' rows, forgets the
 // /2 or drops a rank's gradient gives differences of order 1e-2 or more.
+//
+// With --sync-bn (BatchNorm's statistics merged across the ranks) the same
+// holds for BatchNorm's sums. The batch mean is a sum over the 2B rows, in
+// one order in one process and as two B-row sums merged on the host in the
+// other: within 2 gamma_2B sum|x| (plus the merge's exact /2). The biased
+// variance is a sum of squares about the mean, non-negative terms, so its
+// computed values agree within 2 gamma_2B of the variance itself, plus the
+// mean's difference squared (a second-order term); no cancellation. The
+// backward's sums (sum dy, sum dy*xhat) are sums of 2B terms: the same
+// bound. Normalised values then differ by about 1e-6 relative (the mean's
+// error over sigma, half the variance's), so each step's gradients within a
+// few 1e-6 of sum|t_i|, and the weights, as above, within 1e-4 over 30
+// steps. The running statistics are momentum averages (weights 0.1 and 0.9,
+// summing to 1) of the batch statistics: within the same bound, compared
+// here the same way. A rank that normalises with its own statistics only
+// (no merge) differs by the gap between the two halves' statistics, of
+// order 1e-1 for 8 rows.
 int check_equivalent(int argc, char** argv) {
   if (argc != 5) return 2;
   Result one, two;
@@ -146,10 +163,17 @@ int check_equivalent(int argc, char** argv) {
                                         std::max(1.0, std::abs(one.steps[i].loss)));
   for (size_t i = 0; i < one.master.size(); ++i)
     w_diff = std::max(w_diff, std::abs(one.master[i] - two.master[i]) / std::max(1.0, std::abs(one.master[i])));
+  if (one.buffers.size() != two.buffers.size()) {
+    std::printf("different models: %zu vs %zu buffer values\n", one.buffers.size(), two.buffers.size());
+    return 1;
+  }
+  double b_diff = 0;  // BatchNorm's running statistics (--sync-bn), if any
+  for (size_t i = 0; i < one.buffers.size(); ++i)
+    b_diff = std::max(b_diff, std::abs(one.buffers[i] - two.buffers[i]) / std::max(1.0, std::abs(one.buffers[i])));
   std::printf("1 rank at 2B vs 2 ranks at B over %zu steps: largest relative loss difference %.3g, weight "
-              "difference %.3g (bound %.3g)\n",
-              one.steps.size(), loss_diff, w_diff, tol);
-  return loss_diff <= tol && w_diff <= tol && one.steps.size() >= 30 ? 0 : 1;
+              "difference %.3g, buffer difference %.3g over %zu values (bound %.3g)\n",
+              one.steps.size(), loss_diff, w_diff, b_diff, one.buffers.size(), tol);
+  return loss_diff <= tol && w_diff <= tol && b_diff <= tol && one.steps.size() >= 30 ? 0 : 1;
 }
 
 // An overflow injected into one rank at step S (argv: PREFIX S BACKOFF):
@@ -226,12 +250,15 @@ int check_resume(int argc, char** argv) {
   return 0;
 }
 
-// Two data-parallel runs that must be the same bit for bit (argv: A B):
-// the training set resident on the GPU and streamed from the host.
+// Two runs that must be the same bit for bit (argv: A B [RANKS], ranks 2
+// unless given): the training set resident on the GPU and streamed from the
+// host; one process with and without --sync-bn.
 int check_identical(int argc, char** argv) {
-  if (argc != 4) return 2;
+  if (argc != 4 && argc != 5) return 2;
+  const unsigned ranks = argc == 5 ? unsigned(std::atoi(argv[4])) : 2;
+  if (ranks == 0) return 2;
   Result a, b;
-  if (!same_on_every_rank(argv[2], 2, a) || !same_on_every_rank(argv[3], 2, b)) return 1;
+  if (!same_on_every_rank(argv[2], ranks, a) || !same_on_every_rank(argv[3], ranks, b)) return 1;
   if (a.text != b.text) {
     std::printf("%s and %s differ\n", argv[2], argv[3]);
     return 1;

@@ -313,9 +313,27 @@ TEST_F(TrainingOutput, BatchNormModelSavesItsRunningStatisticsAndPredictReproduc
   EXPECT_EQ(number_after(p.output, "accuracy "), best_text) << r.output << p.output;
 }
 
-TEST_F(TrainingOutput, SyncBnIsRefusedWithExitStatusTwo) {
-  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --model 4-16-bnr-3 --epochs 1 --sync-bn"),
-                       "--sync-bn (sync_bn) is not implemented yet"));
+// --sync-bn in a world of one has nothing to merge: plain BatchNorm, the
+// same saved weights and running statistics bit for bit (two ranks:
+// tests/mpi, case sync_bn).
+TEST_F(TrainingOutput, SyncBnOnOneProcessIsPlainBatchNorm) {
+  const std::string run = data() + " --model 4-16-bnr-3 --no-progress --epochs 2 --lr 0.1 --save ";
+  Result plain = run_tool("vkamp-train", run + path("plain.safetensors"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  Result synced = run_tool("vkamp-train", run + path("synced.safetensors") + " --sync-bn");
+  ASSERT_EQ(synced.status, 0) << synced.output;
+  const vkamp::io::TensorFile a = vkamp::io::read_safetensors(path("plain.safetensors"));
+  const vkamp::io::TensorFile b = vkamp::io::read_safetensors(path("synced.safetensors"));
+  ASSERT_NE(a.find("bn1.running_var"), nullptr);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const vkamp::io::Tensor& t : a.tensors) {
+    ASSERT_NE(b.find(t.name), nullptr) << t.name;
+    EXPECT_EQ(t.data, b.find(t.name)->data) << t.name;
+  }
+  EXPECT_EQ(lines_starting(plain.output, "epoch "), lines_starting(synced.output, "epoch "));
+}
+
+TEST_F(TrainingOutput, MisplacedBatchNormIsRefusedWithExitStatusTwo) {
   EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --model 4-bn-3 --epochs 1"),
                        "a BatchNorm follows a linear or conv layer"));
 }

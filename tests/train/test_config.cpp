@@ -333,15 +333,12 @@ TEST(ConfigSetting, CountsMustBeAtLeastOne) {
   EXPECT_NO_THROW(validate(with("fail_after_overflows", "0")));  // 0 = never stop (step_control.comp)
 }
 
-// --sync-bn is a known setting that is not implemented yet: refused with
-// what to do instead, never silently ignored.
-TEST(ConfigSetting, SyncBnIsRefusedUntilImplemented) {
+// --sync-bn is valid with or without mpirun (one process: plain BatchNorm).
+TEST(ConfigSetting, SyncBnIsAccepted) {
   auto c = with("sync_bn", "true");
   EXPECT_TRUE(c.sync_bn);
-  const std::string e = error_of([&] { validate(c); });
-  EXPECT_CONTAINS(e, "--sync-bn (sync_bn) is not implemented yet");
-  EXPECT_CONTAINS(e, "averaged at every replica check");
-  EXPECT_NO_THROW(validate(with("sync_bn", "false")));
+  EXPECT_NO_THROW(validate(c));
+  EXPECT_FALSE(with("sync_bn", "false").sync_bn);
 }
 
 TEST(ConfigSetting, ValueRangesPerKey) {

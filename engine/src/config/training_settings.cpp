@@ -319,9 +319,9 @@ std::vector<Row> loop_rows() {
                VKAMP_FIELD(replica_check_every)),
       toggle<T>("sync_bn",
                 {kLoopGroup, "",
-                 "under mpirun: all-reduce BatchNorm's batch statistics across ranks, as SyncBatchNorm (not "
-                 "implemented yet; without it each rank normalises with its own and the running statistics are "
-                 "averaged at every replica check)"},
+                 "under mpirun: all-reduce BatchNorm's batch statistics across ranks, as SyncBatchNorm (the host "
+                 "waits for the GPU at every BatchNorm, twice per micro-batch; without it each rank normalises with "
+                 "its own and the running statistics are averaged at every replica check; one rank: plain BatchNorm)"},
                 VKAMP_FIELD(sync_bn)),
   };
 }

@@ -20,6 +20,7 @@ class Executor::Run : public OpRun {
     mode = e.mode_;
     micro_batch = e.micro_batch_;
     micro_batches = e.micro_batches_;
+    synced_ranks = e.synced_ranks_;
   }
 
   BufferView in(size_t i) override { return value(index(i)); }
@@ -64,6 +65,13 @@ class Executor::Run : public OpRun {
     ops::add_forward(seq, fmt, g.view, tmp, g.view, n);
   }
 
+  Sequence& sync(BufferView v, HostSync rule) override {
+    if (synced_ranks == 1 || !e_.host_sync_cut_ || v.buffer != e_.node_state_.get())
+      throw Error("graph: node '" + node_.name + "' asked for a host sync outside a --sync-bn training step");
+    e_.seq_ = &e_.host_sync_cut_(*e_.seq_, *e_.node_state_, v.offset, v.bytes, rule);
+    return *e_.seq_;
+  }
+
  private:
   int index(size_t i) const { return e_.index(node_.inputs.at(i)); }
 
@@ -103,40 +111,49 @@ class Executor::Run : public OpRun {
   Buffer* train_state_;
 };
 
-void Executor::run_node(Sequence& seq, uint32_t rows, size_t k, const std::function<void(OpRun&)>& what,
-                        Buffer* train_state) {
-  Run run(*this, seq, rows, k, train_state);
+void Executor::run_node(uint32_t rows, size_t k, const std::function<void(OpRun&)>& what, Buffer* train_state) {
+  Run run(*this, *seq_, rows, k, train_state);
   what(run);
 }
 
-void Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode, uint32_t micro_batch) {
+void Executor::set_host_sync(uint32_t ranks, HostSyncCut cut) {
+  if (ranks == 0 || (ranks > 1 && !cut)) throw Error("Executor: a host sync needs ranks >= 1 and, above 1, a cut");
+  synced_ranks_ = ranks;
+  host_sync_cut_ = ranks > 1 ? std::move(cut) : HostSyncCut{};
+}
+
+Sequence& Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode, uint32_t micro_batch) {
   if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
   if (micro_batch >= micro_batches_)
     throw Error("Model: micro-batch " + std::to_string(micro_batch) + " of " + std::to_string(micro_batches_));
   x_ = x;
   mode_ = mode;
   micro_batch_ = micro_batch;
+  seq_ = &seq;
   for (size_t k = 0; k < nodes_.size(); ++k) {
     if (nodes_[k]->def->view) continue;  // the same bytes, read with another shape
-    run_node(seq, rows, k, nodes_[k]->def->forward);
+    run_node(rows, k, nodes_[k]->def->forward);
   }
+  return *seq_;
 }
 
 void Executor::record_commit(Sequence& seq, Buffer& train_state, uint32_t rows) {
+  seq_ = &seq;
   for (size_t k = 0; k < nodes_.size(); ++k)
-    if (nodes_[k]->def->commit) run_node(seq, rows, k, nodes_[k]->def->commit, &train_state);
+    if (nodes_[k]->def->commit) run_node(rows, k, nodes_[k]->def->commit, &train_state);
 }
 
-void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
+Sequence& Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
   if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
   if (mode_ != ForwardMode::Training) throw Error("Model: a backward needs a training-mode forward");
   x_ = x;
   accumulate_params_ = accumulate;
   written_.assign(tensors_.size(), false);
   written_[root_[graph_.output_index()]] = true;  // the loss's gradient
+  seq_ = &seq;
   for (size_t k = nodes_.size(); k-- > 0;) {
     if (!nodes_[k]->runs_backward) continue;
-    Run run(*this, seq, rows, k, nullptr);
+    Run run(*this, *seq_, rows, k, nullptr);
     nodes_[k]->def->backward(run);
     // Per-layer loss scaling: the gradient leaving this group for the one
     // upstream takes that group's scale. A separate in-place pass, so the
@@ -144,9 +161,10 @@ void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool 
     // power-of-two factor unless that first rounding was subnormal.
     const int g = rescale_factors_ && nodes_[k]->shapes.grads.at(0) ? rescale_group_[k] : -1;
     if (g >= 0)
-      ops::scale(seq, run.fmt, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
+      ops::scale(*seq_, run.fmt, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
                  ops::ScaleBy::BufferValue, rescale_factors_, uint32_t(g));
   }
+  return *seq_;
 }
 
 void Executor::set_group_rescale(const Buffer* factors, ScaleGroups groups) {

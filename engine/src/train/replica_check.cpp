@@ -42,8 +42,8 @@ std::vector<float> gather_buffers(dist::Communicator& comm, Model& model) {
   return all;
 }
 
-void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step) {
-  average_buffers(comm, model);
+void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step, bool average) {
+  if (average) average_buffers(comm, model);
   const uint64_t h = replica_hash(model, state);
   const uint64_t lo = comm.min(h), hi = comm.max(h);
   if (lo == hi) return;

@@ -110,8 +110,11 @@ void StepProgram::record(Sequence& seq) {
 
 void StepProgram::record_micro_batches(Sequence& seq) {
   seq.begin();
-  for (uint32_t m = 0; m < micro_batches_; ++m) record_micro_batch(seq, m);
-  seq.end();
+  // --sync-bn cuts the recording at every BatchNorm (StepRing::cut): each
+  // micro-batch continues in the sequence the last one ended in.
+  Sequence* s = &seq;
+  for (uint32_t m = 0; m < micro_batches_; ++m) s = &record_micro_batch(*s, m);
+  s->end();
 }
 
 void StepProgram::record_update(Sequence& seq) {
@@ -135,15 +138,15 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
   }
 }
 
-void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
+Sequence& StepProgram::record_micro_batch(Sequence& first, uint32_t m) {
   const uint32_t total = model_.param_elements();
-  feeder_.record_gather(seq, params_.state(), m);
-  model_.record_forward(seq, feeder_.batch_x(), batch_, graph::ForwardMode::Training, m);
-  record_loss(seq, m);
+  feeder_.record_gather(first, params_.state(), m);
+  Sequence& forwarded = model_.record_forward(first, feeder_.batch_x(), batch_, graph::ForwardMode::Training, m);
+  record_loss(forwarded, m);
   // Every micro-batch writes a fresh 16-bit gradient (where underflow
   // happens, as with one batch); with M > 1 it is then added into the fp32
   // sum, so the sum is rounded to fp32, not to the 16-bit format M times.
-  model_.record_backward(seq, feeder_.batch_x(), batch_, false);
+  Sequence& seq = model_.record_backward(forwarded, feeder_.batch_x(), batch_, false);
   // Injected into the first micro-batch's 16-bit gradient, so the inf must
   // survive the accumulation of the others to be caught.
   if (m == 0 && injects_) {
@@ -156,6 +159,7 @@ void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
     auto k = ctx_.kernel<shader::GradAccumulateShader>(fmt_);
     seq.dispatch(k, {model_.grads(), *grad_sum_}, ap, {std::min(div_up(total, 256), 65535u)}, "grad_accumulate");
   }
+  return seq;
 }
 
 void StepProgram::record_decision_and_update(Sequence& seq) {

@@ -41,6 +41,8 @@ StepRing::StepRing(Context& ctx, std::vector<std::string> tensor_names) : tensor
 StepRing::~StepRing() {
   for (auto& s : slots_) s->poll();  // Sequence's destructor waits for the rest
   for (auto& s : slots_b_) s->poll();
+  for (auto& slot : segments_)
+    for (auto& g : slot) g.seq->poll();
 }
 
 void StepRing::record_slots(const std::function<void(Sequence&)>& record_step) {
@@ -50,16 +52,33 @@ void StepRing::record_slots(const std::function<void(Sequence&)>& record_step) {
 void StepRing::record_split_slots(const std::function<void(Sequence&)>& record_a,
                                   const std::function<void(Sequence&)>& record_b) {
   Context& ctx = slots_.front()->context();
+  segments_.clear();
+  segments_.resize(slots_.size());
   for (auto& s : slots_) {
+    recording_slot_ = int(&s - slots_.data());
     record_a(*s);
+    recording_slot_ = -1;
     slots_b_.push_back(std::make_unique<Sequence>(ctx, /*timestamps=*/true, 64));
     record_b(*slots_b_.back());
   }
 }
 
+Sequence& StepRing::cut(Sequence& ending, std::function<void()> before) {
+  if (recording_slot_ < 0) throw Error("StepRing: cut() outside the recording of a split step's part A");
+  ending.end();
+  auto& segments = segments_[size_t(recording_slot_)];
+  segments.push_back({std::move(before), std::make_unique<Sequence>(ending.context(), /*timestamps=*/true, 1024)});
+  Sequence& next = *segments.back().seq;
+  next.begin();
+  return next;
+}
+
 CommandCounts StepRing::commands_per_step() const {
   CommandCounts c = slots_.front()->counts();
-  if (split()) c += slots_b_.front()->counts();
+  if (split()) {
+    for (auto& g : segments_.front()) c += g.seq->counts();
+    c += slots_b_.front()->counts();
+  }
   return c;
 }
 
@@ -74,6 +93,10 @@ void StepRing::read_next() {
   if (!on_record) return;
   std::vector<DispatchTime> timings = slots_[replay % kInFlight]->timings();
   if (split()) {
+    for (auto& g : segments_[replay % kInFlight]) {
+      std::vector<DispatchTime> t = g.seq->timings();
+      timings.insert(timings.end(), t.begin(), t.end());
+    }
     std::vector<DispatchTime> b = slots_b_[replay % kInFlight]->timings();
     timings.insert(timings.end(), b.begin(), b.end());
   }
@@ -105,9 +128,17 @@ void StepRing::submit_next() {
   Sequence& a = *slots_[submitted_ % kInFlight];
   a.submit();
   if (split()) {
-    // Part B starts with a barrier that orders it after A (sequence.hpp),
-    // and the host's writes before vkQueueSubmit are visible to it.
-    a.wait();
+    // Each segment and part B start with a barrier that orders them after
+    // the previous one (sequence.hpp), and the host's writes before
+    // vkQueueSubmit are visible to them.
+    Sequence* last = &a;
+    for (auto& g : segments_[submitted_ % kInFlight]) {
+      last->wait();
+      g.before();
+      g.seq->submit();
+      last = g.seq.get();
+    }
+    last->wait();
     if (between) between();
     slots_b_[submitted_ % kInFlight]->submit();
   }

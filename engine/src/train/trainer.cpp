@@ -10,6 +10,7 @@
 #include "vkamp/train/replica_check.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/step_program.hpp"
+#include "vkamp/train/sync_batch_norm.hpp"
 
 namespace vkamp::train {
 namespace {
@@ -71,6 +72,16 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
   params_ = std::make_unique<StepParams>(ctx, cfg_, shape);
   program_ = std::make_unique<StepProgram>(ctx, cfg_, loss, *model_, *feeder_, *params_, *ring_, max_attempts_,
                                            rank, N);
+  if (N > 1 && cfg.sync_bn) {
+    // --sync-bn: part A is cut at every BatchNorm's statistics and column
+    // sums, which the host merges across the ranks (StepRing's segments).
+    // With one rank there is nothing to merge: plain BatchNorm, as PyTorch.
+    sync_bn_ = std::make_unique<SyncBatchNorm>(comm_);
+    model_->executor().set_host_sync(
+        N, [this](Sequence& ending, Buffer& state, size_t offset, size_t bytes, graph::HostSync rule) -> Sequence& {
+          return ring_->cut(ending, [this, &state, offset, bytes, rule] { sync_bn_->run(state, offset, bytes, rule); });
+        });
+  }
   if (N > 1) {
     // The host all-reduces between the micro-batches and the update; one
     // process keeps the whole step in one command buffer, and never waits.
@@ -197,7 +208,8 @@ void Trainer::check_replicas_if_due(bool at_end) {
     return;
   const uint64_t w = ctx_.host_waits();
   const TrainState st = read_state();
-  check_replicas(comm_, *model_, st, st.step);
+  // --sync-bn keeps the running statistics identical: nothing to average.
+  check_replicas(comm_, *model_, st, st.step, /*average=*/!cfg_.sync_bn);
   last_replica_check_ = submitted;
   replica_waits_ += ctx_.host_waits() - w;
 }

@@ -43,12 +43,15 @@ class Executor {
   // Y = graph(x) for rows <= max_rows rows of x. Training mode stages
   // micro-batch `micro_batch`'s statistics (< micro_batches()) for the
   // commit; Eval reads the running statistics and stages nothing.
-  void record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode = ForwardMode::Training,
-                      uint32_t micro_batch = 0);
+  // Returns the sequence it ended in: `seq` unless a host sync point
+  // (set_host_sync) cut the recording.
+  Sequence& record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode = ForwardMode::Training,
+                           uint32_t micro_batch = 0);
   // Parameter gradients from doutput(), added to grads() when accumulate.
   // Reads the activations (and micro-batch) of the last record_forward, in
   // training mode, on the same x and rows.
-  void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate);
+  // Returns the sequence it ended in, as record_forward.
+  Sequence& record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate);
   // The update pass's part after the optimizer: each node's commit
   // (OpDef::commit; BatchNorm folds the staged statistics of every
   // micro-batch into its running buffers), predicated on train_state's
@@ -59,6 +62,13 @@ class Executor {
   // before recording.
   void set_micro_batches(uint32_t micro_batches);
   uint32_t micro_batches() const { return micro_batches_; }
+  // --sync-bn under MPI: training-mode recordings stop at every OpRun::sync
+  // point and continue in the sequence `cut` returns; `cut` ends the
+  // current one and arranges for the host to merge `state` (floats of the
+  // node state at `offset` bytes) across `ranks` ranks by `rule` before the
+  // next runs. ranks 1 (the default): no sync points, nothing changes.
+  using HostSyncCut = std::function<Sequence&(Sequence& ending, Buffer& state, size_t offset, size_t bytes, HostSync rule)>;
+  void set_host_sync(uint32_t ranks, HostSyncCut cut);
   // Each node's persistent fp32 memory (OpDef::state_floats), in bytes.
   uint64_t node_state_bytes() const { return node_state_ ? node_state_->bytes() : 0; }
 
@@ -100,8 +110,7 @@ class Executor {
   void plan();
   int index(const std::string& tensor) const { return index_.at(tensor); }
 
-  void run_node(Sequence& seq, uint32_t rows, size_t k, const std::function<void(OpRun&)>& what,
-                Buffer* train_state = nullptr);
+  void run_node(uint32_t rows, size_t k, const std::function<void(OpRun&)>& what, Buffer* train_state = nullptr);
 
   Context& ctx_;
   const Graph& graph_;
@@ -142,6 +151,9 @@ class Executor {
   std::vector<bool> written_;
   bool accumulate_params_ = false;
   std::optional<BufferView> x_;  // the input of the step being recorded
+  Sequence* seq_ = nullptr;      // the sequence being recorded into (sync points change it)
+  uint32_t synced_ranks_ = 1;
+  HostSyncCut host_sync_cut_;
   // set_group_rescale: per step, the group it starts whose input gradient
   // is rescaled (-1: none).
   const Buffer* rescale_factors_ = nullptr;

@@ -20,6 +20,12 @@ namespace vkamp::graph {
 // predict). Ops without such state behave alike in both.
 enum class ForwardMode { Training, Eval };
 
+// --sync-bn: what the host does with a node's state at a sync point
+// (OpRun::sync). BatchStatistics: a {mean[c], biased var[c]} block becomes
+// the statistics of every rank's rows together; ColumnSums: per-column sums
+// become their mean over the ranks (the sum over all rows / ranks).
+enum class HostSync { BatchStatistics, ColumnSums };
+
 // The shapes an op sees when the graph is built: its inputs (parameters
 // with their dims) and attributes.
 struct OpShapes {
@@ -54,6 +60,9 @@ class OpRun {
   // The step's micro-batch being recorded (forward, and the backward that
   // follows it) and how many a step has.
   uint32_t micro_batch = 0, micro_batches = 1;
+  // --sync-bn under MPI: the ranks whose rows the batch statistics cover
+  // (1: this rank's rows only, and sync() is never called).
+  uint32_t synced_ranks = 1;
 
   OpRun(Sequence& s, Format f, uint32_t r, const OpShapes& sh) : seq(s), fmt(f), rows(r), shapes(sh) {}
 
@@ -76,6 +85,11 @@ class OpRun {
   // node's contribution, which is added to the gradient when it already
   // holds another.
   virtual void overwrite_grad(size_t i, const std::function<void(BufferView)>& write) = 0;
+  // synced_ranks > 1 only: ends the recording here; the host waits for it,
+  // merges `v` (a part of node_state()) across the ranks by `rule`, and the
+  // rest of the step is recorded into the returned sequence (use it, not
+  // `seq`, from here on).
+  virtual Sequence& sync(BufferView v, HostSync rule) = 0;
 };
 
 struct OpDef {

@@ -74,15 +74,16 @@ class Model {
   // Records Y = model(x) for `rows` <= max_rows rows of x (fmt). Training
   // (a step's micro-batch `micro_batch`) normalises with the batch's
   // statistics, Eval with the running ones (Executor::record_forward).
-  void record_forward(Sequence& seq, BufferView x, uint32_t rows,
-                      graph::ForwardMode mode = graph::ForwardMode::Training, uint32_t micro_batch = 0) {
-    executor_->record_forward(seq, x, rows, mode, micro_batch);
+  // Returns the sequence it ended in (Executor::set_host_sync).
+  Sequence& record_forward(Sequence& seq, BufferView x, uint32_t rows,
+                           graph::ForwardMode mode = graph::ForwardMode::Training, uint32_t micro_batch = 0) {
+    return executor_->record_forward(seq, x, rows, mode, micro_batch);
   }
   // Records the gradients from doutput(); accumulate adds to grads(). Uses
   // the activations of the last record_forward on the same x and rows,
   // recorded before it.
-  void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
-    executor_->record_backward(seq, x, rows, accumulate);
+  Sequence& record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
+    return executor_->record_backward(seq, x, rows, accumulate);
   }
 
   // After the optimizer, predicated on train_state's applied flag: folds the

@@ -39,8 +39,11 @@ void average_buffers(dist::Communicator& comm, Model& model);
 // call it at the same step.
 std::vector<float> gather_buffers(dist::Communicator& comm, Model& model);
 
-// Averages the buffers (average_buffers), then compares the ranks' hashes; throws ReplicaMismatch naming `step` (the
-// steps run so far) when they differ. Every rank must call it at the same step.
-void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step);
+// Averages the buffers (average_buffers; not with --sync-bn, average false,
+// where they are the same on every rank already), then compares the ranks'
+// hashes; throws ReplicaMismatch naming `step` (the steps run so far) when
+// they differ. Every rank must call it at the same step.
+void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step,
+                    bool average = true);
 
 }  // namespace vkamp::train

@@ -46,7 +46,8 @@ class StepProgram {
   void inject_overflow_at(uint32_t step);
 
  private:
-  void record_micro_batch(Sequence& seq, uint32_t m);
+  // Returns the sequence it ended in (--sync-bn cuts it, StepRing::cut).
+  Sequence& record_micro_batch(Sequence& seq, uint32_t m);
   void record_loss(Sequence& seq, uint32_t m);
   void record_decision_and_update(Sequence& seq);
 

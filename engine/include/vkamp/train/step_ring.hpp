@@ -11,6 +11,13 @@
 // that every rank reads the same records after the same step and takes the
 // same stop decision: one rank running ahead would wait forever in an
 // all-reduce the others never join.
+//
+// Segmented (--sync-bn under MPI, split mode only): part A may be cut into
+// further command buffers while it is recorded (cut()), each with a host
+// call before it (BatchNorm's statistics merged across the ranks). The
+// host submits a segment, waits for it, makes the next one's call and
+// submits that, and so on to part B: it waits at every cut, inherent to a
+// host-side all-reduce. Runs without cuts record and submit as before.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -46,6 +53,10 @@ class StepRing {
   void record_split_slots(const std::function<void(Sequence&)>& record_a,
                           const std::function<void(Sequence&)>& record_b);
   bool split() const { return !slots_b_.empty(); }
+  // While record_split_slots records part A of a slot: ends `ending` (the
+  // part or segment being recorded) and returns the slot's next segment,
+  // begun, which `before` prepares on the host once `ending` has completed.
+  Sequence& cut(Sequence& ending, std::function<void()> before);
   // What one step's recording holds (both parts when split); every slot
   // holds the same.
   CommandCounts commands_per_step() const;
@@ -80,6 +91,13 @@ class StepRing {
   std::vector<std::string> tensor_names_;
   std::unique_ptr<Buffer> ring_, hist_ring_, stats_ring_;
   std::vector<std::unique_ptr<Sequence>> slots_, slots_b_;  // slots_b_: part B, split mode only
+  // Per slot, part A's segments after the first (cut()), in order.
+  struct Segment {
+    std::function<void()> before;
+    std::unique_ptr<Sequence> seq;
+  };
+  std::vector<std::vector<Segment>> segments_;
+  int recording_slot_ = -1;  // the slot record_split_slots is recording part A of
   uint32_t submitted_ = 0, drained_ = 0;  // replay numbers
 };
 

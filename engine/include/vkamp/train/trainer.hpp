@@ -37,6 +37,7 @@ class StepProgram;
 class Checkpointer;
 class Evaluator;
 class GradExchange;
+class SyncBatchNorm;
 
 // Per-layer loss scaling (--loss-scale per-layer): one scale group as the
 // run left it, for the run summary and the studio.
@@ -160,6 +161,7 @@ class Trainer {
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<GradExchange> exchange_;  // world > 1 only
+  std::unique_ptr<SyncBatchNorm> sync_bn_;  // --sync-bn with world > 1 only
   // Last, so it is destroyed first: its slots wait for the steps in flight,
   // which use the buffers of the parts above.
   std::unique_ptr<StepRing> ring_;

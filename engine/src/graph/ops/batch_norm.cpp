@@ -10,6 +10,15 @@
 // step (an overflow) never touches them. Eval normalises with the running
 // buffers.
 //
+// --sync-bn under MPI (OpRun::synced_ranks > 1), as PyTorch's SyncBatchNorm:
+// the host merges each micro-batch's statistics across the ranks between
+// the statistics and the normalisation, and in the backward the column sums
+// (their mean over the ranks) between the parameter gradients, which stay
+// this rank's own (the gradient all-reduce sums them), and dx. With every
+// rank's sums divided by the ranks, dx's 1/rows is 1/(all rows): the
+// formula over the whole global batch. The commit's unbiased variance uses
+// the global row count.
+//
 // Node state (fp32): micro_batches blocks of {mean[c], var[c]}, then the
 // backward's column sums {sum dy[c], sum dy*xhat[c]}.
 #include <stdexcept>
@@ -68,7 +77,8 @@ OpDef batch_norm_op() {
       return;
     }
     ops::batch_norm_statistics(r.seq, r.fmt, r.in(kX), pending_block(r, r.micro_batch), rows, c);
-    ops::batch_norm_forward(r.seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.master(kBias),
+    Sequence& seq = r.synced_ranks > 1 ? r.sync(pending_block(r, r.micro_batch), HostSync::BatchStatistics) : r.seq;
+    ops::batch_norm_forward(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.master(kBias),
                             r.out(), rows, c);
   };
   d.backward = [](OpRun& r) {
@@ -78,8 +88,9 @@ OpDef batch_norm_op() {
     ops::batch_norm_param_grads(r.seq, r.fmt, grad_sums(r), dweight.view, dbias.view, c, dweight.accumulate,
                                 dbias.accumulate);
     if (r.wants_grad(kX)) {
+      Sequence& seq = r.synced_ranks > 1 ? r.sync(grad_sums(r), HostSync::ColumnSums) : r.seq;
       GradTarget dx = r.grad(kX);
-      ops::batch_norm_backward_input(r.seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.dout(),
+      ops::batch_norm_backward_input(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.dout(),
                                      grad_sums(r), dx.view, rows, c, dx.accumulate);
     }
   };
@@ -87,7 +98,7 @@ OpDef batch_norm_op() {
     const uint32_t c = channels(r);
     ops::batch_norm_commit(r.seq, r.train_state(), floats(r.node_state(), 0, uint64_t(2) * c * r.micro_batches),
                            r.in(kRunningMean), r.in(kRunningVar), r.in(kTracked), c, r.micro_batches,
-                           normalised_rows(r));
+                           normalised_rows(r) * r.synced_ranks);
   };
   return d;
 }
