@@ -227,7 +227,10 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
       std::fflush(stdout);
     }
     // No step is in flight here: the master weights are this evaluation's.
-    if (v.improved && cfg.save_best) result.best_weights = trainer.model().read_master();
+    if (v.improved && cfg.save_best) {
+      result.best_weights = trainer.model().read_master();
+      result.best_buffers = trainer.model().read_buffers();
+    }
     if (v.stop && e.applied < trainer.budget()) {  // not when the budget ends here anyway
       result.stopped_early_at = watch.where(e);
       trainer.request_stop();
@@ -278,8 +281,10 @@ void init_weights_from_file(const app::RunOptions& cfg, train::Trainer& trainer)
   if (cfg.init_from.empty()) return;
   train::Model& model = trainer.model();
   const io::TensorFile file = io::read_safetensors(cfg.init_from);
-  model.write_master(model.spec().layers.empty() ? io::import_torch_tensors(model.graph(), file, cfg.init_from)
-                                                 : io::import_torch_tensors(model.spec(), file, cfg.init_from));
+  std::vector<float> buffers;
+  model.write_master(model.spec().layers.empty() ? io::import_torch_tensors(model.graph(), file, cfg.init_from, &buffers)
+                                                 : io::import_torch_tensors(model.spec(), file, cfg.init_from, &buffers));
+  model.write_buffers(buffers);  // BatchNorm's running statistics
   std::fprintf(stderr, "weights loaded from %s\n", cfg.init_from.c_str());
 }
 
@@ -289,13 +294,14 @@ void save_weights(const app::RunOptions& cfg, train::Trainer& trainer, const Run
   const train::Model& model = trainer.model();
   const bool best = cfg.save_best && s.best && !s.best_weights.empty();
   const std::vector<float> weights = best ? s.best_weights : model.read_master();
+  const std::vector<float> buffers = best ? s.best_buffers : model.read_buffers();
   const io::DType dtype = cfg.save_dtype == Format::F16    ? io::DType::F16
                           : cfg.save_dtype == Format::BF16 ? io::DType::BF16
                                                            : io::DType::F32;
   io::TensorFile file;
   const bool from_spec = !model.spec().layers.empty();
-  file.tensors = from_spec ? io::export_torch_tensors(model.spec(), weights, dtype)
-                           : io::export_torch_tensors(model.graph(), weights, dtype);
+  file.tensors = from_spec ? io::export_torch_tensors(model.spec(), weights, dtype, buffers)
+                           : io::export_torch_tensors(model.graph(), weights, dtype, buffers);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", double(s.final_scale));
   file.metadata = {{"vkamp.model", from_spec ? models::describe(model.spec()) : model.graph().origin()},

@@ -46,6 +46,7 @@ struct RunResult : train::TrainSummary {
   std::optional<train::EpochEnd> best;  // the best held-out evaluation (none without a held-out set)
   std::string best_at;                  // "epoch 4" (or "step 500" with --eval-every)
   std::vector<float> best_weights;      // --save-best: the master weights at `best`
+  std::vector<float> best_buffers;      // and the buffers (BatchNorm's running statistics)
   // --loss-scale suggest: the suggestion was printed, and the caller ends
   // there (exit 0, no weights written, no evaluation).
   bool suggested = false;

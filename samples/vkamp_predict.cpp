@@ -317,7 +317,9 @@ int run(const Options& o) {
   Context& ctx = *ctx_owner;
   std::fprintf(stderr, "vkamp-predict on %s (%s)\n", ctx.info().name.c_str(), format_name(*fmt));
   train::Model model(ctx, spec, *fmt, o.batch, /*seed=*/1, false, false);
-  model.write_master(io::import_torch_tensors(spec, file, o.weights));
+  std::vector<float> buffers;
+  model.write_master(io::import_torch_tensors(spec, file, o.weights, &buffers));
+  model.write_buffers(buffers);  // BatchNorm's running statistics: predict normalises with them
   const train::LossKind loss = saved.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
   train::Evaluator evaluator(ctx, model, loss, o.batch);
   const uint32_t n = rows.data.count, C = model.outputs();

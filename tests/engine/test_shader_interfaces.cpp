@@ -18,6 +18,13 @@
 #include "interface/add.h"
 #include "interface/amp_check.h"
 #include "interface/attention_softmax.h"
+#include "interface/batch_norm.h"
+#include "interface/batch_norm_commit.h"
+#include "interface/batch_norm_grad.h"
+#include "interface/batch_norm_grad_sums.h"
+#include "interface/batch_norm_merge.h"
+#include "interface/batch_norm_param_grad.h"
+#include "interface/batch_norm_stats.h"
 #include "interface/bias_add.h"
 #include "interface/bias_grad.h"
 #include "interface/concat.h"
@@ -137,7 +144,9 @@ void check_handles() {
 TEST(ShaderInterfaces, HandlesMatchTheirShaders) {
   using namespace shader;
   check_handles<AccuracyShader, ActivationShader, AddShader, AmpCheckShader, AttentionSoftmaxShader,
-                AttentionSoftmaxGradShader, BiasAddShader, BiasGradShader, ConcatShader, Im2colShader, Col2imShader,
+                AttentionSoftmaxGradShader, BatchNormShader, BatchNormCommitShader,
+                BatchNormGradShader, BatchNormGradSumsShader, BatchNormMergeShader, BatchNormParamGradShader,
+                BatchNormStatsShader, BiasAddShader, BiasGradShader, ConcatShader, Im2colShader, Col2imShader,
                 ConvDirectShader, ConvertShader, EmbeddingShader, EmbeddingGradShader, GatherShader,
                 GatherLabelsShader, GatherWindowsShader, GemmShader, GemmMmaShader, GemmReduceShader,
                 GradAccumulateShader, InjectOverflowShader, LayerNormShader, LayerNormGradShader,

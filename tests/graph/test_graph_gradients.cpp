@@ -2,7 +2,9 @@
 // tanh, GELU, sigmoid and SiLU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
 // two ops (the sum of both gradients), concat, and layer_norm (inside the
-// network, and on the model input, where no input gradient is wanted).
+// network, and on the model input, where no input gradient is wanted), and
+// batch_norm in training mode (conv-BN and linear-BN, whose batch statistics
+// depend on the weights, and on the model input).
 #include "graph_models.hpp"
 
 namespace vkamp::test {
@@ -96,6 +98,52 @@ TEST_F(GraphGradients, LayerNormMatchesFiniteDifferences) {
   g.linear("head", "a", "head.weight");
   g.set_output("head");
   expect_gradients_match(check_gradients(std::move(g), 6, 3, 25));
+}
+
+// BatchNorm's weight and bias start at 1 and 0 in PyTorch; drawn normal
+// here so that neither is a special value the gradient could hide behind.
+std::string batch_norm_drawn(graph::Graph& g, const std::string& name, const std::string& x, uint32_t c) {
+  g.param(name + ".weight", {c}, graph::Init::Normal, 0.7);
+  g.param(name + ".bias", {c}, graph::Init::Normal, 0.5);
+  g.buffer(name + ".running_mean", {c}, graph::Init::Zero);
+  g.buffer(name + ".running_var", {c}, graph::Init::One);
+  g.buffer(name + ".num_batches_tracked", {1}, graph::Init::Zero);
+  return g.node(name, "batch_norm",
+                {x, name + ".weight", name + ".bias", name + ".running_mean", name + ".running_var",
+                 name + ".num_batches_tracked"});
+}
+
+// BatchNorm2d over a conv's channels (6 examples x 16 positions per
+// channel), then tanh; the conv's gradient goes through the batch
+// statistics (the mean and variance terms of dx).
+TEST_F(GraphGradients, ConvBatchNormMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::picture(4, 4, 2));
+  g.param("conv1.weight", {3, 3, 3, 2});
+  g.param("conv1.bias", {3}, graph::Init::Normal, 0.3);
+  g.param("head.weight", {3, 48});
+  g.conv2d("conv1", "x", "conv1.weight", "conv1.bias", 1, 1);
+  batch_norm_drawn(g, "bn1", "conv1", 3);
+  g.activation("a", "bn1", ops::Activation::Tanh);
+  g.flatten("flat", "a");
+  g.linear("head", "flat", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 6, 3, 27));
+}
+
+// BatchNorm1d after a linear layer, and on the model input (no dx wanted).
+TEST_F(GraphGradients, LinearBatchNormMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(5));
+  g.param("fc1.weight", {7, 5});
+  g.param("head.weight", {3, 7});
+  batch_norm_drawn(g, "in_bn", "x", 5);
+  g.linear("fc1", "in_bn", "fc1.weight");
+  batch_norm_drawn(g, "bn1", "fc1", 7);
+  g.activation("a", "bn1", ops::Activation::Tanh);
+  g.linear("head", "a", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 6, 3, 28));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "vkamp/graph/model_file.hpp"
 #include "vkamp/config/train_config.hpp"
 #include "vkamp/models/gpt.hpp"
+#include "vkamp/models/model_spec.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -156,6 +157,89 @@ TEST(ModelFile, Cycle) { expect_error("inputs: [x, fc1.weight", "inputs: [act2, 
 TEST(ModelFile, ShapeMismatch) { expect_error("inputs: [act2, x]", "inputs: [act1, x]", "residual", "shapes differ"); }
 TEST(ModelFile, DuplicateName) { expect_error("name: act2,", "name: act1,", "act1", "already used"); }
 TEST(ModelFile, WrongWeightShape) { expect_error("dims: [5, 7]", "dims: [5, 6]", "fc2", "must be {out, 7}"); }
+
+// A conv-BN-ReLU net: the long form (parameters and buffers declared,
+// all six inputs) and the short form (x alone) build the model string's graph.
+const char* kConvBnLongYaml = R"(
+input: {name: x, shape: [6, 6, 2]}
+params:
+  - {name: conv1.weight, dims: [3, 3, 3, 2]}
+  - {name: conv1.bias, dims: [3], init: zero}
+  - {name: bn1.weight, dims: [3], init: one}
+  - {name: bn1.bias, dims: [3], init: zero}
+  - {name: fc1.weight, dims: [2, 48]}
+  - {name: fc1.bias, dims: [2], init: zero}
+buffers:
+  - {name: bn1.running_mean, dims: [3]}
+  - {name: bn1.running_var, dims: [3], init: one}
+  - {name: bn1.num_batches_tracked, dims: [1], init: zero}
+nodes:
+  - {name: conv1, op: conv2d, inputs: [x, conv1.weight, conv1.bias]}
+  - {name: bn1, op: batch_norm,
+     inputs: [conv1, bn1.weight, bn1.bias, bn1.running_mean, bn1.running_var, bn1.num_batches_tracked]}
+  - {name: bn1.act, op: activation, inputs: [bn1], act: relu}
+  - {name: flatten1, op: flatten, inputs: [bn1.act]}
+  - {name: fc1, op: linear, inputs: [flatten1, fc1.weight, fc1.bias]}
+output: fc1
+)";
+
+const char* kConvBnShortYaml = R"(
+input: {name: x, shape: [6, 6, 2]}
+params:
+  - {name: conv1.weight, dims: [3, 3, 3, 2]}
+  - {name: conv1.bias, dims: [3], init: zero}
+  - {name: fc1.weight, dims: [2, 48]}
+  - {name: fc1.bias, dims: [2], init: zero}
+nodes:
+  - {name: conv1, op: conv2d, inputs: [x, conv1.weight, conv1.bias]}
+  - {name: bn1, op: batch_norm, inputs: [conv1]}
+  - {name: bn1.act, op: activation, inputs: [bn1], act: relu}
+  - {name: flatten1, op: flatten, inputs: [bn1.act]}
+  - {name: fc1, op: linear, inputs: [flatten1, fc1.weight, fc1.bias]}
+output: fc1
+)";
+
+TEST(ModelFile, BatchNormLongAndShortFormsMatchTheModelString) {
+  const graph::Graph spec = models::build_graph(models::parse_model("6x6x2-c3k3p1-bnr-f-2"));
+  const graph::Graph long_form = graph::parse_model_yaml(kConvBnLongYaml, "bn.yaml");
+  expect_same_graph(long_form, spec);
+  expect_same_graph(graph::parse_model_yaml(kConvBnShortYaml, "bn.yaml"), spec);
+  EXPECT_EQ(long_form.buffer_indices().size(), 3u);
+}
+
+void expect_bn_error(const std::string& from, const std::string& to, const std::string& node,
+                     const std::string& what) {
+  std::string text = kConvBnLongYaml;
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  try {
+    graph::parse_model_yaml(text, "bn.yaml");
+    ADD_FAILURE() << "no error for " << to;
+  } catch (const vkamp::ConfigError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("bn.yaml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'" + node + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+TEST(ModelFile, BatchNormErrorsNameTheNode) {
+  // A running statistic given as a parameter, a parameter as a buffer.
+  expect_bn_error("bn1.weight, bn1.bias, bn1.running_mean", "bn1.weight, bn1.bias, bn1.weight", "bn1",
+                  "input 'bn1.weight' must be a buffer");
+  expect_bn_error("inputs: [conv1, bn1.weight", "inputs: [conv1, bn1.running_var", "bn1",
+                  "input 'bn1.running_var' must not be a buffer");
+  expect_bn_error("{name: bn1.running_mean, dims: [3]}", "{name: bn1.running_mean, dims: [4]}", "bn1",
+                  "'bn1.running_mean' must be {3}");
+  expect_bn_error("{name: bn1.num_batches_tracked, dims: [1], init: zero}",
+                  "{name: bn1.num_batches_tracked, dims: [2], init: zero}", "bn1", "must be {1}");
+  expect_bn_error("{name: bn1.running_var, dims: [3], init: one}", "{name: bn1.running_var, dims: [3], init: xavier}",
+                  "bn1.running_var", "a buffer starts at 0 or 1");
+  // A buffer feeds only an op that takes buffers.
+  expect_bn_error("inputs: [bn1], act: relu", "inputs: [bn1.running_mean], act: relu", "bn1.act",
+                  "input 'bn1.running_mean' must not be a buffer");
+}
 
 TEST(ModelFile, UnreadableFileNamesIt) {
   try {

@@ -11,6 +11,8 @@
 #include "support/rejected_with.hpp"
 
 #include "vkamp/float_formats.hpp"
+#include "vkamp/graph/param_layout.hpp"
+#include "vkamp/models/model_spec.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -157,6 +159,74 @@ TEST(TorchLayout, Fp16AndBf16ExportsRoundToNearestEven) {
     for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(back[i], round_to(fmt, m[i])) << format_name(fmt) << " " << i;
     EXPECT_EQ(back[param(spec, "fc1.bias").offset], 1.0f);
   }
+}
+
+// BatchNorm: weight and bias beside the layer's parameters, the running
+// statistics as F32 whatever the weights' dtype, the counter as PyTorch
+// stores it (I64, a 0-dim tensor), and a round trip of the buffers.
+std::vector<float> distinct_buffers(const ModelSpec& spec) {
+  uint32_t total = 0;
+  std::vector<ParamTensor> layout = graph::layout_buffers(models::build_graph(spec), &total);
+  std::vector<float> b(total, 0.0f);
+  float v = 1.0f;  // whole numbers, which the I64 counter keeps
+  for (const ParamTensor& t : layout)
+    for (uint32_t i = 0; i < t.size; ++i, v += 1.0f) b[t.offset + i] = v;
+  return b;
+}
+
+TEST(TorchLayout, BatchNormUsesPyTorchsNamesShapesAndDtypes) {
+  ModelSpec spec = parse_model("6x6x2-c3k3p1-bnr-m2-f-5-bn-4");
+  std::vector<float> m = distinct_masters(spec), b = distinct_buffers(spec);
+  std::vector<io::Tensor> ts = export_torch_tensors(spec, m, DType::F16, b);
+  std::vector<std::string> names;
+  for (const io::Tensor& t : ts) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"conv1.weight", "conv1.bias", "bn1.weight", "bn1.bias", "fc1.weight",
+                                             "fc1.bias", "bn2.weight", "bn2.bias", "fc2.weight", "fc2.bias",
+                                             "bn1.running_mean", "bn1.running_var", "bn1.num_batches_tracked",
+                                             "bn2.running_mean", "bn2.running_var", "bn2.num_batches_tracked"}));
+  EXPECT_EQ(tensor(ts, "bn1.weight").shape, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(tensor(ts, "bn1.weight").dtype, DType::F16) << "a parameter, stored as the weights are";
+  EXPECT_EQ(tensor(ts, "bn2.bias").shape, (std::vector<uint64_t>{5}));
+  EXPECT_EQ(tensor(ts, "bn1.running_mean").dtype, DType::F32);
+  EXPECT_EQ(tensor(ts, "bn1.running_var").shape, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(tensor(ts, "bn2.running_var").shape, (std::vector<uint64_t>{5}));
+  const io::Tensor& tracked = tensor(ts, "bn1.num_batches_tracked");
+  EXPECT_EQ(tracked.dtype, DType::I64);
+  EXPECT_TRUE(tracked.shape.empty()) << "PyTorch's counter is a 0-dim tensor";
+  ASSERT_EQ(tracked.data.size(), 8u);
+  const ParamTensor counter = graph::layout_buffers(models::build_graph(spec))[2];
+  ASSERT_EQ(counter.name, "bn1.num_batches_tracked");
+  int64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= int64_t(tracked.data[i]) << (8 * i);
+  EXPECT_EQ(n, int64_t(b[counter.offset]));
+  EXPECT_EQ(io::TensorFile{{}, ts}.floats("bn1.running_var", ""),
+            (std::vector<float>(b.begin() + graph::layout_buffers(models::build_graph(spec))[1].offset,
+                                b.begin() + graph::layout_buffers(models::build_graph(spec))[1].offset + 3)));
+
+  // Back in: the masters (the F16 export rounds them) and the buffers exactly.
+  std::vector<float> back;
+  std::vector<float> masters = import_torch_tensors(spec, file_of(export_torch_tensors(spec, m, DType::F32, b)), kLabel, &back);
+  EXPECT_EQ(masters, m);
+  EXPECT_EQ(back, b);
+  // Through a safetensors file, as PyTorch's load_state_dict reads it.
+  const std::string path = ::testing::TempDir() + "bn.safetensors";
+  io::write_safetensors(path, file_of(ts));
+  std::vector<float> from_file;
+  import_torch_tensors(spec, io::read_safetensors(path), path, &from_file);
+  EXPECT_EQ(from_file, b);
+}
+
+TEST(TorchLayout, BatchNormImportNamesAMissingOrNegativeCounter) {
+  ModelSpec spec = parse_model("4-3-bnr-2");
+  std::vector<io::Tensor> ts = export_torch_tensors(spec, distinct_masters(spec), DType::F32, distinct_buffers(spec));
+  std::vector<io::Tensor> missing = ts;
+  missing.pop_back();
+  EXPECT_TRUE(import_rejected(spec, file_of(missing), "missing tensor 'bn1.num_batches_tracked' []"));
+  std::vector<io::Tensor> negative = ts;
+  negative.back().data.assign(8, 0xFF);  // -1
+  EXPECT_TRUE(import_rejected(spec, file_of(negative), "tensor 'bn1.num_batches_tracked' holds -1"));
+  EXPECT_THROW(export_torch_tensors(spec, distinct_masters(spec), DType::F32), std::invalid_argument)
+      << "a model with buffers exports them";
 }
 
 // ---- import's errors ------------------------------------------------------

@@ -283,6 +283,17 @@ TEST(ConfigSetting, CountsMustBeAtLeastOne) {
   EXPECT_NO_THROW(validate(with("fail_after_overflows", "0")));  // 0 = never stop (step_control.comp)
 }
 
+// --sync-bn is a known setting that is not implemented yet: refused with
+// what to do instead, never silently ignored.
+TEST(ConfigSetting, SyncBnIsRefusedUntilImplemented) {
+  auto c = with("sync_bn", "true");
+  EXPECT_TRUE(c.sync_bn);
+  const std::string e = error_of([&] { validate(c); });
+  EXPECT_CONTAINS(e, "--sync-bn (sync_bn) is not implemented yet");
+  EXPECT_CONTAINS(e, "averaged at every replica check");
+  EXPECT_NO_THROW(validate(with("sync_bn", "false")));
+}
+
 TEST(ConfigSetting, ValueRangesPerKey) {
   EXPECT_CONTAINS(error_of([] { with("initial_loss_scale", "0"); }), "initial_loss_scale");
   EXPECT_CONTAINS(error_of([] { with("initial_loss_scale", "-1024"); }), "initial_loss_scale");

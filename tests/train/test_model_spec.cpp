@@ -106,6 +106,45 @@ TEST(ModelSpec, EveryActivationHasItsLetter) {
   }
 }
 
+// BatchNorm: "bn[act]" after a conv (BatchNorm2d) or a linear layer
+// (BatchNorm1d), keeping the shape; its graph has PyTorch's names.
+TEST(ModelSpec, BatchNormFollowsAConvOrLinearLayer) {
+  ModelSpec s = parse_model("28x28x1-c16k3p1-bnr-m2-f-32-bn-10");
+  ASSERT_EQ(s.layers.size(), 7u);
+  EXPECT_EQ(s.layers[1].kind, LayerKind::BatchNorm);
+  EXPECT_TRUE(s.layers[1].activate);
+  EXPECT_EQ(s.layers[1].act, ops::Activation::ReLU);
+  EXPECT_EQ(s.layers[5].kind, LayerKind::BatchNorm);
+  EXPECT_FALSE(s.layers[5].activate);
+  const std::vector<Shape> shapes = layer_shapes(s);
+  EXPECT_EQ(shapes[2], shapes[1]) << "a BatchNorm keeps its input's shape";
+  EXPECT_EQ(shapes[6], (Shape{1, 1, 32, false}));
+  for (const char* m : {"28x28x1-c16k3p1-bnr-m2-f-10", "8-4-bn-2", "8-4t-bng-2", "6x6x2-c3k3-bn-c2k1-bnw-f-2"}) {
+    EXPECT_EQ(describe(parse_model(m)), m);
+    EXPECT_EQ(parse_model(describe(parse_model(m))), parse_model(m)) << m;
+  }
+  graph::Graph g = build_graph(parse_model("6x6x2-c3k3-bnr-f-2"));
+  for (const char* name : {"bn1.weight", "bn1.bias"})
+    EXPECT_EQ(g.tensor(name).kind, graph::TensorKind::Param) << name;
+  for (const char* name : {"bn1.running_mean", "bn1.running_var", "bn1.num_batches_tracked"})
+    EXPECT_EQ(g.tensor(name).kind, graph::TensorKind::Buffer) << name;
+  EXPECT_EQ(g.tensor("bn1.running_var").dims, std::vector<uint32_t>{3});
+  EXPECT_EQ(g.tensor("bn1.running_var").init, graph::Init::One);
+  EXPECT_EQ(g.tensor("bn1.num_batches_tracked").dims, std::vector<uint32_t>{1});
+  EXPECT_TRUE(g.has_tensor("bn1.act"));
+}
+
+TEST(ModelSpec, BatchNormErrorsNameTheLayer) {
+  std::string e = error_of("28x28x1-bn-c4k3-f-10");
+  EXPECT_CONTAINS(e, "layer 1 \"bn\"");
+  EXPECT_CONTAINS(e, "a BatchNorm follows a linear or conv layer");
+  EXPECT_CONTAINS(error_of("28x28x1-c4k3-m2-bn-f-10"), "a BatchNorm follows a linear or conv layer");
+  EXPECT_CONTAINS(error_of("8-4-bn-bn-2"), "a BatchNorm follows a linear or conv layer");
+  EXPECT_CONTAINS(error_of("8-4-bq-2"), "a BatchNorm is \"bn\"");
+  EXPECT_CONTAINS(error_of("8-4-bnq-2"), "unexpected 'q'");
+  EXPECT_CONTAINS(error_of("8-4-bnrr-2"), "the activation letter must come last");
+}
+
 TEST(ModelSpec, UnknownLayersAndBadNumbersNameTheLayer) {
   std::string e = error_of("28x28x1-c6k5-x2-f-10");
   EXPECT_CONTAINS(e, "28x28x1-c6k5-x2-f-10");
@@ -164,7 +203,7 @@ TEST(ModelSpec, HandBuiltSpecsAreCheckedToo) {
     layer_shapes(s);
     ADD_FAILURE() << "an activated pool was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_CONTAINS(e.what(), "only linear and conv layers take an activation");
+    EXPECT_CONTAINS(e.what(), "only linear, conv and BatchNorm layers take an activation");
   }
   s.layers[0].activate = false;
   EXPECT_EQ(layer_shapes(s).back(), (Shape{1, 1, 3, false}));

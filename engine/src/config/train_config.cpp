@@ -82,6 +82,11 @@ void validate(const TrainConfig& cfg) {
                       "(--max-gradient-value) or use --loss-scale dynamic");
   if (cfg.resume && cfg.checkpoint_path.empty())
     throw ConfigError("--resume (resume: true) needs a checkpoint file: give --checkpoint FILE (checkpoint)");
+  if (cfg.sync_bn)
+    throw ConfigError("--sync-bn (sync_bn) is not implemented yet: all-reducing BatchNorm's batch statistics "
+                      "needs the step split at every BatchNorm layer. Leave it off: each rank then normalises "
+                      "with its own batch statistics and the running statistics are averaged at every replica "
+                      "check (--replica-check-every)");
 }
 
 std::vector<StepRange> parse_step_ranges(const std::string& s) {

@@ -275,6 +275,12 @@ std::vector<Row> loop_rows() {
                 "under mpirun: steps between checks that every rank holds the same weights and optimizer state "
                 "(0 = only at the end)"},
                VKAMP_FIELD(replica_check_every)),
+      toggle<T>("sync_bn",
+                {kLoopGroup, "",
+                 "under mpirun: all-reduce BatchNorm's batch statistics across ranks, as SyncBatchNorm (not "
+                 "implemented yet; without it each rank normalises with its own and the running statistics are "
+                 "averaged at every replica check)"},
+                VKAMP_FIELD(sync_bn)),
   };
 }
 

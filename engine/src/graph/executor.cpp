@@ -16,8 +16,10 @@ constexpr uint64_t kPoolAlign = 256;
 }  // namespace
 
 
-Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params)
-    : graph_(g), steps_(fuse_epilogues(g)), fmt_(fmt), max_rows_(max_rows), params_(params) {
+Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params,
+                   BufferStore& buffers)
+    : ctx_(ctx), graph_(g), steps_(fuse_epilogues(g)), fmt_(fmt), max_rows_(max_rows), params_(params),
+      buffers_(buffers) {
   graph_.input_tensor();  // both must exist; these throw otherwise
   const Tensor& out = graph_.output_tensor();
   analyse();
@@ -28,6 +30,28 @@ Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, 
   workspace_pool_ = pool(workspace_plan_.pool_bytes);
   output_ = pool(uint64_t(max_rows) * out.shape.elements() * eb);
   doutput_ = pool(uint64_t(max_rows) * out.shape.elements() * eb);
+  set_micro_batches(1);
+}
+
+void Executor::set_micro_batches(uint32_t micro_batches) {
+  if (micro_batches == 0) throw Error("Executor: 0 micro-batches");
+  micro_batches_ = micro_batches;
+  node_state_offset_.assign(nodes_.size(), -1);
+  node_state_floats_.assign(nodes_.size(), 0);
+  uint64_t total = 0;
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const NodeState& s = *nodes_[k];
+    uint64_t n = s.def->state_floats ? s.def->state_floats(s.shapes, micro_batches) : 0;
+    if (!n) continue;
+    node_state_offset_[k] = int64_t(total);
+    node_state_floats_[k] = int64_t(n);
+    total += (n + kPoolAlign / 4 - 1) / (kPoolAlign / 4) * (kPoolAlign / 4);
+  }
+  node_state_.reset();
+  if (total) {
+    node_state_ = std::make_unique<Buffer>(ctx_, total * 4);
+    node_state_->fill(0);
+  }
 }
 
 Executor::~Executor() = default;

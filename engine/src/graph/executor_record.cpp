@@ -14,10 +14,29 @@ namespace vkamp::graph {
 // The buffers of one node, from the plan.
 class Executor::Run : public OpRun {
  public:
-  Run(Executor& e, Sequence& seq, uint32_t rows, size_t k)
-      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.steps_[k]) {}
+  Run(Executor& e, Sequence& seq, uint32_t rows, size_t k, Buffer* train_state)
+      : OpRun(seq, e.fmt_, rows, e.nodes_[k]->shapes), e_(e), state_(*e.nodes_[k]), node_(e.steps_[k]), k_(k),
+        train_state_(train_state) {
+    mode = e.mode_;
+    micro_batch = e.micro_batch_;
+    micro_batches = e.micro_batches_;
+  }
 
   BufferView in(size_t i) override { return value(index(i)); }
+  BufferView master(size_t i) override {
+    int r = e_.root_[index(i)];
+    if (e_.graph_.tensors()[r].kind != TensorKind::Param)
+      throw Error("graph: node '" + node_.name + "' asked for the master of '" + node_.inputs.at(i) + "', no parameter");
+    return e_.params_.view(e_.params_.master(), e_.params_.of(r));
+  }
+  BufferView node_state() override {
+    if (e_.node_state_offset_[k_] < 0) throw Error("graph: node '" + node_.name + "' keeps no state");
+    return BufferView(*e_.node_state_, size_t(e_.node_state_offset_[k_]) * 4, size_t(e_.node_state_floats_[k_]) * 4);
+  }
+  Buffer& train_state() override {
+    if (!train_state_) throw Error("graph: node '" + node_.name + "' read the step's state outside a commit");
+    return *train_state_;
+  }
   BufferView out() override { return value(e_.graph_.tensor_index(node_.name)); }
   BufferView kept() override { return workspace_slot(state_.kept); }
   BufferView workspace() override { return workspace_slot(state_.work); }
@@ -51,6 +70,7 @@ class Executor::Run : public OpRun {
     int r = e_.root_[t];
     const Tensor& tensor = e_.graph_.tensors()[r];
     if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.working(), e_.params_.of(r));
+    if (tensor.kind == TensorKind::Buffer) return e_.buffers_.view(e_.buffers_.of(r));
     if (tensor.kind == TensorKind::Input) return *e_.x_;
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.output_;
     return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.value_slot_[r]);
@@ -77,27 +97,50 @@ class Executor::Run : public OpRun {
   Executor& e_;
   NodeState& state_;
   const Node& node_;
+  size_t k_;
+  Buffer* train_state_;
 };
 
-void Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows) {
+void Executor::run_node(Sequence& seq, uint32_t rows, size_t k, const std::function<void(OpRun&)>& what,
+                        Buffer* train_state) {
+  Run run(*this, seq, rows, k, train_state);
+  what(run);
+}
+
+void Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode, uint32_t micro_batch) {
   if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
+  if (micro_batch >= micro_batches_)
+    throw Error("Model: micro-batch " + std::to_string(micro_batch) + " of " + std::to_string(micro_batches_));
   x_ = x;
+  mode_ = mode;
+  micro_batch_ = micro_batch;
   for (size_t k = 0; k < nodes_.size(); ++k) {
     if (nodes_[k]->def->view) continue;  // the same bytes, read with another shape
-    Run run(*this, seq, rows, k);
-    nodes_[k]->def->forward(run);
+    run_node(seq, rows, k, nodes_[k]->def->forward);
   }
+}
+
+bool Executor::has_commit() const {
+  for (const auto& n : nodes_)
+    if (n->def->commit) return true;
+  return false;
+}
+
+void Executor::record_commit(Sequence& seq, Buffer& train_state, uint32_t rows) {
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    if (nodes_[k]->def->commit) run_node(seq, rows, k, nodes_[k]->def->commit, &train_state);
 }
 
 void Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
   if (rows > max_rows_) throw Error("Model: " + std::to_string(rows) + " rows > " + std::to_string(max_rows_));
+  if (mode_ != ForwardMode::Training) throw Error("Model: a backward needs a training-mode forward");
   x_ = x;
   accumulate_params_ = accumulate;
   written_.assign(graph_.tensors().size(), false);
   written_[root_[graph_.output_index()]] = true;  // the loss's gradient
   for (size_t k = nodes_.size(); k-- > 0;) {
     if (!nodes_[k]->runs_backward) continue;
-    Run run(*this, seq, rows, k);
+    Run run(*this, seq, rows, k, nullptr);
     nodes_[k]->def->backward(run);
     // Per-layer loss scaling: the gradient leaving this group for the one
     // upstream takes that group's scale. A separate in-place pass, so the

@@ -46,12 +46,19 @@ const Tensor& Graph::output_tensor() const {
   return tensors_[output_];
 }
 
-std::vector<int> Graph::param_indices() const {
+namespace {
+
+std::vector<int> indices_of(const std::vector<Tensor>& tensors, TensorKind kind) {
   std::vector<int> out;
-  for (size_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].kind == TensorKind::Param) out.push_back(int(i));
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].kind == kind) out.push_back(int(i));
   return out;
 }
+
+}  // namespace
+
+std::vector<int> Graph::param_indices() const { return indices_of(tensors_, TensorKind::Param); }
+std::vector<int> Graph::buffer_indices() const { return indices_of(tensors_, TensorKind::Buffer); }
 
 int Graph::add_tensor(Tensor t, const std::string& node) {
   if (t.name.empty()) fail(node, "a tensor needs a name");
@@ -81,6 +88,13 @@ std::string Graph::param(const std::string& name, std::vector<uint32_t> dims, In
   return tensors_[add_tensor(std::move(t), name)].name;
 }
 
+std::string Graph::buffer(const std::string& name, std::vector<uint32_t> dims, Init init) {
+  if (init != Init::Zero && init != Init::One) fail(name, "a buffer starts at 0 or 1");
+  std::string p = param(name, std::move(dims), init);  // the same checks
+  tensors_[tensor_index(p)].kind = TensorKind::Buffer;
+  return p;
+}
+
 std::string Graph::node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
                                Attributes attrs) {
   const OpDef* def = find_op(op);
@@ -94,8 +108,11 @@ std::string Graph::node(const std::string& name, const std::string& op, std::vec
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     int t = tensor_index(n.inputs[i]);
     if (t < 0) fail(name, "unknown input '" + n.inputs[i] + "'");
-    bool param = tensors_[t].kind == TensorKind::Param;
-    if (param != (i >= def->params_from))
+    bool param = tensors_[t].kind == TensorKind::Param, buffer = tensors_[t].kind == TensorKind::Buffer;
+    bool wants_buffer = i >= def->buffers_from, wants_param = !wants_buffer && i >= def->params_from;
+    if (buffer != wants_buffer)
+      fail(name, "input '" + n.inputs[i] + "' must " + (buffer ? "not " : "") + "be a buffer");
+    if (param != wants_param)
       fail(name, "input '" + n.inputs[i] + "' must " + (param ? "not " : "") + "be a parameter");
     if (tensors_[t].shape.ids && !def->reads_ids)
       fail(name, "input '" + n.inputs[i] + "' holds token ids, which only an embedding reads");
@@ -145,6 +162,19 @@ std::string Graph::add(const std::string& name, const std::string& a, const std:
 std::string Graph::layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
                               const std::string& beta) {
   return node(name, "layer_norm", {x, gamma, beta});
+}
+
+std::string Graph::batch_norm(const std::string& name, const std::string& x) {
+  int t = tensor_index(x);
+  if (t < 0) fail(name, "unknown input '" + x + "'");
+  uint32_t c = tensors_[t].shape.c;
+  if (tensors_[t].kind == TensorKind::Param || tensors_[t].kind == TensorKind::Buffer || c == 0)
+    fail(name, "input '" + x + "' must be an activation");
+  std::string w = param(name + ".weight", {c}, Init::One), b = param(name + ".bias", {c}, Init::Zero);
+  std::string mean = buffer(name + ".running_mean", {c}, Init::Zero);
+  std::string var = buffer(name + ".running_var", {c}, Init::One);
+  std::string tracked = buffer(name + ".num_batches_tracked", {1}, Init::Zero);
+  return node(name, "batch_norm", {x, w, b, mean, var, tracked});
 }
 
 std::string Graph::embedding(const std::string& name, const std::string& ids, const std::string& wte,

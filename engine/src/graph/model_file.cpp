@@ -73,7 +73,10 @@ void add_nodes(Graph& g, const YAML::Node& nodes) {
         ready = ready && g.has_tensor(in);
       }
       if (!ready) continue;
-      g.node(name, n["op"].as<std::string>(), inputs, attributes_of(g, name, n));
+      const std::string op = n["op"].as<std::string>();
+      // The short form declares the BatchNorm's parameters and buffers itself.
+      if (op == "batch_norm" && inputs.size() == 1) g.batch_norm(name, inputs[0]);
+      else g.node(name, op, inputs, attributes_of(g, name, n));
       added[i] = true;
       --left;
     }
@@ -101,6 +104,12 @@ Graph parse_model_yaml(const std::string& text, const std::string& origin) {
       if (!p["dims"]) g.fail(at, "a parameter needs dims");
       Init init = p["init"] ? init_named(g, at, p["init"].as<std::string>()) : Init::Kaiming;
       g.param(at, p["dims"].as<std::vector<uint32_t>>(), init, p["std"] ? p["std"].as<double>() : 0.0);
+    }
+    for (const YAML::Node& b : root["buffers"]) {
+      at = b["name"] ? b["name"].as<std::string>() : "?";
+      if (!b["dims"]) g.fail(at, "a buffer needs dims");
+      g.buffer(at, b["dims"].as<std::vector<uint32_t>>(),
+               b["init"] ? init_named(g, at, b["init"].as<std::string>()) : Init::Zero);
     }
     at = "nodes";
     add_nodes(g, root["nodes"]);

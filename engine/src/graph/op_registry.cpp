@@ -14,13 +14,14 @@ OpDef concat_op();
 OpDef layer_norm_op();
 OpDef embedding_op();
 OpDef attention_op();
+OpDef batch_norm_op();
 
 namespace {
 
 const std::vector<OpDef>& registry() {
   static const std::vector<OpDef> ops{linear_op(), conv2d_op(),     max_pool_op(), avg_pool_op(),
                                       flatten_op(), activation_op(), add_op(),      concat_op(),
-                                      layer_norm_op(), embedding_op(), attention_op()};
+                                      layer_norm_op(), embedding_op(), attention_op(), batch_norm_op()};
   return ops;
 }
 

@@ -21,7 +21,27 @@ struct TorchTensor {
   ParamTensor param;
   std::vector<uint64_t> shape;
   std::vector<uint32_t> vkamp_index;  // per element in PyTorch order; empty = the same order
+  bool buffer = false;                // in the buffers (BufferStore's layout), not the masters
 };
+
+// PyTorch keeps BatchNorm's counter as int64; vkamp holds it as an fp32 buffer.
+bool is_counter(const TorchTensor& t) {
+  const std::string suffix = ".num_batches_tracked";
+  const std::string& n = t.param.name;
+  return t.buffer && n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The graph's buffers (BatchNorm's running statistics): PyTorch's layout is
+// their dims.
+void append_buffers(const graph::Graph& g, std::vector<TorchTensor>& out, uint32_t* buffer_total) {
+  const std::vector<ParamTensor> buffers = graph::layout_buffers(g, buffer_total);
+  const std::vector<int> index = g.buffer_indices();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const auto& dims = g.tensors()[index[i]].dims;
+    out.push_back({buffers[i], std::vector<uint64_t>(dims.begin(), dims.end()), {}, true});
+    if (is_counter(out.back())) out.back().shape = {};  // a 0-dim tensor in PyTorch
+  }
+}
 
 // Conv2d: PyTorch [out][in][ky][kx], vkamp [out][ky][kx][in].
 std::vector<uint32_t> conv_order(uint32_t out, uint32_t in, uint32_t k) {
@@ -47,7 +67,7 @@ std::vector<uint32_t> flattened_linear_order(uint32_t out, const Shape& image) {
   return index;
 }
 
-std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_total) {
+std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_total, uint32_t* buffer_total) {
   const std::vector<ParamTensor> params = param_layout(spec, padded_total);
   const std::vector<Shape> shapes = layer_shapes(spec);
   std::vector<TorchTensor> out;
@@ -57,6 +77,12 @@ std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_t
     if (!L.has_params()) continue;
     const Shape& in = shapes[l];
     TorchTensor weight{params[next++], {}, {}};
+    if (L.kind == LayerKind::BatchNorm) {  // weight and bias per channel or feature
+      weight.shape = {in.c};
+      out.push_back(std::move(weight));
+      out.push_back({params[next++], {in.c}, {}});
+      continue;
+    }
     if (L.kind == LayerKind::Conv2d) {
       weight.shape = {L.out, in.c, L.kernel, L.kernel};
       weight.vkamp_index = conv_order(L.out, in.c, L.kernel);
@@ -70,6 +96,7 @@ std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_t
     out.push_back(std::move(weight));
     out.push_back({params[next++], {L.out}, {}});
   }
+  append_buffers(build_graph(spec), out, buffer_total);
   return out;
 }
 
@@ -91,7 +118,7 @@ Format storage_format(io::DType dtype) {
 }
 
 // A graph whose parameters all keep PyTorch's layout: every tensor as its dims.
-std::vector<TorchTensor> torch_tensors(const graph::Graph& g, uint32_t* padded_total) {
+std::vector<TorchTensor> torch_tensors(const graph::Graph& g, uint32_t* padded_total, uint32_t* buffer_total) {
   for (const graph::Node& n : g.nodes())
     if (n.op == "conv2d" || n.op == "flatten")
       throw std::invalid_argument("model " + g.origin() + ": its " + n.op +
@@ -103,28 +130,66 @@ std::vector<TorchTensor> torch_tensors(const graph::Graph& g, uint32_t* padded_t
     const auto& dims = g.tensors()[index[i]].dims;
     out.push_back({params[i], std::vector<uint64_t>(dims.begin(), dims.end()), {}});
   }
+  append_buffers(g, out, buffer_total);
   return out;
 }
 
-std::vector<io::Tensor> export_tensors(const std::vector<TorchTensor>& layout, uint32_t total,
-                                       const std::vector<float>& master, io::DType dtype, const std::string& model) {
+std::vector<uint8_t> int64_bytes(const std::vector<float>& values) {
+  std::vector<uint8_t> out;
+  for (float v : values) {
+    const int64_t n = int64_t(v);
+    for (int b = 0; b < 8; ++b) out.push_back(uint8_t(uint64_t(n) >> (8 * b)));
+  }
+  return out;
+}
+
+// A counter as PyTorch writes it (I64), or as a float tensor.
+std::vector<float> counter_values(const io::Tensor& t, const std::string& label) {
+  if (t.dtype != io::DType::I64 && t.dtype != io::DType::I32) return {};
+  const size_t eb = io::dtype_bytes(t.dtype);
+  std::vector<float> out;
+  for (size_t e = 0; e + eb <= t.data.size(); e += eb) {
+    uint64_t u = 0;
+    for (size_t b = 0; b < eb; ++b) u |= uint64_t(t.data[e + b]) << (8 * b);
+    const int64_t n = eb == 8 ? int64_t(u) : int64_t(int32_t(uint32_t(u)));
+    if (n < 0 || n > (int64_t(1) << 24))
+      throw io::FormatError(label + ": tensor '" + t.name + "' holds " + std::to_string(n) +
+                            ", not a count from 0 to 2^24 (an fp32 counter's exact range)");
+    out.push_back(float(n));
+  }
+  return out;
+}
+
+std::vector<io::Tensor> export_tensors(const std::vector<TorchTensor>& layout, uint32_t total, uint32_t buffer_total,
+                                       const std::vector<float>& master, const std::vector<float>& buffers,
+                                       io::DType dtype, const std::string& model) {
   const Format fmt = storage_format(dtype);
   if (master.size() != total)
     throw std::invalid_argument("export_torch_tensors: " + std::to_string(master.size()) +
                                 " master values but the model " + model + " has " + std::to_string(total) +
                                 " (padded)");
+  if (buffers.size() != buffer_total)
+    throw std::invalid_argument("export_torch_tensors: " + std::to_string(buffers.size()) +
+                                " buffer values but the model " + model + " has " + std::to_string(buffer_total) +
+                                " (padded)");
   std::vector<io::Tensor> out;
   for (const TorchTensor& t : layout) {
+    const std::vector<float>& from = t.buffer ? buffers : master;
     std::vector<float> values(t.param.size);
     for (uint32_t e = 0; e < t.param.size; ++e)
-      values[e] = master[t.param.offset + (t.vkamp_index.empty() ? e : t.vkamp_index[e])];
-    out.push_back({t.param.name, dtype, t.shape, pack(fmt, values)});
+      values[e] = from[t.param.offset + (t.vkamp_index.empty() ? e : t.vkamp_index[e])];
+    // Running statistics stay fp32 whatever the weights' dtype (a 16-bit
+    // running_var loses the small variances); the counter is PyTorch's I64.
+    if (is_counter(t)) out.push_back({t.param.name, io::DType::I64, t.shape, int64_bytes(values)});
+    else if (t.buffer) out.push_back({t.param.name, io::DType::F32, t.shape, pack(Format::F32, values)});
+    else out.push_back({t.param.name, dtype, t.shape, pack(fmt, values)});
   }
   return out;
 }
 
-std::vector<float> import_tensors(const std::vector<TorchTensor>& layout, uint32_t total, const io::TensorFile& file,
-                                  const std::string& label, const std::string& model_name) {
+std::vector<float> import_tensors(const std::vector<TorchTensor>& layout, uint32_t total, uint32_t buffer_total,
+                                  const io::TensorFile& file, const std::string& label, const std::string& model_name,
+                                  std::vector<float>* buffers) {
   const std::string model = " (model " + model_name + ")";
 
   std::string unexpected;  // tensors in the file that the model does not have
@@ -134,7 +199,7 @@ std::vector<float> import_tensors(const std::vector<TorchTensor>& layout, uint32
     if (!known) unexpected += (unexpected.empty() ? "'" : ", '") + t.name + "'";
   }
 
-  std::vector<float> master(total, 0.0f);
+  std::vector<float> master(total, 0.0f), buffer_values(buffer_total, 0.0f);
   for (const TorchTensor& want : layout) {
     const io::Tensor* t = file.find(want.param.name);
     if (!t)
@@ -143,40 +208,45 @@ std::vector<float> import_tensors(const std::vector<TorchTensor>& layout, uint32
     if (t->shape != want.shape)
       throw io::FormatError(label + ": tensor '" + want.param.name + "' has shape " + shape_text(t->shape) +
                             ", expected " + shape_text(want.shape) + model);
-    std::vector<float> values = file.floats(want.param.name, label);
+    std::vector<float> values = is_counter(want) ? counter_values(*t, label) : std::vector<float>{};
+    if (values.empty()) values = file.floats(want.param.name, label);
+    std::vector<float>& to = want.buffer ? buffer_values : master;
     for (uint32_t e = 0; e < want.param.size; ++e)
-      master[want.param.offset + (want.vkamp_index.empty() ? e : want.vkamp_index[e])] = values[e];
+      to[want.param.offset + (want.vkamp_index.empty() ? e : want.vkamp_index[e])] = values[e];
   }
   if (!unexpected.empty()) throw io::FormatError(label + ": unexpected tensor(s) " + unexpected + model);
+  if (buffers) *buffers = std::move(buffer_values);
   return master;
 }
 
 }  // namespace
 
 std::vector<io::Tensor> export_torch_tensors(const ModelSpec& spec, const std::vector<float>& master,
-                                             io::DType dtype) {
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
-  return export_tensors(layout, total, master, dtype, models::describe(spec));
+                                             io::DType dtype, const std::vector<float>& buffers) {
+  uint32_t total = 0, buffer_total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total, &buffer_total);
+  return export_tensors(layout, total, buffer_total, master, buffers, dtype, models::describe(spec));
 }
 
-std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label) {
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(spec, &total);
-  return import_tensors(layout, total, file, label, models::describe(spec));
+std::vector<float> import_torch_tensors(const ModelSpec& spec, const io::TensorFile& file, const std::string& label,
+                                        std::vector<float>* buffers) {
+  uint32_t total = 0, buffer_total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(spec, &total, &buffer_total);
+  return import_tensors(layout, total, buffer_total, file, label, models::describe(spec), buffers);
 }
 
 std::vector<io::Tensor> export_torch_tensors(const graph::Graph& g, const std::vector<float>& master,
-                                             io::DType dtype) {
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(g, &total);
-  return export_tensors(layout, total, master, dtype, g.origin());
+                                             io::DType dtype, const std::vector<float>& buffers) {
+  uint32_t total = 0, buffer_total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(g, &total, &buffer_total);
+  return export_tensors(layout, total, buffer_total, master, buffers, dtype, g.origin());
 }
 
-std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorFile& file, const std::string& label) {
-  uint32_t total = 0;
-  std::vector<TorchTensor> layout = torch_tensors(g, &total);
-  return import_tensors(layout, total, file, label, g.origin());
+std::vector<float> import_torch_tensors(const graph::Graph& g, const io::TensorFile& file, const std::string& label,
+                                        std::vector<float>* buffers) {
+  uint32_t total = 0, buffer_total = 0;
+  std::vector<TorchTensor> layout = torch_tensors(g, &total, &buffer_total);
+  return import_tensors(layout, total, buffer_total, file, label, g.origin(), buffers);
 }
 
 }  // namespace vkamp::io

@@ -96,6 +96,12 @@ LayerSpec parse_layer(const std::string& t) {
     l.kind = LayerKind::Linear;
     l.out = r.number("width");
     r.activation(l);
+  } else if (c == 'b') {
+    r.take();
+    if (r.peek() != 'n') throw ConfigError("unknown layer (a BatchNorm is \"bn\", with an optional activation: \"bnr\")");
+    r.take();
+    l.kind = LayerKind::BatchNorm;
+    r.activation(l);
   } else if (c == 'c') {
     r.take();
     l.kind = LayerKind::Conv2d;
@@ -127,7 +133,7 @@ LayerSpec parse_layer(const std::string& t) {
     l.kind = LayerKind::Flatten;
     r.end("flatten");
   } else {
-    throw ConfigError("unknown layer (expected <width>, c<channels>k<size>, m<window>, a<window> or f)");
+    throw ConfigError("unknown layer (expected <width>, c<channels>k<size>, bn, m<window>, a<window> or f)");
   }
   return l;
 }
@@ -149,7 +155,8 @@ std::vector<Shape> shapes_or_throw(const ModelSpec& spec) {
     const LayerSpec& L = spec.layers[l];
     const Shape in = shapes.back();
     Shape out;
-    if (L.activate && !L.has_params()) throw fail(l, "only linear and conv layers take an activation");
+    if (L.activate && !L.takes_activation())
+      throw fail(l, "only linear, conv and BatchNorm layers take an activation");
     switch (L.kind) {
       case LayerKind::Linear:
         if (in.image)
@@ -181,13 +188,20 @@ std::vector<Shape> shapes_or_throw(const ModelSpec& spec) {
         if (!in.image) throw fail(l, "the input is already " + shape_text(in));
         out.c = in.elements();
         break;
+      case LayerKind::BatchNorm: {
+        const LayerKind before = l ? spec.layers[l - 1].kind : LayerKind::Flatten;
+        if (before != LayerKind::Linear && before != LayerKind::Conv2d)
+          throw fail(l, "a BatchNorm follows a linear or conv layer (\"c16k3-bnr\", \"64-bnr\")");
+        out = in;
+        break;
+      }
     }
     if (uint64_t(out.h) * out.w * out.c > kMaxNumber * 16ull)
       throw fail(l, "its output, " + shape_text(out) + ", is too large");
     params = params || L.has_params();
     shapes.push_back(out);
   }
-  if (!params) throw ConfigError("needs at least one linear or conv layer");
+  if (!params) throw ConfigError("needs at least one linear or conv layer");  // a BatchNorm follows one
   if (shapes.back().image)
     throw ConfigError("the model ends in " + shape_text(shapes.back()) +
                       "; end it with a vector (\"f\", then a width)");
@@ -217,6 +231,7 @@ std::string describe(const LayerSpec& l) {
       if (l.stride != l.kernel) option('s', l.stride);
       break;
     case LayerKind::Flatten: s = "f"; break;
+    case LayerKind::BatchNorm: s = "bn"; break;
   }
   return s + act_letter(l);
 }

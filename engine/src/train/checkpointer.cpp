@@ -39,6 +39,11 @@ void Checkpointer::save(const std::string& path, const TrainState& st, const Aut
   ck.sections["meta"] = std::vector<uint8_t>(m.begin(), m.end());
   auto w = model_.read_master();
   ck.sections["master"] = bytes_of(w.data(), w.size());
+  // BatchNorm's running statistics (fp32, the BufferStore's flat layout).
+  if (!model_.buffers().empty()) {
+    const std::vector<float> b = model_.read_buffers();
+    ck.sections["buffers"] = bytes_of(b.data(), b.size());
+  }
   for (auto [name, buf] : {std::pair{"moment1", &model_.moment1()}, std::pair{"moment2", &model_.moment2()}}) {
     std::vector<uint8_t> b(buf->bytes());
     buf->read(b.data(), b.size());
@@ -68,6 +73,12 @@ TrainState Checkpointer::load(const std::string& path, AutoScaleState& auto_scal
   std::vector<float> w(model_.param_elements());
   std::memcpy(w.data(), master.data(), master.size());
   model_.write_master(w);
+  if (!model_.buffers().empty()) {
+    std::vector<float> b(model_.buffers().padded_elements());
+    const auto& saved = section(ck, path, "buffers", b.size() * 4);
+    std::memcpy(b.data(), saved.data(), saved.size());
+    model_.write_buffers(b);
+  }
   const auto& m1 = section(ck, path, "moment1", model_.moment1().bytes());
   model_.moment1().write(m1.data(), m1.size());
   const auto& m2 = section(ck, path, "moment2", model_.moment2().bytes());

@@ -56,7 +56,7 @@ void Evaluator::run_batches(const Buffer& x, uint32_t rows, First first, After a
     for (uint32_t b = part * per_part; b < end; ++b) {
       const uint32_t n = std::min(max_rows_, rows - b * max_rows_);
       seq.copy(x, batch_x_, n * row_bytes, size_t(b) * max_rows_ * row_bytes);
-      model_.record_forward(seq, batch_x_, n);
+      model_.record_forward(seq, batch_x_, n, graph::ForwardMode::Eval);  // running statistics
       after(seq, b, n);
     }
     seq.end();

@@ -20,18 +20,29 @@ uint64_t replica_hash(Model& model, const TrainState& state) {
     b->read(bytes.data(), bytes.size());
     h = fnv1a(bytes.data(), bytes.size(), h);
   }
-  return h;
+  const std::vector<float> buffers = model.read_buffers();
+  return fnv1a(buffers.data(), buffers.size() * sizeof(float), h);
+}
+
+void average_buffers(dist::Communicator& comm, Model& model) {
+  if (model.buffers().empty() || comm.size() == 1) return;
+  std::vector<float> b = model.read_buffers();
+  comm.sum(b.data(), b.size());  // one fixed order for every rank: the same bits everywhere
+  const float ranks = float(comm.size());
+  for (float& v : b) v /= ranks;
+  model.write_buffers(b);
 }
 
 void check_replicas(dist::Communicator& comm, Model& model, const TrainState& state, uint32_t step) {
+  average_buffers(comm, model);
   const uint64_t h = replica_hash(model, state);
   const uint64_t lo = comm.min(h), hi = comm.max(h);
   if (lo == hi) return;
   char text[64];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   throw ReplicaMismatch("the replicas differ after " + std::to_string(step) + " steps" +
-                        ": the hash of this rank's weights, optimizer moments and state is " + text +
-                        "; the ranks' masters or optimizer state are no longer identical");
+                        ": the hash of this rank's weights, optimizer moments, buffers and state is " + text +
+                        "; the ranks' masters, optimizer state or buffers are no longer identical");
 }
 
 }  // namespace vkamp::train

@@ -23,6 +23,7 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
       params_(params), ring_(ring) {
   const auto& tensors = model.tensors();
   const uint32_t total = model.param_elements(), B = batch_, M = micro_batches_;
+  model.executor().set_micro_batches(M);  // BatchNorm stages each micro-batch's statistics
   partials_ = partials_for(total);
   partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 8);  // (s, k) per partial, amp_check.comp
   partial_bad_ = std::make_unique<Buffer>(ctx, partials_ * 4);
@@ -137,7 +138,7 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
 void StepProgram::record_micro_batch(Sequence& seq, uint32_t m) {
   const uint32_t total = model_.param_elements();
   feeder_.record_gather(seq, params_.state(), m);
-  model_.record_forward(seq, feeder_.batch_x(), batch_);
+  model_.record_forward(seq, feeder_.batch_x(), batch_, graph::ForwardMode::Training, m);
   record_loss(seq, m);
   // Every micro-batch writes a fresh 16-bit gradient (where underflow
   // happens, as with one batch); with M > 1 it is then added into the fp32
@@ -189,6 +190,11 @@ void StepProgram::record_decision_and_update(Sequence& seq) {
                         model_.working(), *grad_sum_, layers},
                  op, {std::min(div_up(op.n, 256), 65535u)}, "optimizer");
   }
+  // BatchNorm's running statistics take the step's M micro-batch statistics
+  // on the same applied flag as the weights: a skipped attempt stages its
+  // statistics but commits nothing, and a retry's forwards overwrite them,
+  // so only the accepted attempt reaches the running buffers.
+  model_.record_commit(seq, state, batch_);
 }
 
 }  // namespace vkamp::train

@@ -132,6 +132,10 @@ struct TrainConfig {
   // rank holds the same masters and optimizer state (0 = only at the end).
   int32_t inject_rank = -1;
   uint32_t replica_check_every = 100;
+  // BatchNorm under mpirun: all-reduce the batch statistics (SyncBatchNorm).
+  // Not implemented yet (validate refuses it); without it each rank uses its
+  // own and the running statistics are averaged at every replica check.
+  bool sync_bn = false;
 };
 
 // These read and write the training settings only; the application's

@@ -6,12 +6,14 @@
 // k, the loss at N, backward of node k at 2N - k.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
+#include "vkamp/graph/buffer_store.hpp"
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/op.hpp"
@@ -23,16 +25,33 @@ namespace vkamp::graph {
 
 class Executor {
  public:
-  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params);
+  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params, BufferStore& buffers);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Y = graph(x) for rows <= max_rows rows of x.
-  void record_forward(Sequence& seq, BufferView x, uint32_t rows);
+  // Y = graph(x) for rows <= max_rows rows of x. Training mode stages
+  // micro-batch `micro_batch`'s statistics (< micro_batches()) for the
+  // commit; Eval reads the running statistics and stages nothing.
+  void record_forward(Sequence& seq, BufferView x, uint32_t rows, ForwardMode mode = ForwardMode::Training,
+                      uint32_t micro_batch = 0);
   // Parameter gradients from doutput(), added to grads() when accumulate.
-  // Reads the activations of the last record_forward on the same x and rows.
+  // Reads the activations (and micro-batch) of the last record_forward, in
+  // training mode, on the same x and rows.
   void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate);
+  // The update pass's part after the optimizer: each node's commit
+  // (OpDef::commit; BatchNorm folds the staged statistics of every
+  // micro-batch into its running buffers), predicated on train_state's
+  // applied flag. rows: per micro-batch, as recorded by the forwards.
+  void record_commit(Sequence& seq, Buffer& train_state, uint32_t rows);
+  bool has_commit() const;
+
+  // Micro-batches per step (default 1): sizes the nodes' staged state. Call
+  // before recording.
+  void set_micro_batches(uint32_t micro_batches);
+  uint32_t micro_batches() const { return micro_batches_; }
+  // Each node's persistent fp32 memory (OpDef::state_floats), in bytes.
+  uint64_t node_state_bytes() const { return node_state_ ? node_state_->bytes() : 0; }
 
   // The nodes it runs (the graph's after epilogue fusion), in forward order.
   const std::vector<Node>& steps() const { return steps_; }
@@ -63,6 +82,10 @@ class Executor {
   void analyse();
   void plan();
 
+  void run_node(Sequence& seq, uint32_t rows, size_t k, const std::function<void(OpRun&)>& what,
+                Buffer* train_state = nullptr);
+
+  Context& ctx_;
   const Graph& graph_;
   // The nodes this executor runs: the graph's after fuse_epilogues, so a
   // step's forward is node k at time k of this list, not of graph_.nodes().
@@ -71,6 +94,15 @@ class Executor {
   Format fmt_;
   uint32_t max_rows_;
   ParamStore& params_;
+  BufferStore& buffers_;
+  // OpDef::state_floats: one fp32 buffer, each node's part at
+  // node_state_offset_[k] floats (-1: none), sized for micro_batches_.
+  uint32_t micro_batches_ = 1;
+  std::vector<int64_t> node_state_offset_, node_state_floats_;
+  std::unique_ptr<Buffer> node_state_;
+  // The last record_forward's mode and micro-batch.
+  ForwardMode mode_ = ForwardMode::Training;
+  uint32_t micro_batch_ = 0;
   std::vector<std::unique_ptr<NodeState>> nodes_;
   std::vector<int> root_;              // per tensor: the tensor whose bytes it is (views)
   std::vector<bool> requires_grad_, receives_grad_;

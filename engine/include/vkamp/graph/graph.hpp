@@ -33,19 +33,23 @@ namespace vkamp::graph {
 // standard deviation (GPT-2's 0.02).
 enum class Init { Kaiming, Xavier, Zero, One, Normal };
 
-enum class TensorKind { Input, Param, Activation };
+// Buffer: persistent fp32 state that is not trained (a BatchNorm's running
+// statistics): declared like a parameter (dims, Init::Zero or Init::One),
+// kept in its own store (buffer_store.hpp), written only by an op's commit
+// in the step's update pass.
+enum class TensorKind { Input, Param, Activation, Buffer };
 
 struct Tensor {
   std::string name;
   TensorKind kind = TensorKind::Activation;
-  Shape shape;                 // per example (Input, Activation); Param: c = element count
-  std::vector<uint32_t> dims;  // Param only: e.g. {out, in}, {out_c, k, k, in_c}, {out}
-  Init init = Init::Zero;      // Param only
+  Shape shape;                 // per example (Input, Activation); Param, Buffer: c = element count
+  std::vector<uint32_t> dims;  // Param, Buffer: e.g. {out, in}, {out_c, k, k, in_c}, {out}
+  Init init = Init::Zero;      // Param, Buffer
   int producer = -1;           // the node writing it; -1 for inputs and parameters
   double init_std = 0;         // Param with Init::Normal only
 };
 
-// Elements of a parameter (the product of its dims).
+// Elements of a parameter or buffer (the product of its dims).
 uint64_t elements(const Tensor& t);
 
 // The attributes any op may read; each op documents which it uses.
@@ -78,6 +82,8 @@ class Graph {
   std::string input(const std::string& name, Shape shape);
   std::string param(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming,
                     double init_std = 0);
+  // Persistent fp32 state that is not trained: Init::Zero or Init::One.
+  std::string buffer(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Zero);
   // Any registered op: checks the inputs, infers the output shape.
   std::string node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
                           Attributes attrs = {});
@@ -97,6 +103,13 @@ class Graph {
   std::string layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
                          const std::string& beta);
 
+  // BatchNorm (BatchNorm2d over an image's channels, BatchNorm1d over a
+  // vector's features) with PyTorch's names: declares params
+  // <name>.weight {c} (1) and <name>.bias {c} (0), buffers
+  // <name>.running_mean {c} (0), <name>.running_var {c} (1) and
+  // <name>.num_batches_tracked {1} (0), and node <name> (op "batch_norm").
+  std::string batch_norm(const std::string& name, const std::string& x);
+
   // GPT's input layer: token ids (a tokens input) through wte {vocab, c},
   // plus wpe {positions, c}.
   std::string embedding(const std::string& name, const std::string& ids, const std::string& wte,
@@ -115,7 +128,8 @@ class Graph {
   int output_index() const { return output_; }
   const Tensor& input_tensor() const;
   const Tensor& output_tensor() const;
-  std::vector<int> param_indices() const;  // in declaration order: the flat layout's order
+  std::vector<int> param_indices() const;   // in declaration order: the flat layout's order
+  std::vector<int> buffer_indices() const;  // the same for the buffers
 
   // Throws ConfigError "<origin>: node '<name>': <what>".
   [[noreturn]] void fail(const std::string& node, const std::string& what) const;

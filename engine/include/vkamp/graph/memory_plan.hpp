@@ -25,7 +25,7 @@ MemoryPlan plan_memory(const std::vector<Lifetime>& buffers, uint64_t alignment)
 
 // Device memory of a model, by purpose, in bytes.
 struct MemoryReport {
-  uint64_t parameters = 0;       // fp32 masters, 16-bit working copy and gradients
+  uint64_t parameters = 0;       // fp32 masters, 16-bit working copy and gradients; fp32 buffers and node state
   uint64_t optimizer_state = 0;  // moments
   uint64_t activations = 0;      // activations and their gradients (planned)
   uint64_t activations_unshared = 0;  // the same without reuse

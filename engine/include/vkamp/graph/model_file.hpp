@@ -6,11 +6,17 @@
 //   params:
 //     - {name: fc1.weight, dims: [32, 16]}  # init: kaiming (default), xavier, zero, one
 //     - {name: fc1.bias, dims: [32], init: zero}
+//   buffers:                                # state that is not trained; init zero (default) or one
+//     - {name: bn1.running_mean, dims: [32]}
 //   nodes:
 //     - {name: fc1, op: linear, inputs: [x, fc1.weight, fc1.bias]}
 //     - {name: relu1, op: activation, inputs: [fc1], act: relu}
 //     - {name: res, op: add, inputs: [relu1, x]}
 //   output: res
+//
+// A batch_norm node lists x, weight, bias, running_mean, running_var and
+// num_batches_tracked, or x alone: then it declares them itself with
+// PyTorch's names (<node>.weight, ...; Graph::batch_norm).
 //
 // Attributes: act (an activation's name: relu, gelu, ...; the list in
 // ops/activation_list.hpp), window, stride, pad. Errors (an unknown op or

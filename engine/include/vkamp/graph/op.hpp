@@ -15,6 +15,11 @@
 
 namespace vkamp::graph {
 
+// Training normalises with the batch's statistics (and may stage state for
+// the update pass's commit); Eval with the running statistics (Evaluator,
+// predict). Ops without such state behave alike in both.
+enum class ForwardMode { Training, Eval };
+
 // The shapes an op sees when the graph is built: its inputs (parameters
 // with their dims) and attributes.
 struct OpShapes {
@@ -42,9 +47,21 @@ class OpRun {
   uint32_t rows;
   const OpShapes& shapes;
 
+  ForwardMode mode = ForwardMode::Training;
+  // The step's micro-batch being recorded (forward, and the backward that
+  // follows it) and how many a step has.
+  uint32_t micro_batch = 0, micro_batches = 1;
+
   OpRun(Sequence& s, Format f, uint32_t r, const OpShapes& sh) : seq(s), fmt(f), rows(r), shapes(sh) {}
 
-  virtual BufferView in(size_t i) = 0;  // forward value; a parameter's working copy
+  // Forward value; a parameter's working copy; a buffer's fp32 values.
+  virtual BufferView in(size_t i) = 0;
+  // A parameter input's fp32 master (ops that read weights in fp32).
+  virtual BufferView master(size_t i) = 0;
+  // The node's own fp32 memory kept across steps (OpDef::state_floats).
+  virtual BufferView node_state() = 0;
+  // The step's TrainState (its applied flag): in a commit only.
+  virtual Buffer& train_state() = 0;
   virtual BufferView out() = 0;
   virtual BufferView kept() = 0;        // op scratch kept from forward to backward
   virtual BufferView workspace() = 0;   // op scratch for the backward only
@@ -61,9 +78,11 @@ class OpRun {
 struct OpDef {
   std::string name;
   size_t min_inputs = 1, max_inputs = 1;
-  // The input kinds: an input position at or past params_from must be a
-  // parameter, and one before it must not.
+  // The input kinds: an input position in [params_from, buffers_from) must
+  // be a parameter, one at or past buffers_from a buffer, and one before
+  // params_from neither.
   size_t params_from = size_t(-1);
+  size_t buffers_from = size_t(-1);
   bool backward_reads_inputs = false;  // keeps its activation inputs alive until its backward
   // Keeps its own output alive until its backward (a fused linear + ReLU
   // reads f'(z) off y = f(z)).
@@ -77,6 +96,13 @@ struct OpDef {
   // backward-only.
   std::function<uint64_t(const OpShapes&)> kept_per_row, workspace_per_row;
   std::function<void(OpRun&)> forward, backward;
+  // fp32 elements of the node's own memory kept across steps, for a step of
+  // micro_batches micro-batches (OpRun::node_state; BatchNorm's pending
+  // statistics); empty or 0: none.
+  std::function<uint64_t(const OpShapes&, uint32_t micro_batches)> state_floats;
+  // Recorded in the step's update pass after the optimizer, predicated on
+  // the same applied flag (BatchNorm's running statistics); may be empty.
+  std::function<void(OpRun&)> commit;
 };
 
 }  // namespace vkamp::graph

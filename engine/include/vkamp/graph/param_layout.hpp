@@ -25,5 +25,8 @@ struct ParamTensor {
 // *padded_total (when given) is the padded element count. Throws
 // vkamp::Error when the total does not fit in 32 bits.
 std::vector<ParamTensor> layout_params(const Graph& g, uint32_t* padded_total = nullptr);
+// The same layout for the graph's buffers (TensorKind::Buffer), in their own
+// flat fp32 buffer (buffer_store.hpp).
+std::vector<ParamTensor> layout_buffers(const Graph& g, uint32_t* padded_total = nullptr);
 
 }  // namespace vkamp::graph

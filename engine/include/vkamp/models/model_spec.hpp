@@ -1,9 +1,10 @@
 // What a sequential model is, before it exists on a device: the input shape
-// and a list of layers (Linear, Conv2d, MaxPool, AvgPool, Flatten), written
+// and a list of layers (Linear, Conv2d, BatchNorm, MaxPool, AvgPool, Flatten), written
 // as a short string and read back by parse_model:
 //
 //   "784-256r-256r-10"                         an MLP on flat 784-vectors
 //   "28x28x1-c6k5p2r-m2-c16k5r-m2-f-120r-84r-10"   LeNet-5 on 28x28 grey images
+//   "28x28x1-c16k3p1-bnr-m2-f-10"               conv, BatchNorm, ReLU
 //
 // Layers are separated by '-'. The first item is the input: a width ("784")
 // or an image "HxWxC" (NHWC, one example is h*w*c values, channel fastest).
@@ -15,10 +16,15 @@
 //   m<w>[s<s>]          max pooling over w x w windows, stride s
 //                       (default w: windows that do not overlap)     "m2", "m3s2"
 //   a<w>[s<s>]          average pooling, likewise                    "a2"
+//   bn[act]             BatchNorm over the channels (after a conv:
+//                       BatchNorm2d) or features (after a linear:
+//                       BatchNorm1d) of the layer before, which must be
+//                       a conv or linear layer                       "bnr"
 //   f                   flatten an image to a vector                 "f"
 //
 // act is an activation's letter ('r' ReLU, 'g' GELU, ...: the list in
-// ops/activation_list.hpp), and only Linear and Conv2d layers take one.
+// ops/activation_list.hpp), and only Linear, Conv2d and BatchNorm layers
+// take one (put it on the BatchNorm, "c16k3-bnr", for conv-BN-ReLU).
 // Conv and pooling need an image; a Linear layer needs a vector, so an
 // image goes through 'f' first. In NHWC
 // flattening moves no data: the flattened feature order is (h, w, c), i.e.
@@ -37,7 +43,7 @@ namespace vkamp::models {
 
 using graph::Init;
 
-enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten };
+enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten, BatchNorm };
 
 // One example's activations (graph/shape.hpp).
 using graph::Shape;
@@ -48,10 +54,12 @@ struct LayerSpec {
   uint32_t kernel = 0;  // Conv2d: kernel size; pools: window size (square)
   uint32_t stride = 1;  // Conv2d and pools
   uint32_t pad = 0;     // Conv2d: zero padding on every side
-  bool activate = false;  // Linear and Conv2d only
+  bool activate = false;  // Linear, Conv2d and BatchNorm only
   ops::Activation act = ops::Activation::ReLU;
 
-  bool has_params() const { return kind == LayerKind::Linear || kind == LayerKind::Conv2d; }
+  // A weight and a bias; a BatchNorm's are per channel.
+  bool has_params() const { return kind == LayerKind::Linear || kind == LayerKind::Conv2d || kind == LayerKind::BatchNorm; }
+  bool takes_activation() const { return has_params(); }
   bool operator==(const LayerSpec&) const = default;
 };
 
@@ -81,8 +89,10 @@ std::vector<Shape> layer_shapes(const ModelSpec& spec);
 
 // The spec as a graph (graph.hpp): per Linear layer "fc<i>" with parameters
 // "fc<i>.weight" {out, in} and "fc<i>.bias", per Conv2d "conv<i>" likewise
-// with weight {out_c, k, k, in_c}, an activation node "<layer>.act" after
-// either when it has one, pools "pool<i>", "flatten<i>"; input "x". The
+// with weight {out_c, k, k, in_c}, per BatchNorm "bn<i>" (Graph::batch_norm:
+// bn<i>.weight, .bias, .running_mean, .running_var, .num_batches_tracked),
+// an activation node "<layer>.act" after any of them when it has one,
+// pools "pool<i>", "flatten<i>"; input "x". The
 // graph's origin is the canonical model string.
 graph::Graph build_graph(const ModelSpec& spec);
 

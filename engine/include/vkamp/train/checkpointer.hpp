@@ -1,4 +1,6 @@
-// Checkpoints of a training run: the fp32 masters, the optimizer moments,
+// Checkpoints of a training run: the fp32 masters, the graph's buffers
+// (BatchNorm's running statistics, section "buffers", when it has any), the
+// optimizer moments,
 // the GPU TrainState, --loss-scale auto's state (section "auto_scale"; a
 // checkpoint without it loads as a fresh one) and the seed (the data
 // order), in the file format of

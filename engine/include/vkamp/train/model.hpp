@@ -16,6 +16,7 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
+#include "vkamp/graph/buffer_store.hpp"
 #include "vkamp/graph/executor.hpp"
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/memory_plan.hpp"
@@ -68,14 +69,32 @@ class Model {
   const graph::Executor& executor() const { return *executor_; }
   graph::Executor& executor() { return *executor_; }
 
-  // Records Y = model(x) for `rows` <= max_rows rows of x (fmt).
-  void record_forward(Sequence& seq, BufferView x, uint32_t rows) { executor_->record_forward(seq, x, rows); }
+  // Records Y = model(x) for `rows` <= max_rows rows of x (fmt). Training
+  // (a step's micro-batch `micro_batch`) normalises with the batch's
+  // statistics, Eval with the running ones (Executor::record_forward).
+  void record_forward(Sequence& seq, BufferView x, uint32_t rows,
+                      graph::ForwardMode mode = graph::ForwardMode::Training, uint32_t micro_batch = 0) {
+    executor_->record_forward(seq, x, rows, mode, micro_batch);
+  }
   // Records the gradients from doutput(); accumulate adds to grads(). Uses
   // the activations of the last record_forward on the same x and rows,
   // recorded before it.
   void record_backward(Sequence& seq, BufferView x, uint32_t rows, bool accumulate) {
     executor_->record_backward(seq, x, rows, accumulate);
   }
+
+  // After the optimizer, predicated on train_state's applied flag: folds the
+  // step's staged batch statistics into the running buffers.
+  void record_commit(Sequence& seq, Buffer& train_state, uint32_t rows) {
+    executor_->record_commit(seq, train_state, rows);
+  }
+
+  // The graph's buffers (BatchNorm's running statistics), fp32.
+  graph::BufferStore& buffers() { return *buffers_; }
+  const graph::BufferStore& buffers() const { return *buffers_; }
+  const std::vector<graph::ParamTensor>& buffer_tensors() const { return buffers_->tensors(); }
+  std::vector<float> read_buffers() const { return buffers_->read(); }
+  void write_buffers(const std::vector<float>& v) { buffers_->write(v); }
 
   // Host copies of the fp32 masters; writing also refreshes the working copy.
   std::vector<float> read_master() const { return params_->read_master(); }
@@ -86,6 +105,7 @@ class Model {
   graph::Graph graph_;
   Format fmt_;
   std::unique_ptr<graph::ParamStore> params_;
+  std::unique_ptr<graph::BufferStore> buffers_;
   std::unique_ptr<graph::Executor> executor_;
 };
 
