@@ -200,7 +200,7 @@ output: fc1
 )";
 
 TEST(ModelFile, BatchNormLongAndShortFormsMatchTheModelString) {
-  const graph::Graph spec = models::build_graph(models::parse_model("6x6x2-c3k3p1-bnr-f-2"));
+  const graph::Graph spec = models::build_graph(models::parse_model("6x6x2-c3k3-bnr-f-2"));
   const graph::Graph long_form = graph::parse_model_yaml(kConvBnLongYaml, "bn.yaml");
   expect_same_graph(long_form, spec);
   expect_same_graph(graph::parse_model_yaml(kConvBnShortYaml, "bn.yaml"), spec);

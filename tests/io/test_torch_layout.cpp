@@ -199,9 +199,9 @@ TEST(TorchLayout, BatchNormUsesPyTorchsNamesShapesAndDtypes) {
   int64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= int64_t(tracked.data[i]) << (8 * i);
   EXPECT_EQ(n, int64_t(b[counter.offset]));
-  EXPECT_EQ(io::TensorFile{{}, ts}.floats("bn1.running_var", ""),
-            (std::vector<float>(b.begin() + graph::layout_buffers(models::build_graph(spec))[1].offset,
-                                b.begin() + graph::layout_buffers(models::build_graph(spec))[1].offset + 3)));
+  const uint32_t var_at = graph::layout_buffers(models::build_graph(spec))[1].offset;
+  const std::vector<float> var(b.begin() + var_at, b.begin() + var_at + 3);
+  EXPECT_EQ(io::TensorFile({}, ts).floats("bn1.running_var", ""), var);
 
   // Back in: the masters (the F16 export rounds them) and the buffers exactly.
   std::vector<float> back;

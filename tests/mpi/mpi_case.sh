@@ -62,6 +62,14 @@ replica_mismatch)
   [ "$status" -ne 0 ] || { echo "FAIL: the job exited 0"; exit 1; }
   grep -q 'the replicas differ after 5 steps' "$dir/out" || { echo "FAIL: no replica mismatch reported"; exit 1; }
   ;;
+batch_norm)
+  # BatchNorm without --sync-bn: each rank normalises with its own batch
+  # statistics, so the running statistics differ until a replica check
+  # (every 3 steps and at the end) averages them; a check that did not would
+  # stop the run. The ranks end as replicas, buffers included.
+  "${mpirun[@]}" "$driver" train "$dir/run" model=6-5-bnt-3 replica_check_every=3 epochs=2 || exit 1
+  "$driver" replicas "$dir/run"
+  ;;
 bad_flag)
   # Bad input before training: every rank exits 2, the message printed once.
   "${mpirun[@]}" "$samples/vkamp-train" --batch 0 >"$dir/out" 2>&1

@@ -22,7 +22,7 @@ struct Step {
 struct Result {
   std::string text;  // the step records, final scale and weights as written (hex floats): compared bitwise
   std::vector<Step> steps;
-  std::vector<double> master;
+  std::vector<double> master, buffers;
   double final_scale = 0;
   int failed = -1;
   unsigned ranks = 0;
@@ -71,10 +71,11 @@ bool read_result(const std::string& path, Result& r) {
       lines >> r.allreduce_waits;
     } else if (word == "loop_waits") {
       lines >> r.loop_waits;
-    } else if (word == "master") {
+    } else if (word == "master" || word == "buffers") {
       size_t n = 0;
       lines >> n;
-      for (size_t i = 0; i < n && lines >> word; ++i) r.master.push_back(std::strtod(word.c_str(), nullptr));
+      std::vector<double>& to = word == "master" ? r.master : r.buffers;
+      for (size_t i = 0; i < n && lines >> word; ++i) to.push_back(std::strtod(word.c_str(), nullptr));
     } else {
       lines >> word;  // a counter the checks do not use
     }
@@ -235,12 +236,27 @@ int check_identical(int argc, char** argv) {
   return 0;
 }
 
+// A run whose ranks must end as replicas, buffers included (argv: RUN):
+// BatchNorm without --sync-bn, where each rank's running statistics are its
+// own until the replica check averages them.
+int check_replicas(int argc, char** argv) {
+  if (argc != 3) return 2;
+  Result r;
+  if (!same_on_every_rank(argv[2], 2, r)) return 1;
+  if (r.buffers.empty()) {
+    std::printf("%s: the model has no buffers\n", argv[2]);
+    return 1;
+  }
+  std::printf("%s: %zu buffer values identical on every rank\n", argv[2], r.buffers.size());
+  return 0;
+}
+
 }  // namespace
 
 int run_check(int argc, char** argv) {
   const std::map<std::string, int (*)(int, char**)> checks = {
       {"equivalent", check_equivalent}, {"shared_overflow", check_shared_overflow}, {"resume", check_resume},
-      {"identical", check_identical}};
+      {"identical", check_identical}, {"replicas", check_replicas}};
   if (argc >= 2) {
     auto it = checks.find(argv[1]);
     if (it != checks.end()) {
@@ -249,7 +265,7 @@ int run_check(int argc, char** argv) {
       return status;
     }
   }
-  std::fprintf(stderr, "usage: mpi_train_driver train OUT [key=value ...] | equivalent | shared_overflow | resume | identical\n");
+  std::fprintf(stderr, "usage: mpi_train_driver train OUT [key=value ...] | equivalent | shared_overflow | resume | identical | replicas\n");
   return 2;
 }
 

@@ -1,13 +1,14 @@
 // The data-parallel test driver. Run under mpirun, it trains the toy model
-// ("6-5t-3" on make_classification data, as tests/train/test_trainer.cpp)
-// with the settings given as key=value arguments and writes what each rank
-// saw into OUT.rank<r>: every step record and the final fp32 masters, as hex
-// floats so that a comparison can be bitwise. `compare` mode (no mpirun)
+// ("6-5t-3" on make_classification data, as tests/train/test_trainer.cpp,
+// or model=SPEC) with the settings given as key=value arguments and writes
+// what each rank saw into OUT.rank<r>: every step record, the final fp32
+// masters and buffers (BatchNorm's running statistics), as hex floats so
+// that a comparison can be bitwise. `compare` mode (no mpirun)
 // checks such files against each other: see mpi_checks.cpp.
 //
 //   mpi_train_driver train OUT [key=value ...]   (train:: setting keys, plus
 //       rows=N: the examples; fail_rank=R fail_at=S: rank R throws at step S;
-//       perturb_rank=R: rank R starts from different weights)
+//       perturb_rank=R: rank R starts from different weights; model=SPEC)
 //   mpi_train_driver <check> ARGS...             (mpi_checks.cpp)
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,7 @@ int train_main(int argc, char** argv) {
   uint32_t rows = 128;
   int fail_rank = -1, perturb_rank = -1;
   uint32_t fail_at = 0;
+  std::string model = "6-5t-3";
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     const size_t eq = arg.find('=');
@@ -49,6 +51,7 @@ int train_main(int argc, char** argv) {
     else if (key == "fail_rank") fail_rank = int(config::parse_u32(value, key));
     else if (key == "fail_at") fail_at = config::parse_u32(value, key);
     else if (key == "perturb_rank") perturb_rank = int(config::parse_u32(value, key));
+    else if (key == "model") model = value;
     else config::apply_setting(key, value, cfg);
   }
   ContextOptions opt;
@@ -56,7 +59,7 @@ int train_main(int argc, char** argv) {
   Context ctx(opt);
   const data::HostData data =
       data::HostData::classification(data::make_classification(rows, 6, 3, /*seed=*/5));
-  train::Trainer trainer(ctx, cfg, models::parse_model("6-5t-3"), train::LossKind::SoftmaxXent, data);
+  train::Trainer trainer(ctx, cfg, models::parse_model(model), train::LossKind::SoftmaxXent, data);
 
   if (int(comm.rank()) == perturb_rank) {  // a replica that is not one: the replica check must notice
     std::vector<float> w = trainer.model().read_master();
@@ -80,6 +83,9 @@ int train_main(int argc, char** argv) {
                static_cast<unsigned long long>(s.host_waits_for_allreduce),
                static_cast<unsigned long long>(s.host_waits_in_loop), s.local_overflow_steps, w.size());
   for (float v : w) std::fprintf(f, "%a\n", double(v));
+  const std::vector<float> b = trainer.model().read_buffers();
+  std::fprintf(f, "buffers %zu\n", b.size());
+  for (float v : b) std::fprintf(f, "%a\n", double(v));
   std::fclose(f);
   return s.failed ? 1 : 0;
 }

@@ -3,7 +3,8 @@
 // epoch with no carriage returns or escape codes, --quiet, --profile,
 // --early-stop, --save-best checked through vkamp-predict, R², the
 // confusion matrix and per-class scores against counts taken here from
-// the predictions, and predictions on stdout. Each tool runs as a child
+// the predictions, predictions on stdout, and a BatchNorm model's running
+// statistics through --save and vkamp-predict. Each tool runs as a child
 // process with the validation layer on.
 #include <gtest/gtest.h>
 
@@ -309,6 +310,46 @@ TEST_F(TrainingOutput, SaveBestSavesTheBestEpochsWeights) {
   Result p = run_tool("vkamp-predict", "--weights " + path("best.safetensors") + " --data " + path("test.csv"));
   ASSERT_EQ(p.status, 0) << p.output;
   EXPECT_EQ(number_after(p.output, "accuracy "), best_text) << r.output << p.output;
+}
+
+// A BatchNorm model: the saved file holds PyTorch's tensors (the running
+// statistics in F32, the counter as I64), --save-best keeps the best
+// epoch's buffers with its weights, and vkamp-predict, normalising with
+// those running statistics, reproduces that epoch's accuracy.
+TEST_F(TrainingOutput, BatchNormModelSavesItsRunningStatisticsAndPredictReproducesTheAccuracy) {
+  Result r = run_tool("vkamp-train", data() + " --model 4-16-bnr-3 --no-progress --epochs 3 --lr 0.1 --save-best --save " +
+                                         path("bn.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
+  ASSERT_EQ(epochs.size(), 3u) << r.output;
+  std::string best_text;
+  double best = -1;
+  for (const std::string& l : epochs)
+    if (std::stod(number_after(l, "val accuracy ")) > best) {
+      best = std::stod(number_after(l, "val accuracy "));
+      best_text = number_after(l, "val accuracy ");
+    }
+  EXPECT_GT(best, 80.0) << r.output;
+  const vkamp::io::TensorFile saved = vkamp::io::read_safetensors(path("bn.safetensors"));
+  for (const char* name : {"bn1.running_mean", "bn1.running_var"}) {
+    ASSERT_NE(saved.find(name), nullptr) << name;
+    EXPECT_EQ(saved.find(name)->dtype, vkamp::io::DType::F32) << name;
+    EXPECT_EQ(saved.find(name)->shape, (std::vector<uint64_t>{16})) << name;
+  }
+  ASSERT_NE(saved.find("bn1.num_batches_tracked"), nullptr);
+  EXPECT_EQ(saved.find("bn1.num_batches_tracked")->dtype, vkamp::io::DType::I64);
+  EXPECT_EQ(saved.find("bn1.weight")->shape, (std::vector<uint64_t>{16}));
+
+  Result p = run_tool("vkamp-predict", "--weights " + path("bn.safetensors") + " --data " + path("test.csv"));
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_EQ(number_after(p.output, "accuracy "), best_text) << r.output << p.output;
+}
+
+TEST_F(TrainingOutput, SyncBnIsRefusedWithExitStatusTwo) {
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --model 4-16-bnr-3 --epochs 1 --sync-bn"),
+                       "--sync-bn (sync_bn) is not implemented yet"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --model 4-bn-3 --epochs 1"),
+                       "a BatchNorm follows a linear or conv layer"));
 }
 
 TEST_F(TrainingOutput, EarlyStopAndSaveBestNeedWhatTheyWatchAndWrite) {
