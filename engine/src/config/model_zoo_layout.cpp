@@ -280,7 +280,7 @@ class ModelZooReader {
       else if (e.name == "optimizer") optimizer(e, lr_from_schedule);
       else if (e.name == "schedulers") schedulers(e);
       else if (e.name == "loop") loop(e);
-      else if (e.name == "checkpoint") for (const Entry& c : entries(e.value, e.path, e.line)) apply(c, kCheckpointArgs, e.path);
+      else if (e.name == "checkpoint") checkpoint(e);
       else if (e.name == "seed") file_.set(e.line, "seed", e.path, e.value);
       else if (contains(kInitUnused, e.name)) unused(e, false);
       else throw unknown(e, init.path, joined(kInitRead, kInitUnused));
@@ -291,6 +291,10 @@ class ModelZooReader {
                    "%s:%d: note: the schedule's phases last %u steps but the run %u; vkamp's cosine reaches 0 at the "
                    "run's last update\n",
                    file_.file().c_str(), cosine_line_, *cosine_iters_, *steps_);
+  }
+
+  void checkpoint(const Entry& sec) const {
+    for (const Entry& e : entries(sec.value, sec.path, sec.line)) apply(e, kCheckpointArgs, sec.path);
   }
 
   // trainer.fit: the data loaders are vkamp's own (--data, --train); only
