@@ -382,14 +382,18 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
   const app::Workload& job = app::find_workload(workload);
   return sample_main({workload, about}, job.defaults, argc, argv, [&](app::RunOptions& cfg, Context& ctx) {
     app::Datasets data = job.load(cfg);
-    train::Trainer trainer(ctx, cfg, models::parse_model(job.model), job.loss, data.train);
+    app::ModelSource model = app::job_model(job, cfg, data);
+    // A model string (fashion_mlp, lenet5), or the graph's origin where the job builds one (resnet).
+    const std::string model_name = job.graph ? model.graph.origin() : job.model;
+    const std::unique_ptr<train::Trainer> made = app::make_trainer(ctx, cfg, std::move(model), job.loss, data.train);
+    train::Trainer& trainer = *made;
     init_weights_from_file(cfg, trainer);
     trainer.set_held_out(data.test);
     const int ranks = dist::Communicator::world().size();
     const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
     if (!cfg.quiet)
       std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
-                  workload, job.model.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
+                  workload, model_name.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
                   data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
                   describe_run(cfg).c_str());
     ui::RunHistory history;

@@ -216,6 +216,43 @@ TEST(TorchLayout, BatchNormUsesPyTorchsNamesShapesAndDtypes) {
   EXPECT_EQ(from_file, b);
 }
 
+// A graph (a job's own builder, the resnet sample's) exports its convs in
+// PyTorch's [out][in][ky][kx] as a model string does: the same tensors as
+// the spec path for the graph of that spec, and back in. A flatten that
+// reorders features (several positions and channels) is refused, naming it.
+TEST(TorchLayout, GraphConvWeightsExportAsTheSpecsDo) {
+  ModelSpec spec = parse_model("6x6x2-c3k3p1-bnr-a6-f-5");  // the flatten of a 1x1x3 image keeps its order
+  const graph::Graph g = models::build_graph(spec);
+  std::vector<float> m = distinct_masters(spec), b = distinct_buffers(spec);
+  std::vector<io::Tensor> from_spec = export_torch_tensors(spec, m, DType::F32, b);
+  std::vector<io::Tensor> from_graph = export_torch_tensors(g, m, DType::F32, b);
+  ASSERT_EQ(from_graph.size(), from_spec.size());
+  for (size_t i = 0; i < from_spec.size(); ++i) {
+    EXPECT_EQ(from_graph[i].name, from_spec[i].name);
+    EXPECT_EQ(from_graph[i].shape, from_spec[i].shape) << from_spec[i].name;
+    EXPECT_EQ(from_graph[i].data, from_spec[i].data) << from_spec[i].name;
+  }
+  EXPECT_EQ(tensor(from_graph, "conv1.weight").shape, (std::vector<uint64_t>{3, 2, 3, 3}));
+  std::vector<float> back;
+  EXPECT_EQ(import_torch_tensors(g, file_of(from_graph), kLabel, &back), m);
+  EXPECT_EQ(back, b);
+
+  const graph::Graph reordering = models::build_graph(parse_model("6x6x2-c3k3p1r-m2-f-5"));
+  uint32_t total = 0;
+  graph::layout_params(reordering, &total);
+  EXPECT_THROW(
+      {
+        try {
+          export_torch_tensors(reordering, std::vector<float>(total, 0.0f), DType::F32);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("flatten of a 3x3x3 image has no PyTorch layout"), std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+}
+
 TEST(TorchLayout, BatchNormImportNamesAMissingOrNegativeCounter) {
   ModelSpec spec = parse_model("4-3-bnr-2");
   std::vector<io::Tensor> ts = export_torch_tensors(spec, distinct_masters(spec), DType::F32, distinct_buffers(spec));

@@ -144,6 +144,38 @@ TEST_F(TrainingOutput, QuietPrintsTheSummaryOnlyAndProfileAddsTheKernels) {
   EXPECT_NE(p.output.find("commands per step: "), std::string::npos) << p.output;
 }
 
+// A Cerebras Model Zoo trainer config runs as written (a few of its steps):
+// one warning names the sections vkamp does not use, the optimizer, the
+// schedule and the batch are the file's; a misspelt key stops the run
+// with exit status 2, naming the file, the line and the closest name.
+TEST_F(TrainingOutput, ModelZooTrainerConfigRunsAsWritten) {
+  const std::string config = VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) + "/configs/modelzoo_fashion_mlp.yaml";
+  Result r = run_tool("vkamp-train", "--config " + config + data() + " --max-steps 6 --no-progress --metrics " +
+                                         path("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(lines_starting(r.output, config + ": warning: vkamp does not use these Model Zoo settings").size(), 1u)
+      << r.output;
+  EXPECT_NE(r.output.find("trainer.init.model (line 20)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", batch 128, "), std::string::npos) << r.output;  // the train_dataloader's
+  EXPECT_NE(r.output.find("held-out accuracy "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  // Six updates of the file's batch of 128 at the cosine schedule's rates.
+  std::vector<double> lrs;
+  for (const std::string& l : read_lines(path("m.jsonl"))) {
+    const nlohmann::json j = nlohmann::json::parse(l);
+    if (!j.contains("type")) lrs.push_back(j.at("lr").get<double>());  // a step's record
+  }
+  ASSERT_EQ(lrs.size(), 6u) << r.output;
+  EXPECT_FLOAT_EQ(float(lrs.front()), 0.05f);
+  EXPECT_LT(lrs.back(), lrs.front() / 2);
+
+  const std::string typo = path("typo.yaml");
+  std::ofstream(typo) << "trainer:\n  init:\n    optimizer:\n      SGD:\n        lr: 0.1\n        momentun: 0.9\n";
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", "--config " + typo + data()),
+                       typo + ":6: unknown key 'trainer.init.optimizer.SGD.momentun' (did you mean "
+                              "'trainer.init.optimizer.SGD.momentum'?)"));
+}
+
 // "1.23%" as a share (0.0123); "<0.01%" as an upper bound, -1.
 double share_of(const std::string& text) {
   if (text.rfind("<", 0) == 0) return -1;

@@ -732,6 +732,240 @@ TEST(ConfigYaml, AListOrMapWhereAValueBelongsIsAnErrorWithItsLine) {
   EXPECT_CONTAINS(error_of([&] { apply_config_file(k, c); }), k + ":1: a key must be a plain name");
 }
 
+// ---- The Model Zoo trainer layout as Model Zoo writes it ----------------------
+
+// Runs f, returning what it wrote on stderr (the notes and the warning).
+template <class F>
+std::string stderr_of(F&& f) {
+  ::testing::internal::CaptureStderr();
+  f();
+  return ::testing::internal::GetCapturedStderr();
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(ModelZooConfig, ExampleLoadsAsWrittenAndNamesWhatItIgnoresOnce) {
+  const std::string file = VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) + "/configs/modelzoo_fashion_mlp.yaml";
+  RunOptions o;
+  const std::string err = stderr_of([&] { apply_config_file(file, o); });
+  EXPECT_EQ(o.seed, 1u);
+  EXPECT_EQ(o.precision, Format::F16);
+  EXPECT_EQ(o.scaler.mode, LossScaleMode::Dynamic);
+  EXPECT_EQ(o.scaler.initial_loss_scale, 32768.0);
+  EXPECT_EQ(o.scaler.steps_per_increase, 1000u);
+  EXPECT_EQ(o.clip.max_norm, 1.0);
+  EXPECT_EQ(o.optimizer.kind, OptimizerKind::SGD);
+  EXPECT_EQ(o.optimizer.lr, 0.05);  // the schedule's initial rate
+  EXPECT_EQ(o.optimizer.momentum, 0.9);
+  EXPECT_EQ(o.optimizer.weight_decay, 0.0001);
+  EXPECT_EQ(o.optimizer.schedule, LrSchedule::Cosine);
+  EXPECT_EQ(o.optimizer.warmup_steps, 0u);
+  EXPECT_EQ(o.max_steps, 1872u);
+  EXPECT_EQ(o.epochs, 1872u);  // so that max_steps decides, as in Model Zoo
+  EXPECT_EQ(o.eval_every, 468u);
+  EXPECT_EQ(o.eval_iters, 20u);
+  EXPECT_EQ(o.checkpoint_every, 936u);
+  EXPECT_EQ(o.batch, 128u);  // trainer.fit.train_dataloader.batch_size
+  EXPECT_NO_THROW(validate(o));
+  // One warning lists every section vkamp does not use, with its line.
+  EXPECT_EQ(count_of(err, "warning"), 1u) << err;
+  EXPECT_CONTAINS(err, file + ": warning: vkamp does not use these Model Zoo settings, ignored: ");
+  for (const char* s : {"trainer.init.backend (line 16)", "trainer.init.model_dir (line 18)",
+                        "trainer.init.model (line 20)", "trainer.init.logging (line 50)",
+                        "trainer.fit.train_dataloader (line 53) but its batch_size", "trainer.fit.val_dataloader (line 59)",
+                        "trainer.validate.val_dataloader (line 65)"})
+    EXPECT_CONTAINS(err, s);
+  // The logging-only key and the optimizer's rate (the schedule's wins) are notes.
+  EXPECT_CONTAINS(err, file + ":43: note: trainer.init.precision.log_loss_scale ignored");
+  EXPECT_CONTAINS(err, file + ":28: note: trainer.init.optimizer.SGD.lr ignored: the schedule's initial rate");
+  EXPECT_EQ(count_of(err, "schedule's phases last"), 0u) << "total_iters matches max_steps:\n" << err;
+}
+
+TEST(ModelZooConfig, OptimizerClassesTakeTheirArgumentsAndCstorchsDefaults) {
+  TempDir dir;
+  RunOptions a;
+  apply_config_file(dir.write("a.yaml",
+                              "trainer:\n  init:\n    optimizer:\n      AdamW:\n        betas: [0.9, 0.95]\n"
+                              "        weight_decay: 0.1\n        correct_bias: true\n"),
+                    a);
+  EXPECT_EQ(a.optimizer.kind, OptimizerKind::AdamW);
+  EXPECT_EQ(a.optimizer.beta1, 0.9);
+  EXPECT_EQ(a.optimizer.beta2, 0.95);
+  EXPECT_EQ(a.optimizer.weight_decay, 0.1);
+  EXPECT_EQ(a.optimizer.eps, 1e-6);    // cstorch's default, not vkamp's 1e-8
+  EXPECT_EQ(a.optimizer.lr, 0.001);
+  RunOptions s;
+  apply_config_file(dir.write("s.yaml", "trainer:\n  init:\n    optimizer:\n      SGD:\n        lr: 0.1\n"), s);
+  EXPECT_EQ(s.optimizer.kind, OptimizerKind::SGD);
+  EXPECT_EQ(s.optimizer.lr, 0.1);
+  EXPECT_EQ(s.optimizer.momentum, 0.0);  // cstorch's SGD: plain unless told
+  RunOptions adam;
+  apply_config_file(dir.write("d.yaml", "trainer:\n  init:\n    optimizer:\n      Adam: {lr: 3.0e-4, eps: 1.0e-8}\n"),
+                    adam);
+  EXPECT_EQ(adam.optimizer.kind, OptimizerKind::Adam);
+  EXPECT_EQ(adam.optimizer.lr, 3e-4);
+  EXPECT_EQ(adam.optimizer.eps, 1e-8);
+  // A flat key wins over a default, before or after the section.
+  for (const char* text : {"momentum: 0.5\ntrainer:\n  init:\n    optimizer:\n      SGD: {lr: 0.1}\n",
+                           "trainer:\n  init:\n    optimizer:\n      SGD: {lr: 0.1}\nmomentum: 0.5\n"}) {
+    RunOptions m;
+    apply_config_file(dir.write("m.yaml", text), m);
+    EXPECT_EQ(m.optimizer.momentum, 0.5) << text;
+  }
+  // Written twice, by the class and a flat key: an error.
+  RunOptions t;
+  std::string twice = dir.write("t.yaml", "momentum: 0.5\ntrainer:\n  init:\n    optimizer:\n      SGD: {momentum: 0.9}\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(twice, t); }),
+                  twice + ":5: trainer.init.optimizer.SGD.momentum: set twice (first on line 1)");
+}
+
+TEST(ModelZooConfig, ArgumentsVkampDoesNotComputeAreRefusedUnlessAtTheirDefault) {
+  TempDir dir;
+  RunOptions c;
+  EXPECT_NO_THROW(apply_config_file(
+      dir.write("ok.yaml", "trainer:\n  init:\n    optimizer:\n      SGD: {lr: 0.1, nesterov: false, dampening: 0.0}\n"),
+      c));
+  std::string n = dir.write("n.yaml", "trainer:\n  init:\n    optimizer:\n      SGD:\n        lr: 0.1\n        nesterov: true\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(n, c); }),
+                  n + ":6: trainer.init.optimizer.SGD.nesterov: only false is supported");
+  std::string b = dir.write("b.yaml", "trainer:\n  init:\n    optimizer:\n      AdamW:\n        correct_bias: false\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(b, c); }),
+                  b + ":5: trainer.init.optimizer.AdamW.correct_bias: only true is supported");
+  std::string l = dir.write("l.yaml", "trainer:\n  init:\n    optimizer:\n      AdamW:\n        betas: 0.9\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(l, c); }),
+                  l + ":5: trainer.init.optimizer.AdamW.betas: expected a list of two values");
+  std::string e = dir.write("e.yaml", "trainer:\n  init:\n    loop:\n      steps_per_epoch: 10\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(e, c); }),
+                  e + ":4: trainer.init.loop.steps_per_epoch is not supported");
+}
+
+TEST(ModelZooConfig, AMisspeltNameInASectionVkampReadsIsAnErrorWithTheClosestName) {
+  TempDir dir;
+  RunOptions c;
+  struct Case {
+    const char* text;
+    const char* where;
+    const char* hint;
+  };
+  for (const Case& k : {
+           Case{"trainer:\n  init:\n    optimizer:\n      SGD:\n        momentun: 0.9\n", ":5: ",
+                "did you mean 'trainer.init.optimizer.SGD.momentum'"},
+           Case{"trainer:\n  init:\n    optimizer:\n      AdamWW: {}\n", ":4: ", "did you mean 'trainer.init.optimizer.AdamW'"},
+           Case{"trainer:\n  init:\n    loop:\n      max_step: 10\n", ":4: ", "did you mean 'trainer.init.loop.max_steps'"},
+           Case{"trainer:\n  init:\n    checkpoint:\n      step: 10\n", ":4: ", "did you mean 'trainer.init.checkpoint.steps'"},
+           Case{"trainer:\n  init:\n    modle: {}\n", ":3: ", "did you mean 'trainer.init.model'"},
+           Case{"trainer:\n  fti: {}\n", ":2: ", "did you mean 'trainer.fit'"},
+           Case{"trainer:\n  init:\n    schedulers:\n      - CosineDecayRL: {}\n", ":4: ",
+                "did you mean 'trainer.init.schedulers.CosineDecayLR'"},
+       }) {
+    const std::string f = dir.write("x.yaml", k.text);
+    const std::string m = error_of([&] { apply_config_file(f, c); });
+    EXPECT_CONTAINS(m, f + k.where);
+    EXPECT_CONTAINS(m, k.hint);
+  }
+  // Several trainers in one file: not a vkamp run.
+  std::string l = dir.write("l.yaml", "trainer:\n  - trainer:\n      init: {}\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(l, c); }), l + ":1: trainer: a list of trainers");
+}
+
+TEST(ModelZooConfig, LoopMapsStepsEvaluationsAndAccumulation) {
+  TempDir dir;
+  auto load = [&](const std::string& text) {
+    RunOptions o;
+    apply_config_file(dir.write("l.yaml", text), o);
+    return o;
+  };
+  RunOptions a = load("trainer:\n  init:\n    loop:\n      max_steps: 100\n      eval_frequency: 0.25\n"
+                      "      grad_accum_steps: 2\n");
+  EXPECT_EQ(a.max_steps, 100u);
+  EXPECT_EQ(a.epochs, 100u);
+  EXPECT_EQ(a.eval_every, 25u);  // a quarter of the run
+  EXPECT_EQ(a.grad_accum, 2u);
+  EXPECT_EQ(load("trainer:\n  init:\n    loop: {max_steps: 100, eval_frequency: 0}\n").eval_every, 100u);
+  EXPECT_EQ(load("trainer:\n  init:\n    loop: {max_steps: 100, eval_frequency: 1.0}\n").eval_every, 100u);
+  EXPECT_EQ(load("trainer:\n  init:\n    loop: {max_steps: 100, eval_frequency: 1}\n").eval_every, 1u);
+  // num_epochs decides the epochs; a flat epochs key wins over the implied one.
+  EXPECT_EQ(load("trainer:\n  init:\n    loop: {num_epochs: 3, max_steps: 100}\n").epochs, 3u);
+  EXPECT_EQ(load("epochs: 2\ntrainer:\n  init:\n    loop: {max_steps: 100}\n").epochs, 2u);
+  EXPECT_EQ(load("trainer:\n  init:\n    loop: {max_steps: 100}\nepochs: 2\n").epochs, 2u);
+  // A share of a run whose length the file does not give: an error.
+  RunOptions c;
+  std::string f = dir.write("f.yaml", "trainer:\n  init:\n    loop:\n      eval_frequency: 0.5\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(f, c); }),
+                  f + ":4: trainer.init.loop.eval_frequency: '0.5' is a share of the run, which needs "
+                      "trainer.init.loop.max_steps");
+  std::string g = dir.write("g.yaml", "trainer:\n  init:\n    loop:\n      max_steps: 10\n      eval_frequency: 1.5\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(g, c); }), g + ":5: trainer.init.loop.eval_frequency: expected");
+}
+
+TEST(ModelZooConfig, SchedulesMapToVkampsOrAreRefused) {
+  TempDir dir;
+  RunOptions w;
+  const std::string warm = dir.write("w.yaml",
+                                     "trainer:\n  init:\n    optimizer:\n      AdamW: {weight_decay: 0.1}\n"
+                                     "    schedulers:\n      - SequentialLR:\n          schedulers:\n"
+                                     "          - LinearLR: {initial_learning_rate: 0, end_learning_rate: 3.0e-4, total_iters: 34}\n"
+                                     "          - CosineDecayLR: {initial_learning_rate: 3.0e-4, end_learning_rate: 0, total_iters: 666}\n"
+                                     "    loop: {max_steps: 600}\n");
+  const std::string err = stderr_of([&] { apply_config_file(warm, w); });
+  EXPECT_EQ(w.optimizer.lr, 3e-4);
+  EXPECT_EQ(w.optimizer.schedule, LrSchedule::Cosine);
+  EXPECT_EQ(w.optimizer.warmup_steps, 34u);
+  EXPECT_CONTAINS(err, "the schedule's phases last 700 steps but the run 600");
+  RunOptions s;
+  apply_config_file(dir.write("s.yaml", "trainer:\n  init:\n    schedulers:\n      - StepLR: {initial_learning_rate: 0.1, "
+                                        "step_size: 50, gamma: 0.5}\n"),
+                    s);
+  EXPECT_EQ(s.optimizer.schedule, LrSchedule::Step);
+  EXPECT_EQ(s.optimizer.lr, 0.1);
+  EXPECT_EQ(s.optimizer.step_size, 50u);
+  EXPECT_EQ(s.optimizer.gamma, 0.5);
+  RunOptions k;
+  apply_config_file(dir.write("k.yaml", "trainer:\n  init:\n    schedulers:\n      ConstantLR: {learning_rate: 0.02}\n"), k);
+  EXPECT_EQ(k.optimizer.schedule, LrSchedule::Constant);
+  EXPECT_EQ(k.optimizer.lr, 0.02);
+  RunOptions c;
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"      - PolynomialLR: {initial_learning_rate: 0.1}\n", ":4: trainer.init.schedulers.PolynomialLR is not supported"},
+           {"      - CosineDecayLR: {initial_learning_rate: 0.1, end_learning_rate: 0.01, total_iters: 9}\n",
+            ":4: trainer.init.schedulers.CosineDecayLR.end_learning_rate: only 0 is supported"},
+           {"      - CosineDecayLR: {initial_learning_rate: 0.1, total_iters: 9}\n",
+            ":4: trainer.init.schedulers.CosineDecayLR: needs end_learning_rate"},
+           {"      - ConstantLR: {learning_rate: 0.1}\n      - ConstantLR: {learning_rate: 0.2}\n",
+            ":3: trainer.init.schedulers: vkamp schedules the learning rate only, with one scheduler"},
+       }) {
+    const std::string f = dir.write("x.yaml", "trainer:\n  init:\n    schedulers:\n" + text);
+    EXPECT_CONTAINS(error_of([&] { apply_config_file(f, c); }), f + needle);
+  }
+}
+
+TEST(ModelZooConfig, PrecisionTakesEveryKey) {
+  TempDir dir;
+  RunOptions o;
+  apply_config_file(dir.write("p.yaml",
+                              "trainer:\n  init:\n    precision:\n      enabled: true\n      fp16_type: bfloat16\n"
+                              "      loss_scaling_factor: dynamic\n      initial_loss_scale: 1024\n"
+                              "      steps_per_increase: 500\n      min_loss_scale: 2\n      max_loss_scale: 65536\n"
+                              "      max_gradient_value: 0.5\n      log_loss_scale: false\n"),
+                    o);
+  EXPECT_EQ(o.precision, Format::BF16);
+  EXPECT_EQ(o.scaler.initial_loss_scale, 1024.0);
+  EXPECT_EQ(o.scaler.steps_per_increase, 500u);
+  EXPECT_EQ(o.scaler.min_loss_scale, 2.0);
+  EXPECT_EQ(o.scaler.max_loss_scale, 65536.0);
+  EXPECT_EQ(o.clip.max_value, 0.5);
+  RunOptions off;
+  apply_config_file(dir.write("o.yaml", "trainer:\n  init:\n    precision: {enabled: false}\n"), off);
+  EXPECT_EQ(off.precision, Format::F32);
+  std::string both = dir.write("b.yaml", "trainer:\n  init:\n    precision:\n      enabled: false\n      fp16_type: float16\n");
+  EXPECT_CONTAINS(error_of([&] { apply_config_file(both, off); }),
+                  both + ":5: trainer.init.precision.fp16_type: has no effect with enabled: false");
+}
+
 // ---- command line ------------------------------------------------------------
 
 TEST(CliParse, FlagsOverrideFileInEitherOrder) {

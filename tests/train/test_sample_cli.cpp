@@ -130,7 +130,7 @@ TEST_F(SampleCli, UnknownConfigKey) {
 TEST_F(SampleCli, UnknownFlag) { EXPECT_TRUE(rejected(run_sample("--epoch 3"), "--epoch")); }
 
 TEST_F(SampleCli, EverySampleTakesTheCommonFlags) {
-  for (const char* s : {"fashion_mlp", "lenet5", "linreg_underflow", "overflow_storm", "charlm"}) {
+  for (const char* s : {"fashion_mlp", "lenet5", "resnet", "linreg_underflow", "overflow_storm", "charlm"}) {
     EXPECT_EQ(run_sample("--help", s).status, 0) << s;
     EXPECT_TRUE(rejected(run_sample("--precision half", s), "half")) << s;
   }
@@ -326,6 +326,46 @@ TEST_F(SampleCli, Lenet5SavesBf16ConvWeightsInPyTorchShapes) {
   EXPECT_EQ(f.find("conv2.weight")->shape, (std::vector<uint64_t>{16, 6, 5, 5}));
   EXPECT_EQ(f.find("fc1.weight")->shape, (std::vector<uint64_t>{120, 400}));
   for (const vkamp::io::Tensor& t : f.tensors) EXPECT_EQ(t.dtype, vkamp::io::DType::BF16) << t.name;
+}
+
+// resnet: the test accuracy after every epoch, then the weights under
+// torchvision's names in PyTorch's layouts, BatchNorm's running statistics
+// in fp32 and its counter as PyTorch's int64: one count per applied step.
+TEST_F(SampleCli, ResnetReportsEveryEpochAndExportsBatchNormStatistics) {
+  write_idx_pair(dir_.string(), "train", 128, 28, 28);
+  write_idx_pair(dir_.string(), "t10k", 20, 28, 28);
+  Result r = run_sample("--data " + dir_.string() + " --epochs 2 --batch 32 --save " + path("r.safetensors"), "resnet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("resnet: resnet 8-16-32 x1 (stem stride 2) ("), std::string::npos) << r.output;
+  for (const char* line : {"\nepoch 1/2  train loss ", "\nepoch 2/2  train loss ", "\ntest accuracy ",
+                           "weights (F32) written to"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  vkamp::io::TensorFile f = vkamp::io::read_safetensors(path("r.safetensors"));
+  EXPECT_EQ(f.metadata.at("vkamp.model"), "resnet 8-16-32 x1 (stem stride 2)");
+  for (const auto& [name, shape] : std::vector<std::pair<std::string, std::vector<uint64_t>>>{
+           {"conv1.weight", {8, 1, 3, 3}},
+           {"layer1.0.conv2.weight", {8, 8, 3, 3}},
+           {"layer2.0.conv1.weight", {16, 8, 3, 3}},
+           {"layer2.0.downsample.0.weight", {16, 8, 1, 1}},
+           {"layer3.0.bn2.weight", {32}},
+           {"fc.weight", {10, 32}}}) {
+    ASSERT_NE(f.find(name), nullptr) << name;
+    EXPECT_EQ(f.find(name)->shape, shape) << name;
+  }
+  EXPECT_EQ(f.find("layer1.0.downsample.0.weight"), nullptr) << "an identity shortcut where the shapes agree";
+  const vkamp::io::Tensor* var = f.find("layer3.0.downsample.1.running_var");
+  ASSERT_NE(var, nullptr);
+  EXPECT_EQ(var->dtype, vkamp::io::DType::F32);
+  const std::vector<float> v = f.floats("layer3.0.downsample.1.running_var", "");
+  EXPECT_NE(v, std::vector<float>(v.size(), 1.0f)) << "the running variance moved from its start";
+  const vkamp::io::Tensor* tracked = f.find("bn1.num_batches_tracked");
+  ASSERT_NE(tracked, nullptr);
+  EXPECT_EQ(tracked->dtype, vkamp::io::DType::I64);
+  ASSERT_EQ(tracked->data.size(), 8u);
+  int64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= int64_t(tracked->data[i]) << (8 * i);
+  EXPECT_EQ(n, std::stoll(f.metadata.at("vkamp.step"))) << "one update of the statistics per applied step";
 }
 
 TEST_F(SampleCli, BadInitFromFileExitsTwoBeforeTraining) {

@@ -174,6 +174,22 @@ TEST_F(Studio, TrainsLeNet5FromThePicker) {
   EXPECT_GE(loss->points, 4u);
 }
 
+TEST_F(Studio, TrainsTheResNetFromThePickerWithBatchNormHistograms) {
+  // The BatchNorm job, picked by name: its BN weights and biases are
+  // parameters, so the histogram panel offers them with the convs'.
+  Result r = run_studio("--sample resnet --batch 16 --histogram-interval 2 --until-step 4 --frames 3 --probe " +
+                        path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
+  std::ifstream in(path("probe.json"));
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j.value("title", "").rfind("resnet ", 0), 0u) << j.value("title", "");
+  std::vector<std::string> tensors = j.value("histogram_tensors", std::vector<std::string>{});
+  for (const char* name : {"conv1.weight", "bn1.weight", "layer2.0.bn2.bias", "layer2.0.downsample.1.weight"})
+    EXPECT_NE(std::find(tensors.begin(), tensors.end(), name), tensors.end()) << name;
+}
+
 TEST_F(Studio, BadFlagValueIsShownAndExitsTwo) {
   Result r = run_studio("--batch 0 --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
@@ -237,7 +253,7 @@ TEST_F(Studio, TrainsCharlmAndShowsItsGeneratedText) {
 TEST_F(Studio, UnknownSampleIsShownAndExitsTwo) {
   Result r = run_studio("--sample nosuch --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("fashion_mlp, lenet5, linreg"), std::string::npos)
+  EXPECT_NE(r.output.find("fashion_mlp, lenet5, resnet, linreg"), std::string::npos)
       << "the message should list the samples:\n" << r.output;
 }
 

@@ -1,6 +1,6 @@
-// The settings-file reader: yaml-cpp parses the file; this walks the maps,
-// translates the Cerebras trainer layout to flat keys through one table,
-// and reports every problem with the file and line.
+// The settings-file reader: yaml-cpp parses the file; this walks the flat
+// keys, hands the Cerebras trainer layout (`trainer:`) to
+// model_zoo_layout.cpp, and reports every problem with the file and line.
 #include "vkamp/config/settings_file.hpp"
 
 #include <yaml-cpp/eventhandler.h>
@@ -15,86 +15,11 @@
 #include <map>
 #include <sstream>
 
+#include "model_zoo_layout.hpp"
 #include "vkamp/config/setting.hpp"
 
 namespace vkamp::config {
 namespace {
-
-// The Cerebras Model Zoo trainer layout (trainer: init: precision: and
-// trainer: init: optimizer:), one row per nested path. The sections are
-// the paths' prefixes. Values go through the flat key's row unchanged: its
-// parser already takes Cerebras's values (fp16_type float16 | bfloat16 |
-// cbfloat16; loss_scaling_factor "dynamic" or a number; optimizer_type
-// SGD | Adam | AdamW, compared in lower case).
-struct NestedKey {
-  const char* path;  // dotted path in the file
-  const char* key;   // the flat key it sets; nullptr: vkamp has no counterpart
-  bool ignored;      // key == nullptr: true = no effect on the numerics, skipped with a note; false = an error
-  const char* why;   // key == nullptr: the reason, in the note or the error
-};
-
-const NestedKey kNestedKeys[] = {
-    // MixedPrecision (Cerebras "Numeric Precision": trainer.init.precision)
-    {"trainer.init.precision.fp16_type", "fp16_type", false, ""},
-    {"trainer.init.precision.loss_scaling_factor", "loss_scaling_factor", false, ""},
-    {"trainer.init.precision.initial_loss_scale", "initial_loss_scale", false, ""},
-    {"trainer.init.precision.steps_per_increase", "steps_per_increase", false, ""},
-    {"trainer.init.precision.min_loss_scale", "min_loss_scale", false, ""},
-    {"trainer.init.precision.max_loss_scale", "max_loss_scale", false, ""},
-    {"trainer.init.precision.max_gradient_norm", "max_gradient_norm", false, ""},
-    {"trainer.init.precision.max_gradient_value", "max_gradient_value", false, ""},
-    {"trainer.init.precision.log_loss_scale", nullptr, true,
-     "it only logs the scale; vkamp's --metrics log records loss_scale at every step"},
-    {"trainer.init.precision.precision_opt_level", "precision_opt_level", false, ""},
-    // The optimizer (trainer.init.optimizer)
-    {"trainer.init.optimizer.optimizer_type", "optimizer", false, ""},
-    {"trainer.init.optimizer.learning_rate", "learning_rate", false, ""},
-    {"trainer.init.optimizer.momentum", "momentum", false, ""},
-    {"trainer.init.optimizer.weight_decay", "weight_decay", false, ""},
-    // The trainer's seed
-    {"trainer.init.seed", "seed", false, ""},
-};
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
-
-const NestedKey* find_nested(const std::string& path) {
-  for (const NestedKey& k : kNestedKeys)
-    if (path == k.path) return &k;
-  return nullptr;
-}
-
-// trainer, trainer.init, trainer.init.precision, trainer.init.optimizer
-bool is_section(const std::string& path) {
-  for (const NestedKey& k : kNestedKeys)
-    if (starts_with(k.path, path + ".")) return true;
-  return false;
-}
-
-// The names allowed directly under a section.
-std::vector<std::string> children_of(const std::string& section) {
-  std::vector<std::string> names;
-  for (const NestedKey& k : kNestedKeys) {
-    const std::string p = k.path;
-    if (!starts_with(p, section + ".")) continue;
-    std::string rest = p.substr(section.size() + 1);
-    rest = rest.substr(0, rest.find('.'));
-    if (std::find(names.begin(), names.end(), rest) == names.end()) names.push_back(rest);
-  }
-  return names;
-}
-
-const char* kind_of(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "no value";
-    case YAML::NodeType::Scalar: return "a single value";
-    default: return "nothing";
-  }
-}
-
-// 1-based; yaml-cpp's marks are 0-based and -1 when unknown.
-int line_of(const YAML::Mark& m) { return m.line >= 0 ? m.line + 1 : 1; }
 
 // The documents in a file, counted from yaml-cpp's events before the file
 // is loaded. YAML::Load reads only the first document, and yaml-cpp 0.7's
@@ -125,7 +50,7 @@ class DocumentCounter : public YAML::EventHandler {
   YAML::Mark first_;
 };
 
-class Reader {
+class Reader : public FileSettings {
  public:
   Reader(const std::string& path, const std::function<std::string(const std::string&)>& canonical,
          const std::function<void(const std::string&, const std::string&, const std::string&)>& apply)
@@ -137,16 +62,40 @@ class Reader {
     if (root.IsScalar())
       throw error(root, "expected 'key: value' lines (with a space after the colon), got '" + root.Scalar() + "'");
     if (!root.IsMap()) throw error(root, "expected 'key: value' lines");
-    section(root, "");
+    section(root);
   }
 
   ConfigError error(const YAML::Node& at, const std::string& msg) const { return error(line_of(at.Mark()), msg); }
-  ConfigError error(int line, const std::string& msg) const {
+  ConfigError error(int line, const std::string& msg) const override {
     return ConfigError(path_ + ":" + std::to_string(line) + ": " + msg);
+  }
+  const std::string& file() const override { return path_; }
+
+  void set(int line, const std::string& key, const std::string& label, const YAML::Node& v) override {
+    canonical(line, key, label);  // an unknown key is named before its value is looked at
+    if (v.IsNull())
+      throw error(line, label + ": no value (write " + label + ": VALUE, or \"\" for an empty string)");
+    if (!v.IsScalar()) throw error(line, label + ": expected a single value, got " + kind_of(v));
+    set_text(line, key, label, v.Scalar());
+  }
+
+  void set_text(int line, const std::string& key, const std::string& label, const std::string& value) override {
+    auto [first, fresh] = seen_.emplace(canonical(line, key, label), line);
+    if (!fresh) throw error(line, label + ": set twice (first on line " + std::to_string(first->second) + ")");
+    try {
+      apply_(key, value, label);
+    } catch (const ConfigError& e) {
+      throw error(line, e.what());
+    }
+  }
+
+  void imply(const std::string& key, const std::string& label, const std::string& value) override {
+    if (seen_.count(canonical(1, key, label))) return;
+    apply_(key, value, label);  // a value the layout's table wrote: valid
   }
 
  private:
-  void section(const YAML::Node& map, const std::string& prefix) {
+  void section(const YAML::Node& map) {
     std::map<std::string, int> here;  // key as written -> line
     for (auto it = map.begin(); it != map.end(); ++it) {
       // Copies: it-> yields a temporary pair, references into it would dangle.
@@ -155,62 +104,26 @@ class Reader {
       const int line = line_of(k.Mark());
       if (!k.IsScalar()) throw error(line, std::string("a key must be a plain name, not ") + kind_of(k));
       const std::string name = k.Scalar();
-      const std::string full = prefix.empty() ? name : prefix + "." + name;
       // yaml-cpp keeps a repeated key; a setting given twice is an error.
       auto [first, fresh] = here.emplace(name, line);
-      if (!fresh) throw error(line, full + ": set twice (first on line " + std::to_string(first->second) + ")");
-      if (is_section(full)) {
-        if (v.IsNull()) continue;  // an empty section
-        if (!v.IsMap())
-          throw error(line, full + ": expected a section of 'key: value' lines, got " + kind_of(v));
-        section(v, full);
+      if (!fresh) throw error(line, name + ": set twice (first on line " + std::to_string(first->second) + ")");
+      if (name == "trainer") {
+        if (!v.IsNull() && !v.IsMap() && !v.IsSequence())
+          throw error(line, name + ": expected a section of 'key: value' lines, got " + kind_of(v));
+        read_model_zoo_trainer(v, line, *this);
         continue;
       }
-      std::string key = name;
-      if (!prefix.empty()) {
-        const NestedKey* nk = find_nested(full);
-        if (!nk) throw error(line, unknown_nested(full, prefix, name));
-        if (!nk->key) {
-          if (!nk->ignored) throw error(line, full + " is not supported: " + nk->why);
-          std::fprintf(stderr, "%s:%d: note: %s ignored: %s\n", path_.c_str(), line, full.c_str(), nk->why);
-          continue;
-        }
-        key = nk->key;
-      }
-      setting(line, key, full, v);
+      set(line, name, name, v);
     }
   }
 
-  void setting(int line, const std::string& key, const std::string& label, const YAML::Node& v) {
-    std::string canonical;
+  std::string canonical(int line, const std::string& key, const std::string& label) const {
     try {
-      canonical = canonical_(key);
+      return canonical_(key);
     } catch (const ConfigError& e) {
       if (label != key) throw error(line, label + ": " + e.what());
       throw error(line, e.what());
     }
-    if (v.IsNull())
-      throw error(line, label + ": no value (write " + label + ": VALUE, or \"\" for an empty string)");
-    if (!v.IsScalar()) throw error(line, label + ": expected a single value, got " + kind_of(v));
-    auto [first, fresh] = seen_.emplace(canonical, line);
-    if (!fresh) throw error(line, label + ": set twice (first on line " + std::to_string(first->second) + ")");
-    try {
-      apply_(key, v.Scalar(), label);
-    } catch (const ConfigError& e) {
-      throw error(line, e.what());
-    }
-  }
-
-  // "unknown key 'trainer.init.precision.fp16_typo' (did you mean 'trainer.init.precision.fp16_type'?)"
-  static std::string unknown_nested(const std::string& full, const std::string& section, const std::string& name) {
-    const std::vector<std::string> names = children_of(section);
-    std::string hint = suggest_key(name, names);
-    if (std::find(names.begin(), names.end(), hint) == names.end()) hint = closest_match(name, names);
-    std::string msg = "unknown key '" + full + "'";
-    if (!hint.empty()) msg += " (did you mean '" + section + "." + hint + "'?)";
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    return msg + "; " + section + " takes " + list;
   }
 
   const std::string& path_;

@@ -117,18 +117,31 @@ Format storage_format(io::DType dtype) {
   }
 }
 
-// A graph whose parameters all keep PyTorch's layout: every tensor as its dims.
+// A graph's parameters: every tensor as its dims, but a conv2d's weight,
+// which PyTorch holds [out][in][ky][kx]. A flatten that reorders features
+// (an image of several positions and channels: PyTorch flattens NCHW) would
+// need the next linear's columns permuted, which only model strings do yet.
 std::vector<TorchTensor> torch_tensors(const graph::Graph& g, uint32_t* padded_total, uint32_t* buffer_total) {
-  for (const graph::Node& n : g.nodes())
-    if (n.op == "conv2d" || n.op == "flatten")
-      throw std::invalid_argument("model " + g.origin() + ": its " + n.op +
-                                  " parameters have no PyTorch layout here yet (only model strings export them)");
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> conv_weights;  // name, {out, k, k, in}
+  for (const graph::Node& n : g.nodes()) {
+    const Shape& in = g.tensor(n.inputs[0]).shape;
+    if (n.op == "flatten" && in.image && in.c > 1 && in.h * in.w > 1)
+      throw std::invalid_argument("model " + g.origin() + ": its flatten of a " + std::to_string(in.h) + "x" +
+                                  std::to_string(in.w) + "x" + std::to_string(in.c) +
+                                  " image has no PyTorch layout here yet (only model strings export one)");
+    if (n.op == "conv2d") conv_weights.push_back({n.inputs[1], g.tensor(n.inputs[1]).dims});
+  }
   const std::vector<ParamTensor> params = graph::layout_params(g, padded_total);
   const std::vector<int> index = g.param_indices();
   std::vector<TorchTensor> out;
   for (size_t i = 0; i < params.size(); ++i) {
-    const auto& dims = g.tensors()[index[i]].dims;
-    out.push_back({params[i], std::vector<uint64_t>(dims.begin(), dims.end()), {}});
+    const graph::Tensor& t = g.tensors()[index[i]];
+    out.push_back({params[i], std::vector<uint64_t>(t.dims.begin(), t.dims.end()), {}});
+    for (const auto& [name, d] : conv_weights)
+      if (name == t.name) {
+        out.back().shape = {d[0], d[3], d[1], d[2]};
+        out.back().vkamp_index = conv_order(d[0], d[3], d[1]);
+      }
   }
   append_buffers(g, out, buffer_total);
   return out;
