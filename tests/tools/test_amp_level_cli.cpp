@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
 #include <string>
 
 #include "support/cli_test.hpp"
@@ -16,31 +15,12 @@ namespace {
 using vkamp::test::rejected;
 using vkamp::test::run_tool;
 
-// 4 features, 3 classes by the arg-max of a fixed linear map.
-void write_table(const std::string& path, int rows, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> n;
-  const double w[3][4] = {{1, -2, 0.5, 1}, {-1, 1, 2, 0}, {0.5, 0.5, -1, -2}};
-  std::ofstream f(path);
-  f << "a,b,c,d,kind\n";
-  for (int r = 0; r < rows; ++r) {
-    double x[4], top = -1e300;
-    int best = 0;
-    for (double& e : x) e = n(gen);
-    for (int c = 0; c < 3; ++c) {
-      const double s = w[c][0] * x[0] + w[c][1] * x[1] + w[c][2] * x[2] + w[c][3] * x[3];
-      if (s > top) top = s, best = c;
-    }
-    f << x[0] << "," << x[1] << "," << x[2] << "," << x[3] << "," << best << "\n";
-  }
-}
-
 class AmpLevelCli : public vkamp::test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    write_table(path("train.csv"), 640, 1);
-    write_table(path("test.csv"), 200, 2);
+    vkamp::test::write_linear_table(path("train.csv"), 640, 1);
+    vkamp::test::write_linear_table(path("test.csv"), 200, 2);
   }
   std::string data() const {
     return " --train " + path("train.csv") + " --test " + path("test.csv") + " --label kind --epochs 3 --lr 0.1";

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <regex>
 #include <string>
 
 #include "support/cli_test.hpp"
 #include "support/test_paths.hpp"
+#include "tool_runs.hpp"
 
 namespace {
 
@@ -23,31 +23,12 @@ Result run_tool(const std::string& args) {
   return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-train " + args);
 }
 
-// 4 features, 3 classes by the arg-max of a fixed linear map.
-void write_table(const std::string& path, int rows, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> n;
-  const double w[3][4] = {{1, -2, 0.5, 1}, {-1, 1, 2, 0}, {0.5, 0.5, -1, -2}};
-  std::ofstream f(path);
-  f << "a,b,c,d,kind\n";
-  for (int r = 0; r < rows; ++r) {
-    double x[4], top = -1e300;
-    int best = 0;
-    for (double& e : x) e = n(gen);
-    for (int c = 0; c < 3; ++c) {
-      const double s = w[c][0] * x[0] + w[c][1] * x[1] + w[c][2] * x[2] + w[c][3] * x[3];
-      if (s > top) top = s, best = c;
-    }
-    f << x[0] << "," << x[1] << "," << x[2] << "," << x[3] << "," << best << "\n";
-  }
-}
-
 class LossScaleSuggest : public vkamp::test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    write_table(path("train.csv"), 640, 1);
-    write_table(path("test.csv"), 200, 2);
+    vkamp::test::write_linear_table(path("train.csv"), 640, 1);
+    vkamp::test::write_linear_table(path("test.csv"), 200, 2);
   }
   std::string data() const { return " --train " + path("train.csv") + " --test " + path("test.csv") + " --label kind"; }
 };
