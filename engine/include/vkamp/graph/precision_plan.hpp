@@ -18,8 +18,9 @@
 //   O3  O2 plus normalisation parameters and statistics in 16 bits. For
 //       layer_norm that is what O2 already does with its parameters (gamma
 //       and beta are read from the 16-bit working copy); its kernels keep
-//       mean and rstd in fp32 at every level. So O3 runs every current op as
-//       O2 does.
+//       mean and rstd in fp32 at every level. batch_norm reads weight and
+//       bias from the fp32 masters and keeps its statistics in fp32 at every
+//       level. So O3 runs every current op as O2 does (not built yet).
 #pragma once
 #include <optional>
 #include <string>
