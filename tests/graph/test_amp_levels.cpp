@@ -17,6 +17,7 @@
 
 #include "graph_models.hpp"
 #include "vkamp/graph/precision_plan.hpp"
+#include "vkamp/ops/batch_norm.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -259,6 +260,72 @@ TEST_F(AmpLevels, AParameterReadInFp32AccumulatesItsGradient) {
       EXPECT_NEAR(twice[i], 2 * once[i], 2 * std::abs(once[i]) * u) << t.name << "[" << i - t.offset << "]";
   }
   EXPECT_EQ(checked, 6u);
+}
+
+// O3 rounds BatchNorm's batch statistics and its weight and bias to the
+// 16-bit format; O2 keeps them in fp32. One training forward of a lone
+// BatchNorm over 8 rows of 2 features, each x exact in fp16, so the fp32
+// statistics are exact or within a few fp32 ulps of the double ones.
+// Feature 0's mean, 8000.5 / 8 = 1000.0625, is not an fp16 value (spacing
+// 0.5 there) and rounds to 1000 from far inside the rounding interval, so
+// fp32 noise cannot flip it: at O3 each of its xhat moves by 0.0625 / sigma
+// (about 0.054), some 30 fp16 ulps of y. The weight 1.3003 is not an fp16
+// value either (a smaller change: feature 1's mean and variance are fp16
+// values). Each level must match its own double
+// reference within 1.5 fp16 ulps of y (one rounding of y, plus fp32 noise
+// far below an ulp) and the references must differ by more than that, so
+// the check cannot pass at both levels with the same behaviour.
+TEST_F(AmpLevels, O3RoundsBatchNormStatisticsAndParametersTo16Bits) {
+  constexpr uint32_t kBnRows = 8, c = 2;
+  const std::vector<float> column0 = {998, 999, 1001, 1002, 1000, 1000.5f, 999.5f, 1000.5f};
+  const std::vector<float> column1 = {10, 12, 9, 11, 10.5f, 9.5f, 13, 8};
+  std::vector<float> xs;
+  for (uint32_t r = 0; r < kBnRows; ++r) xs.insert(xs.end(), {column0[r], column1[r]});
+  const float weight = 1.3003f, bias = -0.25f;
+  auto run = [&](AmpLevel level) {
+    graph::Graph g;
+    g.input("x", graph::Shape::vector(c));
+    g.batch_norm("bn", "x");
+    g.set_output("bn");
+    train::Model m(ctx(), std::move(g), Format::F16, kBnRows, 1, false, false, level);
+    std::vector<float> w = m.read_master();
+    for (const auto& t : m.tensors())
+      for (uint32_t i = t.offset; i < t.offset + t.size; ++i) w[i] = t.name == "bn.weight" ? weight : bias;
+    m.write_master(w);
+    Buffer x = upload(ctx(), Format::F16, xs);
+    Sequence s(ctx());
+    s.begin();
+    m.record_forward(s, x, kBnRows);
+    s.end();
+    s.run();
+    return download(m.output(), Format::F16, kBnRows * c);
+  };
+  auto reference = [&](bool rounded) {
+    auto r16 = [&](double v) { return rounded ? double(round_to(Format::F16, float(v))) : v; };
+    std::vector<double> y(kBnRows * c);
+    for (uint32_t f = 0; f < c; ++f) {
+      double mean = 0, var = 0;
+      for (uint32_t r = 0; r < kBnRows; ++r) mean += xs[r * c + f];
+      mean /= kBnRows;
+      for (uint32_t r = 0; r < kBnRows; ++r) var += (xs[r * c + f] - mean) * (xs[r * c + f] - mean);
+      var /= kBnRows;
+      const double m16 = r16(mean), v16 = r16(var), w16 = r16(weight), b16 = r16(bias);
+      for (uint32_t r = 0; r < kBnRows; ++r)
+        y[r * c + f] = (xs[r * c + f] - m16) / std::sqrt(v16 + ops::kBatchNormEps) * w16 + b16;
+    }
+    return y;
+  };
+  const std::vector<double> exact = reference(false), rounded = reference(true);
+  const double u = unit_roundoff(Format::F16);
+  auto tolerance = [&](double y) { return 3 * u * std::abs(y) + 6e-8; };  // 1.5 ulps (ulp = 2u|y|), + fp16's subnormal spacing
+  size_t apart = 0;
+  for (size_t i = 0; i < exact.size(); ++i) apart += std::abs(exact[i] - rounded[i]) > 2 * tolerance(exact[i]);
+  EXPECT_GE(apart, kBnRows) << "the two references must tell the levels apart";
+  const std::vector<float> o2 = run(AmpLevel::O2), o3 = run(AmpLevel::O3);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_NEAR(o2[i], exact[i], tolerance(exact[i])) << "O2, y[" << i << "]";
+    EXPECT_NEAR(o3[i], rounded[i], tolerance(rounded[i])) << "O3, y[" << i << "]";
+  }
 }
 
 }  // namespace

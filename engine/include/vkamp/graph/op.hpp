@@ -37,6 +37,9 @@ struct OpShapes {
   // Per input: the format it is stored in (set by the executor). Equal to
   // fmt for every op but a cast, which converts between the two.
   std::vector<Format> in_fmts;
+  // --amp-level O3 (set by the executor): normalisation ops round their
+  // parameters and batch statistics to fmt instead of keeping them in fp32.
+  bool norm_in_16_bits = false;
 };
 
 // Where an input's gradient goes: overwrite it, or add to it because

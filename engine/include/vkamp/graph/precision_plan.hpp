@@ -15,12 +15,12 @@
 //   O2  every step in the run's format (the default; vkamp's behaviour
 //       before levels existed): 16-bit activations and working weights, fp32
 //       accumulation, statistics, softmax, loss and masters.
-//   O3  O2 plus normalisation parameters and statistics in 16 bits. For
-//       layer_norm that is what O2 already does with its parameters (gamma
-//       and beta are read from the 16-bit working copy); its kernels keep
-//       mean and rstd in fp32 at every level. batch_norm reads weight and
-//       bias from the fp32 masters and keeps its statistics in fp32 at every
-//       level. So O3 runs every current op as O2 does (not built yet).
+//   O3  O2 plus normalisation parameters and statistics in 16 bits
+//       (OpShapes::norm_in_16_bits): batch_norm reads weight and bias from
+//       the 16-bit working copy, not the masters, and rounds its batch mean
+//       and variance to the format; its running buffers stay fp32. layer_norm
+//       already reads gamma and beta from the working copy at O2 and keeps
+//       its per-row mean and rstd in fp32, so it runs as at O2.
 #pragma once
 #include <optional>
 #include <string>

@@ -19,12 +19,17 @@
 // formula over the whole global batch. The commit's unbiased variance uses
 // the global row count.
 //
+// --amp-level O3 (OpShapes::norm_in_16_bits): weight and bias as the 16-bit
+// working copy holds them, and each micro-batch's statistics rounded to the
+// 16-bit format before anything reads them; the running buffers stay fp32.
+//
 // Node state (fp32): micro_batches blocks of {mean[c], var[c]}, then the
 // backward's column sums {sum dy[c], sum dy*xhat[c]}.
 #include <stdexcept>
 
 #include "vkamp/graph/op.hpp"
 #include "vkamp/ops/batch_norm.hpp"
+#include "vkamp/ops/convert.hpp"
 
 namespace vkamp::graph {
 namespace {
@@ -45,6 +50,27 @@ BufferView batch_mean(OpRun& r) { return floats(pending_block(r, r.micro_batch),
 BufferView batch_var(OpRun& r) { return floats(pending_block(r, r.micro_batch), channels(r), channels(r)); }
 BufferView grad_sums(OpRun& r) {
   return floats(r.node_state(), uint64_t(2) * channels(r) * r.micro_batches, 2 * channels(r));
+}
+
+// Weight or bias in fp32: the master, or at O3 the 16-bit working copy
+// widened into scratch of `seq`.
+BufferView affine(OpRun& r, Sequence& seq, size_t i) {
+  if (!r.shapes.norm_in_16_bits) return r.master(i);
+  BufferView wide = seq.scratch(size_t(channels(r)) * 4);
+  ops::convert_to_f32(seq, r.fmt, r.in(i), wide, channels(r));
+  return wide;
+}
+
+// O3: micro-batch m's {mean, var} block rounded to the 16-bit format in
+// place, through aligned scratch (the block may start at any 4-byte offset).
+void round_statistics(OpRun& r, Sequence& seq, BufferView block) {
+  if (!r.shapes.norm_in_16_bits) return;
+  const uint32_t n = 2 * channels(r);
+  BufferView wide = seq.scratch(size_t(n) * 4), narrow = seq.scratch(size_t(n) * format_bytes(r.fmt));
+  seq.copy(*block.buffer, *wide.buffer, size_t(n) * 4, block.offset, wide.offset);
+  ops::convert_from_f32(seq, r.fmt, wide, narrow, n);
+  ops::convert_to_f32(seq, r.fmt, narrow, wide, n);
+  seq.copy(*wide.buffer, *block.buffer, size_t(n) * 4, wide.offset, block.offset);
 }
 
 }  // namespace
@@ -72,14 +98,15 @@ OpDef batch_norm_op() {
   d.forward = [](OpRun& r) {
     const uint32_t c = channels(r), rows = normalised_rows(r);
     if (r.mode == ForwardMode::Eval) {
-      ops::batch_norm_forward(r.seq, r.fmt, r.in(kX), r.in(kRunningMean), r.in(kRunningVar), r.master(kWeight),
-                              r.master(kBias), r.out(), rows, c);
+      ops::batch_norm_forward(r.seq, r.fmt, r.in(kX), r.in(kRunningMean), r.in(kRunningVar), affine(r, r.seq, kWeight),
+                              affine(r, r.seq, kBias), r.out(), rows, c);
       return;
     }
     ops::batch_norm_statistics(r.seq, r.fmt, r.in(kX), pending_block(r, r.micro_batch), rows, c);
     Sequence& seq = r.synced_ranks > 1 ? r.sync(pending_block(r, r.micro_batch), HostSync::BatchStatistics) : r.seq;
-    ops::batch_norm_forward(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.master(kBias),
-                            r.out(), rows, c);
+    round_statistics(r, seq, pending_block(r, r.micro_batch));
+    ops::batch_norm_forward(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), affine(r, seq, kWeight),
+                            affine(r, seq, kBias), r.out(), rows, c);
   };
   d.backward = [](OpRun& r) {
     const uint32_t c = channels(r), rows = normalised_rows(r);
@@ -90,7 +117,7 @@ OpDef batch_norm_op() {
     if (r.wants_grad(kX)) {
       Sequence& seq = r.synced_ranks > 1 ? r.sync(grad_sums(r), HostSync::ColumnSums) : r.seq;
       GradTarget dx = r.grad(kX);
-      ops::batch_norm_backward_input(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), r.master(kWeight), r.dout(),
+      ops::batch_norm_backward_input(seq, r.fmt, r.in(kX), batch_mean(r), batch_var(r), affine(r, seq, kWeight), r.dout(),
                                      grad_sums(r), dx.view, rows, c, dx.accumulate);
     }
   };
