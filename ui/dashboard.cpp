@@ -307,7 +307,7 @@ void underflow_label(PlotArea& p, const FormatBands& b, double first) {
 // near 0 or a mean far from the others is what a diverging fp16 run shows.
 void batch_norm_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
   char detail[96];
-  std::snprintf(detail, sizeof detail, "at step %u; min / mean / max across channels", h.bn_step);
+  std::snprintf(detail, sizeof detail, "step %u; min mean max over channels", h.bn_step);
   panel_title("BatchNorm running statistics", detail);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   const float table_h = size.y - ImGui::GetTextLineHeightWithSpacing();
@@ -319,7 +319,7 @@ void batch_norm_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
     ImGui::TableSetupColumn("ch");
     ImGui::TableSetupColumn("running_mean");
     ImGui::TableSetupColumn("running_var");
-    ImGui::TableSetupColumn("batches");
+    ImGui::TableSetupColumn("batches");  // num_batches_tracked
     ImGui::TableHeadersRow();
     for (const BnLayerStats& l : h.bn_layers) {
       ImGui::TableNextRow();
@@ -329,9 +329,10 @@ void batch_norm_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
       ImGui::TableNextColumn();
       ImGui::Text("%u", l.channels);
       ImGui::TableNextColumn();
-      ImGui::Text("%.3g / %.3g / %.3g", l.running_mean.min, l.running_mean.mean, l.running_mean.max);
+      // Two digits: the spread is what the table is for, and it leaves the names room.
+      ImGui::Text("%.2g %.2g %.2g", l.running_mean.min, l.running_mean.mean, l.running_mean.max);
       ImGui::TableNextColumn();
-      ImGui::Text("%.3g / %.3g / %.3g", l.running_var.min, l.running_var.mean, l.running_var.max);
+      ImGui::Text("%.2g %.2g %.2g", l.running_var.min, l.running_var.mean, l.running_var.max);
       ImGui::TableNextColumn();
       ImGui::Text("%llu", (unsigned long long)l.batches);
     }
@@ -607,7 +608,7 @@ void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe
   if (h.bn_layers.empty()) {
     histogram_panel(h, state, probe, ImVec2(avail.x, bottom));
   } else {
-    const float bn_w = std::min(520.0f, avail.x * 0.32f);
+    const float bn_w = std::min(480.0f, avail.x * 0.3f);
     const float hist_w = avail.x - bn_w - ImGui::GetStyle().ItemSpacing.x;
     ImGui::BeginChild("histograms", ImVec2(hist_w, bottom), false);
     histogram_panel(h, state, probe, ImVec2(hist_w, bottom));
