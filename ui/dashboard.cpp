@@ -301,6 +301,57 @@ void underflow_label(PlotArea& p, const FormatBands& b, double first) {
   p.text_at(std::max(b.flush_at, first), 1, beside, kLabelText, 0);
 }
 
+// BatchNorm's running statistics, one row per layer: the spread of
+// running_mean and running_var across its channels at the newest host read
+// (RunHistory::bn_layers), and the batches it has folded in. A variance
+// near 0 or a mean far from the others is what a diverging fp16 run shows.
+void batch_norm_panel(const RunHistory& h, PlotProbe* probe, ImVec2 size) {
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "step %u; min mean max over channels", h.bn_step);
+  panel_title("BatchNorm running statistics", detail);
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float table_h = size.y - ImGui::GetTextLineHeightWithSpacing();
+  if (ImGui::BeginTable("batch_norm", 5,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY,
+                        ImVec2(size.x, table_h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("layer", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("ch");
+    ImGui::TableSetupColumn("running_mean");
+    ImGui::TableSetupColumn("running_var");
+    ImGui::TableSetupColumn("batches");  // num_batches_tracked
+    ImGui::TableHeadersRow();
+    for (const BnLayerStats& l : h.bn_layers) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(tail_that_fits(l.layer, ImGui::GetContentRegionAvail().x).c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.layer.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%u", l.channels);
+      ImGui::TableNextColumn();
+      // Two digits: the spread is what the table is for, and it leaves the names room.
+      ImGui::Text("%.2g %.2g %.2g", l.running_mean.min, l.running_mean.mean, l.running_mean.max);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2g %.2g %.2g", l.running_var.min, l.running_var.mean, l.running_var.max);
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", (unsigned long long)l.batches);
+    }
+    ImGui::EndTable();
+  }
+  if (!probe) return;
+  // No plot draws here: the probe gets the table's columns, one point per layer.
+  for (bool var : {false, true}) {
+    SeriesProbe s{"batch_norm", var ? "running_var" : "running_mean", h.bn_layers.size(), INFINITY, -INFINITY,
+                  at.x, at.y, at.x + size.x, at.y + table_h};
+    for (const BnLayerStats& l : h.bn_layers) {
+      const Spread& v = var ? l.running_var : l.running_mean;
+      s.min = std::min(s.min, double(v.min));
+      s.max = std::max(s.max, double(v.max));
+    }
+    probe->series.push_back(s);
+  }
+}
+
 void histogram_panel(const RunHistory& h, DashboardState& st, PlotProbe* probe, ImVec2 size) {
   // x: log2 of the unscaled |g|, ticked on the exponent bins only. The zero
   // bar has its own slot left of them, behind a gap; inf and NaN theirs on
@@ -552,7 +603,21 @@ void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe
   underflow_panel(h, state, probe, ImVec2(half, row));
   ImGui::EndGroup();
 
-  histogram_panel(h, state, probe, ImVec2(avail.x, ImGui::GetContentRegionAvail().y));
+  // A model with BatchNorm gets its running statistics beside the histograms.
+  const float bottom = ImGui::GetContentRegionAvail().y;
+  if (h.bn_layers.empty()) {
+    histogram_panel(h, state, probe, ImVec2(avail.x, bottom));
+  } else {
+    const float bn_w = std::min(480.0f, avail.x * 0.3f);
+    const float hist_w = avail.x - bn_w - ImGui::GetStyle().ItemSpacing.x;
+    ImGui::BeginChild("histograms", ImVec2(hist_w, bottom), false);
+    histogram_panel(h, state, probe, ImVec2(hist_w, bottom));
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    batch_norm_panel(h, probe, ImVec2(bn_w, bottom));
+    ImGui::EndGroup();
+  }
   ImGui::EndChild();
   ImGui::End();
 }

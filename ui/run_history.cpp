@@ -140,6 +140,12 @@ void SharedHistory::set_status(const std::string& s) {
   h_.status = s;
 }
 
+void SharedHistory::set_bn_layers(uint32_t step, std::vector<BnLayerStats> layers) {
+  std::lock_guard lock(mu_);
+  h_.bn_step = step;
+  h_.bn_layers = std::move(layers);
+}
+
 void SharedHistory::set_generated_text(const std::string& text) {
   std::lock_guard lock(mu_);
   h_.generated_text = text;
@@ -171,6 +177,8 @@ void SharedHistory::pull(RunHistory& dst) {
   dst.applied = h_.applied;
   dst.overflows = h_.overflows;
   dst.histograms = h_.histograms;
+  dst.bn_layers = h_.bn_layers;
+  dst.bn_step = h_.bn_step;
   dst.status = h_.status;
   dst.generated_text = h_.generated_text;
   dst.title = h_.title;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bn_statistics.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/train/trainer.hpp"
 #include "vkamp/train/underflow_scope.hpp"
@@ -66,6 +67,10 @@ struct RunHistory {
   std::vector<train::StepMetrics> raw_steps;
   std::vector<train::TensorHistogram> raw_histograms;
   std::vector<train::TensorUnderflow> raw_underflow;
+  // BatchNorm's running statistics at step bn_step (the newest host read);
+  // empty for a model without BatchNorm, and then no panel shows them.
+  std::vector<BnLayerStats> bn_layers;
+  uint32_t bn_step = 0;
   std::string status;  // "training", "paused", "finished", an error...
   std::string generated_text;  // a language model's sample, written when its run ends
 
@@ -96,6 +101,7 @@ class SharedHistory {
   void add(const train::TensorUnderflow& u);
   void add_eval(EvalPoint e);
   void set_status(const std::string& s);
+  void set_bn_layers(uint32_t step, std::vector<BnLayerStats> layers);
   void set_generated_text(const std::string& text);
   // Brings `dst` up to date: appends the new records, replaces the rest.
   // A reset since the last pull starts dst over.

@@ -36,6 +36,17 @@ void write_probe(const std::string& path, const PlotProbe& probe, const RunHisto
   j["generated_text"] = h.generated_text;
   j["histogram_tensors"] = Json::array();
   for (const auto& t : h.histograms) j["histogram_tensors"].push_back(t.tensor);
+  // The BatchNorm panel's rows (absent without BatchNorm).
+  if (!h.bn_layers.empty()) {
+    j["bn_step"] = h.bn_step;
+    j["bn_layers"] = Json::array();
+    for (const BnLayerStats& l : h.bn_layers)
+      j["bn_layers"].push_back({{"layer", l.layer},
+                                {"channels", l.channels},
+                                {"running_mean", {l.running_mean.min, l.running_mean.mean, l.running_mean.max}},
+                                {"running_var", {l.running_var.min, l.running_var.mean, l.running_var.max}},
+                                {"batches", l.batches}});
+  }
   j["series"] = Json::array();
   for (const SeriesProbe& s : probe.series) {
     Json one;

@@ -106,12 +106,17 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       steps_done_.fetch_add(1);
       last_applied_ = m.applied;
     };
-    trainer_->on_histogram = [this](const train::TensorHistogram& h) { history_.add(h); };
+    trainer_->on_histogram = [this](const train::TensorHistogram& h) {
+      history_.add(h);
+      bn_due_ = true;
+    };
     trainer_->on_tensor_underflow = [this, interval = cfg.scaler.histogram_interval](const train::TensorUnderflow& u) {
       if (train::per_tensor_step(u.step, interval)) history_.add(u);
     };
     trainer_->start();
     pending_steps_ = 0;
+    bn_due_ = false;
+    read_bn_layers();  // their initial values (0 and 1), so the panel is there from the start
     {
       std::lock_guard lock(mu_);
       message_ = job.name + ": " + std::to_string(trainer_->budget()) + " updates on " + ctx_->info().name;
@@ -126,6 +131,7 @@ void TrainingSession::pause(bool paused) {
     SessionState s = state();
     if (paused && s == SessionState::Running) {
       trainer_->sync();  // show every step that ran
+      read_bn_layers();
       set(SessionState::Paused);
     } else if (!paused && s == SessionState::Paused) {
       set(SessionState::Running);
@@ -176,6 +182,16 @@ void TrainingSession::evaluate_now() {
   const train::Trainer::HeldOut h = trainer_->held_out(data_.test);
   history_.add_eval({uint32_t(steps_done_.load()), h.value, 0, h.metric});
   evaluated_at_ = last_applied_;
+  read_bn_layers();  // the trainer has synced for the evaluation
+}
+
+// BatchNorm's running statistics on the host. Only where the trainer has
+// synced (a pause, an evaluation, after a histogram step, the end), never
+// every step: the read must not race the update pass that writes them.
+void TrainingSession::read_bn_layers() {
+  const train::Model& model = trainer_->model();
+  if (model.buffers().empty()) return;
+  history_.set_bn_layers(uint32_t(steps_done_.load()), bn_layer_stats(model.buffer_tensors(), model.read_buffers()));
 }
 
 void TrainingSession::run_command_safely(const std::function<void()>& cmd) {
@@ -215,6 +231,12 @@ void TrainingSession::worker() {
         --pending_steps_;
         trainer_->sync();
       }
+      // At the histogram steps' cadence: one wait per histogram interval.
+      if (bn_due_ || single) {
+        if (!single) trainer_->sync();
+        bn_due_ = false;  // after the sync, which may read more histogram steps
+        read_bn_layers();
+      }
       if (data_.test.count && steps_per_eval_ && last_applied_ >= next_eval_) {
         trainer_->sync();
         evaluate_now();
@@ -222,6 +244,7 @@ void TrainingSession::worker() {
       }
       if (!more) {
         train::TrainSummary s = trainer_->finish();
+        read_bn_layers();  // the final statistics, which a checkpoint or export keeps
         if (s.failed) {
           set(SessionState::Failed, s.failure);
         } else {

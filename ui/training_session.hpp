@@ -48,6 +48,7 @@ class TrainingSession {
   void worker();
   void run_command_safely(const std::function<void()>& cmd);
   void evaluate_now();
+  void read_bn_layers();
   void set(SessionState s, const std::string& msg = {});
 
   SharedHistory& history_;
@@ -68,6 +69,7 @@ class TrainingSession {
   app::Datasets data_;
   uint32_t steps_per_eval_ = 0, next_eval_ = 0, last_applied_ = 0, evaluated_at_ = 0;
   uint32_t pending_steps_ = 0;
+  bool bn_due_ = false;  // a histogram step passed: read the running statistics after it
   std::thread thread_;  // last: starts after everything above exists
 };
 

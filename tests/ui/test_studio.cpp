@@ -152,6 +152,8 @@ TEST_F(Studio, TrainsWhileShowingEveryPanel) {
   EXPECT_GT(near(scale, 240, 70, 70), 10u) << "no skipped-step markers";
   EXPECT_GT(near(bins, 210, 210, 230), 50u) << "no histogram bars";
   EXPECT_GT(near(headroom, 150, 230, 110), 100u) << "no headroom line";
+  // An MLP has no BatchNorm: no running-statistics panel.
+  EXPECT_EQ(p.find("batch_norm", "running_var"), nullptr) << "a BatchNorm panel for a model without BatchNorm";
   // The shaded fp16 normal range: green over the plot's background.
   EXPECT_GT(pic.count_near(bins->x0, bins->y0, bins->x1, bins->y1, 33, 70, 44, 14), 1000u) << "no fp16 range";
 }
@@ -188,6 +190,30 @@ TEST_F(Studio, TrainsTheResNetFromThePickerWithBatchNormHistograms) {
   std::vector<std::string> tensors = j.value("histogram_tensors", std::vector<std::string>{});
   for (const char* name : {"conv1.weight", "bn1.weight", "layer2.0.bn2.bias", "layer2.0.downsample.1.weight"})
     EXPECT_NE(std::find(tensors.begin(), tensors.end(), name), tensors.end()) << name;
+  // The BatchNorm panel: a row per BN layer (tests/ui/test_bn_statistics.cpp
+  // checks the rows against the BufferStore's host read), read after steps
+  // had run, every layer having folded in the same applied batches.
+  ASSERT_TRUE(j.contains("bn_layers")) << "no BatchNorm panel data in the probe";
+  const uint32_t bn_step = j.value("bn_step", 0u);
+  std::vector<std::string> layers;
+  for (const auto& l : j["bn_layers"]) {
+    layers.push_back(l.value("layer", ""));
+    const uint64_t batches = l.value("batches", uint64_t(0));
+    EXPECT_GT(batches, 0u) << layers.back();
+    EXPECT_LE(batches, bn_step) << layers.back();
+    EXPECT_EQ(batches, j["bn_layers"][0].value("batches", uint64_t(0))) << layers.back();
+    const auto var = l.value("running_var", std::vector<float>{});
+    ASSERT_EQ(var.size(), 3u) << layers.back();
+    EXPECT_GT(var[0], 0.0f) << layers.back();  // min / mean / max of a variance
+    EXPECT_LE(var[0], var[1]);
+    EXPECT_LE(var[1], var[2]);
+  }
+  for (const char* name : {"bn1", "layer2.0.bn2", "layer2.0.downsample.1"})
+    EXPECT_NE(std::find(layers.begin(), layers.end(), name), layers.end()) << name;
+  Probe p = read_probe(path("probe.json"));
+  const Series* var = p.find("batch_norm", "running_var");
+  ASSERT_TRUE(var) << "the BatchNorm panel was not drawn";
+  EXPECT_EQ(var->points, layers.size());
 }
 
 TEST_F(Studio, BadFlagValueIsShownAndExitsTwo) {
