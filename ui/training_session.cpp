@@ -106,9 +106,10 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       steps_done_.fetch_add(1);
       last_applied_ = m.applied;
     };
-    trainer_->on_histogram = [this](const train::TensorHistogram& h) {
+    // Only a model with BatchNorm buffers pays the extra sync at histogram steps.
+    trainer_->on_histogram = [this, bn = !trainer_->model().buffers().empty()](const train::TensorHistogram& h) {
       history_.add(h);
-      bn_due_ = true;
+      bn_due_ = bn;
     };
     trainer_->on_tensor_underflow = [this, interval = cfg.scaler.histogram_interval](const train::TensorUnderflow& u) {
       if (train::per_tensor_step(u.step, interval)) history_.add(u);
@@ -233,7 +234,7 @@ void TrainingSession::worker() {
       }
       // At the histogram steps' cadence: one wait per histogram interval.
       if (bn_due_ || single) {
-        if (!single) trainer_->sync();
+        if (!single) trainer_->sync();  // bn_due_: only with BatchNorm buffers
         bn_due_ = false;  // after the sync, which may read more histogram steps
         read_bn_layers();
       }
