@@ -27,6 +27,7 @@ for model in $MODELS; do
   fi
   extra=()
   [ "$model" = charlm ] && extra=(--generate 0)
+  [ "$model" = resnet ] && extra=(--save '')  # no export into the working directory
   for level in O0 O1 O2 O3; do
     t0=$(date +%s)
     out=$("$bin" --amp-level "$level" --no-progress "${cap[@]}" "${extra[@]}" "$@" 2>/dev/null) || {
