@@ -12,7 +12,7 @@
 #include "app/run_options.hpp"
 #include "vkamp/config/train_config.hpp"
 #include "vkamp/train/trainer.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 
 namespace vkamp::samples {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bn_statistics.hpp"
+#include "app/bn_statistics.hpp"
 #include "support/gpu_test.hpp"
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/graph/buffer_store.hpp"

@@ -15,7 +15,7 @@
 #include "dashboard.hpp"
 #include "picture.hpp"
 #include "report.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/train/gpu_state.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bn_statistics.hpp"
+#include "app/bn_statistics.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/train/trainer.hpp"
 #include "vkamp/train/underflow_scope.hpp"

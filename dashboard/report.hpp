@@ -5,7 +5,7 @@
 #include <string>
 
 #include "plot.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 
 namespace vkamp::ui {
 

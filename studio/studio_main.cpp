@@ -8,7 +8,7 @@
 #include "app/workloads.hpp"
 #include "dashboard.hpp"
 #include "offscreen_target.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 #include "studio_controls.hpp"
 #include "studio_options.hpp"
 #include "studio_window.hpp"

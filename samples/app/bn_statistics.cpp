@@ -1,4 +1,4 @@
-#include "bn_statistics.hpp"
+#include "app/bn_statistics.hpp"
 
 #include <algorithm>
 #include <string_view>

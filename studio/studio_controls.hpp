@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 #include "training_session.hpp"
 #include "app/run_options.hpp"
 #include "app/workloads.hpp"

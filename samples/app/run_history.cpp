@@ -1,4 +1,4 @@
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 
 #include <algorithm>
 #include <cmath>

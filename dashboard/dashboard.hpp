@@ -7,7 +7,7 @@
 
 #include "histogram_bands.hpp"
 #include "plot.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 
 namespace vkamp::ui {
 

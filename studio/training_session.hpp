@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "app/workloads.hpp"
-#include "run_history.hpp"
+#include "app/run_history.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/config/train_config.hpp"
 #include "vkamp/train/trainer.hpp"
