@@ -14,6 +14,7 @@
 #include "app/cli.hpp"
 #include "app/epoch_watch.hpp"
 #include "app/progress_bar.hpp"
+#include "app/report_picture.hpp"
 #include "app/tool_main.hpp"
 #include "app/workloads.hpp"
 #include "vkamp/dist/communicator.hpp"
@@ -25,7 +26,6 @@
 #include "vkamp/io/metrics_log.hpp"
 #include "vkamp/models/model_spec.hpp"
 #include "vkamp/io/torch_layout.hpp"
-#include "report.hpp"
 
 namespace vkamp::samples {
 namespace {
@@ -92,6 +92,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     }
   } catch (const vkamp::ConfigError& e) {
     if (speaks) std::fprintf(stderr, "%s: %s\n(see %s --help)\n", info.name, e.what(), info.name);
+    return 2;
+  }
+  if (!cfg.report_path.empty() && !app::dashboard_built()) {
+    if (speaks)
+      std::fprintf(stderr, "%s: --report %s: this build has no dashboard (configured with -DVKAMP_BUILD_UI=OFF)\n",
+                   info.name, cfg.report_path.c_str());
     return 2;
   }
   // Fail now rather than after training when an output cannot be written.
@@ -264,10 +270,7 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
 
 void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
   if (cfg.report_path.empty()) return;
-  ui::ReportOptions opt;
-  opt.path = cfg.report_path;
-  opt.device = cfg.device;
-  ui::render_report(history, opt);
+  app::write_report_picture(history, cfg.report_path, cfg.device);
   std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
 }
 

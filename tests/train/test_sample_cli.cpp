@@ -18,7 +18,9 @@
 #include "support/cli_test.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/knobs.hpp"
+#if VKAMP_HAS_DASHBOARD
 #include "ui/picture.hpp"
+#endif
 
 namespace {
 
@@ -409,6 +411,7 @@ TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
 
 }  // namespace
 
+#if VKAMP_HAS_DASHBOARD
 // --report draws the dashboard offscreen: no X server needed (DISPLAY is
 // unset), and the picture holds more than the empty frame.
 TEST_F(SampleCli, ReportWritesTheDashboardWithoutADisplay) {
@@ -424,6 +427,15 @@ TEST_F(SampleCli, ReportWritesTheDashboardWithoutADisplay) {
   // The loss-scale line's colour (dashboard.cpp) in the top right quarter.
   EXPECT_GT(pic.count_near(800, 0, 1600, 330, 250, 200, 80), 200u);
 }
+#else
+// A build without the dashboard (-DVKAMP_BUILD_UI=OFF) refuses --report
+// before training, with exit status 2, and writes nothing.
+TEST_F(SampleCli, ReportWithoutTheDashboardExits2) {
+  Result r = run_sample("--epochs 2 --report " + path("storm.png"), "overflow_storm");
+  EXPECT_TRUE(rejected(r, "this build has no dashboard")) << r.output;
+  EXPECT_FALSE(fs::exists(path("storm.png")));
+}
+#endif
 
 TEST_F(SampleCli, MetricsNeedAWritableDirectory) {
   EXPECT_TRUE(rejected(run_sample("--metrics " + path("nowhere/m.jsonl"), "overflow_storm"), "nowhere"));
