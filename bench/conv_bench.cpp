@@ -29,8 +29,6 @@
 namespace vkamp::bench {
 
 const char* const kConvHelp =
-    "usage: vkamp-bench conv [options]\n"
-    "\n"
     "Times LeNet-5's convolution and pooling layers on Fashion-MNIST (NHWC):\n"
     "\n"
     "  conv1  28x28x1  -> 28x28x6,  5x5, pad 2   (GEMM m,n,k = batch*784, 6, 25)\n"
@@ -48,14 +46,7 @@ const char* const kConvHelp =
     "that a run takes about 50 ms, at most 64), runs it once to warm up, then\n"
     "N more times; a step's time is the median of its R*N dispatches. The\n"
     "cases' runs are taken in turns, so a change in the machine's load shifts\n"
-    "them alike and their ratios hold.\n"
-    "\n"
-    "options:\n"
-    "  --device SEL     device index or name substring\n"
-    "  --repeats N      timed runs per case (default 7)\n"
-    "  --batch B        batch size (default 64)\n"
-    "  --formats LIST   comma-separated, from fp32,fp16,bf16,cb16 (default fp32,fp16,bf16)\n"
-    "  -h, --help       this text\n";
+    "them alike and their ratios hold.\n";
 
 namespace {
 

@@ -25,22 +25,13 @@
 namespace vkamp::bench {
 
 const char* const kGenerateHelp =
-    "usage: vkamp-bench generate [options]\n"
-    "\n"
     "Times a GPT's generation per token while the window fills (positions 0 to\n"
     "block_size - 1), with the KV cache (models::GptDecoder: one row per token)\n"
     "and with the full forward over the window so far (one window per token),\n"
     "in turns, and prints the median milliseconds per token of each and their\n"
     "ratio. Sizes are charlm's: tiny (2 layers, 4 heads, 64 channels, block 64)\n"
     "and medium (6, 6, 384, block 256: nanoGPT's shakespeare_char); vocabulary\n"
-    "65. Random weights: the time does not depend on them.\n"
-    "\n"
-    "options:\n"
-    "  --device SEL     device index or name substring\n"
-    "  --size S         tiny | medium (default tiny)\n"
-    "  --repeats N      timed runs of each way (default 5; 3 for medium)\n"
-    "  --formats LIST   comma-separated, from fp32,fp16,bf16,cb16 (default fp32,fp16,bf16)\n"
-    "  -h, --help       this text\n";
+    "65. Random weights: the time does not depend on them.\n";
 
 namespace {
 

@@ -12,10 +12,10 @@
 // bench/per_layer_scaling.sh runs it; bench/NOTES.md has the numbers.
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 
+#include "app/cli.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/error.hpp"
@@ -77,23 +77,41 @@ Result run(Context& ctx, Format fmt, config::LossScaleMode mode, const models::M
 
 }  // namespace
 
+struct BenchOptions {
+  uint32_t depth = 20;
+  double weight_std = 0.1;
+};
+
 int main(int argc, char** argv) {
-  uint32_t depth = 20, epochs = 10;
-  double weight_std = 0.1, eps = 1e-20, lr = 1e-3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--depth") depth = uint32_t(std::atoi(argv[i + 1]));
-    else if (a == "--epochs") epochs = uint32_t(std::atoi(argv[i + 1]));
-    else if (a == "--weight-std") weight_std = std::atof(argv[i + 1]);
-    else if (a == "--adam-eps") eps = std::atof(argv[i + 1]);
-    else if (a == "--lr") lr = std::atof(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: per-layer-scaling-bench [--depth N] [--epochs N] [--weight-std X] [--adam-eps X] [--lr X]\n");
-      return 2;
-    }
-  }
+  // --epochs, --lr and Adam's --eps are the training rows (app/cli.hpp);
+  // --depth and --weight-std this benchmark's own.
+  BenchOptions opt;
+  app::RunOptions train;
+  train.epochs = 10;
+  train.optimizer.lr = 1e-3;
+  train.optimizer.eps = 1e-20;
+  const BenchOptions opt_defaults = opt;
+  const app::RunOptions train_defaults = train;
+  using config::kGeneralGroup;
+  static const std::vector<config::Setting<BenchOptions>> rows = {
+      config::count<BenchOptions>("depth", {kGeneralGroup, "N", "tanh layers of width 8"}, VKAMP_FIELD(depth), 2),
+      config::real<BenchOptions>("weight_std", {kGeneralGroup, "X", "the weights' initial standard deviation"},
+                                 VKAMP_FIELD(weight_std), config::Range::above(0)),
+  };
+  std::vector<app::Flag> flags = app::bind_rows(rows, opt, opt_defaults);
+  for (app::Flag& f : app::shared_flags(train, train_defaults, {"device", "epochs", "lr", "eps"})) flags.push_back(std::move(f));
+  flags.back().names.push_back("adam-eps");  // its name in earlier runs of per_layer_scaling.sh
+  const app::Program program{"per-layer-scaling-bench", "[flags]",
+                             "One global loss scale against per-layer scaling on a deep narrow tanh MLP started with\n"
+                             "small weights (bench/per_layer_scaling.sh; bench/NOTES.md has the numbers).",
+                             false, ""};
+  if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
+  const uint32_t depth = opt.depth, epochs = train.epochs;
+  const double weight_std = opt.weight_std, eps = train.optimizer.eps, lr = train.optimizer.lr;
   try {
-    Context ctx;
+    ContextOptions copt;
+    copt.device = train.device;
+    Context ctx(copt);
     std::string model = "8";
     for (uint32_t l = 0; l + 1 < depth; ++l) model += "-8t";
     model += "-4";

@@ -27,8 +27,6 @@
 namespace vkamp::bench {
 
 const char* const kReduceHelp =
-    "usage: vkamp-bench reduce [options]\n"
-    "\n"
     "Times the reductions over rows of a charlm-medium training step (d 384,\n"
     "T 256, vocab 65; rows = batch * 256), each op as the sum of its dispatches:\n"
     "\n"
@@ -39,14 +37,7 @@ const char* const kReduceHelp =
     "\n"
     "GB/s counts the bytes each op must read and write (inputs once, results\n"
     "once), not its fp32 partial sums. VKAMP_COLUMN_SUM=gpu|cpu picks the\n"
-    "column sums' chunking (op_util.hpp column_sum_chunk_rows).\n"
-    "\n"
-    "options:\n"
-    "  --device SEL     device index or name substring\n"
-    "  --repeats N      timed runs per case (default 7)\n"
-    "  --batch B        sequences per batch (default 64: 16,384 rows)\n"
-    "  --formats LIST   comma-separated, from fp32,fp16,bf16,cb16 (default fp32,fp16,bf16)\n"
-    "  -h, --help       this text\n";
+    "column sums' chunking (op_util.hpp column_sum_chunk_rows).\n";
 
 namespace {
 

@@ -29,6 +29,7 @@
 #include <tuple>
 #include <vector>
 
+#include "app/cli.hpp"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
@@ -45,9 +46,7 @@ namespace {
 using vkamp::bench::median;
 using vkamp::bench::random_buffer;
 
-const char* kHelp =
-    "usage: vkamp-bench gemm [options]\n"
-    "\n"
+const char* kGemmHelp =
     "Times vkamp's GEMM in the three forms a linear layer Y = X W^T runs in\n"
     "training, with GPU timestamp queries, and prints GFLOP/s per storage format:\n"
     "\n"
@@ -70,28 +69,11 @@ const char* kHelp =
     "in its format) is skipped: on CPU drivers square 1024 takes seconds. Before\n"
     "a case over 512^3, each format times one 512^3 dispatch for its rate. Cases\n"
     "whose operands exceed the device's maxStorageBufferRange or memory are\n"
-    "skipped and say so.\n"
-    "\n"
-    "options:\n"
-    "  --device SEL     device index or name substring (default: $VKAMP_DEVICE,\n"
-    "                   else the first discrete GPU, then integrated, virtual, CPU)\n"
-    "  --repeats N      timed runs per case, N >= 1 (default 5, or 3 where one\n"
-    "                   dispatch takes over 0.25 s)\n"
-    "  --max-dispatch-s S  skip cases estimated to take longer than S seconds\n"
-    "                   per dispatch (default 1; 0 runs every case)\n"
-    "  --formats LIST   comma-separated storage formats from fp32,fp16,bf16,cb16\n"
-    "                   (default fp32,fp16,bf16)\n"
-    "  --forms LIST     comma-separated forms from forward,dx,dw (default: all)\n"
-    "  --shape LIST     comma-separated shapes MxNxK, each dimension 1 to 8192,\n"
-    "                   instead of the default shapes (repeatable; e.g.\n"
-    "                   --shape 1024x1024x1024,4096x4096x4096)\n"
-    "  --quick          fewer, smaller shapes\n"
-    "  --peer           also time each fp32 shape through PyTorch's torch.mm on the\n"
-    "                   CPU (bench/gemm_peer.py, right after vkamp's runs of that\n"
-    "                   shape), print which BLAS it ran and the CPU's fp32 peak,\n"
-    "                   and add columns: peer GFLOP/s, vkamp/peer, % of peak\n"
-    "  -h, --help       this text\n"
-    "\n"
+    "skipped and say so.\n";
+
+// The benchmarks, as --help lists them after the flags.
+const char* kCommands =
+    "Benchmarks: vkamp-bench gemm (above; vkamp-bench gemm --help).\n"
     "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
     "(vkamp-bench conv --help).\n"
     "vkamp-bench reduce: the reductions over rows of charlm medium, with GB/s\n"
@@ -339,11 +321,6 @@ double peer_ms(const Case& c) {
   return std::stod(out.substr(at + 3));
 }
 
-int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "vkamp-bench: %s\n\n%s", msg.c_str(), kHelp);
-  return 2;
-}
-
 // The items of a comma-separated list (an empty item stays, to be refused).
 std::vector<std::string> split_list(const std::string& list) {
   std::vector<std::string> items;
@@ -535,118 +512,165 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
   return 0;
 }
 
+// Every flag of every benchmark, one table (app/flags.hpp); each
+// benchmark's --help lists its own (Command::keys), and a flag of
+// another benchmark is refused naming the one it belongs to.
+struct BenchOptions {
+  int repeats = 0;  // 0: automatic
+  double max_dispatch_s = 1.0;
+  bool quick = false, peer = false;
+  std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
+  bool formats_given = false;
+  std::vector<Form> forms = {Form::Forward, Form::BackwardInput, Form::BackwardWeight};
+  std::vector<Shape> shapes;
+  std::string size = "tiny";  // generate
+};
+
+using Row = vkamp::config::Setting<BenchOptions>;
+using vkamp::ConfigError;
+using vkamp::config::kGeneralGroup;
+
+std::vector<Row> bench_rows() {
+  const char* g = kGeneralGroup;
+  Row repeats = vkamp::config::row<BenchOptions>("repeats", {g, "N", "timed runs per case, N >= 1"});
+  repeats.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    o.repeats = int(vkamp::config::parse_u32(v, l, 1));
+  };
+  repeats.show = [](const BenchOptions&) {
+    return std::string("gemm 5, or 3 where one dispatch takes over 0.25 s; conv and reduce 7; generate 5, 3 for medium");
+  };
+  Row max_dispatch = vkamp::config::real<BenchOptions>(
+      "max_dispatch_s", {g, "S", "gemm: skip cases estimated to take longer than S seconds per dispatch (0 runs every case)"},
+      VKAMP_FIELD(max_dispatch_s), vkamp::config::Range::at_least(0));
+  Row formats = vkamp::config::row<BenchOptions>("formats", {g, "LIST", "comma-separated storage formats from fp32,fp16,bf16,cb16"});
+  formats.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    o.formats.clear();
+    o.formats_given = true;
+    for (const std::string& item : split_list(v)) {
+      auto f = vkamp::parse_format(item);
+      if (!f) vkamp::config::fail(l, "unknown format '" + item + "'");
+      o.formats.push_back(*f);
+    }
+  };
+  formats.show = [](const BenchOptions&) { return std::string("fp32,fp16,bf16"); };
+  Row forms = vkamp::config::row<BenchOptions>("forms", {g, "LIST", "gemm: comma-separated forms from forward,dx,dw"});
+  forms.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    o.forms.clear();
+    for (const std::string& item : split_list(v)) {
+      Form f = Form::Forward;
+      if (item == "dx") f = Form::BackwardInput;
+      else if (item == "dw") f = Form::BackwardWeight;
+      else if (item != "forward") vkamp::config::fail(l, "unknown form '" + item + "' (forward, dx, dw)");
+      if (std::find(o.forms.begin(), o.forms.end(), f) == o.forms.end()) o.forms.push_back(f);
+    }
+    std::sort(o.forms.begin(), o.forms.end());  // the table's order: forward, dX, dW
+  };
+  forms.show = [](const BenchOptions&) { return std::string("all"); };
+  Row shape = vkamp::config::row<BenchOptions>(
+      "shape", {g, "LIST", "gemm: comma-separated shapes MxNxK, each dimension 1 to 8192, instead of the default "
+                           "shapes (repeatable; e.g. --shape 1024x1024x1024,4096x4096x4096)"});
+  shape.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    for (const std::string& item : split_list(v)) {
+      auto sh = parse_shape(item);
+      if (!sh)
+        vkamp::config::fail(l, "takes MxNxK with each dimension a whole number from 1 to " +
+                                   std::to_string(kMaxShapeDim) + ", got '" + item + "'");
+      o.shapes.push_back(*sh);
+    }
+  };
+  Row size = vkamp::config::row<BenchOptions>("size", {g, "S", "generate: tiny | medium"});
+  size.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    if (v != "tiny" && v != "medium") vkamp::config::fail(l, "unknown size '" + v + "' (tiny | medium)");
+    o.size = v;
+  };
+  size.show = [](const BenchOptions& o) { return o.size; };
+  return {
+      repeats, formats, max_dispatch,
+      vkamp::config::toggle<BenchOptions>("quick", {g, "", "gemm: fewer, smaller shapes"}, VKAMP_FIELD(quick)),
+      vkamp::config::toggle<BenchOptions>(
+          "peer",
+          {g, "", "gemm: also time each fp32 shape through PyTorch's torch.mm on the CPU (bench/gemm_peer.py), print "
+                  "which BLAS it ran and the CPU's fp32 peak, and add columns: peer GFLOP/s, vkamp/peer, % of peak"},
+          VKAMP_FIELD(peer)),
+      forms, shape, size,
+  };
+}
+
+struct Command {
+  const char* name;
+  const char* about;
+  std::vector<std::string> keys;  // its flags
+};
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = {
+      {"gemm", kGemmHelp, {"device", "repeats", "formats", "max_dispatch_s", "quick", "peer", "forms", "shape"}},
+      {"conv", vkamp::bench::kConvHelp, {"device", "repeats", "formats", "batch"}},
+      {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
+      {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
+  };
+  return all;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string command, device;
-  int repeats = 0;  // automatic
-  uint32_t batch = 64;  // conv, reduce
-  std::string size = "tiny";  // generate
-  double max_dispatch_s = 1.0;
-  bool quick = false;
-  std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
-  bool formats_given = false;
-  bool peer = false;
-  std::vector<Form> forms = {Form::Forward, Form::BackwardInput, Form::BackwardWeight};
-  std::vector<Shape> shapes;
+  namespace app = vkamp::app;
+  // The benchmark is the first argument that names one; the rest are flags.
+  std::string command;
+  std::vector<char*> args{argv[0]};
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      std::string eq = std::string(flag) + "=";
-      if (a.rfind(eq, 0) == 0) return argv[i] + eq.size();
-      if (a == flag && i + 1 < argc) return argv[++i];
-      return nullptr;
-    };
-    // A whole number in [lo, hi], or false.
-    auto whole = [](const char* text, long lo, long hi, long& n) {
-      char* end = nullptr;
-      n = std::strtol(text, &end, 10);
-      return *text && !*end && n >= lo && n <= hi;
-    };
-    const char* v = nullptr;
-    long n = 0;
-    if (a == "-h" || a == "--help") {
-      std::fputs(command == "conv"       ? vkamp::bench::kConvHelp
-                 : command == "reduce"   ? vkamp::bench::kReduceHelp
-                 : command == "generate" ? vkamp::bench::kGenerateHelp
-                                         : kHelp,
-                 stdout);
-      return 0;
-    } else if ((v = value("--batch"))) {
-      if (!whole(v, 1, 4096, n))
-        return usage_error("--batch needs a whole number from 1 to 4096, got '" + std::string(v) + "'");
-      batch = uint32_t(n);
-    } else if ((v = value("--size"))) {
-      size = v;
-    } else if (a == "--quick") {
-      quick = true;
-    } else if (a == "--peer") {
-      peer = true;
-    } else if ((v = value("--device"))) {
-      device = v;
-    } else if ((v = value("--repeats"))) {
-      if (!whole(v, 1, 100000, n))
-        return usage_error("--repeats needs a whole number >= 1, got '" + std::string(v) + "'");
-      repeats = int(n);
-    } else if ((v = value("--max-dispatch-s"))) {
-      char* end = nullptr;
-      double s = std::strtod(v, &end);
-      if (!*v || *end || !(s >= 0))
-        return usage_error("--max-dispatch-s needs seconds >= 0, got '" + std::string(v) + "'");
-      max_dispatch_s = s;
-    } else if ((v = value("--formats"))) {
-      formats.clear();
-      formats_given = true;
-      for (const std::string& item : split_list(v)) {
-        auto f = vkamp::parse_format(item);
-        if (!f) return usage_error("unknown format '" + item + "' in --formats");
-        formats.push_back(*f);
-      }
-    } else if ((v = value("--forms"))) {
-      forms.clear();
-      for (const std::string& item : split_list(v)) {
-        Form f = Form::Forward;
-        if (item == "dx") f = Form::BackwardInput;
-        else if (item == "dw") f = Form::BackwardWeight;
-        else if (item != "forward") return usage_error("unknown form '" + item + "' in --forms (forward, dx, dw)");
-        if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(f);
-      }
-      std::sort(forms.begin(), forms.end());  // the table's order: forward, dX, dW
-    } else if ((v = value("--shape"))) {
-      for (const std::string& item : split_list(v)) {
-        auto s = parse_shape(item);
-        if (!s)
-          return usage_error("--shape takes MxNxK with each dimension a whole number from 1 to " +
-                             std::to_string(kMaxShapeDim) + ", got '" + item + "'");
-        shapes.push_back(*s);
-      }
-    } else if (a == "--device" || a == "--repeats" || a == "--formats" || a == "--max-dispatch-s" ||
-               a == "--batch" || a == "--forms" || a == "--shape" || a == "--size") {
-      return usage_error(a + " needs a value");
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option '" + a + "'");
-    } else if (command.empty()) {
-      command = a;
-    } else {
-      return usage_error("unexpected argument '" + a + "'");
-    }
+    const bool names_one = std::any_of(commands().begin(), commands().end(),
+                                       [&](const Command& c) { return argv[i] == std::string(c.name); });
+    if (names_one && command.empty()) command = argv[i];
+    else args.push_back(argv[i]);
   }
-  if (command.empty()) return usage_error("no benchmark named (try 'vkamp-bench gemm')");
-  if (command != "gemm" && command != "conv" && command != "reduce" && command != "generate")
-    return usage_error("unknown benchmark '" + command + "' (there are: gemm, conv, reduce, generate)");
-  if (size != "tiny" && command != "generate") return usage_error("--size is an option of vkamp-bench generate");
-  if (size != "tiny" && size != "medium") return usage_error("--size: unknown size '" + size + "' (tiny | medium)");
-  if (peer && command != "gemm") return usage_error("--peer is an option of vkamp-bench gemm");
-  if (command != "gemm" && (!shapes.empty() || forms.size() != 3))
-    return usage_error("--shape and --forms are options of vkamp-bench gemm");
-  if (quick && !shapes.empty()) return usage_error("--quick picks shapes: leave it out with --shape");
-  if (quick && !formats_given) formats = {vkamp::Format::F32, vkamp::Format::F16};
+  const Command* cmd = nullptr;
+  for (const Command& c : commands())
+    if (command == c.name) cmd = &c;
+
+  BenchOptions opt;
+  vkamp::app::RunOptions run;  // the shared rows: --device and --batch (conv, reduce)
+  run.batch = 64;
+  const BenchOptions opt_defaults = opt;
+  const vkamp::app::RunOptions run_defaults = run;
+  static const std::vector<Row> rows = bench_rows();
+  std::vector<app::Flag> flags = app::shared_flags(run, run_defaults, {"device", "batch"});
+  flags[1].help.front().meaning = "conv, reduce: the batch size (1 to 4096; reduce: sequences of 256)";
+  flags[1].check = [&run] {
+    if (run.batch > 4096) throw ConfigError("--batch needs a whole number from 1 to 4096, got " + std::to_string(run.batch));
+  };
+  for (app::Flag& f : app::bind_rows(rows, opt, opt_defaults)) flags.push_back(std::move(f));
+
+  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate [flags]", kGemmHelp, false, kCommands};
+  if (cmd) {  // --help: the benchmark's own flags
+    program.synopsis = std::string(cmd->name) + " [flags]";
+    program.about = cmd->about;
+    program.listed_keys = cmd->keys;
+  }
+  const int argn = int(args.size());
+  int status = app::parse_or_exit(program, argn, args.data(), flags, [&](const app::ParsedFlags& parsed) {
+    if (!cmd) throw ConfigError("no benchmark named (try 'vkamp-bench gemm'; there are: gemm, conv, reduce, generate)");
+    for (const auto& item : parsed.items)
+      if (std::find(cmd->keys.begin(), cmd->keys.end(), item.flag->key) == cmd->keys.end()) {
+        std::string owners;
+        for (const Command& c : commands())
+          if (std::find(c.keys.begin(), c.keys.end(), item.flag->key) != c.keys.end())
+            owners += (owners.empty() ? "vkamp-bench " : " and vkamp-bench ") + std::string(c.name);
+        throw ConfigError(item.label + " is an option of " + owners);
+      }
+    parsed.apply();
+    if (opt.quick && !opt.shapes.empty()) throw ConfigError("--quick picks shapes: leave it out with --shape");
+  });
+  if (status >= 0) return status;
+  if (opt.quick && !opt.formats_given) opt.formats = {vkamp::Format::F32, vkamp::Format::F16};
 
   try {
-    if (command == "conv") return vkamp::bench::run_conv(device, repeats, batch, formats);
-    if (command == "reduce") return vkamp::bench::run_reduce(device, repeats, batch, formats);
-    if (command == "generate") return vkamp::bench::run_generate(device, repeats, size, formats);
-    return run_gemm(device, repeats, max_dispatch_s, quick, peer, formats, forms, shapes);
+    if (command == "conv") return vkamp::bench::run_conv(run.device, opt.repeats, run.batch, opt.formats);
+    if (command == "reduce") return vkamp::bench::run_reduce(run.device, opt.repeats, run.batch, opt.formats);
+    if (command == "generate") return vkamp::bench::run_generate(run.device, opt.repeats, opt.size, opt.formats);
+    return run_gemm(run.device, opt.repeats, opt.max_dispatch_s, opt.quick, opt.peer, opt.formats, opt.forms,
+                    opt.shapes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-bench: %s\n", e.what());
     return 1;

@@ -85,9 +85,15 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   try {
     app::CliResult r = app::parse_command_line(argc, argv, cfg, info.rows);
     if (r.help) {
-      if (speaks)
-        std::printf("usage: %s [flags]\n\n%s\n\n%s", info.name, info.about,
-                    app::common_usage(defaults, info.rows).c_str());
+      if (speaks) {
+        app::RunOptions scratch = defaults;
+        app::Program p{info.name, "[flags]", info.about, true, app::kConfigEpilogue};
+        std::fputs(app::usage(p, app::run_flags(scratch, defaults, info.rows)).c_str(), stdout);
+      }
+      return 0;
+    }
+    if (r.version) {
+      if (speaks) std::printf("%s\n", app::version_line(info.name).c_str());
       return 0;
     }
   } catch (const vkamp::ConfigError& e) {

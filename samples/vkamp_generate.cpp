@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
+#include "app/cli.hpp"
 #include "app/run_options.hpp"
 #include "app/saved_gpt.hpp"
 #include "app/tool_main.hpp"
@@ -22,24 +22,11 @@ namespace {
 
 using namespace vkamp;
 
-const char* kUsage =
-    "usage: vkamp-generate --weights FILE.safetensors [--prompt TEXT] [--max-new N] [flags]\n"
-    "\n"
+const char* kAbout =
     "Samples text from a GPT saved by charlm --save: the model, its vocabulary and the precision it\n"
     "trained in are read from the file. The prompt and its continuation go to stdout as they are\n"
     "sampled. The same file, flags and seed give the same text as charlm's sample at the end of the\n"
-    "run that saved it.\n"
-    "\n"
-    "  --weights FILE     a .safetensors file written by charlm --save (required)\n"
-    "  --prompt TEXT      the text to continue; every byte must be in the model's vocabulary\n"
-    "                     [default: a new line]\n"
-    "  --max-new N        characters to sample [default: 400]\n"
-    "  --temperature T    sampling temperature, > 0 [default: 0.8]\n"
-    "  --top-k K          sample among the K likeliest characters, 0 = all [default: 0]\n"
-    "  --seed N           the sampler's seed [default: 1]\n"
-    "  --precision P      fp32 | float16 | bfloat16 | cbfloat16 [default: the precision it trained in]\n"
-    "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
-    "  -h, --help         print this help and exit\n";
+    "run that saved it.";
 
 struct Options {
   std::string weights;
@@ -47,45 +34,34 @@ struct Options {
   bool precision_given = false;
 };
 
-// The flags this tool takes, by the setting each one sets; "max-new" is
-// charlm's "generate" under the name the sampler knows it by here.
-std::optional<std::string> key_of(const std::string& flag) {
-  static const std::set<std::string> shared = {"prompt", "temperature", "top-k", "seed", "precision", "device"};
-  if (flag == "max-new") return "generate";
-  if (!shared.count(flag)) return std::nullopt;
-  std::string key = flag;
-  for (char& c : key) c = c == '-' ? '_' : c;
-  return key;
-}
-
-Options parse(int argc, char** argv, bool& help) {
-  Options o;
-  const auto& rows = app::run_settings(app::Rows::LanguageModel);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      help = true;
-      return o;
-    }
-    const size_t eq = a.find('=');
-    const std::string flag = a.substr(0, eq);
-    if (flag.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + a + "'");
-    auto value = [&]() -> std::string {
-      if (eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 >= argc) throw ConfigError(flag + ": missing value");
-      return argv[++i];
+// Every flag, bound to `o`: --weights, then charlm's sampling rows and the
+// shared ones; "max-new" is charlm's "generate" under the name the sampler
+// knows it by here.
+std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
+  static const std::vector<config::Setting<Options>> rows = [] {
+    auto weights = config::text<Options>(
+        "weights", {config::kLanguageModelGroup, "FILE", "a .safetensors file written by charlm --save"},
+        VKAMP_FIELD(weights), "required");
+    weights.check = [](const Options& o) {
+      if (o.weights.empty()) throw ConfigError("--weights FILE is required (a GPT saved by charlm --save)");
     };
-    if (flag == "--weights") {
-      o.weights = value();
-      continue;
-    }
-    const std::optional<std::string> key = key_of(flag.substr(2));
-    if (!key) throw ConfigError("unknown flag '" + a + "'");
-    config::apply_row(rows, *key, value(), o.run, flag);
-    o.precision_given |= *key == "precision";
-  }
-  if (o.weights.empty()) throw ConfigError("--weights FILE is required (a GPT saved by charlm --save)");
-  return o;
+    return std::vector<config::Setting<Options>>{weights};
+  }();
+  std::vector<app::Flag> flags = app::bind_rows(rows, o, defaults);
+  std::vector<app::Flag> shared = app::shared_flags(
+      o.run, defaults.run, {"prompt", "generate", "temperature", "top_k", "seed", "precision", "device"});
+  app::Flag& max_new = shared[1];
+  max_new.names = {"max-new"};
+  max_new.help.front().flag = "--max-new N";
+  max_new.help.front().meaning = "characters to sample";
+  app::Flag& precision = shared[5];
+  precision.help.front().shown_default = "the precision it trained in";
+  precision.parse = [&o, inner = precision.parse](const std::string& v, const std::string& l) {
+    inner(v, l);
+    o.precision_given = true;
+  };
+  flags.insert(flags.end(), shared.begin(), shared.end());
+  return flags;
 }
 
 int run(const Options& o) {
@@ -124,12 +100,10 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  return app::tool_main(
-      "vkamp-generate", kUsage,
-      [&] {
-        bool help = false;
-        o = parse(argc, argv, help);
-        return help;
-      },
-      [&] { return run(o); });
+  const Options defaults = o;
+  const std::vector<app::Flag> flags = flags_for(o, defaults);
+  const app::Program program{"vkamp-generate", "--weights FILE.safetensors [--prompt TEXT] [--max-new N] [flags]",
+                             kAbout, false, ""};
+  if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
+  return app::tool_main("vkamp-generate", [&] { return run(o); });
 }

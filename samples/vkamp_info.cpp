@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "app/cli.hpp"
 #include "app/settings_table.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/device_info.hpp"
@@ -14,18 +15,25 @@
 
 namespace {
 
-const char* kHelp =
-    "usage: vkamp-info [--device SEL] [--validation] [--knobs]\n"
-    "\n"
-    "Lists every Vulkan device and the precision path vkamp will use on it.\n"
-    "\n"
-    "  --device SEL   mark the device a vkamp run would pick for SEL: an index\n"
-    "                 or a name substring (default: $VKAMP_DEVICE, else the\n"
-    "                 first discrete GPU, then integrated, virtual, CPU)\n"
-    "  --validation   load the Khronos validation layer (also VKAMP_VALIDATION=1)\n"
-    "  --knobs        list every setting (flag and config key) and every VKAMP_*\n"
-    "                 environment variable, with values and defaults; no device needed\n"
-    "  -h, --help     this text\n";
+// vkamp-info's own flags; --device is the shared row (app/cli.hpp).
+struct InfoOptions {
+  bool validation = false;  // also VKAMP_VALIDATION=1
+  bool knobs = false;
+};
+
+std::vector<vkamp::config::Setting<InfoOptions>> info_rows() {
+  using vkamp::config::kGeneralGroup;
+  return {
+      vkamp::config::toggle<InfoOptions>(
+          "validation", {kGeneralGroup, "", "load the Khronos validation layer (also VKAMP_VALIDATION=1)"},
+          VKAMP_FIELD(validation)),
+      vkamp::config::toggle<InfoOptions>("knobs",
+                                         {kGeneralGroup, "",
+                                          "list every setting (flag and config key) and every VKAMP_* environment "
+                                          "variable, with values and defaults; no device needed"},
+                                         VKAMP_FIELD(knobs)),
+  };
+}
 
 const char* yes(bool b) { return b ? "yes" : "no"; }
 
@@ -52,34 +60,33 @@ std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string selector;
-  bool validation = vkamp::validation_requested_by_env();
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    } else if (a == "--device" && i + 1 < argc) {
-      selector = argv[++i];
-    } else if (a.rfind("--device=", 0) == 0) {
-      selector = a.substr(9);
-    } else if (a == "--validation") {
-      validation = true;
-    } else if (a == "--knobs") {
-      std::printf("%s\n%s", vkamp::app::settings_table().c_str(), vkamp::app::env_knobs_table().c_str());
-      return 0;
-    } else {
-      std::fprintf(stderr, "vkamp-info: unknown argument '%s'\n\n%s", a.c_str(), kHelp);
-      return 2;
-    }
+  namespace app = vkamp::app;
+  vkamp::app::RunOptions run;
+  InfoOptions info;
+  info.validation = vkamp::validation_requested_by_env();
+  const InfoOptions info_defaults = info;
+  const std::vector<vkamp::config::Setting<InfoOptions>> rows = info_rows();
+  std::vector<app::Flag> flags = app::shared_flags(run, run, {"device"});
+  flags.front().help.front().meaning =
+      "mark the device a vkamp run would pick for SEL: an index or a name substring";
+  flags.front().help.front().shown_default = "$VKAMP_DEVICE, else the first discrete GPU, then integrated, virtual, CPU";
+  for (app::Flag& f : app::bind_rows(rows, info, info_defaults)) flags.push_back(std::move(f));
+  const app::Program program{"vkamp-info", "[--device SEL] [--validation] [--knobs]",
+                             "Lists every Vulkan device and the precision path vkamp will use on it.", false, ""};
+  if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
+  if (info.knobs) {
+    std::printf("%s\n%s", app::settings_table().c_str(), app::env_knobs_table().c_str());
+    return 0;
   }
+  const bool validation = info.validation;
+  std::string selector = run.device;
   if (selector.empty()) selector = vkamp::env_text("VKAMP_DEVICE").value_or("");
 
   try {
     vkamp::Instance instance(validation);
     auto devices = vkamp::probe_devices(instance);
     size_t chosen = vkamp::select_device(devices, selector);
-    std::printf("vkamp %s: %zu Vulkan device(s)%s\n\n", VKAMP_VERSION, devices.size(),
+    std::printf("%s: %zu Vulkan device(s)%s\n\n", vkamp::app::version_line("vkamp").c_str(), devices.size(),
                 instance.validation() ? ", validation on" : "");
     for (const auto& d : devices) {
       std::printf("%s [%u] %s (%s)\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str(),

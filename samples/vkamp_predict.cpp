@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli.hpp"
 #include "app/saved_model.hpp"
 #include "app/tool_main.hpp"
 #include "vkamp/config_error.hpp"
@@ -38,92 +39,71 @@ namespace {
 
 using namespace vkamp;
 
-const char* kUsage =
-    "usage: vkamp-predict --weights FILE.safetensors --data FILE [--out FILE.csv|FILE.npy] [flags]\n"
-    "\n"
+const char* kAbout =
     "Runs a model saved by vkamp-train (--save) over --data (.csv, .csv.gz, .npz, .npy or an IDX images\n"
     "file) and writes the predictions. The model, classes, feature columns and standardization are read\n"
     "from the weights file. Labels (or targets) in the data are optional; when present, the accuracy (or\n"
-    "mean squared error, in the targets' units, and R², the mean over the target columns) is printed.\n"
-    "\n"
-    "  --weights FILE     a .safetensors file written by vkamp-train --save (required)\n"
-    "  --data FILE        the rows to predict (required)\n"
-    "  --out FILE         .csv: a header row, then per row the class and each class's probability\n"
-    "                     (regression: the outputs); .npy: float32 rows x classes probabilities\n"
-    "                     (regression: rows x outputs) [default: with labels, print the metric only;\n"
-    "                     without, the CSV on stdout]\n"
-    "  --report-classes   a classifier on labelled data: print the confusion matrix and each class's\n"
-    "                     precision, recall, F1 and support\n"
-    "  --precision P      fp32 | float16 | bfloat16 | cbfloat16 [default: the precision it trained in]\n"
-    "  --batch N          rows per forward pass [default: 256]\n"
-    "  --delimiter C      CSV: the field delimiter, one character (\\t or tab for a tab) [default: ,]\n"
-    "  --no-header        CSV: no header row; the columns are c0, c1, ... (as vkamp-train --no-header named\n"
-    "                     them)\n"
-    "  --skip-rows N      CSV: skip N lines before the header [default: 0]\n"
-    "  --allow-nonfinite  accept NaN and infinite values in the features (refused by default)\n"
-    "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
-    "  -h, --help         print this help and exit\n";
+    "mean squared error, in the targets' units, and R², the mean over the target columns) is printed.";
 
-[[noreturn]] void bad_usage(const std::string& why) { throw vkamp::ConfigError(why); }
+const char* kPredictGroup = "Prediction";
 
 struct Options {
-  std::string weights, data, out, device, precision;
-  uint32_t batch = 256;
+  std::string weights, data, out;
   bool report_classes = false;
-  char delimiter = ',';
-  bool header = true, allow_nonfinite = false;
-  uint32_t skip_rows = 0;
+  bool precision_given = false;  // else the precision it trained in
+  app::RunOptions run;           // the shared rows: --device, --precision, --batch and the CSV flags
 };
 
-// A count flag's value in [min, max].
-uint32_t count_value(const std::string& flag, const std::string& v, unsigned long min, unsigned long max) {
-  char* end = nullptr;
-  const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-  if (v.empty() || *end || v[0] == '-' || n < min || n > max)
-    bad_usage(flag + ": expected a count in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + v +
-              "'");
-  return uint32_t(n);
+bool ends_with(const std::string& s, const char* tail) {
+  return s.size() > std::strlen(tail) && s.compare(s.size() - std::strlen(tail), std::string::npos, tail) == 0;
 }
 
-Options parse(int argc, char** argv, bool& help) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      help = true;
-      return o;
-    }
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) bad_usage(a + ": missing value");
-      return argv[++i];
-    };
-    if (a == "--weights") o.weights = value();
-    else if (a == "--data") o.data = value();
-    else if (a == "--out") o.out = value();
-    else if (a == "--device") o.device = value();
-    else if (a == "--precision") o.precision = value();
-    else if (a == "--report-classes") o.report_classes = true;
-    else if (a == "--batch") o.batch = count_value(a, value(), 1, 65536);
-    else if (a == "--skip-rows") o.skip_rows = count_value(a, value(), 0, UINT32_MAX);
-    else if (a == "--no-header") o.header = false;
-    else if (a == "--allow-nonfinite") o.allow_nonfinite = true;
-    else if (a == "--delimiter") {
-      const std::string v = value();
-      const std::optional<char> c = data::csv_delimiter(v);
-      if (!c) bad_usage("--delimiter: '" + v + "' is not a delimiter (one character other than a quote or a line end)");
-      o.delimiter = *c;
-    } else {
-      bad_usage("unknown flag '" + a + "'");
-    }
-  }
-  if (o.weights.empty()) bad_usage("--weights FILE is required");
-  if (o.data.empty()) bad_usage("--data FILE is required");
-  auto ends = [](const std::string& s, const char* t) {
-    return s.size() > std::strlen(t) && s.compare(s.size() - std::strlen(t), std::string::npos, t) == 0;
+std::vector<config::Setting<Options>> own_rows() {
+  using config::text;
+  auto weights = text<Options>("weights", {kPredictGroup, "FILE", "a .safetensors file written by vkamp-train --save"},
+                               VKAMP_FIELD(weights), "required");
+  weights.check = [](const Options& o) {
+    if (o.weights.empty()) throw ConfigError("--weights FILE is required");
   };
-  if (!o.out.empty() && !ends(o.out, ".csv") && !ends(o.out, ".npy"))
-    bad_usage("--out " + o.out + ": expected a file name ending in .csv or .npy");
-  return o;
+  auto data = text<Options>("data", {kPredictGroup, "FILE", "the rows to predict"}, VKAMP_FIELD(data), "required");
+  data.check = [](const Options& o) {
+    if (o.data.empty()) throw ConfigError("--data FILE is required");
+  };
+  auto out = text<Options>("out",
+                           {kPredictGroup, "FILE",
+                            ".csv: a header row, then per row the class and each class's probability (regression: "
+                            "the outputs); .npy: float32 rows x classes probabilities (regression: rows x outputs)"},
+                           VKAMP_FIELD(out), "with labels, print the metric only; without, the CSV on stdout");
+  out.check = [](const Options& o) {
+    if (!o.out.empty() && !ends_with(o.out, ".csv") && !ends_with(o.out, ".npy"))
+      throw ConfigError("--out " + o.out + ": expected a file name ending in .csv or .npy");
+  };
+  return {weights, data, out,
+          config::toggle<Options>("report_classes",
+                                  {kPredictGroup, "",
+                                   "a classifier on labelled data: print the confusion matrix and each class's "
+                                   "precision, recall, F1 and support"},
+                                  VKAMP_FIELD(report_classes))};
+}
+
+// Every flag, bound to `o`: its own rows, then the shared ones.
+std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
+  static const std::vector<config::Setting<Options>> rows = own_rows();
+  std::vector<app::Flag> flags = app::bind_rows(rows, o, defaults);
+  std::vector<app::Flag> shared = app::shared_flags(
+      o.run, defaults.run, {"device", "precision", "batch", "delimiter", "header", "skip_rows", "allow_nonfinite"});
+  app::Flag& precision = shared[1];
+  precision.help.front().shown_default = "the precision it trained in";
+  precision.parse = [&o, inner = precision.parse](const std::string& v, const std::string& l) {
+    inner(v, l);
+    o.precision_given = true;
+  };
+  app::Flag& batch = shared[2];
+  batch.group = kPredictGroup;
+  batch.help.front().meaning = "rows per forward pass";
+  for (size_t i = 3; i < shared.size(); ++i) shared[i].group = "Reading --data";  // the CSV flags
+  flags.insert(flags.end(), shared.begin(), shared.end());
+  return flags;
 }
 
 // Softmax in double: the probabilities the logits stand for.
@@ -273,13 +253,13 @@ int run(const Options& o) {
   const io::TensorFile file = io::read_safetensors(o.weights);
   const app::SavedModel saved = app::read_saved_model(file, o.weights);
   const models::ModelSpec spec = models::parse_model(saved.model);
-  std::string precision = o.precision;
-  if (precision.empty()) {
+  std::string precision = format_name(o.run.precision);
+  if (!o.precision_given) {
     auto it = file.metadata.find("vkamp.precision");
     precision = it == file.metadata.end() ? "fp32" : it->second;
   }
   const auto fmt = parse_format(precision);
-  if (!fmt) throw vkamp::ConfigError("--precision: unknown precision '" + precision + "'");
+  if (!fmt) throw io::FormatError(o.weights + ": vkamp.precision: unknown precision '" + precision + "'");
 
   data::LoadOptions lo;
   lo.task = saved.regress ? data::Task::Regress : data::Task::Classify;
@@ -288,10 +268,10 @@ int run(const Options& o) {
   lo.targets = saved.targets;
   lo.features = saved.features;
   lo.label_optional = true;
-  lo.allow_nonfinite = o.allow_nonfinite;
-  lo.delimiter = o.delimiter;
-  lo.header = o.header;
-  lo.skip_rows = o.skip_rows;
+  lo.allow_nonfinite = o.run.data.allow_nonfinite;
+  lo.delimiter = o.run.data.delimiter;
+  lo.header = o.run.data.header;
+  lo.skip_rows = o.run.data.skip_rows;
   data::LabeledData rows = data::load_labeled(o.data, lo);
   for (const std::string& note : rows.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   if (rows.data.features != spec.inputs())
@@ -307,7 +287,7 @@ int run(const Options& o) {
                           ", and the file has none");
 
   ContextOptions copt;
-  copt.device = o.device;
+  copt.device = o.run.device;
   std::unique_ptr<Context> ctx_owner;
   try {
     ctx_owner = std::make_unique<Context>(copt);
@@ -316,12 +296,12 @@ int run(const Options& o) {
   }
   Context& ctx = *ctx_owner;
   std::fprintf(stderr, "vkamp-predict on %s (%s)\n", ctx.info().name.c_str(), format_name(*fmt));
-  train::Model model(ctx, spec, *fmt, o.batch, /*seed=*/1, false, false);
+  train::Model model(ctx, spec, *fmt, o.run.batch, /*seed=*/1, false, false);
   std::vector<float> buffers;
   model.write_master(io::import_torch_tensors(spec, file, o.weights, &buffers));
   model.write_buffers(buffers);  // BatchNorm's running statistics: predict normalises with them
   const train::LossKind loss = saved.regress ? train::LossKind::MSE : train::LossKind::SoftmaxXent;
-  train::Evaluator evaluator(ctx, model, loss, o.batch);
+  train::Evaluator evaluator(ctx, model, loss, o.run.batch);
   const uint32_t n = rows.data.count, C = model.outputs();
   std::vector<float> out = evaluator.predict(rows.data.x, n);
   if (saved.target_standardizer) {
@@ -374,12 +354,12 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  return app::tool_main(
-      "vkamp-predict", kUsage,
-      [&] {
-        bool help = false;
-        o = parse(argc, argv, help);
-        return help;
-      },
-      [&] { return run(o); });
+  o.run.batch = 256;
+  const Options defaults = o;
+  const std::vector<app::Flag> flags = flags_for(o, defaults);
+  const app::Program program{"vkamp-predict",
+                             "--weights FILE.safetensors --data FILE [--out FILE.csv|FILE.npy] [flags]", kAbout, false,
+                             ""};
+  if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
+  return app::tool_main("vkamp-predict", [&] { return run(o); });
 }

@@ -1,8 +1,9 @@
 // vkamp-studio: trains a sample on a worker thread and draws the dashboard
-// live in a window, with controls. See studio_usage() for the flags.
+// live in a window, with controls. See studio_options.cpp for the flags.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "app/workloads.hpp"
@@ -63,6 +64,10 @@ void write_probe(const std::string& path, const PlotProbe& probe, const RunHisto
   out << j.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
+// How long an idle frame waits for input, and the frame rate while training.
+constexpr double kIdleWait = 0.25;
+constexpr double kMaxFps = 60;
+
 struct ReportDraw {
   const RunHistory* h;
   DashboardState state;
@@ -71,19 +76,16 @@ struct ReportDraw {
 }  // namespace
 
 int main(int argc, char** argv) {
-  StudioOptions opt = parse_studio_options(argc, argv);
-  if (opt.help) {
-    std::printf("%s", studio_usage().c_str());
-    return 0;
-  }
-  if (!opt.error.empty()) std::fprintf(stderr, "vkamp-studio: %s\n(see vkamp-studio --help)\n", opt.error.c_str());
+  // Flags first: --help, --version and a bad flag end here, before any window opens.
+  StudioOptions opt;
+  if (int status = parse_studio_options(argc, argv, opt); status >= 0) return status;
 
   std::unique_ptr<StudioWindow> window;
   try {
     window = std::make_unique<StudioWindow>(opt.width, opt.height, opt.cfg.device);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
-    return opt.error.empty() ? 1 : 2;
+    return 1;
   }
 
   SharedHistory shared;
@@ -102,38 +104,49 @@ int main(int argc, char** argv) {
   int status = 0;
   {
     TrainingSession session(shared);
-    if (opt.error.empty()) {
-      session.start(jobs[controls.sample], opt.cfg, opt.paused);
-    } else {
-      // Bad input: show it, start nothing, and exit 2 in the end.
-      controls.error = opt.error;
-      RunHistory blank;
-      blank.title = "not started";
-      shared.reset(blank);
-      shared.set_status("error: " + opt.error);
-      status = 2;
-    }
+    session.start(jobs[controls.sample], opt.cfg, opt.paused);
 
     auto t0 = std::chrono::steady_clock::now();
     uint64_t steps_at_start = 0;
     uint32_t frame = 0;
     try {
       uint32_t counted = 0;  // frames since --until-step was reached
+      uint32_t idle_frames = 0;  // frames that first waited for input
+      size_t drawn_records = ~size_t(0);
+      std::string drawn_status;
+      auto frame_start = std::chrono::steady_clock::now();
       while (!window->should_close() && (opt.frames == 0 || counted < opt.frames)) {
-        window->begin_frame();
+        // Idle (no run going and nothing new drawn last frame): wait for
+        // input, up to kIdleWait, rather than redraw flat out. Training: at
+        // most kMaxFps frames a second, so drawing leaves the cores to it.
+        const bool changed = history.records() != drawn_records || history.status != drawn_status;
+        drawn_records = history.records();
+        drawn_status = history.status;
+        double wait = 0;
+        if (session.state() != SessionState::Running && !changed && frame > 2) {
+          wait = kIdleWait;
+          ++idle_frames;
+        } else {
+          const auto next = frame_start + std::chrono::duration<double>(1.0 / kMaxFps);
+          std::this_thread::sleep_until(next);
+        }
+        frame_start = std::chrono::steady_clock::now();
+        window->begin_frame(wait);
         shared.pull(history);
         if (frame == 0) steps_at_start = history.records();
         draw_dashboard(history, dash, &probe, [&] { draw_controls(controls, session, history); });
         window->end_frame();
         ++frame;
         SessionState s = session.state();
-        bool ended = s == SessionState::Finished || s == SessionState::Failed || !opt.error.empty();
+        bool ended = s == SessionState::Finished || s == SessionState::Failed;
         if (history.records() >= opt.until_step || (ended && frame > 1)) ++counted;
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "vkamp-studio: %u frames in %.1f s (%.1f frames/s) on %s while %llu steps trained\n",
+      std::fprintf(stderr,
+                   "vkamp-studio: %u frames in %.1f s (%.1f frames/s) on %s while %llu steps trained; %u idle "
+                   "frames waited for input\n",
                    frame, seconds, frame / std::max(seconds, 1e-9), window->device_name().c_str(),
-                   (unsigned long long)(history.records() - steps_at_start));
+                   (unsigned long long)(history.records() - steps_at_start), idle_frames);
       if (!opt.screenshot.empty()) {
         uint32_t w = 0, h = 0;
         auto pixels = window->capture(w, h);

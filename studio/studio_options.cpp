@@ -1,6 +1,6 @@
 #include "studio_options.hpp"
 
-#include <cstring>
+#include <cstdio>
 #include <vector>
 
 #include "app/cli.hpp"
@@ -9,110 +9,135 @@
 namespace vkamp::ui {
 namespace {
 
-// --flag VALUE or --flag=VALUE; advances i past the value.
-bool take(const char* flag, int argc, char** argv, int& i, std::string& value, std::string& error) {
-  size_t n = std::strlen(flag);
-  if (std::strncmp(argv[i], flag, n) != 0) return false;
-  if (argv[i][n] == '=') {
-    value = argv[i] + n + 1;
-    return true;
-  }
-  if (argv[i][n] != 0) return false;
-  if (i + 1 >= argc) {
-    error = std::string(flag) + " needs a value";
-    return true;
-  }
-  value = argv[++i];
-  return true;
+using Row = config::Setting<StudioOptions>;
+const char* kStudioGroup = "Studio";
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-uint32_t parse_count(const std::string& v, const char* flag, uint32_t max, std::string& error) {
-  char* end = nullptr;
-  unsigned long n = std::strtoul(v.c_str(), &end, 10);
-  if (v.empty() || *end || v[0] == '-' || n > max) {
-    error = std::string(flag) + " takes a whole number up to " + std::to_string(max) + ", got \"" + v + "\"";
-    return 0;
-  }
-  return uint32_t(n);
+// A file the studio writes at exit: its name must end in `ext`.
+Row output_row(const char* key, const char* value, const char* text, std::string StudioOptions::*field,
+               const char* ext) {
+  Row r = config::text<StudioOptions>(key, {kStudioGroup, value, text}, [field](auto& o) -> auto& { return o.*field; },
+                                      "none");
+  r.check = [field, ext, key](const StudioOptions& o) {
+    if (!(o.*field).empty() && !ends_with(o.*field, ext))
+      throw ConfigError(config::flag_of(key) + " needs a file name ending in " + ext + ", got \"" + o.*field + "\"");
+  };
+  return r;
+}
+
+std::vector<Row> studio_rows() {
+  std::string names;
+  for (const auto& w : app::workloads()) names += (names.empty() ? "" : ", ") + w.name;
+  static const std::string sample_help = "the job to train: " + names;
+  Row sample = config::row<StudioOptions>("sample", {kStudioGroup, "NAME", sample_help.c_str()});
+  sample.parse = [](StudioOptions& o, const std::string& v, const std::string&) {
+    app::find_workload(v);  // throws ConfigError listing the jobs
+    o.sample = v;
+  };
+  sample.show = [](const StudioOptions&) { return std::string("fashion_mlp"); };
+  Row size = config::row<StudioOptions>("size", {kStudioGroup, "WxH", "window size"});
+  size.parse = [](StudioOptions& o, const std::string& v, const std::string& l) {
+    int w = 0, h = 0;
+    char x = 0, rest = 0;
+    if (std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || x != 'x' || w < 320 || h < 240 || w > 8192 ||
+        h > 8192)
+      config::fail(l, "takes WxH between 320x240 and 8192x8192, got \"" + v + "\"");
+    o.width = w;
+    o.height = h;
+  };
+  size.show = [](const StudioOptions& o) { return std::to_string(o.width) + "x" + std::to_string(o.height); };
+  Row frames = config::count<StudioOptions>(
+      "frames", {kStudioGroup, "N", "quit after N frames (0 = when the window closes)"}, VKAMP_FIELD(frames));
+  frames.check = [](const StudioOptions& o) {
+    if (o.frames > 1000000) throw ConfigError("--frames takes a whole number up to 1000000");
+  };
+  return {
+      sample,
+      config::toggle<StudioOptions>("paused", {kStudioGroup, "", "load the run but wait for Resume (or Step)"},
+                                    VKAMP_FIELD(paused)),
+      frames,
+      config::count<StudioOptions>(
+          "until_step",
+          {kStudioGroup, "K", "with --frames: start counting once K steps have trained (or the run has ended)"},
+          VKAMP_FIELD(until_step)),
+      output_row("screenshot", "FILE.png", "write the last frame as a PNG before quitting", &StudioOptions::screenshot,
+                 ".png"),
+      output_row("probe", "FILE.json", "write what the last frame plotted (for tests)", &StudioOptions::probe,
+                 ".json"),
+      size,
+  };
+}
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> r = studio_rows();
+  return r;
+}
+
+// The studio's flags over `o`, then the job's run rows over o.cfg.
+std::vector<app::Flag> all_flags(StudioOptions& o, const StudioOptions& defaults, app::Rows which) {
+  std::vector<app::Flag> flags =
+      app::with_extra(app::bind_rows(rows(), o, defaults), app::run_flags(o.cfg, defaults.cfg, which));
+  for (app::Flag& f : flags)
+    if (f.key == "report") f.help.front().meaning = "at exit, draw the dashboard without the controls (offscreen)";
+  return flags;
+}
+
+const char* kAbout =
+    "Trains a sample in mixed precision and shows the loss, the loss scale with the\n"
+    "skipped steps, the gradient norm, the step time and the gradient exponent\n"
+    "histograms against fp16's range, live. Starts fashion_mlp in fp16 with dynamic\n"
+    "loss scaling unless told otherwise; --train FILE trains your data instead, as\n"
+    "vkamp-train does (with --model, --test, ...).";
+
+app::Rows rows_of(const std::string& sample) {
+  if (sample == "vkamp-train") return app::Rows::WithData;
+  // charlm takes the language-model flags (its GPT size by --n-layer and the
+  // like, or `size:` in a --config file: --size is the window's here).
+  return app::find_workload(sample).language_model ? app::Rows::LanguageModel : app::Rows::WithData;
 }
 
 }  // namespace
 
-std::string studio_usage() {
-  std::string names;
-  for (auto& w : app::workloads()) names += "\n    " + w.name + ": " + w.about;
-  return "usage: vkamp-studio [flags]\n\n"
-         "Trains a sample in mixed precision and shows the loss, the loss scale with the\n"
-         "skipped steps, the gradient norm, the step time and the gradient exponent\n"
-         "histograms against fp16's range, live. Starts fashion_mlp in fp16 with dynamic\n"
-         "loss scaling unless told otherwise.\n\n"
-         "App options:\n"
-         "  --sample NAME          the job to train [default: fashion_mlp]; one of:" + names + "\n"
-         "  --train FILE           train on your data instead, as vkamp-train does (with --model, --test, ...)\n"
-         "  --paused               load the run but wait for Resume (or Step)\n"
-         "  --frames N             quit after N frames (0 = when the window closes) [default: 0]\n"
-         "  --until-step K         with --frames: start counting once K steps have trained\n"
-         "                         (or the run has ended) [default: 0]\n"
-         "  --screenshot FILE.png  write the last frame as a PNG before quitting\n"
-         "  --probe FILE.json      write what the last frame plotted (for tests)\n"
-         "  --size WxH             window size [default: 1600x1000]\n"
-         "  --report FILE.png      at exit, draw the dashboard without the controls (offscreen)\n\n" +
-         app::common_usage(app::find_workload("fashion_mlp").defaults, app::Rows::WithData);
-}
-
-StudioOptions parse_studio_options(int argc, char** argv) {
-  StudioOptions o;
-  std::vector<char*> rest{argv[0]};
-  std::string v, err;
-  for (int i = 1; i < argc && err.empty(); ++i) {
-    if (take("--sample", argc, argv, i, v, err)) o.sample = v;
-    else if (take("--screenshot", argc, argv, i, v, err)) o.screenshot = v;
-    else if (take("--probe", argc, argv, i, v, err)) o.probe = v;
-    else if (take("--frames", argc, argv, i, v, err)) o.frames = parse_count(v, "--frames", 1000000, err);
-    else if (take("--until-step", argc, argv, i, v, err)) o.until_step = parse_count(v, "--until-step", 1u << 30, err);
-    else if (take("--size", argc, argv, i, v, err)) {
-      int w = 0, h = 0;
-      char x = 0;
-      if (std::sscanf(v.c_str(), "%d%c%d", &w, &x, &h) != 3 || x != 'x' || w < 320 || h < 240 || w > 8192 ||
-          h > 8192)
-        err = "--size takes WxH between 320x240 and 8192x8192, got \"" + v + "\"";
-      o.width = w;
-      o.height = h;
-    } else if (std::strcmp(argv[i], "--paused") == 0) o.paused = true;
-    else rest.push_back(argv[i]);
-  }
-  for (auto [flag, path] : {std::pair{"--screenshot", &o.screenshot}, std::pair{"--probe", &o.probe}}) {
-    const char* ext = path == &o.screenshot ? ".png" : ".json";
-    size_t n = std::strlen(ext);
-    if (err.empty() && !path->empty() && (path->size() <= n || path->compare(path->size() - n, n, ext) != 0))
-      err = std::string(flag) + " needs a file name ending in " + ext + ", got \"" + *path + "\"";
-  }
-  // --train FILE: vkamp-train's job over the user's data, with its defaults.
-  for (char* a : rest)
-    if (std::strcmp(a, "--train") == 0 || std::strncmp(a, "--train=", 8) == 0) o.sample = "vkamp-train";
+int parse_studio_options(int argc, char** argv, StudioOptions& o) {
+  app::Program program{"vkamp-studio", "[flags]", kAbout, true, app::kConfigEpilogue};
   try {
-    o.cfg = o.sample == "vkamp-train" ? app::user_data_defaults() : app::find_workload(o.sample).defaults;
-  } catch (const vkamp::ConfigError& e) {
-    if (err.empty()) err = e.what();
-    o.sample = "fashion_mlp";
-    o.cfg = app::find_workload(o.sample).defaults;
+    // First the job (--sample, or --train for vkamp-train's), over every
+    // flag the studio may take: its defaults and rows depend on it.
+    StudioOptions first;
+    app::RunOptions lm_scratch;
+    std::vector<app::Flag> any = all_flags(first, first, app::Rows::WithData);
+    for (app::Flag& f : app::run_flags(lm_scratch, lm_scratch, app::Rows::LanguageModel)) any.push_back(std::move(f));
+    const app::ParsedFlags found = app::split_flags(program, argc, argv, any);
+    std::string sample = "fashion_mlp";
+    bool user_data = false;
+    for (const auto& it : found.items) {
+      if (it.flag->key == "sample") sample = it.value;
+      user_data |= it.flag->key == "train";
+    }
+    if (!found.help && !found.version) app::find_workload(sample);  // an unknown job: ConfigError
+    if (found.help || found.version) sample = "fashion_mlp";
+    o.sample = user_data ? "vkamp-train" : sample;
+    o.cfg = user_data ? app::user_data_defaults() : app::find_workload(sample).defaults;
+    const StudioOptions defaults = o;
+    if (found.help) {
+      std::fputs(app::usage(program, all_flags(o, defaults, rows_of(o.sample))).c_str(), stdout);
+      return 0;
+    }
+    if (found.version) {
+      std::printf("%s\n", app::version_line(program.name).c_str());
+      return 0;
+    }
+    const std::string job = o.sample;
+    app::parse_command_line(argc, argv, o.cfg, rows_of(job), app::bind_rows(rows(), o, defaults));
+    o.sample = job;  // --sample's value, or vkamp-train's job for --train
+    return -1;
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "vkamp-studio: %s\n(see vkamp-studio --help)\n", e.what());
+    return 2;
   }
-  if (!err.empty()) {
-    o.error = err;
-    return o;
-  }
-  app::RunOptions cfg = o.cfg;
-  // charlm takes the language-model flags (its GPT size by --n-layer and
-  // the like, or `size:` in a --config file: --size is the window's here).
-  const bool lm = o.sample != "vkamp-train" && app::find_workload(o.sample).language_model;
-  try {
-    o.help = app::parse_command_line(int(rest.size()), rest.data(), cfg,
-                                     lm ? app::Rows::LanguageModel : app::Rows::WithData).help;
-    o.cfg = cfg;
-  } catch (const vkamp::ConfigError& e) {
-    o.error = e.what();  // o.cfg keeps the sample's defaults
-  }
-  return o;
 }
 
 }  // namespace vkamp::ui

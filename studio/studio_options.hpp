@@ -1,4 +1,5 @@
-// vkamp-studio's command line: the samples' flags plus the app's own.
+// vkamp-studio's command line: the samples' flags plus the app's own, all
+// through the one parser (app/flags.hpp), before any window opens.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,13 +17,11 @@ struct StudioOptions {
   std::string probe;        // --probe FILE.json: what the last frame plotted (tests)
   bool paused = false;      // --paused: load the run but wait for Start
   int width = 1600, height = 1000;
-  bool help = false;
-  std::string error;        // a flag or config problem: shown in the window and on stderr
 };
 
-// Never throws: a bad flag leaves the sample's defaults in cfg and the
-// message in error.
-StudioOptions parse_studio_options(int argc, char** argv);
-std::string studio_usage();
+// Parses the command line into `o`. Returns -1 when the studio goes on;
+// otherwise the exit status, with what to say printed: 0 after --help or
+// --version (stdout), 2 after a bad flag or settings file (stderr).
+int parse_studio_options(int argc, char** argv, StudioOptions& o);
 
 }  // namespace vkamp::ui

@@ -93,8 +93,11 @@ void StudioWindow::rebuild_swapchain() {
   rebuild_ = false;
 }
 
-void StudioWindow::begin_frame() {
-  glfwPollEvents();
+void StudioWindow::begin_frame(double wait_s) {
+  if (wait_s > 0)
+    glfwWaitEventsTimeout(wait_s);  // returns at the first input event
+  else
+    glfwPollEvents();
   if (rebuild_) rebuild_swapchain();
   ImGui_ImplGlfw_NewFrame();
   imgui_->new_frame();

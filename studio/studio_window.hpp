@@ -25,8 +25,9 @@ class StudioWindow {
   StudioWindow& operator=(const StudioWindow&) = delete;
 
   bool should_close() const;
-  // Polls input, rebuilds the swapchain after a resize, starts a frame.
-  void begin_frame();
+  // Polls input (or, with wait_s > 0, waits up to wait_s seconds for it),
+  // rebuilds the swapchain after a resize, starts a frame.
+  void begin_frame(double wait_s = 0);
   // ImGui::Render() and present.
   void end_frame();
   // The frame just ended, drawn again into an image: RGBA8, top row first.

@@ -1,136 +1,52 @@
-// The command-line parser: each flag is a row of run_settings() (its
-// dashed key, its renamed flag, its aliases; --name/--no-name for a
-// switch), plus --config FILE and --help.
+// The training binaries' command line: the rows of run_settings() through
+// the one parser (app/flags.hpp), with --config FILE applied first.
 #include "app/cli.hpp"
 
-#include <string_view>
-#include <vector>
+#include <algorithm>
+#include <stdexcept>
 
 namespace vkamp::app {
-namespace {
 
-using Row = config::Setting<RunOptions>;
-using vkamp::ConfigError;
-
-// One way to write a flag, without the leading "--".
-struct Spelling {
-  std::string name;
-  const Row* row;
-  int switch_value;  // a switch: 1 (--name) or 0 (--no-name); -1 takes a value
-};
-
-const std::vector<Spelling>& spellings(Rows rows) {
-  auto build = [](Rows which) {
-    std::vector<Spelling> v;
-    for (const Row& s : run_settings(which)) {
-      const std::string bare = s.flag.substr(2);
-      if (s.is_switch) {
-        v.push_back({bare, &s, 1});
-        v.push_back({"no-" + bare, &s, 0});
-        continue;
-      }
-      v.push_back({bare, &s, -1});
-      if (config::flag_of(s.key) != s.flag) v.push_back({config::flag_of(s.key).substr(2), &s, -1});
-      for (const std::string& a : s.aliases) v.push_back({config::flag_of(a).substr(2), &s, -1});
-    }
-    return v;
-  };
-  static const std::vector<Spelling> sets[] = {build(Rows::Common), build(Rows::WithData),
-                                               build(Rows::LanguageModel)};
-  return sets[size_t(rows)];
+std::vector<Flag> run_flags(RunOptions& opts, const RunOptions& defaults, Rows rows) {
+  return bind_rows(run_settings(rows), opts, defaults);
 }
 
-const Spelling* find_spelling(const std::string& name, Rows rows) {
-  for (const Spelling& s : spellings(rows))
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-[[noreturn]] void unknown_flag(const std::string& arg, const std::string& name, Rows rows) {
-  std::vector<std::string> flags = {"config", "help"};
-  for (const Spelling& s : spellings(rows)) flags.push_back(s.name);
-  std::string msg = "unknown flag '" + arg + "'";
-  std::string hint = config::closest_match(name, flags);
-  if (hint.empty()) {
-    // Another tool's name (--growth-interval), or a key spelled with '_'.
-    std::string key;
-    for (char c : name) key += (c == '-') ? '_' : c;
-    key = config::suggest_key(key, run_setting_keys(rows));
-    if (!key.empty()) hint = config::flag_of(key).substr(2);
+std::vector<Flag> shared_flags(RunOptions& target, const RunOptions& defaults, const std::vector<std::string>& keys) {
+  std::vector<Flag> flags;
+  for (const std::string& key : keys) {
+    const config::Setting<RunOptions>* row = nullptr;
+    for (Rows which : {Rows::Common, Rows::WithData, Rows::LanguageModel})
+      if (!row) row = config::find_setting(run_settings(which), key);
+    if (!row) throw std::logic_error("shared_flags: no setting '" + key + "'");
+    std::vector<Flag> one = bind_rows(std::vector<config::Setting<RunOptions>>{*row}, target, defaults);
+    flags.push_back(std::move(one.front()));
   }
-  if (!hint.empty()) msg += " (did you mean --" + hint + "?)";
-  throw ConfigError(msg);
+  return flags;
 }
 
-struct Item {
-  std::string flag;  // as the user wrote it, e.g. "--lr"
-  const Row* row;
-  std::string value;
-};
-
-// The arguments split into settings files and (flag, value) items, every
-// flag's spelling checked before anything is applied.
-struct Split {
-  std::vector<std::string> configs;
-  std::vector<Item> items;
-};
-
-std::string not_a_flag(int argc, char** argv, int i, Rows rows) {
-  std::string msg = "unexpected argument '" + std::string(argv[i]) + "': options are --flag VALUE";
-  if (i > 1 && i - 1 < argc && std::string_view(argv[i - 1]).substr(0, 2) == "--") {
-    const Spelling* prev = find_spelling(std::string(argv[i - 1] + 2), rows);
-    if (prev && prev->switch_value >= 0) msg += " and " + std::string(argv[i - 1]) + " takes no value";
+std::vector<Flag> with_extra(const std::vector<Flag>& extra, std::vector<Flag> run) {
+  std::vector<Flag> flags = extra;
+  for (Flag& f : run) {
+    bool shadowed = false;
+    for (const Flag& e : extra)
+      for (const std::string& n : f.names) shadowed |= std::find(e.names.begin(), e.names.end(), n) != e.names.end();
+    if (!shadowed) flags.push_back(std::move(f));
   }
-  return msg;
+  return flags;
 }
 
-Split split_arguments(int argc, char** argv, Rows rows) {
-  Split out;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i] ? argv[i] : "";
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) throw ConfigError(not_a_flag(argc, argv, i, rows));
-    const size_t eq = arg.find('=');
-    const bool inline_value = eq != std::string::npos;
-    const std::string name = arg.substr(2, inline_value ? eq - 2 : std::string::npos);
-    const std::string flag = "--" + name;
-    const std::string inline_text = inline_value ? arg.substr(eq + 1) : std::string();
-    const Spelling* sp = name == "config" ? nullptr : find_spelling(name, rows);
-    if (name != "config" && !sp) unknown_flag(inline_value ? flag : arg, name, rows);
-    if (sp && sp->switch_value >= 0) {
-      // --resume=false / --progress=true set the value given; the --no- spellings take none.
-      if (inline_value && sp->switch_value == 0) throw ConfigError(flag + " takes no value (got '" + arg + "')");
-      out.items.push_back({flag, sp->row, inline_value ? inline_text : sp->switch_value ? "true" : "false"});
-      continue;
-    }
-    std::string value = inline_text;
-    if (!inline_value) {
-      if (i + 1 >= argc || std::string_view(argv[i + 1] ? argv[i + 1] : "").substr(0, 2) == "--")
-        throw ConfigError(flag + ": missing value");
-      value = argv[++i];
-    }
-    if (sp) {
-      out.items.push_back({flag, sp->row, value});
-    } else {
-      if (value.empty()) throw ConfigError(flag + ": missing file name");
-      out.configs.push_back(value);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-CliResult parse_command_line(int argc, char** argv, RunOptions& opts, Rows rows) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i] ? argv[i] : "";
-    if (a == "--help" || a == "-h") return {true};  // help wins over anything else on the line
-  }
-  const Split split = split_arguments(argc, argv, rows);
+CliResult parse_command_line(int argc, char** argv, RunOptions& opts, Rows rows, const std::vector<Flag>& extra) {
+  const std::vector<Flag> flags = with_extra(extra, run_flags(opts, opts, rows));
+  Program p;
+  p.takes_config = true;
+  const ParsedFlags parsed = split_flags(p, argc, argv, flags);
+  if (parsed.help || parsed.version) return {parsed.help, parsed.version};
   // The files, then the flags in order, then the checks.
-  for (const std::string& file : split.configs) apply_config_file(file, opts, rows);
-  for (const Item& it : split.items) it.row->parse(opts, it.value, it.flag);
+  for (const std::string& file : parsed.configs) apply_config_file(file, opts, rows);
+  parsed.apply();
   config::resolve_amp_level(opts);
   validate(opts, rows);
+  check_flags(extra);
   return {};
 }
 

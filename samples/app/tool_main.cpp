@@ -16,17 +16,7 @@ int exit_status(const std::exception& e) {
   return 1;
 }
 
-int tool_main(const char* name, const char* usage, const std::function<bool()>& parse,
-              const std::function<int()>& run) {
-  try {
-    if (parse()) {
-      std::printf("%s", usage);
-      return 0;
-    }
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "%s: %s\n(see %s --help)\n", name, e.what(), name);
-    return 2;
-  }
+int tool_main(const char* name, const std::function<int()>& run) {
   try {
     return run();
   } catch (const std::exception& e) {

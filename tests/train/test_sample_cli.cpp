@@ -52,7 +52,7 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   // (Not rejected(): the usage text names --validation.)
   Result bad = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
   EXPECT_EQ(bad.status, 2) << bad.output;
-  EXPECT_NE(bad.output.find("unknown argument '--bogus'"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("unknown flag '--bogus'"), std::string::npos) << bad.output;
 }
 
 // vkamp-info --knobs: every setting (its key and flag) and every variable

@@ -1,7 +1,7 @@
 // vkamp-studio under Xvfb with lavapipe and the validation layer: it trains
 // while drawing, and its last frame (--screenshot) and plotted arrays
-// (--probe) hold the run; bad flags and configs give a message in the
-// window and on stderr and exit status 2, never a crash.
+// (--probe) hold the run; bad flags and configs give a message on stderr
+// and exit status 2 before any window opens, never a crash.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -216,24 +216,47 @@ TEST_F(Studio, TrainsTheResNetFromThePickerWithBatchNormHistograms) {
   EXPECT_EQ(var->points, layers.size());
 }
 
-TEST_F(Studio, BadFlagValueIsShownAndExitsTwo) {
+// A bad flag or settings file exits 2 before any window opens (issue 37):
+// nothing is drawn, so no probe is written.
+TEST_F(Studio, BadFlagValueExitsTwoBeforeAnyWindow) {
   Result r = run_studio("--batch 0 --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("--batch"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
-  Probe p = read_probe(path("probe.json"));
-  EXPECT_EQ(p.status.rfind("error: ", 0), 0u) << p.status;
-  EXPECT_NE(p.status.find("--batch"), std::string::npos) << p.status;
-  EXPECT_EQ(p.records, 0u);
+  EXPECT_EQ(r.output.find("frames in"), std::string::npos) << "a window drew frames:\n" << r.output;
+  EXPECT_FALSE(fs::exists(path("probe.json")));
 }
 
-TEST_F(Studio, ConfigThatFailsValidationIsShownAndExitsTwo) {
+TEST_F(Studio, ConfigThatFailsValidationExitsTwoBeforeAnyWindow) {
   std::ofstream(path("bad.yaml")) << "max_gradient_norm: 1.0\nmax_gradient_value: 0.5\n";
   Result r = run_studio("--config " + path("bad.yaml") + " --frames 3 --probe " + path("probe.json"));
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("max_gradient_norm"), std::string::npos) << r.output;
-  Probe p = read_probe(path("probe.json"));
-  EXPECT_NE(p.status.find("max_gradient_value"), std::string::npos) << p.status;
+  EXPECT_NE(r.output.find("max_gradient_value"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("probe.json")));
+}
+
+// The issue's walk: `timeout 15 xvfb-run -a vkamp-studio --version` ended
+// with 124. Now it prints the version and exits 0 (timeout's 124 would fail).
+TEST_F(Studio, VersionUnderXvfbExitsAtOnce) {
+  Result r = run_child(std::string("timeout 15 xvfb-run -a ") + VKAMP_STUDIO + " --version");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("vkamp-studio ", 0), 0u) << r.output;
+}
+
+// An idle studio (paused: no run going, nothing new to draw) waits for
+// input before each frame rather than redrawing flat out; the frames of a
+// run in progress do not wait.
+TEST_F(Studio, IdleFramesWaitForInput) {
+  Result r = run_studio("--paused --frames 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const size_t at = r.output.find(" idle frames waited for input");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const size_t start = r.output.rfind(' ', at - 1) + 1;
+  const int idle = std::stoi(r.output.substr(start, at - start));
+  // Of the 17 frames after the first three (drawn at once while the layout
+  // settles), all but those that show a new status (loading, paused).
+  EXPECT_GE(idle, 12) << r.output;
 }
 
 TEST_F(Studio, TrainsTheUsersCsvWithTrain) {
