@@ -11,10 +11,11 @@
 namespace vkamp::train {
 namespace {
 
-// The format's smallest positive value (DESIGN.md §4: fp16 2^-24, cb16
-// 2^-39). bf16's (2^-133) and fp32's (2^-149) are not normal fp32 numbers,
-// which layer_scale.comp divides by; 2^-126 stands in: format_max over it
-// is past fp32 anyway, so the jump is the largest allowed either way.
+// The format's smallest positive value (docs/design.md, "Storage formats":
+// fp16 2^-24, cb16 2^-39). bf16's (2^-133) and fp32's (2^-149) are not
+// normal fp32 numbers, which layer_scale.comp divides by; 2^-126 stands in:
+// format_max over it is past fp32 anyway, so the jump is the largest
+// allowed either way.
 float smallest_subnormal(Format f) {
   switch (f) {
     case Format::F16: return 0x1p-24f;

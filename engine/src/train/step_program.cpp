@@ -46,11 +46,13 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
   tensor_ranges_ = std::make_unique<Buffer>(ctx, ranges.size() * 4);
   tensor_ranges_->write(ranges);
   // Fault injection: one bit per step, from --inject-overflow and the app's
-  // button. Recorded only when a step is marked here or the app asked for
-  // live injection: otherwise a step has no injection pass at all.
+  // button. The pass is recorded only when a step is marked here, or once
+  // the button first arms it (inject_overflow_at): otherwise a step has no
+  // injection pass at all, live injection allowed or not.
   const bool injects_here = cfg.inject_rank < 0 || uint32_t(cfg.inject_rank) == rank;
-  injects_ = cfg.live_fault_injection || (injects_here && !cfg.inject_overflow.empty());
-  if (injects_) {
+  injects_ = injects_here && !cfg.inject_overflow.empty();
+  live_ = cfg.live_fault_injection;
+  if (injects_ || live_) {
     inject_bits_.assign((max_attempts_ + 31) / 32, 0);
     for (auto r : injects_here ? cfg.inject_overflow : std::vector<config::StepRange>{})
       for (uint64_t s = r.first; s <= r.last && s < max_attempts_; ++s) inject_bits_[s / 32] |= 1u << (s % 32);
@@ -94,11 +96,15 @@ std::vector<StepProgram::DecayRun> StepProgram::decay_runs(const std::vector<gra
 // cheap; on lavapipe 1 per invocation made this pass 20% of a step.
 uint32_t StepProgram::partials_for(uint32_t params) { return std::max(1u, std::min(div_up(params, 4096), 1024u)); }
 
-void StepProgram::inject_overflow_at(uint32_t step) {
-  if (!injects_) throw Error("live fault injection is off: set TrainConfig::live_fault_injection before training");
-  if (step >= max_attempts_) return;
+bool StepProgram::inject_overflow_at(uint32_t step) {
+  if (!injects_ && !live_)
+    throw Error("live fault injection is off: set TrainConfig::live_fault_injection before training");
+  if (step >= max_attempts_) return false;
   inject_bits_[step / 32] |= 1u << (step % 32);
   inject_mask_->write(inject_bits_);
+  const bool armed_now = !injects_;
+  injects_ = true;
+  return armed_now;
 }
 
 void StepProgram::record(Sequence& seq) {

@@ -52,6 +52,7 @@ void StepRing::record_slots(const std::function<void(Sequence&)>& record_step) {
 void StepRing::record_split_slots(const std::function<void(Sequence&)>& record_a,
                                   const std::function<void(Sequence&)>& record_b) {
   Context& ctx = slots_.front()->context();
+  slots_b_.clear();  // recorded again: Trainer::record_step
   segments_.clear();
   segments_.resize(slots_.size());
   for (auto& s : slots_) {

@@ -83,21 +83,24 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
         });
   }
   if (N > 1) {
-    // The host all-reduces between the micro-batches and the update; one
-    // process keeps the whole step in one command buffer, and never waits.
-    ring_->record_split_slots([&](Sequence& seq) { program_->record_micro_batches(seq); },
-                              [&](Sequence& seq) { program_->record_update(seq); });
     exchange_ = std::make_unique<GradExchange>(comm_, program_->grad_sum(), program_->loss_values());
     ring_->between = [this] { exchange_->run(); };
-  } else {
-    ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
   }
+  record_step();
   ring_->on_record = [this](const StepRecord& r, const std::vector<DispatchTime>& t) { read_record(r, t); };
   checkpointer_ = std::make_unique<Checkpointer>(*model_, cfg.seed, program_->layer_scales(), uint32_t(comm_.rank()));
   evaluator_ = std::make_unique<Evaluator>(ctx, *model_, loss, B);
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::record_step() {
+  if (comm_.size() > 1)  // the host all-reduces between the micro-batches and the update
+    ring_->record_split_slots([&](Sequence& seq) { program_->record_micro_batches(seq); },
+                              [&](Sequence& seq) { program_->record_update(seq); });
+  else  // one process keeps the whole step in one command buffer, and never waits
+    ring_->record_slots([&](Sequence& seq) { program_->record(seq); });
+}
 
 void Trainer::flush() { ring_->drain(true); }
 
@@ -355,7 +358,7 @@ void Trainer::set_scaler(const config::ScalerConfig& sc) {
 
 void Trainer::inject_overflow_next() {
   flush();
-  program_->inject_overflow_at(params_->read_state().step);
+  if (program_->inject_overflow_at(params_->read_state().step)) record_step();  // the pass, armed now
 }
 
 double Trainer::evaluate(const data::HostData& data) {

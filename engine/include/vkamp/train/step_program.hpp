@@ -43,7 +43,10 @@ class StepProgram {
   // Per-layer loss scaling's state; nullptr in the other modes.
   LayerScales* layer_scales() { return layer_scales_.get(); }
   // Writes an inf into a gradient at attempt `step` (between steps).
-  void inject_overflow_at(uint32_t step);
+  // Returns true when this armed the injection pass (the first live
+  // injection of a run without --inject-overflow): the step must then be
+  // recorded again to hold it.
+  bool inject_overflow_at(uint32_t step);
 
  private:
   // Returns the sequence it ended in (--sync-bn cuts it, StepRing::cut).
@@ -66,6 +69,7 @@ class StepProgram {
   std::unique_ptr<Buffer> tensor_stats_;  // this step's TensorStats, per tensor (amp_check -> step_control)
   std::unique_ptr<Buffer> grad_sum_;  // fp32 sum of the micro-batch gradients (accumulated_)
   bool injects_ = false;               // the injection pass is recorded
+  bool live_ = false;                  // TrainConfig::live_fault_injection: the pass may be armed later
   std::vector<uint32_t> inject_bits_;  // host copy of inject_mask_
   // The optimizer's dispatches: parameter elements [first, end), with or
   // without weight decay, unscaled by the global scale or (per-layer

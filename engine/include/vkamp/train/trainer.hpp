@@ -142,6 +142,8 @@ class Trainer {
           const data::HostData& train);
   void flush();
   void read_record(const StepRecord& r, const std::vector<DispatchTime>& timings);
+  // Records the step into the ring's slots (again after the injection pass is armed).
+  void record_step();
   void checkpoint_if_due();
   void check_replicas_if_due(bool at_end);
   void drain_before_epoch_end();
