@@ -95,8 +95,10 @@ left_out=()
     exe=${cmd%% *} args=""
     [ "$exe" = "$cmd" ] || args=${cmd#* }
     # MPI, clang (fuzz), the install and build tests, vkamp-studio (Xvfb),
-    # anything that is not one of the build's binaries (scripts), disabled cases.
-    if [[ ",$labels," =~ ,(mpi|fuzz|install), || $name == Studio.* || $disabled == true ||
+    # the host-only checks of every binary's flags (they start the bench and
+    # studio binaries from the build tree), anything that is not one of the
+    # build's binaries (scripts), disabled cases.
+    if [[ ",$labels," =~ ,(mpi|fuzz|install|cli|floors), || $name == Studio.* || $disabled == true ||
           $exe != "$build"/* || ! -x $exe ]]; then
       left_out+=("$name"); continue
     fi
