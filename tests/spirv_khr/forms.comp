@@ -2,9 +2,11 @@
 // Every GL_NV_cooperative_matrix form glslang 12 compiles, for the SPV_NV ->
 // SPV_KHR pass's tests (test_spirv_khr.cpp): matrices through functions (in,
 // inout, out and returned), arrays, locals and globals, conditionals and
-// loops (OpPhi, OpSelect), construction from a scalar, element access,
-// .length() (a specialization-constant op), arithmetic, a conversion, loads and stores both majors, and one
-// fp16 type as A and as B. Never run: only translated.
+// loops (glslang writes them through variables, not OpPhi or OpSelect: the
+// hand-written tests have those), construction from a scalar, element access,
+// .length() (a specialization-constant op), arithmetic, a conversion, loads
+// and stores row- and column-major and by a specialization constant, and
+// one fp16 type as A and as B. Never run: only translated.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -15,6 +17,7 @@ layout(std430, binding = 0) buffer H { float16_t h[]; };
 layout(std430, binding = 1) buffer F { float f[]; };
 layout(std430, binding = 2) buffer I { int ints[]; };
 layout(constant_id = 0) const uint N = 2;
+layout(constant_id = 1) const uint TRANS = 1;  // as gemm_common.glsl's TRANS_A
 shared float16_t tile[16 * 16 * 2];
 
 #define HALF fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -24,7 +27,7 @@ FULL acc[N];  // global (Private) array, as the kernel holds its accumulators
 FULL madd(HALF a, HALF b, FULL c) { return coopMatMulAddNV(a, b, c); }
 void load_pair(out HALF a, inout HALF b, uint at) {
   coopMatLoadNV(a, tile, at, 16u, false);
-  coopMatLoadNV(b, h, at, 16u, true);
+  coopMatLoadNV(b, h, at, 16u, TRANS != 0u);  // a specialization-constant layout
 }
 FULL scaled(FULL c, float s) { return c * s; }
 

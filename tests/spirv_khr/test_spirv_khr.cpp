@@ -363,6 +363,36 @@ TEST(SpirvKhr, LengthTakesTheKhrTypeOfItsOnlyRole) {
   EXPECT_EQ(all(m, op::CooperativeMatrixLengthKHR)[0]->words, (std::vector<uint32_t>{k.uint_t, n, k.mf}));
 }
 
+// A ColumnMajor from a specialization constant (a kernel whose transposes
+// are specialization constants): KHR's MemoryLayout becomes the
+// specialization constant Select(flag, ColumnMajorKHR 1, RowMajorKHR 0),
+// placed after the global constants.
+TEST(SpirvKhr, SpecializationConstantColumnMajorSelectsTheLayout) {
+  Common k;
+  k.header();
+  k.types();
+  k.matrix_types();
+  const uint32_t transposed = k.a.id();
+  k.a.op(op::SpecConstantFalse, {k.bool_t, transposed});
+  k.shared_arrays();
+  k.begin_main();
+  const uint32_t x = k.load(k.mh, true, transposed), y = k.load(k.mh, true, k.f), acc = k.load(k.mf, false, k.f);
+  k.store(k.mul_add(x, y, acc));
+  k.end_function();
+  const Module m = translate(k.a);
+  const auto loads = all(m, op::CooperativeMatrixLoadKHR);
+  ASSERT_EQ(loads.size(), 3u);
+  const Instruction& choice = def(m, loads[0]->words[3]);
+  ASSERT_EQ(choice.opcode, op::SpecConstantOp);
+  ASSERT_EQ(choice.words.size(), 6u);
+  EXPECT_EQ(choice.words[0], k.uint_t);
+  EXPECT_EQ(choice.words[2], uint32_t(op::Select));
+  EXPECT_EQ(choice.words[3], transposed);
+  EXPECT_EQ(constant_value(m, choice.words[4]), 1u);
+  EXPECT_EQ(constant_value(m, choice.words[5]), 0u);
+  EXPECT_EQ(loads[1]->words[3], k.c0) << "a plain false stays the constant RowMajorKHR";
+}
+
 // The pass refuses, naming the instruction, what it cannot translate.
 TEST(SpirvKhr, RefusesWhatItCannotTranslate) {
   auto kernel = [](auto&& body) {
@@ -389,12 +419,14 @@ TEST(SpirvKhr, RefusesWhatItCannotTranslate) {
     k.a.op(12 /* OpExtInst */, {k.mf, r, k.glsl, 4 /* FAbs */, acc});
   });
   EXPECT_EQ(ext.rfind("OpExtInst %", 0), 0u) << ext;
-  // A ColumnMajor from a specialization constant: KHR's MemoryLayout must be constant.
-  const std::string spec = kernel([](Common& k, uint32_t, uint32_t acc, uint32_t spec_true) {
-    k.a.op(op::CooperativeMatrixStoreNV, {k.element(false), acc, k.c16, spec_true});
+  // A ColumnMajor computed at run time: KHR's MemoryLayout must be a constant.
+  const std::string runtime = kernel([](Common& k, uint32_t, uint32_t acc, uint32_t) {
+    const uint32_t flag = k.a.id();
+    k.a.op(170 /* OpIEqual */, {k.bool_t, flag, k.c16, k.c3});
+    k.a.op(op::CooperativeMatrixStoreNV, {k.element(false), acc, k.c16, flag});
   });
-  EXPECT_NE(spec.find("OpCooperativeMatrixStoreNV"), std::string::npos) << spec;
-  EXPECT_NE(spec.find("ColumnMajor"), std::string::npos) << spec;
+  EXPECT_NE(runtime.find("OpCooperativeMatrixStoreNV"), std::string::npos) << runtime;
+  EXPECT_NE(runtime.find("ColumnMajor"), std::string::npos) << runtime;
   // An opcode this pass does not know, matrix or not.
   const std::string unknown = kernel([](Common& k, uint32_t, uint32_t, uint32_t) { k.a.op(4999, {}); });
   EXPECT_NE(unknown.find("opcode 4999"), std::string::npos) << unknown;

@@ -95,7 +95,14 @@ void Checker::run() {
 
 void Checker::check_matrix_ops(const Instruction& in) const {
   const auto& w = in.words;
+  // A 32-bit constant 0 or 1, or a specialization constant choosing between them.
   auto layout = [&](uint32_t id) {
+    const Instruction& c = def(in, id);
+    if (c.opcode == op::SpecConstantOp && c.words.size() == 6 && c.words[2] == op::Select) {
+      if (constant_value(in, c.words[4]) > 1 || constant_value(in, c.words[5]) > 1)
+        fail(in, "MemoryLayout chooses other than RowMajorKHR or ColumnMajorKHR");
+      return;
+    }
     if (constant_value(in, id) > 1) fail(in, "MemoryLayout is neither RowMajorKHR nor ColumnMajorKHR");
   };
   switch (in.opcode) {

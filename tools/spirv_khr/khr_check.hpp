@@ -10,7 +10,8 @@
 // - nothing of SPV_NV_cooperative_matrix is left (opcodes, capability,
 //   extension) and the KHR capability and extension are declared;
 // - every OpTypeCooperativeMatrixKHR's Use is a 32-bit integer constant 0..2;
-//   every load/store's MemoryLayout a constant 0 or 1 and its object a KHR
+//   every load/store's MemoryLayout a constant 0 or 1 (or a specialization
+//   constant selecting one) and its object a KHR
 //   matrix; every mul-add takes MatrixA x MatrixB + MatrixAccumulator and
 //   returns C's type.
 #pragma once

@@ -35,6 +35,7 @@ class Rewriter {
   uint32_t type_id(uint32_t type, const Key& key) const;
   uint32_t layout(uint32_t column_major, const Instruction& at) const;
   uint32_t length_type(const Instruction& at, uint32_t nv_type) const;
+  void plan_spec_layouts();
   void emit_type(const Instruction& in, const Key& key);
   void emit_body(size_t i);
 
@@ -50,6 +51,8 @@ class Rewriter {
   uint32_t int_type_ = 0;
   std::map<uint32_t, uint32_t> int_constants_;  // value -> id (Use and MemoryLayout operands)
   std::vector<Instruction> new_constants_;
+  std::map<uint32_t, uint32_t> spec_layouts_;  // bool specialization constant -> its MemoryLayout
+  std::vector<Instruction> late_constants_;    // those MemoryLayouts, before the first function
 };
 
 const Instruction& Rewriter::def(uint32_t id) const {
@@ -180,12 +183,32 @@ uint32_t Rewriter::length_type(const Instruction& at, uint32_t nv_type) const {
   return type_id(nv_type, *keys->second.begin());
 }
 
+// KHR's MemoryLayout for NV's ColumnMajor bool: the constant 0 or 1, or for
+// a specialization-constant bool (a kernel whose transposes are
+// specialization constants) an OpSpecConstantOp Select between them,
+// which allocate() numbered and run() puts after the global constants.
 uint32_t Rewriter::layout(uint32_t column_major, const Instruction& at) const {
-  const uint16_t o = def(column_major).opcode;
-  if (o != op::ConstantTrue && o != op::ConstantFalse)
-    throw Error(at.describe() + ": its ColumnMajor operand %" + std::to_string(column_major) +
-                " is not an OpConstantTrue/False (KHR wants a constant MemoryLayout)");
-  return int_constants_.at(o == op::ConstantTrue ? 1u : 0u);
+  const Instruction& c = def(column_major);
+  if (c.opcode == op::ConstantTrue || c.opcode == op::ConstantFalse)
+    return int_constants_.at(c.opcode == op::ConstantTrue ? 1u : 0u);
+  auto spec = spec_layouts_.find(column_major);
+  if (spec != spec_layouts_.end()) return spec->second;
+  throw Error(at.describe() + ": its ColumnMajor operand %" + std::to_string(column_major) +
+              " is not a boolean constant or specialization constant (KHR wants a constant MemoryLayout)");
+}
+
+void Rewriter::plan_spec_layouts() {
+  for (const Instruction& in : in_.instructions) {
+    if (in.opcode != op::CooperativeMatrixLoadNV && in.opcode != op::CooperativeMatrixStoreNV) continue;
+    const uint32_t cm = in.words[in.opcode == op::CooperativeMatrixLoadNV ? 4 : 3];
+    const Instruction& c = def(cm);
+    const bool spec_bool = c.opcode == op::SpecConstantTrue || c.opcode == op::SpecConstantFalse ||
+                           (c.opcode == op::SpecConstantOp && def(c.type()).opcode == op::TypeBool);
+    if (!spec_bool || spec_layouts_.count(cm)) continue;
+    const uint32_t id = next_id_++;
+    spec_layouts_[cm] = id;
+    late_constants_.push_back({op::SpecConstantOp, {int_type_, id, op::Select, cm, constant(1), constant(0)}});
+  }
 }
 
 void Rewriter::emit_type(const Instruction& in, const Key& key) {
@@ -274,11 +297,16 @@ Module Rewriter::run() {
   allocate();
   constant(0);  // MemoryLayout: RowMajorKHR and ColumnMajorKHR
   constant(1);
+  plan_spec_layouts();
   std::copy(std::begin(in_.header), std::end(in_.header), out_.header);
   for (size_t i = 0; i < in_.instructions.size(); ++i) {
     const Instruction& in = in_.instructions[i];
     if (i + 1 == first_matrix_type_)
       out_.instructions.insert(out_.instructions.end(), new_constants_.begin(), new_constants_.end());
+    if (in.opcode == op::Function) {
+      out_.instructions.insert(out_.instructions.end(), late_constants_.begin(), late_constants_.end());
+      late_constants_.clear();
+    }
     const uint32_t target = in.words.empty() ? 0 : in.words[0];
     if (is_annotation(in.opcode) && (uses_.carries(target) || uses_.is_matrix_constant(target))) {
       // One copy per KHR type or constant made from the target (none if unused).

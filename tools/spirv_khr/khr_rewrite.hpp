@@ -14,7 +14,8 @@
 //   -> OpCooperativeMatrixLoadKHR (4457) <Pointer, MemoryLayout, Stride, [Memory]>,
 //   and OpCooperativeMatrixStoreNV (5360) -> OpCooperativeMatrixStoreKHR (4458)
 //   likewise: NV's ColumnMajor bool constant becomes a 32-bit integer
-//   constant, RowMajorKHR 0 or ColumnMajorKHR 1;
+//   constant, RowMajorKHR 0 or ColumnMajorKHR 1 (a bool specialization
+//   constant becomes OpSpecConstantOp Select between them);
 // - OpCooperativeMatrixMulAddNV (5361) -> OpCooperativeMatrixMulAddKHR (4459),
 //   with the Matrix*SignedComponents operands for signed integer components
 //   (NV took signedness from the types); OpCooperativeMatrixLengthNV (5362)
