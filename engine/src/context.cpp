@@ -107,12 +107,14 @@ Context::Context(ContextOptions opt)
 
   // The tensor-core GEMM's shaders hold fp16 values in shared memory, so
   // both of its builds need the fp16-arithmetic path; the cooperative-matrix
-  // build also needs the extension and the Vulkan memory model, which
-  // glslang declares for GL_NV_cooperative_matrix.
-  // NV where the device runs that build, else KHR (the same kernel, written
-  // from it: tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR.
+  // builds also need their extension and the Vulkan memory model, which
+  // glslang declares for GL_NV_cooperative_matrix. NV where the device runs
+  // that build, else KHR (the same kernel, written from it by
+  // tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR. Options given in code
+  // leave the environment unread.
   gemm_mma_ = opt.gemm_mma ? *opt.gemm_mma : gemm_mma_requested();
-  const std::optional<CoopmatApi> forced = opt.coopmat_api ? opt.coopmat_api : coopmat_api_requested();
+  const std::optional<CoopmatApi> forced =
+      opt.coopmat_api ? opt.coopmat_api : opt.gemm_mma ? std::nullopt : coopmat_api_requested();
   coopmat_api_ = forced.value_or(info_.tensor_core_api());
   const std::string gap = forced ? info_.tensor_core_gap(*forced) : info_.tensor_core_gap();
   if (gemm_mma_ == GemmMma::coopmat && !gap.empty())

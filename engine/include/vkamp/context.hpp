@@ -52,8 +52,8 @@ struct ContextOptions {
   // is an Error. On the fp16-storage path every GEMM stays off.
   std::optional<GemmMma> gemm_mma;
   // The cooperative-matrix build the coopmat path takes; unset means KHR
-  // under $VKAMP_COOPMAT=khr, else the device's choice. A device that cannot
-  // run the one forced is an Error.
+  // under $VKAMP_COOPMAT=khr (when gemm_mma is unset too), else the device's
+  // choice. A device that cannot run the one forced is an Error.
   std::optional<CoopmatApi> coopmat_api;
 };
 
