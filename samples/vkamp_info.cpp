@@ -46,15 +46,19 @@ std::string fp16_gemm(const vkamp::DeviceInfo& d) {
   try {
     const vkamp::GemmMma want = vkamp::gemm_mma_requested();
     const std::optional<vkamp::CoopmatApi> forced = vkamp::coopmat_api_requested();
-    if (want == vkamp::GemmMma::emulated) return "emulated (tensor-core tiling in plain GLSL: VKAMP_COOPMAT=emulate)";
+    if (want == vkamp::GemmMma::emulated) return "emulated (the tensor-core tiling in plain GLSL: VKAMP_COOPMAT=emulate)";
     const vkamp::CoopmatApi api = forced.value_or(d.tensor_core_api());
     const std::string gap = forced ? d.tensor_core_gap(*forced) : d.tensor_core_gap();
     const std::string name = vkamp::coopmat_api_name(api);
+    const std::string setting = std::string("VKAMP_COOPMAT=") + (forced ? "khr" : "1");
+    // Why KHR where the device has not NV's build to offer.
+    const std::string why_khr = !forced && api == vkamp::CoopmatApi::khr
+                                    ? "; NV: " + d.tensor_core_gap(vkamp::CoopmatApi::nv) : "";
     if (want == vkamp::GemmMma::coopmat)
-      return gap.empty() ? name + " tensor cores (VKAMP_COOPMAT=" + (forced ? "khr" : "1") + ")"
-                         : "none: VKAMP_COOPMAT=" + std::string(forced ? "khr" : "1") + " fails here: " + gap;
-    return gap.empty() ? "shader GEMM (off by default; VKAMP_COOPMAT=1 takes " + name +
-                             " tensor cores until the GEMM suite has passed on such a GPU)"
+      return gap.empty() ? name + " tensor cores (" + setting + why_khr + ")"
+                         : "none: " + setting + " stops a run here: " + gap;
+    return gap.empty() ? "shader GEMM (tensor cores stay off until the GEMM suite has passed on such a GPU; "
+                         "VKAMP_COOPMAT=1 takes " + name + why_khr + ")"
                        : "shader GEMM (no tensor cores for vkamp)";
   } catch (const vkamp::Error& e) {
     return std::string("unknown: ") + e.what();
