@@ -161,7 +161,7 @@ fi
 torch_col="torch-$torch_dev"
 
 echo "== devices"
-"$vkamp_info" 2>&1 | grep -E '^\* \[|^ +driver |cooperative matrix|precision path' || true
+"$vkamp_info" 2>&1 | grep -E '^\* \[|^ +driver |cooperative matrix|tensor cores|GEMM builds|precision path' || true
 [ "$vkamp_only" = 1 ] || echo "$torch_info"
 if [ "$bundle" = 1 ]; then where="the bundle in $root"; else where="the build in $VKAMP_BUILD"; fi
 echo "vkamp    binaries from ${bin:-$where}; VKAMP_COOPMAT ${coopmat:-unset (the engine chooses)}"

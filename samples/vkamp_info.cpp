@@ -3,6 +3,7 @@
 // with --knobs, every setting and environment variable instead.
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "app/cli.hpp"
@@ -36,6 +37,41 @@ std::vector<vkamp::config::Setting<InfoOptions>> info_rows() {
 }
 
 const char* yes(bool b) { return b ? "yes" : "no"; }
+
+// "NV  16x16x16 fp16 x fp16 -> fp32: the .coopmat build runs here", or why not.
+std::string tensor_cores(const vkamp::DeviceInfo& d, vkamp::CoopmatApi api) {
+  const std::string gap = d.tensor_core_gap(api);
+  const char* build = api == vkamp::CoopmatApi::nv ? ".coopmat" : ".khr";
+  return std::string(vkamp::coopmat_api_name(api)) + (api == vkamp::CoopmatApi::nv ? "  " : " ") +
+         (gap.empty() ? std::string("16x16x16 fp16 x fp16 -> fp32: the ") + build + " build runs here"
+                      : "none for vkamp: " + gap);
+}
+
+// The build an fp16 GEMM takes on this device under $VKAMP_COOPMAT, and why
+// (Context's rules: NV where the device runs it, else KHR; khr forces KHR).
+std::string fp16_gemm(const vkamp::DeviceInfo& d) {
+  if (d.path() != vkamp::PrecisionPath::Fp16Arithmetic) return "shader GEMM (the fp16 storage path computes in fp32)";
+  try {
+    const vkamp::GemmMma want = vkamp::gemm_mma_requested();
+    const std::optional<vkamp::CoopmatApi> forced = vkamp::coopmat_api_requested();
+    if (want == vkamp::GemmMma::emulated) return "emulated (the tensor-core tiling in plain GLSL: VKAMP_COOPMAT=emulate)";
+    const vkamp::CoopmatApi api = forced.value_or(d.tensor_core_api());
+    const std::string gap = forced ? d.tensor_core_gap(*forced) : d.tensor_core_gap();
+    const std::string name = vkamp::coopmat_api_name(api);
+    const std::string setting = std::string("VKAMP_COOPMAT=") + (forced ? "khr" : "1");
+    // Why KHR where the device has not NV's build to offer.
+    const std::string why_khr = !forced && api == vkamp::CoopmatApi::khr
+                                    ? "; NV: " + d.tensor_core_gap(vkamp::CoopmatApi::nv) : "";
+    if (want == vkamp::GemmMma::coopmat)
+      return gap.empty() ? name + " tensor cores (" + setting + why_khr + ")"
+                         : "none: " + setting + " stops a run here: " + gap;
+    return gap.empty() ? "shader GEMM (tensor cores stay off until the GEMM suite has passed on such a GPU; "
+                         "VKAMP_COOPMAT=1 takes " + name + why_khr + ")"
+                       : "shader GEMM (no tensor cores for vkamp)";
+  } catch (const vkamp::Error& e) {
+    return std::string("unknown: ") + e.what();
+  }
+}
 
 // "fp16 yes  fp32 yes  fp64 no" for one float-controls property.
 std::string per_width(const bool (&v)[3]) {
@@ -121,25 +157,14 @@ int main(int argc, char** argv) {
                   d.unsupported_reason.empty() ? "" : ": ", d.unsupported_reason.c_str());
       if (d.path() == vkamp::PrecisionPath::Fp16Arithmetic)
         std::printf("                      (bf16/cb16 are stored as 16 bits, computed in fp32)\n");
-      // The fp16 GEMM's path (Context's GemmMma, from VKAMP_COOPMAT); every
-      // other format takes the shader GEMM.
-      const std::string gap = d.tensor_core_gap();
-      std::printf("      tensor cores    %s\n",
-                  gap.empty() ? "NV 16x16x16 fp16 -> fp32 (VKAMP_COOPMAT=1 puts fp16 GEMMs on them; off by default "
-                                "until the GEMM suite has passed on such a GPU)"
-                              : ("none for vkamp: " + gap).c_str());
-      std::string fp16 = "on the shader GEMM";
-      try {
-        const vkamp::GemmMma want = vkamp::gemm_mma_requested();
-        if (want == vkamp::GemmMma::coopmat)
-          fp16 = gap.empty() ? "on tensor cores (VKAMP_COOPMAT=1)" : "cannot take tensor cores (VKAMP_COOPMAT=1)";
-        else if (want == vkamp::GemmMma::emulated)
-          fp16 = "on the tensor-core tiling, emulated (VKAMP_COOPMAT=emulate)";
-      } catch (const vkamp::Error& e) {
-        fp16 = std::string("unknown: ") + e.what();
-      }
-      if (d.path() != vkamp::PrecisionPath::Fp16Arithmetic) fp16 = "on the shader GEMM (fp16 storage path)";
-      std::printf("      GEMM path       fp16 %s; fp32, bf16 and cb16 on the shader GEMM\n", fp16.c_str());
+      // Tensor cores through each extension, and the build each format's
+      // GEMM takes (Context's choice, from VKAMP_COOPMAT), with why.
+      std::printf("      tensor cores    %s\n", tensor_cores(d, vkamp::CoopmatApi::nv).c_str());
+      std::printf("                      %s\n", tensor_cores(d, vkamp::CoopmatApi::khr).c_str());
+      std::printf("      GEMM builds     fp16: %s\n", fp16_gemm(d).c_str());
+      std::printf("                      fp32: shader GEMM (the tensor-core GEMM is written for fp16 operands)\n");
+      std::printf("                      bf16, cb16: shader GEMM (glslang 12 declares no bf16 cooperative matrix;"
+                  " docs/tensor-cores.md)\n");
       std::printf("\n");
     }
     std::printf("* = the device vkamp uses%s%s\n", selector.empty() ? "" : " for --device ",

@@ -43,9 +43,19 @@ GemmMma gemm_mma_requested() {
   } catch (const ConfigError& e) {
     throw Error(e.what());
   }
-  if (v == "1") return GemmMma::coopmat;
+  if (v == "1" || v == "khr") return GemmMma::coopmat;
   if (v == "emulate") return GemmMma::emulated;
   return GemmMma::off;
+}
+
+std::optional<CoopmatApi> coopmat_api_requested() {
+  if (gemm_mma_requested() == GemmMma::coopmat && env_choice("VKAMP_COOPMAT") == "khr") return CoopmatApi::khr;
+  return std::nullopt;
+}
+
+const char* Context::gemm_mma_build() const {
+  if (gemm_mma_ != GemmMma::coopmat) return "";
+  return coopmat_api_ == CoopmatApi::khr ? ".khr" : ".coopmat";
 }
 
 Context::Context(ContextOptions opt)
@@ -97,23 +107,34 @@ Context::Context(ContextOptions opt)
 
   // The tensor-core GEMM's shaders hold fp16 values in shared memory, so
   // both of its builds need the fp16-arithmetic path; the cooperative-matrix
-  // build also needs the extension and the Vulkan memory model, which
-  // glslang declares for GL_NV_cooperative_matrix.
+  // builds also need their extension and the Vulkan memory model, which
+  // glslang declares for GL_NV_cooperative_matrix. NV where the device runs
+  // that build, else KHR (the same kernel, written from it by
+  // tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR. Options given in code
+  // leave the environment unread.
   gemm_mma_ = opt.gemm_mma ? *opt.gemm_mma : gemm_mma_requested();
-  if (gemm_mma_ == GemmMma::coopmat && !info_.tensor_core_gap().empty())
-    throw Error("VKAMP_COOPMAT=1: device \"" + info_.name + "\" cannot run the tensor-core GEMM: " +
-                info_.tensor_core_gap() + " (VKAMP_COOPMAT=emulate runs its emulation)");
+  const std::optional<CoopmatApi> forced =
+      opt.coopmat_api ? opt.coopmat_api : opt.gemm_mma ? std::nullopt : coopmat_api_requested();
+  coopmat_api_ = forced.value_or(info_.tensor_core_api());
+  const std::string gap = forced ? info_.tensor_core_gap(*forced) : info_.tensor_core_gap();
+  if (gemm_mma_ == GemmMma::coopmat && !gap.empty())
+    throw Error(std::string(forced == CoopmatApi::khr ? "VKAMP_COOPMAT=khr" : "VKAMP_COOPMAT=1") + ": device \"" +
+                info_.name + "\" cannot run the tensor-core GEMM: " + gap +
+                " (VKAMP_COOPMAT=emulate runs its emulation)");
   if (path_ != PrecisionPath::Fp16Arithmetic) gemm_mma_ = GemmMma::off;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   coopmat.cooperativeMatrix = VK_TRUE;
+  KhrCooperativeMatrixFeatures coopmat_khr;
+  coopmat_khr.cooperativeMatrix = VK_TRUE;
   VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   memory_model.vulkanMemoryModel = VK_TRUE;
   if (gemm_mma_ == GemmMma::coopmat) {
-    coopmat.pNext = &memory_model;
+    const bool khr = coopmat_api_ == CoopmatApi::khr;
     memory_model.pNext = feats.pNext;
-    feats.pNext = &coopmat;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    coopmat.pNext = coopmat_khr.pNext = &memory_model;
+    feats.pNext = khr ? static_cast<void*>(&coopmat_khr) : static_cast<void*>(&coopmat);
+    extensions.push_back(khr ? kKhrCooperativeMatrixExtension : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

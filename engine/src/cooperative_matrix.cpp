@@ -72,12 +72,31 @@ std::string CooperativeMatrixShape::describe() const {
          " -> " + result + ", " + scope + (saturating ? ", saturating" : "");
 }
 
-bool offers_nv_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes) {
+const char* coopmat_api_name(CoopmatApi api) { return api == CoopmatApi::nv ? "NV" : "KHR"; }
+
+namespace {
+bool fp16_into_fp32(const CooperativeMatrixShape& s, CoopmatApi api) {
+  return std::string(s.api) == coopmat_api_name(api) && s.a == "fp16" && s.b == "fp16" && s.c == "fp32" &&
+         s.result == "fp32" && s.scope == "subgroup";
+}
+}  // namespace
+
+bool offers_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes, CoopmatApi api) {
   for (const auto& s : shapes)
-    if (std::string(s.api) == "NV" && s.m == 16 && s.n == 16 && s.k == 16 && s.a == "fp16" && s.b == "fp16" &&
-        s.c == "fp32" && s.result == "fp32" && s.scope == "subgroup")
-      return true;
+    if (fp16_into_fp32(s, api) && s.m == 16 && s.n == 16 && s.k == 16) return true;
   return false;
+}
+
+bool offers_nv_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes) {
+  return offers_fp16_mma(shapes, CoopmatApi::nv);
+}
+
+std::string fp16_mma_shapes(const std::vector<CooperativeMatrixShape>& shapes, CoopmatApi api) {
+  std::string list;
+  for (const auto& s : shapes)
+    if (fp16_into_fp32(s, api))
+      list += (list.empty() ? "" : ", ") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  return list;
 }
 
 std::vector<CooperativeMatrixShape> probe_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, bool khr,

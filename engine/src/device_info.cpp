@@ -177,15 +177,33 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
 
 }  // namespace
 
-std::string DeviceInfo::tensor_core_gap() const {
-  if (!cooperative_matrix_nv) return "no VK_NV_cooperative_matrix";
+std::string DeviceInfo::tensor_core_gap(CoopmatApi api) const {
+  const bool nv = api == CoopmatApi::nv;
+  if (!(nv ? cooperative_matrix_nv : cooperative_matrix))
+    return nv ? "no VK_NV_cooperative_matrix" : "no VK_KHR_cooperative_matrix";
   if (api_version < VK_API_VERSION_1_2) return "a Vulkan 1.1 device (needs 1.2's memory model)";
-  if (!offers_nv_fp16_mma(cooperative_matrix_shapes)) return "no 16x16x16 fp16 x fp16 -> fp32 subgroup shape";
+  if (!offers_fp16_mma(cooperative_matrix_shapes, api)) {
+    // Say what the device lists instead (Intel's 8x16x16, say): the kernel is
+    // written for 16x16x16 fragments.
+    const std::string other = fp16_mma_shapes(cooperative_matrix_shapes, api);
+    return std::string("no 16x16x16 fp16 x fp16 -> fp32 subgroup shape") +
+           (other.empty() ? "" : " (lists " + other + ")");
+  }
   if (!shader_float16) return "no shaderFloat16";
   if (!vulkan_memory_model) return "no vulkanMemoryModel";
   if (!(subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT) || subgroup_size == 0 || 256 % subgroup_size != 0)
     return "subgroups of " + std::to_string(subgroup_size) + " (needs basic operations, a size dividing 256)";
   return "";
+}
+
+CoopmatApi DeviceInfo::tensor_core_api() const {
+  return tensor_core_gap(CoopmatApi::nv).empty() ? CoopmatApi::nv : CoopmatApi::khr;
+}
+
+std::string DeviceInfo::tensor_core_gap() const {
+  const std::string nv = tensor_core_gap(CoopmatApi::nv), khr = tensor_core_gap(CoopmatApi::khr);
+  if (nv.empty() || khr.empty()) return "";
+  return "NV: " + nv + "; KHR: " + khr;
 }
 
 PrecisionPath DeviceInfo::path() const {

@@ -23,8 +23,9 @@ const std::vector<EnvKnob>& env_knobs() {
      "take the fp16-storage path (fp16 in memory, fp32 math) on any device"},
     {"VKAMP_INF_NAN_PRESERVE", {"0", "1"}, "", "1", "engine",
      "0: request no SignedZeroInfNanPreserve, leaving overflow to the exponent-bit checks alone"},
-    {"VKAMP_COOPMAT", {"0", "1", "emulate"}, "", "0", "engine",
-     "fp16 GEMMs on the shader GEMM (0), tensor cores (1) or the tensor-core tiling, emulated (emulate)"},
+    {"VKAMP_COOPMAT", {"0", "1", "emulate", "khr"}, "", "0", "engine",
+     "fp16 GEMMs on the shader GEMM (0), tensor cores (1: NV build where the device runs it, else KHR), "
+     "the tensor-core tiling emulated (emulate), or tensor cores through VK_KHR_cooperative_matrix (khr)"},
     {"VKAMP_PIPELINE_CACHE", {}, "a file, or none", "$XDG_CACHE_HOME (else ~/.cache)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
     // ---- which kernel an op takes (ops, graph): for tests and benchmarks
@@ -113,7 +114,7 @@ std::string env_choice(const char* name) {
   if (!v) return row.fallback;
   for (const std::string& c : row.choices)
     if (*v == c) return *v;
-  // "VKAMP_COOPMAT is 0, 1 or emulate, not "x"": the message it always gave.
+  // "VKAMP_COOPMAT is 0, 1, emulate or khr, not "x"".
   std::string list;
   for (size_t i = 0; i < row.choices.size(); ++i)
     list += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") + row.choices[i];

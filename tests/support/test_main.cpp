@@ -32,10 +32,10 @@ class ContextEnvironment : public ::testing::Environment {
     try {
       g_ctx = std::make_unique<Context>(opt);
     } catch (const Error& e) {
-      // VKAMP_COOPMAT=1 where the device has no tensor cores (the variant
-      // that checks them, run on a machine without): skip, saying why.
+      // VKAMP_COOPMAT=1 or khr where the device has no tensor cores (the
+      // variants that check them, run on a machine without): skip, saying why.
       const char* mma = std::getenv("VKAMP_COOPMAT");
-      if (mma && std::string(mma) == "1") {
+      if (mma && (std::string(mma) == "1" || std::string(mma) == "khr")) {
         opt.gemm_mma = GemmMma::off;
         try {
           g_ctx = std::make_unique<Context>(opt);

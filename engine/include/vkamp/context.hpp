@@ -19,15 +19,18 @@
 namespace vkamp {
 
 // How fp16 GEMMs run (gemm_mma.comp): on the ordinary GEMM (off), on the
-// tensor-core GEMM with cooperative matrices (coopmat: NVIDIA's
-// VK_NV_cooperative_matrix), or on the same tiled GEMM with its
-// multiply-accumulate emulated in plain GLSL (emulated: any device; the
-// tests use it). Off by default until the coopmat build has passed the GEMM
-// suite on a GPU.
+// tensor-core GEMM with cooperative matrices (coopmat: through
+// VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix, CoopmatApi), or on
+// the same tiled GEMM with its multiply-accumulate emulated in plain GLSL
+// (emulated: any device; the tests use it). Off by default until the coopmat
+// build has passed the GEMM suite on a GPU.
 enum class GemmMma { off, emulated, coopmat };
-// The path $VKAMP_COOPMAT asks for (unset: off); an Error for any value but
-// 0, 1 and emulate.
+// The path $VKAMP_COOPMAT asks for (unset: off; 1 and khr: coopmat); an
+// Error for any value but 0, 1, emulate and khr.
 GemmMma gemm_mma_requested();
+// KHR where $VKAMP_COOPMAT=khr forces the KHR build; unset otherwise (the
+// device's choice: DeviceInfo::tensor_core_api).
+std::optional<CoopmatApi> coopmat_api_requested();
 
 struct ContextOptions {
   // Index or name substring; empty means $VKAMP_DEVICE, then the best device
@@ -48,6 +51,10 @@ struct ContextOptions {
   // emulate). coopmat on a device without it (DeviceInfo::tensor_core_gap)
   // is an Error. On the fp16-storage path every GEMM stays off.
   std::optional<GemmMma> gemm_mma;
+  // The cooperative-matrix build the coopmat path takes; unset means KHR
+  // under $VKAMP_COOPMAT=khr (when gemm_mma is unset too), else the device's
+  // choice. A device that cannot run the one forced is an Error.
+  std::optional<CoopmatApi> coopmat_api;
 };
 
 class Context {
@@ -60,6 +67,10 @@ class Context {
   const DeviceInfo& info() const { return info_; }
   PrecisionPath path() const { return path_; }
   GemmMma gemm_mma() const { return gemm_mma_; }
+  // Which extension the coopmat path speaks (meaningful when gemm_mma() is coopmat).
+  CoopmatApi coopmat_api() const { return coopmat_api_; }
+  // gemm_mma.comp's build for gemm_mma(): "" (the emulation), ".coopmat" (NV) or ".khr".
+  const char* gemm_mma_build() const;
   bool validation() const { return instance_.validation(); }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
@@ -117,6 +128,7 @@ class Context {
  private:
   void save_pipeline_cache();
   GemmMma gemm_mma_ = GemmMma::off;
+  CoopmatApi coopmat_api_ = CoopmatApi::nv;
 
   Instance instance_;
   DeviceInfo info_;

@@ -21,10 +21,29 @@ struct CooperativeMatrixShape {
   std::string describe() const;
 };
 
-// Whether `shapes` hold the one vkamp's tensor-core GEMM (gemm_mma.comp's
-// ".coopmat" build) is written for: NV, 16x16x16, fp16 x fp16 + fp32 -> fp32,
-// subgroup scope.
+// The extension a tensor-core GEMM build speaks: gemm_mma.comp's ".coopmat"
+// build (GL_NV_cooperative_matrix, as glslang 12 compiles it) or its ".khr"
+// twin (SPV_KHR_cooperative_matrix, written from it by tools/spirv_khr).
+enum class CoopmatApi { nv, khr };
+const char* coopmat_api_name(CoopmatApi api);  // "NV", "KHR"
+
+// Whether `shapes` hold, through `api`, the one vkamp's tensor-core GEMM is
+// written for: 16x16x16, fp16 x fp16 + fp32 -> fp32, subgroup scope.
+bool offers_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes, CoopmatApi api);
 bool offers_nv_fp16_mma(const std::vector<CooperativeMatrixShape>& shapes);
+// The fp16 x fp16 -> fp32 subgroup shapes `api` lists instead, e.g.
+// "8x16x16" (Intel), comma-separated; empty when none.
+std::string fp16_mma_shapes(const std::vector<CooperativeMatrixShape>& shapes, CoopmatApi api);
+
+// VkPhysicalDeviceCooperativeMatrixFeaturesKHR, which Debian 12's Vulkan
+// headers (1.3.239) predate: the registry's layout and sType.
+struct KhrCooperativeMatrixFeatures {
+  VkStructureType sType = VkStructureType(1000506000);
+  void* pNext = nullptr;
+  VkBool32 cooperativeMatrix = VK_FALSE;
+  VkBool32 cooperativeMatrixRobustBufferAccess = VK_FALSE;
+};
+constexpr const char* kKhrCooperativeMatrixExtension = "VK_KHR_cooperative_matrix";
 
 // Every shape each extension the device has reports (KHR first); empty
 // when it has neither. Needs the instance for the entry points.

@@ -62,9 +62,13 @@ struct DeviceInfo {
   bool denorm_flush_to_zero[3] = {};
 
   PrecisionPath path() const;
-  // Why the tensor-core GEMM (NV cooperative matrices) cannot run here; empty
-  // when it can.
+  // Why the tensor-core GEMM cannot run here through `api`'s build (empty
+  // when it can); without `api`, why it runs through neither.
+  std::string tensor_core_gap(CoopmatApi api) const;
   std::string tensor_core_gap() const;
+  // The build the tensor-core GEMM takes by default: NV where NV can run it
+  // (the build glslang compiles; KHR is written from it), else KHR.
+  CoopmatApi tensor_core_api() const;
 };
 
 const char* device_type_name(VkPhysicalDeviceType t);

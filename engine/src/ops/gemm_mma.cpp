@@ -47,7 +47,7 @@ void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, shader::GemmPush push, B
   // ids that this shader does not have hold 0.
   std::vector<uint32_t> constants{g.trans_a, g.trans_b, 0, plan.warps_m * plan.warps_n * lanes, 0, split, 0, 0, 0,
                                   g.batch > 1, 0, bias_here, act, plan.warps_n, plan.frags_m, plan.frags_n, lanes};
-  auto kern = kernel<shader::GemmMmaShader>(seq, fmt, constants, coopmat ? ".coopmat" : "");
+  auto kern = kernel<shader::GemmMmaShader>(seq, fmt, constants, ctx.gemm_mma_build());
   dispatch_gemm(seq, fmt, g, kern, push, div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits, a, b,
                 c, epilogue, "gemm_mma");
 }

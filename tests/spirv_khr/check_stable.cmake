@@ -1,0 +1,28 @@
+# Runs vkamp-spirv-khr twice on each .coopmat module and compares both
+# outputs, byte for byte, with each other and with the .khr module the build
+# embedded: the pass is deterministic, and the build's output is current.
+#   cmake -DTOOL=<vkamp-spirv-khr> -DPAIRS="<nv.spv>|<khr.spv>;..." -DWORK=<dir> -P check_stable.cmake
+if(NOT PAIRS)
+  message(FATAL_ERROR "no .coopmat/.khr pairs given")
+endif()
+file(MAKE_DIRECTORY ${WORK})
+set(n 0)
+foreach(pair IN LISTS PAIRS)
+  string(REPLACE "|" ";" pair ${pair})
+  list(GET pair 0 nv)
+  list(GET pair 1 khr)
+  foreach(run 1 2)
+    execute_process(COMMAND ${TOOL} ${nv} ${WORK}/run${run}.spv RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "vkamp-spirv-khr failed on ${nv}")
+    endif()
+  endforeach()
+  foreach(other ${WORK}/run2.spv ${khr})
+    execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/run1.spv ${other} RESULT_VARIABLE differ)
+    if(NOT differ EQUAL 0)
+      message(FATAL_ERROR "${nv}: the pass wrote different bytes than ${other}")
+    endif()
+  endforeach()
+  math(EXPR n "${n} + 1")
+endforeach()
+message(STATUS "${n} .khr module(s) byte-stable")
