@@ -107,6 +107,11 @@ left_out=()
     [ -e "$B/bin/$base" ] || cp "$exe" "$B/bin/$base"
     if [[ $args == "--gtest_filter=$name --gtest_also_run_disabled_tests" ]]; then
       printf '%s\t%s\t%s\t%s\n' "$base" "$env" "$base" "$name"
+    elif [[ $args == --gtest_filter=*\** && $args == *" --gtest_also_run_disabled_tests" ]]; then
+      # A group of cases (cmake/GroupGTestCases.cmake): its cases one by one,
+      # under the binary's name as if discovered.
+      "$exe" --gtest_list_tests "${args% *}" |
+        awk -v b="$base" -v env="$env" '/^[^ ]/ {suite = $1} /^  [^ ]/ {print b "\t" env "\t" b "\t" suite $1}'
     elif [[ $gtest_bins == *" $exe "* ]]; then
       # A path variant: the cases its filter picks, less the X-server ones.
       filter=$(sed -n 's/.*--gtest_filter=\([^ ]*\).*/\1/p' <<<"$args")

@@ -4,6 +4,9 @@
 #   scripts/fuzz.sh TARGET --runs N    exactly N inputs from a fixed seed and
 #                                      the committed corpus only (the ctest
 #                                      label `fuzz` runs this way)
+#   scripts/fuzz.sh TARGET --build     only build (or bring up to date) the
+#                                      binary: ctest's fuzz_TARGET_build, so
+#                                      that fuzz_TARGET's time is the runs
 # Targets: safetensors idx csv npy checkpoint (see the table below).
 # Each target is tests/fuzz/fuzz_TARGET.cpp plus the engine sources it
 # needs, built here outside CMake (rebuilt when a source is newer), with
@@ -14,12 +17,15 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
-usage="usage: scripts/fuzz.sh TARGET [SECONDS | --runs N]"
+usage="usage: scripts/fuzz.sh TARGET [SECONDS | --runs N | --build]"
 target="${1:?$usage}"
 shift
 runs=""
 seconds=60
-if [ "${1:-}" = "--runs" ]; then
+build_only=0
+if [ "${1:-}" = "--build" ]; then
+  build_only=1
+elif [ "${1:-}" = "--runs" ]; then
   runs="${2:?$usage}"
 elif [ -n "${1:-}" ]; then
   seconds="$1"
@@ -54,6 +60,7 @@ if [ ! -x "$binary" ] || [ "$0" -nt "$binary" ] ||
     -o "$binary.tmp"
   mv "$binary.tmp" "$binary"
 fi
+[ "$build_only" = 0 ] || exit 0
 
 seeds="$VKAMP_ROOT/tests/fuzz/corpus/$target"
 cd "$out"
