@@ -73,7 +73,8 @@ const char* kGemmHelp =
 
 // The benchmarks, as --help lists them after the flags.
 const char* kCommands =
-    "Benchmarks: vkamp-bench gemm (above; vkamp-bench gemm --help).\n"
+    "vkamp-bench gemm: the GEMMs of a linear layer in training, GFLOP/s per format\n"
+    "(vkamp-bench gemm --help).\n"
     "vkamp-bench conv: LeNet-5's convolution and pooling layers, step by step\n"
     "(vkamp-bench conv --help).\n"
     "vkamp-bench reduce: the reductions over rows of charlm medium, with GB/s\n"
@@ -642,7 +643,9 @@ int main(int argc, char** argv) {
   };
   for (app::Flag& f : app::bind_rows(rows, opt, opt_defaults)) flags.push_back(std::move(f));
 
-  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate [flags]", kGemmHelp, false, kCommands};
+  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate [flags]",
+                       "Times vkamp's kernels on the GPU with timestamp queries; name the benchmark first.", false,
+                       kCommands};
   if (cmd) {  // --help: the benchmark's own flags
     program.synopsis = std::string(cmd->name) + " [flags]";
     program.about = cmd->about;
