@@ -113,13 +113,13 @@ Context::Context(ContextOptions opt)
   // tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR. Options given in code
   // leave the environment unread.
   gemm_mma_ = opt.gemm_mma ? *opt.gemm_mma : gemm_mma_requested();
-  const std::optional<CoopmatApi> forced =
-      opt.coopmat_api ? opt.coopmat_api : opt.gemm_mma ? std::nullopt : coopmat_api_requested();
+  std::optional<CoopmatApi> forced = opt.coopmat_api;
+  if (!forced && !opt.gemm_mma) forced = coopmat_api_requested();
   coopmat_api_ = forced.value_or(info_.tensor_core_api());
-  const std::string gap = forced ? info_.tensor_core_gap(*forced) : info_.tensor_core_gap();
+  const std::string gap = forced ? info_.tensor_core_gap(coopmat_api_) : info_.tensor_core_gap();
   if (gemm_mma_ == GemmMma::coopmat && !gap.empty())
-    throw Error(std::string(forced == CoopmatApi::khr ? "VKAMP_COOPMAT=khr" : "VKAMP_COOPMAT=1") + ": device \"" +
-                info_.name + "\" cannot run the tensor-core GEMM: " + gap +
+    throw Error(std::string(coopmat_api_ == CoopmatApi::khr && forced ? "VKAMP_COOPMAT=khr" : "VKAMP_COOPMAT=1") +
+                ": device \"" + info_.name + "\" cannot run the tensor-core GEMM: " + gap +
                 " (VKAMP_COOPMAT=emulate runs its emulation)");
   if (path_ != PrecisionPath::Fp16Arithmetic) gemm_mma_ = GemmMma::off;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
