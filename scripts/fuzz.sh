@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes one reader with clang's libFuzzer, ASan and UBSan:
 #   scripts/fuzz.sh TARGET [SECONDS]   fuzz for SECONDS (default 60)
-#   scripts/fuzz.sh TARGET --runs N    exactly N inputs from a fixed seed and
-#                                      the committed corpus only (the ctest
-#                                      label `fuzz` runs this way)
+#   scripts/fuzz.sh TARGET --runs N [SEED]
+#                                      exactly N inputs from a fixed seed
+#                                      (default 1) and the committed corpus
+#                                      only (the ctest label `fuzz` runs this
+#                                      way, in two halves, seeds 1 and 2)
 #   scripts/fuzz.sh TARGET --build     only build (or bring up to date) the
 #                                      binary: ctest's fuzz_TARGET_build, so
 #                                      that fuzz_TARGET's time is the runs
@@ -17,7 +19,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
-usage="usage: scripts/fuzz.sh TARGET [SECONDS | --runs N | --build]"
+usage="usage: scripts/fuzz.sh TARGET [SECONDS | --runs N [SEED] | --build]"
 target="${1:?$usage}"
 shift
 runs=""
@@ -27,6 +29,7 @@ if [ "${1:-}" = "--build" ]; then
   build_only=1
 elif [ "${1:-}" = "--runs" ]; then
   runs="${2:?$usage}"
+  seed="${3:-1}"
 elif [ -n "${1:-}" ]; then
   seconds="$1"
 fi
@@ -66,10 +69,10 @@ seeds="$VKAMP_ROOT/tests/fuzz/corpus/$target"
 cd "$out"
 if [ -n "$runs" ]; then
   # A fresh scratch corpus and a fixed seed: the same run every time.
-  scratch="$out/runs-$target"
+  scratch="$out/runs-$target-seed$seed"
   rm -rf "$scratch"
   mkdir -p "$scratch"
-  exec "$binary" -runs="$runs" -seed=1 -max_len=4096 -artifact_prefix="$out/$target-" "$scratch" "$seeds"
+  exec "$binary" -runs="$runs" -seed="$seed" -max_len=4096 -artifact_prefix="$out/$target-" "$scratch" "$seeds"
 fi
 mkdir -p "$out/corpus-$target"
 exec "$binary" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/$target-" "$out/corpus-$target" "$seeds"
