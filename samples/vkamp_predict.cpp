@@ -61,6 +61,8 @@ const char* kUsage =
     "                     them)\n"
     "  --skip-rows N      CSV: skip N lines before the header [default: 0]\n"
     "  --allow-nonfinite  accept NaN and infinite values in the features (refused by default)\n"
+    "  --drop-unlabelled  labelled data: leave out (of the metric and of --out) the rows whose label or\n"
+    "                     target is empty, and count them [default: such a row is an error naming its line]\n"
     "  --device SEL       GPU index or a substring of its name [default: the first suitable GPU]\n"
     "  -h, --help         print this help and exit\n";
 
@@ -71,7 +73,7 @@ struct Options {
   uint32_t batch = 256;
   bool report_classes = false;
   char delimiter = ',';
-  bool header = true, allow_nonfinite = false;
+  bool header = true, allow_nonfinite = false, drop_unlabelled = false;
   uint32_t skip_rows = 0;
 };
 
@@ -107,6 +109,7 @@ Options parse(int argc, char** argv, bool& help) {
     else if (a == "--skip-rows") o.skip_rows = count_value(a, value(), 0, UINT32_MAX);
     else if (a == "--no-header") o.header = false;
     else if (a == "--allow-nonfinite") o.allow_nonfinite = true;
+    else if (a == "--drop-unlabelled") o.drop_unlabelled = true;
     else if (a == "--delimiter") {
       const std::string v = value();
       const std::optional<char> c = data::csv_delimiter(v);
@@ -289,6 +292,7 @@ int run(const Options& o) {
   lo.features = saved.features;
   lo.label_optional = true;
   lo.allow_nonfinite = o.allow_nonfinite;
+  lo.drop_unlabelled = o.drop_unlabelled;
   lo.delimiter = o.delimiter;
   lo.header = o.header;
   lo.skip_rows = o.skip_rows;
