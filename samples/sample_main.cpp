@@ -15,6 +15,7 @@
 #include "app/epoch_watch.hpp"
 #include "app/progress_bar.hpp"
 #include "app/report_picture.hpp"
+#include "app/run_length.hpp"
 #include "app/tool_main.hpp"
 #include "app/workloads.hpp"
 #include "vkamp/dist/communicator.hpp"
@@ -403,9 +404,9 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     const int ranks = dist::Communicator::world().size();
     const std::string batch = std::to_string(cfg.batch) + (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
     if (!cfg.quiet)
-      std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %u epochs (%u steps), %s\n",
+      std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %s, %s\n",
                   workload, model_name.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                  data.train.count, data.test.count, batch.c_str(), cfg.epochs, trainer.budget(),
+                  data.train.count, data.test.count, batch.c_str(), app::run_length_text(cfg, trainer.budget()).c_str(),
                   describe_run(cfg).c_str());
     ui::RunHistory history;
     const RunResult s = train_with_progress(trainer, cfg, workload, {}, &history);

@@ -91,7 +91,7 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
   static const std::vector<config::Setting<Options>> rows = own_rows();
   std::vector<app::Flag> flags = app::bind_rows(rows, o, defaults);
   std::vector<app::Flag> shared = app::shared_flags(
-      o.run, defaults.run, {"device", "precision", "batch", "delimiter", "header", "skip_rows", "allow_nonfinite"});
+      o.run, defaults.run, {"device", "precision", "batch", "delimiter", "header", "skip_rows", "allow_nonfinite", "drop_unlabelled"});
   app::Flag& precision = shared[1];
   precision.help.front().shown_default = "the precision it trained in";
   precision.parse = [&o, inner = precision.parse](const std::string& v, const std::string& l) {
@@ -269,6 +269,7 @@ int run(const Options& o) {
   lo.features = saved.features;
   lo.label_optional = true;
   lo.allow_nonfinite = o.run.data.allow_nonfinite;
+  lo.drop_unlabelled = o.run.data.drop_unlabelled;
   lo.delimiter = o.run.data.delimiter;
   lo.header = o.run.data.header;
   lo.skip_rows = o.run.data.skip_rows;

@@ -8,6 +8,7 @@
 
 #include "sample_main.hpp"
 #include "app/model_source.hpp"
+#include "app/run_length.hpp"
 #include "app/saved_model.hpp"
 #include "app/user_data.hpp"
 #include "app/workloads.hpp"
@@ -21,8 +22,9 @@ const char* kAbout =
     "images file), held out by --test FILE or --val-split X. --model takes a model string (10-64r-64r-3, or\n"
     "28x28x1-c6k5p2r-m2-f-120r-10 for images) or a YAML model file; without it, an MLP with two hidden layers\n"
     "of 64 is sized to the data. --task regress trains --target columns with a mean squared error\n"
-    "(--standardize-target scales them; vkamp-predict scales the outputs back). NaN and infinite values are\n"
-    "refused with the file and line, and so are features past the range of --precision.\n"
+    "(--standardize-target scales them; vkamp-predict scales the outputs back). NaN and infinite values and\n"
+    "empty labels are refused with the file and line (--drop-unlabelled leaves unlabelled rows out), and so\n"
+    "are features past the range of --precision.\n"
     "--save FILE.safetensors writes the weights with the model string, classes and standardization, which\n"
     "vkamp-predict reads back; PyTorch loads the tensors (fcN.weight, fcN.bias) into the same network.";
 
@@ -30,6 +32,13 @@ std::string width_text(const std::vector<uint32_t>& shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
   return s;
+}
+
+// " (3 rows without a label left out)" after the row counts, or "".
+std::string dropped_text(uint64_t dropped, bool regress) {
+  if (!dropped) return "";
+  return " (" + std::to_string(dropped) + (dropped == 1 ? " row" : " rows") + " without a " +
+         (regress ? "target" : "label") + " left out)";
 }
 
 // The model for the data, checked against it with messages that name both.
@@ -78,13 +87,17 @@ int main(int argc, char** argv) {
     samples::init_weights_from_file(cfg, *trainer);
     trainer->set_held_out(data.test);
     if (!cfg.quiet)
-      std::printf("vkamp-train: %s (%llu parameters) on %s: %u train / %u held-out rows of %s, %s, batch %u, %u "
-                  "epochs (%u steps), %s\n",
+      std::printf("vkamp-train: %s (%llu parameters) on %s: %u train / %u held-out rows%s of %s, %s, batch %u, "
+                  "%s, %s\n",
                   model.c_str(), static_cast<unsigned long long>(trainer->model().param_count()),
                   cfg.data.train_path.c_str(), data.train.count, data.test.count,
+                  dropped_text(data.dropped_unlabelled, cfg.data.regress).c_str(),
                   width_text(data.example_shape).c_str(),
                   cfg.data.regress ? "regression" : (std::to_string(data.outputs) + " classes").c_str(), cfg.batch,
-                  cfg.epochs, trainer->budget(), samples::describe_run(cfg).c_str());
+                  app::run_length_text(cfg, trainer->budget()).c_str(), samples::describe_run(cfg).c_str());
+    if (!cfg.quiet && data.target_standardizer)
+      std::printf("  (the per-epoch val mse is on the standardized targets; the final held-out mse is in the "
+                  "targets' units too)\n");
     ui::RunHistory history;
     const samples::RunResult s = samples::train_with_progress(*trainer, cfg, "vkamp-train", {}, &history);
     if (s.failed) {

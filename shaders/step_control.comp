@@ -75,7 +75,7 @@ void auto_scale_step(bool found_inf, bool with_histogram) {
   float zero_frac = aut.total > 0.0 ? aut.zeros / aut.total : 0.0;
   float flushed = warmup ? 0.0 : max(zero_frac - aut.zero_ref, 0.0);
   float target = prm.underflow_target - flushed;
-  ScaleChoice c = choose_scale(aut.counts, aut.total, prm.format_sub_exp, prm.format_top_exp, prm.scale_exp_lo,
+  ScaleChoice c = choose_scale(aut.counts, aut.total, prm.format_normal_exp, prm.format_top_exp, prm.scale_exp_lo,
                                prm.scale_exp_hi, max(target, 0.0));
   int k = c.exp;
   if (!warmup && target < 0.0) {

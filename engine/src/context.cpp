@@ -161,6 +161,9 @@ Context::Context(ContextOptions opt)
       std::ifstream in(cache_path_, std::ios::binary);
       blob.assign(std::istreambuf_iterator<char>(in), {});
     }
+    // Warm: past the 32-byte header (VkPipelineCacheHeaderVersionOne) there
+    // is data, and the header's cache UUID is this driver's.
+    cache_warm_ = blob.size() > 32 && std::memcmp(blob.data() + 16, info_.pipeline_cache_uuid, VK_UUID_SIZE) == 0;
     // The driver checks the blob's header (vendor, device, cache UUID) and
     // ignores a cache from another device or driver version.
     VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};

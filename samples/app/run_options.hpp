@@ -24,6 +24,7 @@ struct DataOptions {
   bool standardize = false;          // per-feature (x - mean) / std, fitted on the training rows
   bool standardize_target = false;   // regress: the same for the targets, undone by vkamp-predict
   bool allow_nonfinite = false;      // let NaN and infinities through the readers
+  bool drop_unlabelled = false;      // leave out rows with an empty label or target (else exit 2)
   char delimiter = ',';              // CSV: the field delimiter
   bool header = true;                // CSV: the first row names the columns (else c0, c1, ...)
   uint32_t skip_rows = 0;            // CSV: lines before the header to skip

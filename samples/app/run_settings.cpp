@@ -190,6 +190,10 @@ std::vector<Row> data_rows() {
                                 {g, "", "accept NaN, inf and numbers past float32's range in features and targets "
                                         "(refused by default)"},
                                 VKAMP_FIELD(data.allow_nonfinite)),
+      config::toggle<RunOptions>("drop_unlabelled",
+                                {g, "", "leave out the rows whose label (or a target) is empty or only spaces, and "
+                                        "count them (refused by default, naming the line and column)"},
+                                VKAMP_FIELD(data.drop_unlabelled)),
       text<RunOptions>("x_key", {g, "NAME", ".npz: the inputs' array"}, VKAMP_FIELD(data.x_key), "x"),
       text<RunOptions>("y_key", {g, "NAME", ".npz: the labels' or targets' array"}, VKAMP_FIELD(data.y_key), "y"),
   };
@@ -276,7 +280,7 @@ void apply_setting(const std::string& key, const std::string& value, RunOptions&
 }
 
 void apply_config_file(const std::string& path, RunOptions& opts, Rows which) {
-  config::apply_settings_file(run_settings(which), path, opts);
+  opts.schedule_steps = config::apply_settings_file(run_settings(which), path, opts).schedule_steps;
 }
 
 void validate(const RunOptions& opts, Rows which) {

@@ -1,11 +1,30 @@
 #include "app/saved_gpt.hpp"
 
+#include <cmath>
+
 #include "app/charlm.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/io/torch_layout.hpp"
 
 namespace vkamp::app {
+namespace {
+
+// A weight that is NaN or infinite makes every output NaN: refuse it at
+// load, naming the first such tensor (file order) and element.
+void refuse_nonfinite(const io::TensorFile& file, const std::string& path) {
+  for (const io::Tensor& t : file.tensors) {
+    if (t.dtype != io::DType::F32 && t.dtype != io::DType::F16 && t.dtype != io::DType::BF16) continue;
+    const std::vector<float> v = file.floats(t.name, path);
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i]))
+        throw io::FormatError(path + ": tensor '" + t.name + "' holds " + (std::isnan(v[i]) ? "NaN" : "an infinity") +
+                              " (element " + std::to_string(i) + " of " + std::to_string(v.size()) +
+                              "): the weights are damaged, or saved from a run that diverged");
+  }
+}
+
+}  // namespace
 
 SavedGpt::SavedGpt(Context& ctx, const std::string& path, std::optional<Format> precision) {
   const io::TensorFile file = io::read_safetensors(path);
@@ -22,6 +41,7 @@ SavedGpt::SavedGpt(Context& ctx, const std::string& path, std::optional<Format> 
     if (!saved) throw vkamp::ConfigError(path + ": metadata vkamp.precision '" + it->second + "' is not a precision");
     precision_ = *saved;
   }
+  refuse_nonfinite(file, path);
   graph::Graph g = models::gpt_graph(config_);
   const std::vector<float> weights = io::import_torch_tensors(g, file, path);
   // One window at a time; no optimizer moments (nothing trains).

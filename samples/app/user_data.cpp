@@ -79,6 +79,7 @@ data::LoadOptions load_options(const DataOptions& d) {
   o.x_key = d.x_key;
   o.y_key = d.y_key;
   o.allow_nonfinite = d.allow_nonfinite;
+  o.drop_unlabelled = d.drop_unlabelled;
   o.delimiter = d.delimiter;
   o.header = d.header;
   o.skip_rows = d.skip_rows;
@@ -105,6 +106,7 @@ UserData load_user_data(const DataOptions& d, uint64_t seed) {
   u.outputs = tr.outputs;
   u.feature_names = tr.feature_names;
   u.target_names = tr.target_names;
+  u.dropped_unlabelled = tr.dropped_unlabelled;
   u.train = std::move(tr.data);
   if (!d.test_path.empty()) {
     opt.classes = u.classes;  // the test labels are numbered as the training set's
@@ -124,6 +126,7 @@ UserData load_user_data(const DataOptions& d, uint64_t seed) {
     if (te.outputs != u.outputs)
       throw data::DataError(d.test_path + ": has " + std::to_string(te.outputs) + " targets per row, " +
                              d.train_path + " has " + std::to_string(u.outputs));
+    u.dropped_unlabelled += te.dropped_unlabelled;
     u.test = std::move(te.data);
   } else if (d.val_split > 0) {
     split_off(u.train, d.val_split, seed, u.test);

@@ -25,6 +25,7 @@ struct UserData {
   std::optional<data::Standardizer> standardizer;
   std::optional<data::Standardizer> target_standardizer;  // --standardize-target
   std::vector<std::string> feature_names, target_names;  // CSV columns (empty for arrays)
+  uint64_t dropped_unlabelled = 0;       // rows --drop-unlabelled left out (train and test)
 };
 
 // The reader options for `d` (task, label, targets, npz keys).

@@ -59,7 +59,7 @@ models::ResNetConfig resnet_config() {
 
 Workload resnet() {
   Workload w{"resnet",
-             "ResNet (conv-BN-ReLU stem, residual blocks with BatchNorm at 16/32/64, global average pool) on "
+             "ResNet (conv-BN-ReLU stem, residual blocks with BatchNorm at 8/16/32, global average pool) on "
              "Fashion-MNIST, momentum SGD with weight decay and a cosine schedule",
              "", LossKind::SoftmaxXent, RunOptions{}, fashion_mnist};
   w.graph = [](const RunOptions&, const Datasets&) { return models::resnet_graph(resnet_config()); };

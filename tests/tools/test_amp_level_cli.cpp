@@ -45,6 +45,17 @@ TEST_F(AmpLevelCli, EveryLevelTrainsAndSaysWhatItStores) {
   }
 }
 
+// O3 differs from O2 on BatchNorm (docs/config.md, precision levels): the
+// help says so, not "as O2".
+TEST_F(AmpLevelCli, HelpSaysWhereO3DiffersFromO2) {
+  const auto r = run_tool("vkamp-train", "--help");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("O3 (O2 plus BatchNorm's weight, bias and batch statistics in --precision"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("as O2 for today's ops"), std::string::npos) << r.output;
+}
+
 TEST_F(AmpLevelCli, BadValuesExit2NamingTheClosest) {
   EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --amp-level 02"), "--amp-level: unknown level '02'"));
   EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --amp-level 02"), "did you mean O2?"));

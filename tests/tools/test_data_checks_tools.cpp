@@ -167,6 +167,12 @@ TEST_F(DataChecksTools, StandardizedTargetsRoundTripThroughPredict) {
   const std::string held_out = number_after(tr.output, "held-out mse ");
   ASSERT_FALSE(held_out.empty()) << tr.output;
   EXPECT_NE(tr.output.find("on the standardized targets)"), std::string::npos) << tr.output;
+  // The per-epoch lines' val mse is on the standardized targets: said before them.
+  const size_t said = tr.output.find("per-epoch val mse is on the standardized targets");
+  ASSERT_NE(said, std::string::npos) << tr.output;
+  const size_t first_epoch_line = tr.output.find("  val mse ");
+  ASSERT_NE(first_epoch_line, std::string::npos) << tr.output;
+  EXPECT_LT(said, first_epoch_line) << tr.output;
   // The model is linear: it fits up to the fp16 outputs' rounding, about
   // 2^-11 of a standardized output, a few units in the targets' own (whose
   // standard deviation is about 1146).

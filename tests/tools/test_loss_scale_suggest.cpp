@@ -36,7 +36,8 @@ class LossScaleSuggest : public vkamp::test::TempDirTest {
 TEST_F(LossScaleSuggest, PrintsTheScalePerTensorFiguresAndAYamlLineThatLoadsBack) {
   const Result r = run_tool(data() + " --loss-scale suggest --suggest-steps 12 --quiet --save " + path("w.safetensors"));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("from the histograms of 12 steps"), std::string::npos) << r.output;
+  // auto's cadence: a histogram every 12 / 5 = 2 steps.
+  EXPECT_NE(r.output.find("from 6 histograms of the first 12 steps"), std::string::npos) << r.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(suggested scale 2\^(-?\d+) = (\S+): headroom (-?\d+) )"
                                                         R"(doublings, underflow (\S+)%)")))
@@ -46,11 +47,11 @@ TEST_F(LossScaleSuggest, PrintsTheScalePerTensorFiguresAndAYamlLineThatLoadsBack
   EXPECT_GE(std::stoi(m[3]), 0) << "the default range holds a scale that cannot overflow";
   EXPECT_LE(std::stod(m[4]), 0.1) << "the default target is met";
   // One row per tensor of the default MLP (4-64r-64r-3): name, elements
-  // (12 steps of each), headroom, underflow.
+  // (of one step), headroom, underflow.
   for (const char* t : {"fc1.weight", "fc1.bias", "fc2.weight", "fc3.bias"})
     EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n  ") + t + R"( +\d+ +-?\d+ +\S+%\n)"))) << t;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n  fc1.weight +3072 )"))) << "4 x 64 x 12 steps:\n"
-                                                                                   << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n  fc1.weight +256 )"))) << "4 x 64, per step:\n"
+                                                                                  << r.output;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\nloss_scaling_factor: (\S+)\n)"))) << r.output;
   const std::string yaml_value = m[1];
   EXPECT_EQ(std::stod(yaml_value), std::ldexp(1.0, exp));
@@ -73,6 +74,23 @@ TEST_F(LossScaleSuggest, AutoTrainsAndEndsAtAPowerOfTwo) {
   int e;
   EXPECT_EQ(std::frexp(std::stod(m[1]), &e), 0.5) << r.output;
   EXPECT_NE(r.output.find("held-out accuracy"), std::string::npos) << r.output;
+}
+
+// One chooser, one window: suggest after N steps names the scale auto
+// chooses after a warm-up of N steps of the same run (the same seed, data
+// and dynamic scaling up to there).
+TEST_F(LossScaleSuggest, SuggestNamesAutosFirstChoice) {
+  const std::string common = data() + " --initial-loss-scale 1024 --quiet";
+  const Result s = run_tool(common + " --loss-scale suggest --suggest-steps 20");
+  ASSERT_EQ(s.status, 0) << s.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(s.output, m, std::regex(R"(suggested scale 2\^(-?\d+) )"))) << s.output;
+  const double suggested = std::ldexp(1.0, std::stoi(m[1]));
+  // auto: the first choice after step 19, no re-check before the end.
+  const Result a = run_tool(common + " --loss-scale auto --auto-warmup 20 --auto-recheck 1000 --max-steps 24");
+  ASSERT_EQ(a.status, 0) << a.output;
+  ASSERT_TRUE(std::regex_search(a.output, m, std::regex(R"(final scale (\S+),)"))) << a.output;
+  EXPECT_EQ(std::stod(m[1]), suggested) << s.output << "\n" << a.output;
 }
 
 TEST_F(LossScaleSuggest, BadValuesExit2NamingTheFlag) {

@@ -1,6 +1,7 @@
 // --loss-scale auto on the GPU (step_control.comp with the shared chooser,
 // train/scale_choice.h): after the warm-up the scale is the chooser's pick
-// from the very histograms the steps published, run on the host; re-checks
+// from the very histograms the steps published, run on the host, and what
+// --loss-scale suggest's host side (ScaleSuggester) names from them; re-checks
 // move it by whole doublings only; one overflow moves nothing, more than
 // the window tolerates lower it; a checkpoint carries the state.
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "support/gpu_test.hpp"
 #include "tiny_model.hpp"
+#include "vkamp/train/scale_suggestion.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -63,7 +65,11 @@ TEST_F(AutoScale, AfterTheWarmUpTheScaleIsTheChoosersPickFromThoseHistograms) {
     total += sum;
     step_hists.clear();
   };
-  t.on_histogram = [&](const train::TensorHistogram& h) { step_hists.push_back(h); };
+  train::ScaleSuggester suggester;  // --loss-scale suggest's host side, fed the same run
+  t.on_histogram = [&](const train::TensorHistogram& h) {
+    step_hists.push_back(h);
+    suggester.add(h);
+  };
   std::vector<float> scales;
   t.on_step = [&](const train::StepMetrics& m) { scales.push_back(m.loss_scale); };
   t.start();
@@ -80,8 +86,16 @@ TEST_F(AutoScale, AfterTheWarmUpTheScaleIsTheChoosersPickFromThoseHistograms) {
   const train::FormatExponents fe = train::format_exponents(c.precision);
   const auto [k_lo, k_hi] = train::scale_exponent_range(c.scaler);
   const train::ScaleChoice want =
-      train::choose_scale(counts, total, fe.sub_exp, fe.top_exp, k_lo, k_hi, float(c.scaler.underflow_target));
+      train::choose_scale(counts, total, fe.normal_exp, fe.top_exp, k_lo, k_hi, float(c.scaler.underflow_target));
   EXPECT_EQ(a.chosen_exp, want.exp);
+  // suggest over the same steps names auto's first choice, exactly.
+  config::ScalerConfig sc = c.scaler;
+  sc.suggest_steps = c.scaler.auto_warmup;
+  const train::ScaleSuggestion suggested = suggester.suggest(c.precision, sc);
+  EXPECT_EQ(suggested.histograms, 6u);
+  EXPECT_EQ(suggested.exp, a.chosen_exp);
+  EXPECT_EQ(suggested.headroom, a.last_headroom);
+  EXPECT_FLOAT_EQ(float(suggested.underflow), a.last_underflow);  // a GPU divides within 2.5 ulp
   EXPECT_EQ(a.last_headroom, want.headroom);
   EXPECT_EQ(a.last_underflow, want.underflow);
   EXPECT_EQ(t.read_state().scale, std::ldexp(1.0f, want.exp));

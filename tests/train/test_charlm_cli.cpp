@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -156,6 +157,33 @@ TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
   ASSERT_EQ(only.status, 0) << only.output;
   EXPECT_EQ(sample_of(only.output), sample) << only.output;
   EXPECT_EQ(only.output.find("train loss"), std::string::npos) << "no training: " << only.output;
+
+  // A NaN in a weight: exit 2 at load, naming the tensor, not a run whose
+  // outputs are all NaN.
+  vkamp::io::TensorFile damaged = f;
+  vkamp::io::Tensor* attn = nullptr;
+  for (vkamp::io::Tensor& t : damaged.tensors)
+    if (t.name == "transformer.h.0.attn.c_attn.weight") attn = &t;
+  ASSERT_NE(attn, nullptr);
+  ASSERT_EQ(attn->dtype, vkamp::io::DType::F32);
+  const uint32_t nan_bits = 0x7fc00000u;
+  std::memcpy(attn->data.data() + 4 * 5, &nan_bits, 4);
+  vkamp::io::write_safetensors(path("nan.safetensors"), damaged);
+  EXPECT_TRUE(rejected(run_generate("--weights " + path("nan.safetensors") + " --max-new 4"),
+                       "tensor 'transformer.h.0.attn.c_attn.weight' holds NaN (element 5 of 768)"));
+
+  // A cold pipeline cache is said once; the next run finds the pipelines.
+  const std::string cache = "VKAMP_PIPELINE_CACHE=" + path("pipelines.bin") + " ";
+  const std::string generate = VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate --weights " +
+                               path("m.safetensors") + " --max-new 4";
+  const Result cold = vkamp::test::run_child(cache + "VKAMP_VALIDATION=1 " + generate);
+  ASSERT_EQ(cold.status, 0) << cold.output;
+  EXPECT_NE(cold.output.find("note: no compiled pipelines cached for"), std::string::npos) << cold.output;
+  EXPECT_NE(cold.output.find("later runs read them from " + path("pipelines.bin")), std::string::npos)
+      << cold.output;
+  const Result warm = vkamp::test::run_child(cache + "VKAMP_VALIDATION=1 " + generate);
+  ASSERT_EQ(warm.status, 0) << warm.output;
+  EXPECT_EQ(warm.output.find("no compiled pipelines cached"), std::string::npos) << warm.output;
 
   // The saved weights, loaded and not trained (lr 0), give the saved loss.
   Result again = run_charlm("--text " + text + kTinyGpt + " --max-steps 1 --lr 0 --generate 0 --init-from " +

@@ -330,6 +330,16 @@ TEST_F(SampleCli, Lenet5SavesBf16ConvWeightsInPyTorchShapes) {
   for (const vkamp::io::Tensor& t : f.tensors) EXPECT_EQ(t.dtype, vkamp::io::DType::BF16) << t.name;
 }
 
+// resnet's --help names the widths it runs: the model its header prints
+// (ResnetReportsEveryEpoch... below) is "resnet 8-16-32 x1 (stem stride 2)".
+TEST_F(SampleCli, ResnetHelpNamesTheWidthsItRuns) {
+  const Result r = run_sample("--help", "resnet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("widths 8, 16 and 32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"resnet 8-16-32 x1 (stem stride 2)\""), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("16, 32 and 64"), std::string::npos) << r.output;
+}
+
 // resnet: the test accuracy after every epoch, then the weights under
 // torchvision's names in PyTorch's layouts, BatchNorm's running statistics
 // in fp32 and its counter as PyTorch's int64: one count per applied step.

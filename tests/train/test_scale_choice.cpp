@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <vector>
 
 #include "vkamp/config/train_config.hpp"
@@ -33,15 +34,15 @@ struct Reference {
 };
 
 // Bin b holds [2^e, 2^(e+1)), e = kHistMinExp + b. At S = 2^k the whole bin
-// rounds to zero when its top, scaled, is at most half the smallest
-// subnormal; it cannot overflow when its top, scaled, is at most the
+// underflows (flushes to zero or is stored subnormal) when its top, scaled,
+// is at most the smallest normal; it cannot overflow when its top, scaled, is at most the
 // largest power of two below the format's maximum (2^(e+1+k) <= 2^floor(log2 max)).
 Reference reference(const std::vector<double>& counts, double total, Format f, int k_lo, int k_hi, double target) {
-  const double half_sub = format_min_subnormal(f) / 2, safe_top = std::exp2(std::floor(std::log2(format_max(f))));
+  const double min_normal = format_min_normal(f), safe_top = std::exp2(std::floor(std::log2(format_max(f))));
   auto underflow = [&](int k) {
     double u = 0;
     for (int b = 0; b < kHistLogBins; ++b)
-      if (std::ldexp(1.0, kHistMinExp + b + 1 + k) <= half_sub) u += counts[b];
+      if (std::ldexp(1.0, kHistMinExp + b + 1 + k) <= min_normal) u += counts[b];
     return total > 0 ? u / total : 0;
   };
   int top = -1;
@@ -81,7 +82,7 @@ train::ScaleChoice choose(const std::vector<double>& counts, double total, Forma
   float c[kHistLogBins];
   for (int b = 0; b < kHistLogBins; ++b) c[b] = float(counts[b]);
   const train::FormatExponents fe = train::format_exponents(f);
-  return train::choose_scale(c, float(total), fe.sub_exp, fe.top_exp, k_lo, k_hi, float(target));
+  return train::choose_scale(c, float(total), fe.normal_exp, fe.top_exp, k_lo, k_hi, float(target));
 }
 
 void expect_same(const std::vector<double>& counts, double total, Format f, int k_lo, int k_hi, double target,
@@ -102,6 +103,8 @@ std::vector<double> bins_at(std::initializer_list<std::pair<int, double>> exp_co
 
 TEST(ScaleChoice, FormatExponentsAreTheFormatsLimits) {
   EXPECT_EQ(train::format_exponents(Format::F16).sub_exp, -24);
+  EXPECT_EQ(train::format_exponents(Format::F16).normal_exp, -14);
+  EXPECT_EQ(train::format_exponents(Format::BF16).normal_exp, -126);
   EXPECT_EQ(train::format_exponents(Format::F16).top_exp, 15);
   EXPECT_EQ(train::format_exponents(Format::BF16).sub_exp, -133);
   EXPECT_EQ(train::format_exponents(Format::BF16).top_exp, 127);
@@ -109,46 +112,51 @@ TEST(ScaleChoice, FormatExponentsAreTheFormatsLimits) {
   for (Format f : kAllFormats) {
     const train::FormatExponents fe = train::format_exponents(f);
     EXPECT_EQ(std::ldexp(1.0, fe.sub_exp), format_min_subnormal(f)) << format_name(f);
+    EXPECT_EQ(std::ldexp(1.0, fe.normal_exp), format_min_normal(f)) << format_name(f);
     EXPECT_LE(std::ldexp(1.0, fe.top_exp), format_max(f)) << format_name(f);
     EXPECT_GT(std::ldexp(1.0, fe.top_exp + 1), format_max(f)) << format_name(f);
   }
 }
 
-// fp16: gradients from 2^-30 to 2^-3. Unscaled, those below 2^-25 flush
-// (bin e flushes whole at 2^k when e + 1 <= -25 - k). 10 of 10000 (0.1%) sit at
-// 2^-30, the rest at 2^-20 and above.
+// fp16: gradients from 2^-30 to 2^-3. Scaled by 2^k, bin e lies below the
+// smallest normal 2^-14 (subnormal or flushed: both underflow) when
+// e + 1 + k <= -14. 10 of 10000 (0.1%) sit at 2^-30, the rest at 2^-20 and
+// above.
 TEST(ScaleChoice, CraftedFp16PicksTheSmallestScaleThatMeetsTheTarget) {
   const auto c = bins_at({{-30, 10}, {-20, 990}, {-10, 8000}, {-3, 1000}});
   const double total = 10000;
-  // 0.1% allowed: the 2^-30 bin may flush, 2^-20 may not: e=-20 flushes
-  // when k <= -6, so k = -5, headroom 15 - 1 - (-3) - (-5) = 22.
+  // 0.1% allowed: the 2^-30 bin may underflow, 2^-20 may not: it does
+  // when k <= 5, so k = 6, headroom 15 - 1 - (-3) - 6 = 11.
   auto r = choose(c, total, Format::F16, -126, 127, 0.001);
-  EXPECT_EQ(r.exp, -5);
-  EXPECT_EQ(r.headroom, 22);
+  EXPECT_EQ(r.exp, 6);
+  EXPECT_EQ(r.headroom, 11);
   EXPECT_TRUE(r.met);
   EXPECT_NEAR(r.underflow, 0.001, 1e-9);
-  // Nothing may flush: 2^-30 needs k >= 5.
+  // At 2^5 the 2^-20 bin is subnormal: a choice that counted only what
+  // flushes to zero would take it (and fp16's 2^-25 .. 2^-15 with it).
+  EXPECT_GT(choose(c, total, Format::F16, -126, 5, 0.001).underflow, 0.09);
+  // Nothing may underflow: 2^-30 needs k >= 16.
   r = choose(c, total, Format::F16, -126, 127, 0);
-  EXPECT_EQ(r.exp, 5);
-  EXPECT_EQ(r.headroom, 12);
-  // The range starts at min_loss_scale 1: k = 0.
-  r = choose(c, total, Format::F16, 0, 127, 0.001);
-  EXPECT_EQ(r.exp, 0);
+  EXPECT_EQ(r.exp, 16);
+  EXPECT_EQ(r.headroom, 1);
+  // The range starts at min_loss_scale 2^8: k = 8.
+  r = choose(c, total, Format::F16, 8, 127, 0.001);
+  EXPECT_EQ(r.exp, 8);
   expect_same(c, total, Format::F16, -126, 127, 0.001, "crafted");
   expect_same(c, total, Format::F16, -126, 127, 0, "crafted, target 0");
 }
 
 TEST(ScaleChoice, WhenNoScaleMeetsTheTargetTheLeastUnderflowWithoutOverflow) {
-  // 2^-30, 2^-20 and 2^14: flushing nothing needs k >= 5, but 2^14
-  // overflows above k = 0. The least underflow that stays finite is the
-  // 2^-30 bin alone, from k = -5 (2^-20 flushes at k <= -6) to 0; of
-  // those, -5 has the most headroom.
+  // 2^-30, 2^-20 and 2^14: no underflow needs k >= 16, but 2^14
+  // overflows above k = 0. Up to k = 0 both low bins underflow (2^-20
+  // stays normal only from k = 6), the same share at every k in [-10, 0];
+  // of those, -10 has the most headroom.
   const auto c = bins_at({{-30, 500}, {-20, 100}, {14, 500}});
   const auto r = choose(c, 1100, Format::F16, -10, 20, 0.001);
-  EXPECT_EQ(r.exp, -5);
+  EXPECT_EQ(r.exp, -10);
   EXPECT_FALSE(r.met);
-  EXPECT_EQ(r.headroom, 5);
-  EXPECT_NEAR(r.underflow, 500.0 / 1100, 1e-6);
+  EXPECT_EQ(r.headroom, 10);
+  EXPECT_NEAR(r.underflow, 600.0 / 1100, 1e-6);
   expect_same(c, 1100, Format::F16, -10, 20, 0.001, "conflicting");
   // Even the smallest allowed scale overflows: that one, not met.
   const auto over = choose(c, 1100, Format::F16, 3, 20, 0.001);
@@ -211,23 +219,44 @@ TEST(ScaleSuggestion, PerTensorHeadroomAndUnderflowAtTheChosenScale) {
   sc.underflow_target = 0.001;
   const train::ScaleSuggestion r = s.suggest(Format::F16, sc);
   EXPECT_EQ(r.histograms, 2u);
-  // 2 of 1040 at 2^-30 (0.19%): more than 0.1%, so 2^-30 must not flush:
-  // k >= 5.
-  EXPECT_EQ(r.exp, 5);
+  // 2 of 1040 at 2^-30 (0.19%): more than 0.1%, so 2^-30 must stay
+  // normal in fp16 (2^-30 * 2^k >= 2^-14): k >= 16.
+  EXPECT_EQ(r.exp, 16);
   EXPECT_TRUE(r.met);
-  EXPECT_EQ(r.scale(), 32.0);
+  EXPECT_EQ(r.scale(), 65536.0);
   ASSERT_EQ(r.tensors.size(), 2u);
   EXPECT_EQ(r.tensors[0].tensor, "fc1.weight");
-  EXPECT_EQ(r.tensors[0].elements, 1000);
-  EXPECT_EQ(r.tensors[0].headroom, 15 - 1 - (-12) - 5);
+  EXPECT_EQ(r.tensors[0].elements, 500) << "one step's elements, not the sum over the 2 steps";
+  EXPECT_EQ(r.tensors[0].headroom, 15 - 1 - (-12) - 16);
   EXPECT_EQ(r.tensors[0].underflow, 0);
-  EXPECT_EQ(r.tensors[1].headroom, 15 - 1 - (-4) - 5);
-  EXPECT_EQ(r.tensors[1].elements, 40);
+  EXPECT_EQ(r.tensors[1].headroom, 15 - 1 - (-4) - 16);
+  EXPECT_EQ(r.tensors[1].elements, 20);
   EXPECT_EQ(r.headroom, std::min(r.tensors[0].headroom, r.tensors[1].headroom));
   const std::string text = train::suggestion_text(r, Format::F16, sc.underflow_target);
-  EXPECT_NE(text.find("suggested scale 2^5 = 32"), std::string::npos) << text;
+  EXPECT_NE(text.find("suggested scale 2^16 = 65536"), std::string::npos) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n  fc1.weight +500 )"))) << text;
   EXPECT_NE(text.find("fc1.bias"), std::string::npos) << text;
-  EXPECT_NE(text.find("loss_scaling_factor: 32\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("loss_scaling_factor: 65536\n"), std::string::npos) << text;
+}
+
+// Only the first suggest_steps steps count, as only auto's warm-up window
+// counts for its first choice: a later step's gradients, here far smaller,
+// change nothing.
+TEST(ScaleSuggestion, OnlyTheStepsBeforeSuggestStepsCount) {
+  train::ScaleSuggester s;
+  s.add(histogram(0, "w", {{-10, 100}}));
+  s.add(histogram(10, "w", {{-10, 100}}));
+  s.add(histogram(20, "w", {{-35, 100}}));
+  config::ScalerConfig sc;
+  sc.suggest_steps = 20;
+  const train::ScaleSuggestion first = s.suggest(Format::F16, sc);
+  EXPECT_EQ(first.histograms, 2u);
+  EXPECT_EQ(first.window, 20u);
+  EXPECT_EQ(first.exp, 0) << "2^-10 is normal at 2^0";
+  sc.suggest_steps = 21;
+  const train::ScaleSuggestion all = s.suggest(Format::F16, sc);
+  EXPECT_EQ(all.histograms, 3u);
+  EXPECT_EQ(all.exp, 21) << "2^-35 is normal in fp16 from 2^21 on";
 }
 
 // The YAML line loads with the --config reader as a static scale, exactly,

@@ -76,6 +76,11 @@ class Context {
   VkQueue queue() const { return queue_; }
   VkCommandPool command_pool() const { return pool_; }
   VkPipelineCache pipeline_cache() const { return cache_; }
+  // The pipeline cache file ("" when none is kept), and whether it held
+  // compiled pipelines for this device when the context opened (false: a
+  // cold start, where every kernel compiles on first use).
+  const std::string& pipeline_cache_path() const { return cache_path_; }
+  bool pipeline_cache_warm() const { return cache_warm_; }
 
   // The shader variant name for a storage format: "fp16" runs fp16 math,
   // "fp16s" keeps fp16 in memory and computes in fp32.
@@ -139,6 +144,7 @@ class Context {
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::string cache_path_;
+  bool cache_warm_ = false;
   VkPhysicalDeviceMemoryProperties memory_{};
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::atomic<uint64_t> host_waits_{0};

@@ -285,6 +285,7 @@ class ModelZooReader {
       else throw unknown(e, init.path, joined(kInitRead, kInitUnused));
     }
     // vkamp's cosine reaches 0 at the run's last update; Model Zoo's after its total_iters.
+    if (cosine_iters_) file_.schedule_steps(*cosine_iters_);
     if (cosine_iters_ && steps_ && *cosine_iters_ != *steps_)
       std::fprintf(stderr,
                    "%s:%d: note: the schedule's phases last %u steps but the run %u; vkamp's cosine reaches 0 at the "

@@ -5,6 +5,7 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 
 #include "vkamp/config_error.hpp"
@@ -28,6 +29,8 @@ class FileSettings {
   // applied only when the file has not set the key so far, and a flat key
   // later in the file overrides it.
   virtual void imply(const std::string& key, const std::string& label, const std::string& value) = 0;
+  // The schedule's length in steps (SettingsFileFacts::schedule_steps).
+  virtual void schedule_steps(uint32_t steps) = 0;
   virtual ConfigError error(int line, const std::string& msg) const = 0;
   virtual const std::string& file() const = 0;
 };

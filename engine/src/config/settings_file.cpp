@@ -94,6 +94,9 @@ class Reader : public FileSettings {
     apply_(key, value, label);  // a value the layout's table wrote: valid
   }
 
+  void schedule_steps(uint32_t steps) override { facts_.schedule_steps = steps; }
+  const SettingsFileFacts& facts() const { return facts_; }
+
  private:
   void section(const YAML::Node& map) {
     std::map<std::string, int> here;  // key as written -> line
@@ -130,12 +133,14 @@ class Reader : public FileSettings {
   const std::function<std::string(const std::string&)>& canonical_;
   const std::function<void(const std::string&, const std::string&, const std::string&)>& apply_;
   std::map<std::string, int> seen_;  // canonical key -> line it was set on
+  SettingsFileFacts facts_;
 };
 
 }  // namespace
 
-void read_settings_file(const std::string& path, const std::function<std::string(const std::string&)>& canonical,
-                        const std::function<void(const std::string&, const std::string&, const std::string&)>& apply) {
+SettingsFileFacts read_settings_file(
+    const std::string& path, const std::function<std::string(const std::string&)>& canonical,
+    const std::function<void(const std::string&, const std::string&, const std::string&)>& apply) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;
@@ -164,6 +169,7 @@ void read_settings_file(const std::string& path, const std::function<std::string
   } catch (const YAML::Exception& e) {  // not expected: every node's type is checked before use
     throw reader.error(line_of(e.mark), std::string("YAML: ") + e.msg);
   }
+  return reader.facts();
 }
 
 }  // namespace vkamp::config

@@ -41,9 +41,12 @@ void check_scale_bounds(const ScalerConfig& sc) {
 }  // namespace
 
 uint32_t histogram_interval_for(const ScalerConfig& sc) {
-  if (sc.mode == LossScaleMode::Suggest) return 1;
-  if (sc.mode != LossScaleMode::Auto) return sc.histogram_interval;
-  const uint32_t window = std::max(1u, std::min(sc.auto_warmup, sc.auto_recheck) / 5);
+  if (sc.mode != LossScaleMode::Auto && sc.mode != LossScaleMode::Suggest) return sc.histogram_interval;
+  // Suggest's window is auto's warm-up: the same cadence, so that the same
+  // steps' histograms reach the chooser (scale_suggestion.hpp).
+  const uint32_t shortest = sc.mode == LossScaleMode::Suggest ? sc.suggest_steps
+                                                              : std::min(sc.auto_warmup, sc.auto_recheck);
+  const uint32_t window = std::max(1u, shortest / 5);
   return sc.histogram_interval ? std::min(sc.histogram_interval, window) : window;
 }
 
@@ -61,7 +64,7 @@ void apply_setting(const std::string& key, const std::string& value, TrainConfig
 }
 
 void apply_config_file(const std::string& path, TrainConfig& cfg) {
-  apply_settings_file(training_settings(), path, cfg);
+  cfg.schedule_steps = apply_settings_file(training_settings(), path, cfg).schedule_steps;
 }
 
 // Each setting's own range is its row's; only the rules across settings are here.

@@ -56,8 +56,8 @@ Row amp_level_row() {
       "amp_level",
       {kGeneralGroup, "L",
        "O0 (everything fp32) | O1 (GEMMs, convolutions and attention in --precision, every other op in fp32) | "
-       "O2 (activations and working weights in --precision) | O3 (O2 plus normalisation parameters in 16 bits; "
-       "as O2 for today's ops)"});
+       "O2 (activations and working weights in --precision) | O3 (O2 plus BatchNorm's weight, bias and batch "
+       "statistics in --precision, its running buffers fp32; every other op as O2)"});
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
     auto level = graph::parse_amp_level(trim(v));
     if (!level) {
@@ -98,8 +98,8 @@ Row loss_scaling_factor_row() {
       "loss_scaling_factor",
       {kScalingGroup, "S",
        "dynamic | none | a fixed positive scale | suggest (after --suggest-steps dynamic updates, print the "
-       "power of two the gradient histograms call for, and exit 0 without saving weights) | auto (that power of "
-       "two after --auto-warmup dynamic steps, re-checked every --auto-recheck) | per-layer (one adaptive scale "
+       "power of two the gradient histograms call for, and exit 0 without saving weights) | auto (the same "
+       "choice after --auto-warmup dynamic steps, re-checked every --auto-recheck) | per-layer (one adaptive scale "
        "per layer of an MLP-like chain) (= loss_scaling_factor)"});
   s.flag = "--loss-scale";
   s.flag_alias_help = "Cerebras name for --loss-scale";
@@ -217,8 +217,8 @@ std::vector<Row> scaling_rows() {
       // --loss-scale suggest and auto (train/scale_choice.h).
       real<T>("underflow_target",
               {kScalingGroup, "X",
-               "suggest and auto: the fraction of gradient elements allowed to flush to zero, in [0, 1) "
-               "(0.001 = 0.1%)"},
+               "suggest and auto: the fraction of gradient elements allowed below the format's smallest normal at "
+               "the chosen scale (flushed to zero or subnormal), in [0, 1) (0.001 = 0.1%)"},
               VKAMP_FIELD(scaler.underflow_target), Range::from_to_below(0, 1)),
       count<T>("suggest_steps", {kScalingGroup, "N", "suggest: updates at the dynamic scale before the suggestion"},
                VKAMP_FIELD(scaler.suggest_steps), 1),

@@ -61,6 +61,8 @@ ClassIds by_given_list(const std::vector<std::string>& labels, const std::vector
 
 ClassIds number_classes(const std::vector<std::string>& labels, const std::vector<std::string>& given,
                         const std::function<std::string(size_t)>& where) {
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (is_blank_label(labels[i])) throw DataError(where(i) + ": the label is empty; " + kUnlabelledAdvice);
   if (!given.empty()) return by_given_list(labels, given, where);
 
   std::vector<uint64_t> integers;

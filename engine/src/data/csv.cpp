@@ -117,6 +117,7 @@ struct Columns {
   std::vector<std::string> names;
   std::string where;
   bool from_header = true;
+  std::string hint;  // said after a missing column's error (a header of numbers: --skip-rows 1?)
 
   std::string list() const {
     std::string s;
@@ -136,7 +137,8 @@ struct Columns {
       throw DataError(where + ": no column '" + name + "' " +
                       (from_header ? "in the header (columns: " + list() + ")"
                                    : "(without a header the columns are named c0 .. c" +
-                                         std::to_string(names.size() - 1) + ")"));
+                                         std::to_string(names.size() - 1) + ")") +
+                      hint);
     return found;
   }
 };
@@ -211,6 +213,15 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
     for (size_t c = 0; c < first.size(); ++c) header.names.push_back("c" + std::to_string(c));
   }
 
+  // scikit-learn's files open with a count line ("150,4,setosa,...") where a
+  // header is expected: a named column is then missing, or the first row
+  // fails, and either message says why.
+  bool overflowed = false;
+  if (opt.header && header.names.size() >= 2 && parse_number(header.names[0], overflowed) &&
+      parse_number(header.names[1], overflowed))
+    header.hint = " (the header, " + header.where + ", is numbers, not column names: a count line to skip with "
+                  "--skip-rows 1?)";
+
   // Which columns are the label or targets; the rest, in order, are features
   // (or, when named, just those).
   const std::vector<std::string>& names = header.names;
@@ -250,13 +261,33 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
   std::vector<std::string> labels;
   std::vector<size_t> label_lines;
   uint64_t count = 0;
+  // A row whose label (or a target) cell is blank has no label: an error
+  // naming the cell, or (drop_unlabelled) left out once its features read.
+  auto unlabelled_column = [&](const std::vector<std::string>& fields) -> const std::string* {
+    if (!labeled) return nullptr;
+    for (size_t c : y_columns)
+      if (is_blank_label(fields[c])) return &names[c];
+    return nullptr;
+  };
   auto read_row = [&](std::vector<std::string>& fields, size_t row_line) {
     const std::string where = label + ":" + std::to_string(row_line);
     if (fields.size() != names.size())
       throw DataError(where + ": row has " + std::to_string(fields.size()) + " field" +
                       (fields.size() == 1 ? "" : "s") + ", the " + (opt.header ? "header has " : "first row has ") +
                       std::to_string(names.size()));
+    const std::string* blank = unlabelled_column(fields);
+    if (blank && !opt.drop_unlabelled)
+      throw DataError(where + ": column '" + *blank + "' is empty; " +
+                      (opt.task == Task::Classify ? std::string(kUnlabelledAdvice)
+                                                  : "a target is expected (--drop-unlabelled leaves rows without "
+                                                    "one out and counts them)"));
+    const size_t row_start = out.data.x.size();
     for (size_t c : x_columns) out.data.x.push_back(number_at(fields[c], names[c], where, opt.allow_nonfinite));
+    if (blank) {
+      out.data.x.resize(row_start);
+      ++out.dropped_unlabelled;
+      return;
+    }
     if (labeled && opt.task == Task::Classify) {
       labels.push_back(std::move(fields[y_columns[0]]));
       label_lines.push_back(row_line);
@@ -266,22 +297,20 @@ LabeledData parse_csv(std::string_view text, const std::string& label, const Loa
     }
     if (++count > UINT32_MAX) throw DataError(where + ": more rows than vkamp takes (2^32 - 1)");
   };
-  // scikit-learn's files open with a count line ("150,4,setosa,...") where a
-  // header is expected; the first row then fails, and the message says why.
-  bool overflowed = false;
-  const bool header_is_numbers = opt.header && names.size() >= 2 && parse_number(names[0], overflowed) &&
-                                 parse_number(names[1], overflowed);
+  // A count line read as the header: the first row fails, and says why.
   auto add_row = [&](std::vector<std::string>& fields, size_t row_line) {
     try {
       read_row(fields, row_line);
     } catch (const DataError& e) {
-      if (count > 0 || !header_is_numbers) throw;
-      throw DataError(std::string(e.what()) + " (the header, " + header.where + ", is numbers, not column names: " +
-                      "a count line to skip with --skip-rows 1?)");
+      if (count > 0 || header.hint.empty()) throw;
+      throw DataError(std::string(e.what()) + header.hint);
     }
   };
   if (!opt.header) add_row(first, line);
   for (std::vector<std::string> fields; cursor.next(fields, line);) add_row(fields, line);
+  if (count == 0 && out.dropped_unlabelled)
+    throw DataError(label + ": every one of its " + std::to_string(out.dropped_unlabelled) + " rows has an empty " +
+                    (opt.task == Task::Classify ? "label" : "target") + "; there are no rows to use");
   if (count == 0) throw DataError(label + ": no data rows after the header");
 
   out.data.count = static_cast<uint32_t>(count);

@@ -1,5 +1,6 @@
 #include "vkamp/data/labeled_arrays.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,13 +12,20 @@
 namespace vkamp::data {
 namespace {
 
-
-void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
-  if (!y.is_integer())
-    throw DataError(y_label + ": dtype '" + npy_descr(y.dtype) + "'; class ids must be integers ('|u1', '<i4' or " +
-                    "'<i8') to classify (float targets are for regression)");
+// Class names from y: an integer array's ids as text, or a text array's
+// strings; "" where a text label is empty or only white space.
+std::vector<std::string> label_names(const NpyArray& y, const std::string& y_label) {
+  if (!y.is_integer() && !y.is_text())
+    throw DataError(y_label + ": dtype '" + npy_descr(y) + "'; class ids must be integers ('|u1', '<i4' or " +
+                    "'<i8'), or strings for class names ('<U6'), to classify (float targets are for regression)");
   if (y.shape.size() > 2 || (y.shape.size() == 2 && y.shape[1] != 1))
-    throw DataError(y_label + ": shape " + shape_text(y.shape) + "; class ids are N or N x 1");
+    throw DataError(y_label + ": shape " + shape_text(y.shape) + "; class labels are N or N x 1");
+  if (y.is_text()) {
+    std::vector<std::string> names = y.to_strings(y_label);
+    for (std::string& n : names)
+      if (is_blank_label(n)) n.clear();
+    return names;
+  }
   const std::vector<int64_t> ids = y.to_integers();
   std::vector<std::string> names;
   names.reserve(ids.size());
@@ -27,8 +35,41 @@ void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOpt
                       " is negative");
     names.push_back(std::to_string(ids[i]));
   }
+  return names;
+}
+
+// Keeps the rows of `out` whose label is not empty (opt.drop_unlabelled),
+// or names the first empty one; returns each kept row's index in the file.
+std::vector<size_t> drop_unlabelled(std::vector<std::string>& names, const std::string& y_label,
+                                    const LoadOptions& opt, LabeledData& out) {
+  std::vector<size_t> kept;
+  kept.reserve(names.size());
+  const size_t width = out.data.features;
+  for (size_t r = 0; r < names.size(); ++r) {
+    if (names[r].empty()) {
+      if (!opt.drop_unlabelled)
+        throw DataError(y_label + ": index " + std::to_string(r) + ": the label is empty; " + kUnlabelledAdvice);
+      continue;
+    }
+    if (kept.size() != r) {
+      names[kept.size()] = std::move(names[r]);
+      std::copy_n(out.data.x.begin() + r * width, width, out.data.x.begin() + kept.size() * width);
+    }
+    kept.push_back(r);
+  }
+  out.dropped_unlabelled = names.size() - kept.size();
+  if (kept.empty()) throw DataError(y_label + ": every label is empty; there are no rows to use");
+  names.resize(kept.size());
+  out.data.x.resize(kept.size() * width);
+  out.data.count = static_cast<uint32_t>(kept.size());
+  return kept;
+}
+
+void fill_class_ids(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
+  std::vector<std::string> names = label_names(y, y_label);
+  const std::vector<size_t> rows = drop_unlabelled(names, y_label, opt, out);
   ClassIds numbered =
-      number_classes(names, opt.classes, [&](size_t i) { return y_label + ": index " + std::to_string(i); });
+      number_classes(names, opt.classes, [&](size_t i) { return y_label + ": index " + std::to_string(rows[i]); });
   out.data.labels = std::move(numbered.ids);
   out.classes = std::move(numbered.classes);
   out.outputs = static_cast<uint32_t>(out.classes.size());
@@ -50,6 +91,8 @@ void refuse_nonfinite(const std::vector<float>& values, const NpyArray& a, uint6
 }
 
 void fill_targets(const NpyArray& y, const std::string& y_label, const LoadOptions& opt, LabeledData& out) {
+  if (y.is_text())
+    throw DataError(y_label + ": dtype '" + npy_descr(y) + "'; regression targets are numbers");
   const bool usable = y.shape.size() == 1 || (y.shape.size() == 2 && y.shape[1] >= 1 && y.shape[1] <= UINT32_MAX);
   if (!usable)
     throw DataError(y_label + ": shape " + shape_text(y.shape) + "; regression targets are N or N x K");
@@ -72,6 +115,9 @@ LabeledData labeled_from_arrays(const NpyArray& x, const NpyArray* y, const std:
   if (features == 0 || features > UINT32_MAX)
     throw DataError(x_label + ": shape " + shape_text(x.shape) + " gives " + std::to_string(features) +
                     " features per example; 1 to 2^32 - 1 are usable");
+
+  if (x.is_text())
+    throw DataError(x_label + ": dtype '" + npy_descr(x) + "'; the inputs must be numbers (text is for class labels)");
 
   LabeledData out;
   out.data.count = static_cast<uint32_t>(count);

@@ -58,9 +58,8 @@ LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt
   return labeled_from_arrays(images, &labels, images_path, labels_path, opt);
 }
 
-}  // namespace
-
-LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
+// Every reader by file name; load_labeled adds what they all report.
+LabeledData read_labeled(const std::string& path, const LoadOptions& opt) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ends_with(lower, ".csv") || ends_with(lower, ".csv.gz")) return read_csv(path, opt);
@@ -86,6 +85,17 @@ LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
     throw DataError(path + ": a .txt file is a token source for text models, not labeled data");
   throw DataError(path + ": unknown kind of data file; expected .csv, .csv.gz, .npy, .npz or an IDX images file "
                   "(...-images-idx3-ubyte[.gz])");
+}
+
+}  // namespace
+
+LabeledData load_labeled(const std::string& path, const LoadOptions& opt) {
+  LabeledData out = read_labeled(path, opt);
+  if (out.dropped_unlabelled)
+    out.notes.push_back(path + ": " + std::to_string(out.dropped_unlabelled) + " row" +
+                        (out.dropped_unlabelled == 1 ? "" : "s") + " without a " +
+                        (opt.task == Task::Classify ? "label" : "target") + " left out (--drop-unlabelled)");
+  return out;
 }
 
 }  // namespace vkamp::data

@@ -39,7 +39,45 @@ const DtypeInfo& info(NpyType t) {
 std::string accepted_dtypes() {
   std::string s;
   for (const DtypeInfo& d : kDtypes) s += std::string(s.empty() ? "'" : ", '") + d.descr + "'";
-  return s;
+  return s + ", and text for class names ('<U6', '|S6')";
+}
+
+// '<UN' (UCS-4) or '|SN' (bytes), N >= 1: a text dtype and its N.
+bool text_dtype(const std::string& descr, NpyType& type, uint64_t& chars) {
+  if (descr.size() < 3 || descr.size() > 12) return false;
+  if (descr.compare(0, 2, "<U") == 0) type = NpyType::Unicode;
+  else if (descr.compare(0, 2, "|S") == 0) type = NpyType::Bytes;
+  else return false;
+  chars = 0;
+  for (size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9') return false;
+    chars = chars * 10 + uint64_t(descr[i] - '0');
+  }
+  return chars > 0;
+}
+
+// One code point as UTF-8; false for one that is not Unicode (a surrogate
+// or past U+10FFFF).
+bool append_utf8(uint32_t c, std::string& out) {
+  if (c < 0x80) {
+    out += char(c);
+  } else if (c < 0x800) {
+    out += char(0xC0 | (c >> 6));
+    out += char(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    if (c >= 0xD800 && c <= 0xDFFF) return false;
+    out += char(0xE0 | (c >> 12));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
+  } else if (c <= 0x10FFFF) {
+    out += char(0xF0 | (c >> 18));
+    out += char(0x80 | ((c >> 12) & 0x3F));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
+  } else {
+    return false;
+  }
+  return true;
 }
 
 uint64_t load_le(const uint8_t* p, size_t n) {
@@ -169,7 +207,41 @@ class HeaderParser {
 
 }  // namespace
 
-const char* npy_descr(NpyType t) { return info(t).descr; }
+const char* npy_descr(NpyType t) {
+  if (t == NpyType::Unicode) return "<U";
+  if (t == NpyType::Bytes) return "|S";
+  return info(t).descr;
+}
+
+std::string npy_descr(const NpyArray& a) {
+  return a.is_text() ? npy_descr(a.dtype) + std::to_string(a.chars) : std::string(npy_descr(a.dtype));
+}
+
+size_t NpyArray::item_bytes() const {
+  if (dtype == NpyType::Unicode) return size_t(chars) * 4;
+  if (dtype == NpyType::Bytes) return size_t(chars);
+  return info(dtype).bytes;
+}
+
+std::vector<std::string> NpyArray::to_strings(const std::string& label) const {
+  if (!is_text()) throw std::logic_error("npy: to_strings on a numeric array");
+  const size_t width = item_bytes(), n = width ? bytes.size() / width : 0;
+  std::vector<std::string> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = bytes.data() + i * width;
+    std::string& s = out[i];
+    if (dtype == NpyType::Bytes) {
+      s.assign(reinterpret_cast<const char*>(p), width);
+    } else {
+      for (size_t c = 0; c < chars; ++c)
+        if (!append_utf8(static_cast<uint32_t>(load_le(p + 4 * c, 4)), s))
+          throw DataError(label + ": index " + std::to_string(i) + ": character " + std::to_string(c) +
+                          " is not a Unicode code point");
+    }
+    s.erase(s.find_last_not_of('\0') + 1);  // NumPy pads with NULs
+  }
+  return out;
+}
 
 std::string shape_text(const std::vector<uint64_t>& shape) {
   std::string s = "(";
@@ -184,6 +256,7 @@ uint64_t NpyArray::elements() const {
 }
 
 double NpyArray::at(uint64_t i) const {
+  if (is_text()) throw std::logic_error("npy: at() on a text array");
   const uint8_t* p = bytes.data() + i * info(dtype).bytes;
   switch (dtype) {
     case NpyType::F32: {
@@ -202,11 +275,14 @@ double NpyArray::at(uint64_t i) const {
     case NpyType::U8: return p[0];
     case NpyType::I32: return static_cast<int32_t>(load_le(p, 4));
     case NpyType::I64: return static_cast<double>(static_cast<int64_t>(load_le(p, 8)));
+    case NpyType::Unicode:
+    case NpyType::Bytes: break;
   }
   return 0;
 }
 
 std::vector<float> NpyArray::to_floats() const {
+  if (is_text()) throw std::logic_error("npy: to_floats on a text array");
   const size_t n = bytes.size() / info(dtype).bytes;
   std::vector<float> out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -253,17 +329,20 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& label) 
 
   const Header h =
       HeaderParser(reinterpret_cast<const char*>(bytes + header_at), header_len, header_at, label).parse();
-  const DtypeInfo* dtype = nullptr;
+  NpyArray out;
+  bool known = false;
   for (const DtypeInfo& d : kDtypes)
-    if (h.descr == d.descr) dtype = &d;
-  if (!dtype)
+    if (h.descr == d.descr) out.dtype = d.type, known = true;
+  if (!known && !text_dtype(h.descr, out.dtype, out.chars))
     throw fail(header_at, "dtype '" + h.descr + "' is not read; accepted: " + accepted_dtypes() +
                               " (little-endian where it matters)");
   if (h.fortran_order)
     throw fail(header_at, "fortran_order is True; C order expected (np.ascontiguousarray before saving)");
 
   const size_t data_at = header_at + header_len;
-  uint64_t need = dtype->bytes;
+  if (out.chars > std::numeric_limits<uint32_t>::max())
+    throw fail(header_at, "dtype '" + h.descr + "': strings of more than 2^32 - 1 characters are not read");
+  uint64_t need = out.item_bytes();
   for (uint64_t d : h.shape) {
     if (d != 0 && need > std::numeric_limits<uint64_t>::max() / d)
       throw fail(header_at, "shape " + shape_text(h.shape) + " overflows 64 bits");
@@ -278,8 +357,6 @@ NpyArray parse_npy(const uint8_t* bytes, size_t size, const std::string& label) 
   if (need < have)
     throw fail(data_at + need, std::to_string(have - need) + " bytes of trailing data after the " +
                                    std::to_string(need) + " bytes shape " + shape_text(h.shape) + " describes");
-  NpyArray out;
-  out.dtype = dtype->type;
   out.shape = h.shape;
   out.bytes.assign(bytes + data_at, bytes + data_at + need);
   return out;

@@ -11,40 +11,61 @@ namespace vkamp::train {
 double ScaleSuggestion::scale() const { return std::ldexp(1.0, exp); }
 
 void ScaleSuggester::add(const TensorHistogram& h) {
-  if (steps_.empty() || steps_.back() != h.step) steps_.push_back(h.step);
-  auto it = std::find_if(sums_.begin(), sums_.end(), [&](const Sum& s) { return s.tensor == h.tensor; });
-  if (it == sums_.end()) {
-    sums_.push_back({h.tensor, {}});
-    it = sums_.end() - 1;
-  }
-  for (uint32_t b = 0; b < kHistBins; ++b) it->bins[b] += h.bins[b];
+  if (steps_.empty() || steps_.back().step != h.step) steps_.push_back({h.step, {}});
+  size_t index = size_t(std::find(names_.begin(), names_.end(), h.tensor) - names_.begin());
+  if (index == names_.size()) names_.push_back(h.tensor);
+  steps_.back().tensors.emplace_back(index, h.bins);
 }
 
 ScaleSuggestion ScaleSuggester::suggest(Format f, const config::ScalerConfig& sc) const {
   const FormatExponents fe = format_exponents(f);
   const auto [k_lo, k_hi] = scale_exponent_range(sc);
-  // The chooser's input: every tensor added up (scale_choice.h).
+  // The chooser's input, added up as step_control.comp adds auto's window:
+  // per step the tensors in uint, then into float in bin order.
   float counts[kHistLogBins] = {};
-  double total = 0;
-  for (const Sum& s : sums_) {
-    for (uint32_t b = 0; b < kHistLogBins; ++b) counts[b] += float(s.bins[b]);
-    for (double c : s.bins) total += c;
-  }
-  const ScaleChoice c = choose_scale(counts, float(total), fe.sub_exp, fe.top_exp, k_lo, k_hi, float(sc.underflow_target));
+  float total = 0;
+  struct Sum {
+    std::array<double, kHistBins> bins{};
+    uint32_t histograms = 0;
+  };
+  std::vector<Sum> sums(names_.size());
   ScaleSuggestion r;
+  r.window = sc.suggest_steps;
+  for (const Step& step : steps_) {
+    if (step.step >= sc.suggest_steps) break;
+    std::array<uint32_t, kHistBins> column{};
+    for (const auto& [index, bins] : step.tensors) {
+      for (uint32_t b = 0; b < kHistBins; ++b) {
+        column[b] += bins[b];
+        sums[index].bins[b] += bins[b];
+      }
+      sums[index].histograms += 1;
+    }
+    float sum = 0;
+    for (uint32_t b = 0; b < kHistBins; ++b) {
+      if (b < kHistLogBins) counts[b] += float(column[b]);
+      sum += float(column[b]);
+    }
+    total += sum;
+    r.histograms += 1;
+  }
+  const ScaleChoice c =
+      choose_scale(counts, total, fe.normal_exp, fe.top_exp, k_lo, k_hi, float(sc.underflow_target));
   r.exp = c.exp;
   r.met = c.met != 0;
   r.headroom = c.headroom;
   r.underflow = c.underflow;
-  r.histograms = uint32_t(steps_.size());
-  const int flushed = flushed_bins(fe.sub_exp, c.exp);
-  for (const Sum& s : sums_) {
+  const int under_bins = below_normal_bins(fe.normal_exp, c.exp);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const Sum& s = sums[i];
+    if (s.histograms == 0) continue;
     TensorAtScale t;
-    t.tensor = s.tensor;
-    for (double n : s.bins) t.elements += n;
-    double under = 0;
-    for (int b = 0; b < flushed; ++b) under += s.bins[b];
-    t.underflow = t.elements > 0 ? under / t.elements : 0;
+    t.tensor = names_[i];
+    double all = 0, under = 0;
+    for (double n : s.bins) all += n;
+    for (int b = 0; b < under_bins; ++b) under += s.bins[b];
+    t.elements = all / s.histograms;  // a tensor's histogram counts all its elements every time
+    t.underflow = all > 0 ? under / all : 0;
     for (int b = int(kHistLogBins) - 1; b >= 0; --b)
       if (s.bins[b] > 0) {
         t.any = true;
@@ -67,9 +88,9 @@ std::string suggestion_text(const ScaleSuggestion& s, Format f, double underflow
   char line[256];
   auto add = [&](const char* text) { out += text; };
   std::snprintf(line, sizeof line,
-                "loss-scale suggestion (%s, underflow target %.4g%% of the gradient elements), from the histograms "
-                "of %u steps at the dynamic scale:\n",
-                format_name(f), 100 * underflow_target, s.histograms);
+                "loss-scale suggestion (%s, underflow target %.4g%% of the gradient elements below the smallest "
+                "normal), from %u histograms of the first %u steps at the dynamic scale:\n",
+                format_name(f), 100 * underflow_target, s.histograms, s.window);
   add(line);
   if (s.histograms == 0) {
     add("  no histograms were taken (no step ran): nothing to suggest\n");
@@ -82,13 +103,13 @@ std::string suggestion_text(const ScaleSuggestion& s, Format f, double underflow
     add("  no scale in [min_loss_scale, max_loss_scale] keeps the largest gradients finite: this is the smallest\n");
   else if (!s.met)
     add("  no scale meets the underflow target without overflowing: this one loses the fewest\n");
-  std::snprintf(line, sizeof line, "  %-36s %12s %9s %11s\n", "tensor", "elements", "headroom", "underflow");
+  std::snprintf(line, sizeof line, "  %-36s %13s %9s %11s\n", "tensor", "elements/step", "headroom", "underflow");
   add(line);
   for (const TensorAtScale& t : s.tensors) {
     char head[16];
     if (t.any) std::snprintf(head, sizeof head, "%d", t.headroom);
     else std::snprintf(head, sizeof head, "-");
-    std::snprintf(line, sizeof line, "  %-36s %12.0f %9s %10.4g%%\n", t.tensor.c_str(), t.elements, head,
+    std::snprintf(line, sizeof line, "  %-36s %13.0f %9s %10.4g%%\n", t.tensor.c_str(), t.elements, head,
                   100 * t.underflow);
     add(line);
   }

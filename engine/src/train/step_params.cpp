@@ -69,7 +69,8 @@ TrainState initial_state(const config::TrainConfig& cfg, const TrainParams& p) {
 }  // namespace
 
 FormatExponents format_exponents(Format f) {
-  return {int(std::lround(std::log2(format_min_subnormal(f)))), int(std::floor(std::log2(format_max(f))))};
+  return {int(std::lround(std::log2(format_min_subnormal(f)))), int(std::lround(std::log2(format_min_normal(f)))),
+          int(std::floor(std::log2(format_max(f))))};
 }
 
 std::pair<int, int> scale_exponent_range(const config::ScalerConfig& sc) {
@@ -89,7 +90,7 @@ TrainParams train_params(const config::TrainConfig& cfg, const StepShape& shape)
   p.micro_batches = cfg.grad_accum;
   p.histogram_interval = config::histogram_interval_for(cfg.scaler);
   const FormatExponents fe = format_exponents(cfg.precision);
-  p.format_sub_exp = fe.sub_exp;
+  p.format_normal_exp = fe.normal_exp;
   p.format_top_exp = fe.top_exp;
   set_optimizer_params(p, cfg.optimizer);
   p.max_norm = float(cfg.clip.max_norm);

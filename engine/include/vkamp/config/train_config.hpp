@@ -30,7 +30,8 @@
 namespace vkamp::config {
 
 // Suggest: trains suggest_steps updates at the dynamic scale, then the
-// application reports the power of two the histograms call for (and stops).
+// application reports the power of two the histograms of the first
+// suggest_steps steps call for (auto's first choice; and stops).
 // Auto: dynamic for auto_warmup steps, then that power of two, re-checked
 // every auto_recheck steps on the GPU (train/scale_choice.h).
 // PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
@@ -59,7 +60,7 @@ struct ScalerConfig {
   uint32_t fail_after_overflows = 100;  // stop after this many consecutive overflows at min_loss_scale
   uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
   // --loss-scale suggest and auto (train/scale_choice.h).
-  double underflow_target = 0.001;  // fraction of gradient elements allowed to flush to zero
+  double underflow_target = 0.001;  // fraction of gradient elements allowed below the smallest normal (scale_choice.h)
   uint32_t suggest_steps = 50;      // suggest: updates at the dynamic scale before the suggestion
   uint32_t auto_warmup = 50;        // auto: steps of dynamic scaling before the first choice
   uint32_t auto_recheck = 200;      // auto: steps between re-checks
@@ -70,9 +71,10 @@ struct ScalerConfig {
   std::vector<double> fixed_layer_scales;
 };
 
-// The histogram interval the GPU uses: suggest takes one every step; auto
-// at least five per warm-up and re-check window (and never fewer than the
-// user's interval asks); the other modes the user's.
+// The histogram interval the GPU uses: auto at least five per warm-up and
+// re-check window, suggest five per suggest_steps (auto's cadence, so that
+// suggest_steps = auto_warmup gives both the same histograms), never fewer
+// than the user's interval asks; the other modes the user's.
 uint32_t histogram_interval_for(const ScalerConfig& sc);
 
 struct OptimizerConfig {
@@ -112,6 +114,9 @@ struct TrainConfig {
   uint32_t batch = 128;
   uint32_t epochs = 2;
   uint32_t max_steps = 0;            // a cap on the optimizer steps applied (0 = the epochs decide)
+  // Not a setting: a Model Zoo file's schedule length (its total_iters),
+  // which vkamp's cosine replaces by the run's (0 = none; settings_file.hpp).
+  uint32_t schedule_steps = 0;
   uint32_t eval_every = 0;           // updates between held-out evaluations (0 = at each epoch's end)
   // Batches each evaluation during training reads, spread evenly over the
   // held-out set (0 = all of it). nanoGPT's eval_iters; the final

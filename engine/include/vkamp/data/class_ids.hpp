@@ -19,6 +19,13 @@ struct ClassIds {
   std::vector<std::string> classes;  // names in id order
 };
 
+// A label cell that is empty or only white space: no class at all, never
+// a class named "" (the readers refuse such a row, or drop it when asked).
+inline bool is_blank_label(const std::string& s) { return s.find_first_not_of(" \t\r\n\v\f") == std::string::npos; }
+// What an error about such a label ends with.
+inline const char* const kUnlabelledAdvice =
+    "every row needs a label (--drop-unlabelled leaves such rows out and counts them)";
+
 // Integer labels above this are an error rather than that many classes (a
 // damaged file must not make a model with four billion outputs).
 inline constexpr uint32_t kMaxIntegerClass = 65535;

@@ -44,6 +44,11 @@ struct LoadOptions {
   char delimiter = ',';
   bool header = true;
   uint32_t skip_rows = 0;
+  // A row whose label (or a target) cell is empty or only white space, or
+  // whose text label in an array is, is an error naming the file, the line
+  // (or index) and the column; with this, such rows are left out and
+  // counted in LabeledData::dropped_unlabelled.
+  bool drop_unlabelled = false;
 };
 
 struct LabeledData {
@@ -56,6 +61,7 @@ struct LabeledData {
   // What the reader changed that the user should hear about, one line each
   // naming the file (float64 arrays read as float32); the tools print them.
   std::vector<std::string> notes;
+  uint64_t dropped_unlabelled = 0;  // rows left out by LoadOptions::drop_unlabelled
 };
 
 // By extension: .csv or .csv.gz (csv.hpp); .npy (x only: no labels, data.labels and

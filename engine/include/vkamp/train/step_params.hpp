@@ -28,7 +28,7 @@ struct StepShape {
 // The chooser's whole-exponent edges of a format (scale_choice.h):
 // log2 of its smallest subnormal and floor(log2) of its largest value.
 struct FormatExponents {
-  int sub_exp = 0, top_exp = 0;
+  int sub_exp = 0, normal_exp = 0, top_exp = 0;  // log2 of the smallest subnormal and normal; floor(log2(max))
 };
 FormatExponents format_exponents(Format f);
 // The chooser's range of k: ceil(log2(min_loss_scale)) ..

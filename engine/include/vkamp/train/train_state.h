@@ -90,7 +90,7 @@ struct TrainParams {
   float underflow_target;    // fraction of the elements allowed to flush to zero
   int scale_exp_lo;          // ceil(log2(min_loss_scale)): the lowest 2^k the chooser takes
   int scale_exp_hi;          // floor(log2(max_loss_scale))
-  int format_sub_exp;        // log2 of the format's smallest subnormal
+  int format_normal_exp;     // log2 of the format's smallest normal (the chooser's underflow edge)
   int format_top_exp;        // floor(log2) of the format's largest value
 };
 
