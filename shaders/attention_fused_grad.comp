@@ -86,18 +86,20 @@ void key_pass() {
   // Query tiles aligned to TILE, from the one holding the first key.
   for (uint t0 = first_key / TILE * TILE; t0 < p.seq; t0 += TILE) {
     barrier();
-    for (uint i = gl_LocalInvocationID.x; i < TILE * HEAD; i += ROWS) {
-      const uint t = t0 + i / HEAD, e = i % HEAD;
-      if (t < p.seq) {
+    for (uint k = 0u; k < kStagedEach; ++k) {
+      const uint i = gl_LocalInvocationID.x + k * ROWS, t = t0 + i / HEAD, e = i % HEAD;
+      if (i < TILE * HEAD && t < p.seq) {
         tile_a[i] = sfp2f(qkv[qkv_at(0u, t, e)]);
         tile_b[i] = sfp2f(dy[row_at(t, e)]);
       }
     }
-    for (uint c = gl_LocalInvocationID.x; c < TILE; c += ROWS)
-      if (t0 + c < p.seq) {
+    for (uint k = 0u; k < (TILE + ROWS - 1u) / ROWS; ++k) {
+      const uint c = gl_LocalInvocationID.x + k * ROWS;
+      if (c < TILE && t0 + c < p.seq) {
         tile_lse[c] = lse[stat_at(t0 + c)];
         tile_dsum[c] = dsum[stat_at(t0 + c)];
       }
+    }
     barrier();
     // This key's queries of the tile: max(t0, j) .. min(t0 + TILE, seq) - 1.
     const uint from = in_range ? max(t0, j) - t0 : TILE, to = min(TILE, p.seq - t0);

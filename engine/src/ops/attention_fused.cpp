@@ -35,9 +35,21 @@ shader::AttentionFusedPush push_of(const AttentionShape& s, uint32_t queries, bo
   return {s.heads, s.seq, queries, s.channels, 1.0f / std::sqrt(float(s.channels / s.heads)), accumulate ? 1u : 0u};
 }
 
-void check(const char* op, const AttentionShape& s) {
+// lavapipe leaves a shader's loops after 65535 iterations in all,
+// silently; an invocation of either kernel runs about seq x (2 hd + 2)
+// (one key or query after another, two loops over the head each) plus
+// (2 hd + 2) per tile.
+constexpr uint64_t kCpuLoopLimit = 65535;
+uint64_t loop_iterations(uint32_t seq, uint32_t hd, uint32_t tile) {
+  return (uint64_t(seq) + div_up(seq, tile) + 2) * (2 * uint64_t(hd) + 2);
+}
+
+void check(const Context& ctx, const char* op, const AttentionShape& s) {
   const uint32_t hd = s.channels / s.heads;
   if (hd > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
+  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && loop_iterations(s.seq, hd, tiles(ctx, hd).tile) >= kCpuLoopLimit)
+    throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " + std::to_string(hd) +
+                " runs past a CPU driver's 65535 loop iterations in the fused kernels; set VKAMP_ATTENTION=materialized");
   if (uint64_t(s.batch) * s.heads > kMaxGroups)
     throw Error(std::string(op) + ": more than 65535 (example, head) pairs in one dispatch");
 }
@@ -50,7 +62,7 @@ uint64_t attention_fused_row_stats(Format fmt, uint32_t seq, uint32_t heads) {
 
 void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
                              const AttentionShape& s) {
-  check("attention_forward", s);
+  check(seq.context(), "attention_forward", s);
   const uint32_t hd = s.channels / s.heads, queries = s.last_only ? 1 : s.seq;
   const Tiles t = tiles(seq.context(), hd);
   seq.dispatch(detail::kernel<shader::AttentionFusedShader>(seq, fmt, {t.rows, t.tile, hd}), {qkv, y, lse},
@@ -60,7 +72,7 @@ void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferVi
 void attention_fused_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
                               BufferView dy, BufferView dqkv, BufferView dsum, const AttentionShape& s,
                               bool accumulate) {
-  check("attention_backward", s);
+  check(seq.context(), "attention_backward", s);
   const uint32_t hd = s.channels / s.heads;
   const Tiles t = tiles(seq.context(), hd);
   const auto push = push_of(s, s.seq, accumulate);
