@@ -4,7 +4,12 @@
 # In turns (run i of every column before run i+1 of any), --rounds times:
 #   fashion_mlp (b128), lenet5 (b64): samples/s
 #   charlm tiny (2L 4H d64 T64 b16), small (4L 4H d128 T128 b32),
-#          medium (6L 6H d384 T256 b64, nanoGPT's shakespeare_char): tokens/s
+#          medium (6L 6H d384 T256 b64, nanoGPT's shakespeare_char),
+#          gpt2 (12L 12H d768 T1024 b8, GPT-2 small's shape): tokens/s
+#   medium and gpt2 also keep each side's profile in the log (vkamp fp16's
+#   --profile: GPU time by op class and its top 10 dispatches; PyTorch's
+#   torch.profiler split into the same classes) and print the activation
+#   memory of both (vkamp's activations + workspace, torch.cuda.max_memory_allocated)
 #   gemm MxNxK in each --forms form: TFLOP/s (vkamp-bench gemm --shape)
 # Columns: vkamp fp16 with dynamic loss scaling, vkamp fp32, [vkamp fp16 with
 # VKAMP_COOPMAT=1], and PyTorch (autocast float16 + GradScaler, data on the GPU;
@@ -15,7 +20,7 @@
 #                      run from an unpacked bundle, else $VKAMP_BUILD/{bench,samples})
 #   --python PY        the Python with torch (default: $PYTHON, else python3)
 #   --rounds N         default 3
-#   --workloads LIST   from mlp,lenet5,tiny,small,medium,gemm (default: all)
+#   --workloads LIST   from mlp,lenet5,tiny,small,medium,gpt2,gemm (default: all)
 #   --shapes LIST      gemm shapes MxNxK (default 1024^3, 2048^3, 4096^3, 8192^3)
 #   --forms LIST       gemm forms from forward,dx,dw (default forward)
 #   --epochs N         mlp, lenet5 (default 2)    --steps N   charlm (default 300)
@@ -38,7 +43,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 die() { echo "gpu_vs_torch.sh: $*" >&2; exit 2; }
 
-bin="" py="${PYTHON:-python3}" rounds=3 workloads=mlp,lenet5,tiny,small,medium,gemm
+bin="" py="${PYTHON:-python3}" rounds=3 workloads=mlp,lenet5,tiny,small,medium,gpt2,gemm
 shapes=1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192 forms=forward
 epochs=2 steps=300 coopmat="" data="" text="" log="" quick=0 torch_dev=cuda vkamp_only=0
 given=" "
@@ -84,7 +89,8 @@ case "$coopmat" in ""|0|1|emulate|both) ;; *) die "--coopmat is 0, 1, emulate or
 case "$torch_dev" in cuda|cpu) ;; *) die "--torch-device is cuda or cpu, not '$torch_dev'" ;; esac
 IFS=, read -ra wl <<<"$workloads"
 for w in "${wl[@]}"; do
-  case "$w" in mlp|lenet5|tiny|small|medium|gemm) ;; *) die "unknown workload '$w' (mlp,lenet5,tiny,small,medium,gemm)" ;; esac
+  case "$w" in mlp|lenet5|tiny|small|medium|gpt2|gemm) ;;
+    *) die "unknown workload '$w' (mlp,lenet5,tiny,small,medium,gpt2,gemm)" ;; esac
 done
 IFS=, read -ra shape_list <<<"$shapes"
 for s in "${shape_list[@]}"; do
@@ -120,7 +126,7 @@ vkamp_info=$(find_bin vkamp-info)
 need=()
 has mlp && need+=(fashion_mlp)
 has lenet5 && need+=(lenet5)
-{ has tiny || has small || has medium; } && need+=(charlm)
+{ has tiny || has small || has medium || has gpt2; } && need+=(charlm)
 has gemm && need+=(vkamp-bench)
 declare -A exe
 for b in "${need[@]}"; do exe[$b]=$(find_bin "$b"); done
@@ -128,7 +134,7 @@ if has mlp || has lenet5; then
   data="${data:-${VKAMP_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}}"
   ls "$data"/train-images-idx3-ubyte* >/dev/null 2>&1 || die "no Fashion-MNIST in $data (give --data DIR)"
 fi
-if { has tiny || has small || has medium; } && [ -z "$text" ]; then
+if { has tiny || has small || has medium || has gpt2; } && [ -z "$text" ]; then
   [ -d /usr/share/games/fortunes ] || die "charlm needs a corpus: give --text FILE (or install fortunes)"
 fi
 [ -z "$text" ] || [ -f "$text" ] || die "--text $text: no such file"
@@ -205,24 +211,43 @@ mnist_turn() {  # ROUND MODEL SAMPLE BATCH SCHEDULE
 
 # charlm against torch_charlm.py: layers heads channels block batch, given
 # to both explicitly so that this table is the one definition of the sizes.
-declare -A gpt=([tiny]="2 4 64 64 16" [small]="4 4 128 128 32" [medium]="6 6 384 256 64")
+declare -A gpt=([tiny]="2 4 64 64 16" [small]="4 4 128 128 32" [medium]="6 6 384 256 64"
+               [gpt2]="12 12 768 1024 8")
+# The sizes whose runs keep a profile (vkamp fp16 and PyTorch) and memory.
+profiled() { [ "$1" = medium ] || [ "$1" = gpt2 ]; }
 charlm_turn() {  # ROUND SIZE
-  local r=$1 size=$2 i v L H D T B
+  local r=$1 size=$2 i v L H D T B prof
   read -r L H D T B <<<"${gpt[$size]}"
   local name="charlm $size"
   for i in "${!cols[@]}"; do
+    prof=(); profiled "$size" && [ "${cols[i]}" = fp16 ] && prof=(--profile)
     # shellcheck disable=SC2046
     v=$(run "r$r-charlm-$size-${cols[i]}.log" vkamp_env "${col_cm[i]}" "${exe[charlm]}" --n-layer "$L" \
         --n-head "$H" --n-embd "$D" --block-size "$T" --batch "$B" --max-steps "$steps" --eval-every "$steps" \
-        --generate 0 "${text_arg[@]}" $(precision "${cols[i]}") --no-progress | rate)
+        --generate 0 "${text_arg[@]}" $(precision "${cols[i]}") "${prof[@]}" --no-progress | rate)
     # The summary counts windows of T characters.
     record "$r" "$name" "vkamp-${cols[i]}" "$(awk -v s="$v" -v t="$T" 'BEGIN { print s == "" ? "-" : s * t }')" tokens/s
   done
-  [ "$vkamp_only" = 1 ] && return
-  v=$(run "r$r-charlm-$size-torch.log" "$py" "$here/torch_charlm.py" --device "$torch_dev" --n-layer "$L" \
-      --n-head "$H" --n-embd "$D" --block-size "$T" --batch "$B" --steps "$steps" --eval-every "$steps" \
-      "${text_arg[@]}" | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p')
-  record "$r" "$name" "$torch_col" "${v:--}" tokens/s
+  [ "$vkamp_only" = 1 ] || {
+    prof=(); profiled "$size" && prof=(--profile 10)
+    v=$(run "r$r-charlm-$size-torch.log" "$py" "$here/torch_charlm.py" --device "$torch_dev" --n-layer "$L" \
+        --n-head "$H" --n-embd "$D" --block-size "$T" --batch "$B" --steps "$steps" --eval-every "$steps" \
+        "${text_arg[@]}" "${prof[@]}" | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p')
+    record "$r" "$name" "$torch_col" "${v:--}" tokens/s
+  }
+  profiled "$size" && memory_line "$r" "$size"
+  return 0
+}
+# The activation memory of both sides from the logs of one round: vkamp
+# fp16's activations + workspace (its summary's device memory line), and
+# PyTorch's max_memory_allocated over a step and the part above what it
+# holds between steps.
+memory_line() {  # ROUND SIZE
+  local vk="$log/r$1-charlm-$2-fp16.log" th="$log/r$1-charlm-$2-torch.log" a="-" t="-"
+  [ -f "$vk" ] && a=$(sed -n 's/.*activations \([0-9.]*\) .*workspace \([0-9.]*\),.*/\1 + \2 MiB/p' "$vk" | head -1)
+  [ -f "$th" ] && t=$(sed -n 's/^memory *max_memory_allocated \([0-9.]*\) MiB.*; \([0-9.]*\) MiB above.*/\1 MiB (\2 above what it holds between steps)/p' "$th")
+  printf '  round %s  charlm %s memory: vkamp-fp16 activations + workspace %s; %s max_memory_allocated %s\n' \
+    "$1" "$2" "${a:--}" "$torch_col" "${t:--}"
 }
 
 # vkamp-bench's table rows: "FORM ... M N K FORMAT MS GFLOP/s ...", FORM's
@@ -268,7 +293,7 @@ for r in $(seq "$rounds"); do
   echo "== round $r of $rounds"
   has mlp && mnist_turn "$r" mlp fashion_mlp 128 constant
   has lenet5 && mnist_turn "$r" lenet5 lenet5 64 cosine
-  for size in tiny small medium; do has "$size" && charlm_turn "$r" "$size"; done
+  for size in tiny small medium gpt2; do has "$size" && charlm_turn "$r" "$size"; done
   if has gemm; then for s in "${shape_list[@]}"; do gemm_turn "$r" "$s"; done; fi
 done
 

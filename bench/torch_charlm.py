@@ -34,6 +34,14 @@ GradScaler. The validation loss is computed in fp32 either way.
 --save PATH writes the trained model as a vkamp GPT export (nanoGPT names,
 vkamp.* metadata, vkamp.val_loss), which check_charlm_export.py reads.
 
+--profile N records N steps after the timed ones with torch.profiler and
+prints the device time per step by op class, in the classes vkamp's
+--profile prints (gemm, attention, layer_norm, softmax, elementwise,
+optimizer, amp_check, other; OP_CLASSES below), then the ten costliest
+kernels. On CUDA it also prints the peak memory of a step
+(torch.cuda.max_memory_allocated) and the part of it above the step's
+start (activations and gradients).
+
 The last line is machine-readable:
   RESULT tokens_per_s=<x> val_loss=<y> steps=<n>
 """
@@ -57,6 +65,80 @@ WARMUP_STEPS = 5
 BETAS = (0.9, 0.95)
 EPS = 1e-8
 CLIP = 1.0
+
+
+# PyTorch's operators onto vkamp's op classes (kernel_profile.cpp), by the
+# aten operator that launched each kernel. The reference GPT's attention is
+# written out (q @ k^T, masked_fill, softmax, @ v), so its batched products
+# (bmm, the model's only ones), mask and row softmax count as attention, as
+# vkamp's fused attention does; the loss's log_softmax and nll_loss as
+# softmax (vkamp's softmax_xent); the gradient clipping and GradScaler's
+# check as amp_check (vkamp's amp_check does both).
+OP_CLASSES = [
+    ("attention", ("aten::bmm", "aten::baddbmm", "aten::masked_fill", "aten::_softmax",
+                   "aten::_softmax_backward_data", "aten::_scaled_dot_product", "aten::_flash_attention",
+                   "aten::_efficient_attention")),
+    ("gemm", ("aten::mm", "aten::addmm", "aten::matmul", "aten::linear")),
+    ("layer_norm", ("aten::native_layer_norm",)),
+    ("softmax", ("aten::_log_softmax", "aten::nll_loss", "aten::cross_entropy")),
+    ("amp_check", ("aten::_amp_", "aten::_foreach_norm", "aten::linalg_vector_norm", "aten::norm",
+                   "aten::stack", "aten::clamp", "aten::reciprocal")),
+    ("optimizer", ("aten::_foreach_", "aten::_fused_adam", "aten::addcdiv", "aten::addcmul", "aten::lerp")),
+    ("elementwise", ("aten::add", "aten::mul", "aten::gelu", "aten::copy_", "aten::_to_copy", "aten::fill_",
+                     "aten::zero_", "aten::div", "aten::sub", "aten::tanh", "aten::pow", "aten::where",
+                     "aten::clone", "aten::sum")),
+]
+CLASS_ORDER = ["gemm", "attention", "layer_norm", "softmax", "elementwise", "optimizer", "amp_check", "other"]
+
+
+def op_class(name):
+    for cls, prefixes in OP_CLASSES:
+        if any(name.startswith(p) for p in prefixes):
+            return cls
+    return "other"
+
+
+def self_time_us(event, cuda):
+    """An event's own device time (kernels it launched itself), in us;
+    CPU time when profiling on the CPU. torch >= 2.4 names it
+    self_device_time_total, older ones self_cuda_time_total."""
+    if not cuda:
+        return event.self_cpu_time_total
+    t = getattr(event, "self_device_time_total", None)
+    return t if t is not None else event.self_cuda_time_total
+
+
+def profile_steps(step_fn, n, cuda):
+    """Runs step_fn n times under torch.profiler; prints the device time per
+    step by op class and the ten costliest kernels."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts) as prof:
+        for _ in range(n):
+            step_fn()
+        if cuda:
+            torch.cuda.synchronize()
+    events = prof.key_averages()
+    per_class = dict.fromkeys(CLASS_ORDER, 0.0)
+    kernels = []
+    for e in events:
+        on_device = "CUDA" in str(e.device_type)
+        if cuda and on_device:
+            kernels.append((self_time_us(e, cuda) / 1000 / n, e.key))  # a kernel's own row
+        elif not on_device and e.key.startswith("aten::"):
+            per_class[op_class(e.key)] += self_time_us(e, cuda) / 1000 / n
+    if not cuda:  # no kernels: rank the operators by their own CPU time
+        kernels = [(self_time_us(e, cuda) / 1000 / n, e.key) for e in events if e.key.startswith("aten::")]
+    total = sum(per_class.values())
+    share = lambda ms: 100 * ms / total if total > 0 else 0.0  # noqa: E731
+    print(f"profile  {n} steps, {'CUDA' if cuda else 'CPU'} time by op class (ms/step, share): "
+          f"total {total:.3f} ms")
+    for cls in CLASS_ORDER:
+        print(f"    {cls:<12s} {per_class[cls]:9.3f}  {share(per_class[cls]):5.1f}%")
+    kernels.sort(reverse=True)
+    print(f"  top {min(10, len(kernels))} {'kernels' if cuda else 'operators'} (ms/step, share):")
+    for ms, name in kernels[:10]:
+        print(f"    {ms:9.3f}  {share(ms):5.1f}%  {name[:90]}")
 
 
 def lr_at(step, steps, lr, warmup):
@@ -113,6 +195,8 @@ def main():
     ap.add_argument("--amp", action="store_true", help="CPU: train under autocast(bfloat16)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--save", help="write the trained model as a vkamp GPT export")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="after the timed steps, profile N more (device time by op class, top kernels)")
     a = ap.parse_args()
     if a.steps <= WARMUP_STEPS:
         sys.exit(f"torch_charlm.py: --steps must exceed the {WARMUP_STEPS} untimed warm-up steps")
@@ -160,10 +244,8 @@ def main():
 
     running, running_n = torch.zeros((), device=dev), 0
     t_start, paused = None, 0.0
-    for step in range(a.steps):
-        if step == WARMUP_STEPS:
-            sync()
-            t_start = time.perf_counter()
+
+    def train_step(step):
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a.steps, a.lr, a.warmup)
         o = torch.randint(0, len(train) - T, (a.batch, 1), generator=gen).to(dev)
@@ -181,6 +263,13 @@ def main():
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
             opt.step()
+        return loss
+
+    for step in range(a.steps):
+        if step == WARMUP_STEPS:
+            sync()
+            t_start = time.perf_counter()
+        loss = train_step(step)
         running += loss.detach().float()
         running_n += 1
         if (step + 1) % a.eval_every == 0 or step + 1 == a.steps:
@@ -206,6 +295,21 @@ def main():
     if a.save:
         save_export(a.save, model, vocab, val_loss, a.steps)
         print(f"saved    {a.save}")
+    if cuda:
+        # After the evaluation (the extra steps change no reported loss): one
+        # more step's peak, and what it adds to the memory held between
+        # steps (parameters, optimizer state): activations and gradients.
+        sync()
+        held = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        train_step(a.steps - 1)
+        sync()
+        peak = torch.cuda.max_memory_allocated()
+        print(f"memory   max_memory_allocated {peak / 2**20:.1f} MiB over a step; "
+              f"{(peak - held) / 2**20:.1f} MiB above the {held / 2**20:.1f} MiB held between steps")
+    if a.profile:
+        profile_steps(lambda: train_step(a.steps - 1), a.profile, cuda)
+
     print(f"RESULT tokens_per_s={tps:.1f} val_loss={val_loss:.6f} steps={a.steps}")
 
 

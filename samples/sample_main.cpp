@@ -369,6 +369,14 @@ void print_run_report(const app::RunOptions& cfg, train::Trainer& trainer, const
     std::printf("  by kernel (ms/step):");
     for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);
     std::printf("\n");
+    // The op classes and the costliest dispatches, as shares of the step's
+    // GPU time (bench/gpu_vs_torch.sh lines them up with PyTorch's).
+    auto share = [&](double ms) { return s.gpu_ms_per_step > 0 ? 100 * ms / s.gpu_ms_per_step : 0.0; };
+    std::printf("  profile by op class (ms/step, share of GPU time):\n");
+    for (auto& [cls, ms] : s.class_ms_per_step) std::printf("    %-12s %9.3f  %5.1f%%\n", cls.c_str(), ms, share(ms));
+    std::printf("  top %zu dispatches (place in the step, kernel, ms/step, share):\n", s.top_dispatches.size());
+    for (const train::DispatchShare& d : s.top_dispatches)
+      std::printf("    #%-5u %-30s %9.3f  %5.1f%%\n", d.index, d.label.c_str(), d.ms, share(d.ms));
     const CommandCounts& c = s.commands_per_step;
     std::printf("  commands per step: %u dispatches, %u barriers", c.dispatches, c.barriers);
     if (c.copies) std::printf(", %u copies", c.copies);

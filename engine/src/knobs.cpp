@@ -45,6 +45,10 @@ const std::vector<EnvKnob>& env_knobs() {
      "the pooling backward: one invocation per window or per input (the same bits)"},
     {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "ops",
      "how column sums (bias and LayerNorm gradients) split their rows"},
+    {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused", "ops",
+     "attention through FlashAttention-2 tiles (fused; head sizes up to 128) or stored probabilities"},
+    {"VKAMP_ATTENTION_TILES", {"gpu", "cpu"}, "", "cpu on CPU drivers, gpu elsewhere", "ops",
+     "the fused attention's tile sizes: 64 x 32 (gpu) or 16 x 16 (cpu)"},
     {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
      "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
     // ---- the applications

@@ -35,7 +35,7 @@ struct DataOptions {
 // part of which a flag may override) and how it writes text at the end.
 struct LmOptions {
   std::string text_path;   // empty = the fortunes corpus (charlm_data.hpp)
-  std::string size = "tiny";  // tiny | small | medium (charlm_data.cpp)
+  std::string size = "tiny";  // tiny | small | medium | gpt2 (app/charlm.cpp)
   uint32_t block_size = 0, n_layer = 0, n_head = 0, n_embd = 0;  // 0 = the size's
   uint32_t generate = 400;    // characters sampled at the end (0 = none)
   double temperature = 0.8;

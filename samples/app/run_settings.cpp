@@ -202,12 +202,12 @@ std::vector<Row> data_rows() {
 std::vector<Row> lm_rows() {
   using config::text;
   const char* g = config::kLanguageModelGroup;
-  Row size = config::row<RunOptions>("size", {g, "S", "tiny | small | medium: the GPT's size (tiny fits a CPU driver; "
-                                                     "small and medium are for GPUs)"});
+  Row size = config::row<RunOptions>("size", {g, "S", "tiny | small | medium | gpt2: the GPT's size (tiny fits a CPU "
+                                                     "driver; small, medium and gpt2 are for GPUs)"});
   size.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
     const std::string t = config::lower(v);
-    if (t != "tiny" && t != "small" && t != "medium")
-      config::fail(l, "unknown size '" + v + "' (expected tiny | small | medium)");
+    if (t != "tiny" && t != "small" && t != "medium" && t != "gpt2")
+      config::fail(l, "unknown size '" + v + "' (expected tiny | small | medium | gpt2)");
     o.lm.size = t;
   };
   size.show = [](const RunOptions& o) { return o.lm.size; };

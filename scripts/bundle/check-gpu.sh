@@ -3,8 +3,11 @@
 # the device table, every test (the tensor-core GEMM's entries,
 # shaders_gemm_mma_coopmat and, through VK_KHR_cooperative_matrix,
 # shaders_gemm_mma_khr, run there instead of skipping), the fp16 GEMM's speed
-# in the NV and the KHR build (issue 35), then vkamp against PyTorch CUDA
-# with the tensor-core GEMM as a third column.
+# in the NV and the KHR build (issue 35), attention's two paths on charlm
+# medium (fused, the default, and VKAMP_ATTENTION=materialized), each step's
+# profile by op class, then vkamp against PyTorch CUDA with the tensor-core
+# GEMM as a third column (its charlm medium and gpt2 runs keep both sides'
+# profiles by op class).
 #
 #   check-gpu.sh [gpu_vs_torch.sh options]     e.g. --rounds 1 --workloads gemm,medium
 #
@@ -35,6 +38,14 @@ if [ -x "$B/bin/vkamp-bench" ]; then
 else
   echo "no bin/vkamp-bench in this bundle"
 fi
+echo "== attention: fused and materialized, charlm medium fp16, 100 steps, --profile"
+text=(); [ -f "$B/data/charlm-corpus.txt" ] && text=(--text "$B/data/charlm-corpus.txt")
+for path in fused materialized; do
+  VKAMP_ATTENTION=$path "$B/bin/charlm" "${text[@]}" --size medium --batch 64 --max-steps 100 --eval-every 100 --generate 0 \
+    --precision fp16 --profile --no-progress >"$out/attention-$path.txt" 2>&1
+  echo "  $path (exit $?): $(grep -oE '[0-9.]+ samples/s' "$out/attention-$path.txt" | head -1);" \
+    "$(grep -E '^ +(attention|gemm) ' "$out/attention-$path.txt" | tr -s ' ' | tr '\n' ';')"
+done | tee "$out/attention.txt"
 echo "== benchmark"
 "$B/bench/gpu_vs_torch.sh" --coopmat both --log "$out/bench" "$@" 2>&1 | tee "$out/bench.txt"
 bench=${PIPESTATUS[0]}

@@ -1,8 +1,11 @@
 // Causal self-attention (ops/attention.hpp) against a double reference
 // written from nanoGPT's definition, in every format at awkward shapes:
-// seq 1 (each position sees only itself: y = v), 7, 33 and 130 (rows longer
-// than the 128 invocations of the softmax workgroups); heads 1, 2, 3; head
-// sizes 1, 4, 5, 16; batch 1 and 3. Outputs are guarded and poisoned, and so
+// seq 1 (each position sees only itself: y = v), 7, 33, 67 and 130 (rows
+// longer than the 128 invocations of the softmax workgroups, and several
+// tiles of the fused path's queries and keys); heads 1, 2, 3; head sizes 1,
+// 4, 5, 16, 64; batch 1, 2 and 3. Both paths (VKAMP_ATTENTION: fused by
+// default, materialized in tests/CMakeLists.txt's variants), the fused one
+// at both tile sizes (VKAMP_ATTENTION_TILES). Outputs are guarded and poisoned, and so
 // are kept and workspace, so a read of anything the op did not write shows
 // up as NaN. Also: the causal mask (later positions cannot change earlier
 // outputs), a NaN in q, k or v reaching exactly the outputs that depend on
@@ -28,10 +31,11 @@ using ops::AttentionShape;
 constexpr AttentionShape kShapes[] = {
     {.batch = 1, .seq = 1, .channels = 1, .heads = 1},   {.batch = 3, .seq = 7, .channels = 10, .heads = 2},
     {.batch = 1, .seq = 33, .channels = 48, .heads = 3}, {.batch = 3, .seq = 33, .channels = 3, .heads = 3},
-    {.batch = 3, .seq = 1, .channels = 16, .heads = 1},  {.batch = 1, .seq = 130, .channels = 8, .heads = 2}};
+    {.batch = 3, .seq = 1, .channels = 16, .heads = 1},  {.batch = 1, .seq = 130, .channels = 8, .heads = 2},
+    {.batch = 2, .seq = 67, .channels = 128, .heads = 2}};
 
 // The shapes with positions after the first, where causality can be seen.
-constexpr AttentionShape kCausalShapes[] = {kShapes[1], kShapes[2], kShapes[3], kShapes[5]};
+constexpr AttentionShape kCausalShapes[] = {kShapes[1], kShapes[2], kShapes[3], kShapes[5], kShapes[6]};
 
 using FormatShape = std::tuple<Format, AttentionShape>;
 
@@ -117,8 +121,16 @@ Reference reference(Format fmt, const std::vector<float>& qkv, const std::vector
             r.y_f32[i] += sq(p32[j] * vj) + gemm * sq(p[j] * vj);
           }
         }
-        // Backward: dP, D = sum P dP, dS, then dq, dk, dv.
+        // Backward: dP, D = sum P dP, dS, then dq, dk, dv. The fused path
+        // takes D = dy . y from the stored y: y's rounding to the format
+        // (|y| each, the forward's terms above) weighed by dy, and an fp32
+        // dot product of hd terms.
         double dd = 0, ddf = 0, dd32 = 0;
+        for (uint32_t e = 0; e < hd; ++e) {
+          const double gy = double(dy[yat(b, t, h, e)]) * r.y[yat(b, t, h, e)];
+          ddf += sq(std::abs(gy) + std::abs(dy[yat(b, t, h, e)]) * sn) + sq(dy[yat(b, t, h, e)]) * r.y_fmt[yat(b, t, h, e)];
+          dd32 += (hd + 2.0) * sq(gy) + sq(dy[yat(b, t, h, e)]) * r.y_f32[yat(b, t, h, e)];
+        }
         for (uint32_t j = 0; j <= t; ++j) {
           double d = 0, d2 = 0;
           for (uint32_t e = 0; e < hd; ++e) {
@@ -190,7 +202,7 @@ Result run(Format f, const AttentionShape& s, const std::vector<float>& qkv, con
   Buffer work = poisoned(ctx(), f, s.batch * ops::attention_workspace_elements(f, s.seq, s.channels, s.heads));
   run_once([&](Sequence& seq) {
     ops::attention_forward(seq, f, bqkv, by, kept, s);
-    if (backward) ops::attention_backward(seq, f, bqkv, kept, bdy, bd, work, s, dqkv0 != nullptr);
+    if (backward) ops::attention_backward(seq, f, bqkv, by, kept, bdy, bd, work, s, dqkv0 != nullptr);
   });
   Result r{guarded_result(by, f, ny, "y"), {}};
   if (backward) r.dqkv = guarded_result(bd, f, 3 * ny, "dqkv");
@@ -246,7 +258,7 @@ TEST_P(Attention, LastOnlyGivesTheLastPosition) {
   qkv[s.channels + 1 % s.channels] = kNan;  // k of position 0 of example 0: its head of y is NaN
   const size_t ny = size_t(s.batch) * s.channels;
   Buffer bqkv = guarded_input(fmt(), qkv), by = guarded_output(fmt(), ny);
-  Buffer kept = poisoned(ctx(), fmt(), size_t(s.batch) * s.heads * s.seq);
+  Buffer kept = poisoned(ctx(), fmt(), s.batch * ops::attention_kept_elements(fmt(), s.seq, s.channels, s.heads));
   run_once([&](Sequence& seq) { ops::attention_forward(seq, fmt(), bqkv, by, kept, last); });
   const std::vector<float> y = guarded_result(by, fmt(), ny, "y");
   Reference ref = reference(fmt(), qkv, dy, s);
@@ -315,6 +327,34 @@ TEST_P(Attention, NanReachesOnlyWhatDependsOnIt) {
     ASSERT_TRUE(dnan) << "the NaN reaches the backward through dP or P";
     EXPECT_TRUE(close_to(out.y, ref.y, bound(fmt(), ref.y, ref.y_fmt, ref.y_f32))) << "y";
     EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(fmt(), ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
+  }
+}
+
+// An inf in k_j: its score is +-inf in every row t >= j of its head, and
+// the fused path makes those rows' outputs NaN (the loss scaler must see an
+// overflow, though a -inf score would weigh k_j 0 in exact arithmetic),
+// while the rows before j stay finite and the backward carries the NaN on.
+// The materialized path gives NaN for +inf scores only (exp(inf - inf)), so
+// this is the fused path's rule.
+TEST_P(AttentionCausality, InfInAKeyPoisonsTheRowsThatSeeIt) {
+  const AttentionShape& s = shape();
+  if (!ops::attention_fused(s.channels, s.heads)) GTEST_SKIP() << "the fused path's rule (VKAMP_ATTENTION)";
+  const uint32_t hd = s.channels / s.heads, j = std::uniform_int_distribution<uint32_t>(1, s.seq - 1)(rng());
+  const uint32_t c = std::uniform_int_distribution<uint32_t>(0, s.channels - 1)(rng()), h = c / hd;
+  for (float inf : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+    SCOPED_TRACE(::testing::Message() << inf << " in k of position " << j << ", channel " << c);
+    auto qkv = random_qkv(), dy = random_dy();
+    qkv[size_t(j) * 3 * s.channels + s.channels + c] = inf;  // example 0
+    Result out = run(fmt(), s, qkv, dy);
+    for (uint32_t t = 0; t < s.seq; ++t)
+      for (uint32_t e = 0; e < s.channels; ++e) {
+        const float v = out.y[size_t(t) * s.channels + e];
+        if (t >= j && e / hd == h) ASSERT_TRUE(std::isnan(v)) << "y at " << t << ", " << e;
+        else ASSERT_TRUE(std::isfinite(v)) << "y at " << t << ", " << e;
+      }
+    // dq of row j itself and dv of key 0 (which row j weighs) are NaN.
+    EXPECT_TRUE(std::isnan(out.dqkv[size_t(j) * 3 * s.channels + h * hd]));
+    EXPECT_TRUE(std::isnan(out.dqkv[2 * s.channels + h * hd]));
   }
 }
 

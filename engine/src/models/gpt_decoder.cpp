@@ -30,7 +30,7 @@ GptDecoder::GptDecoder(Context& ctx, const GptConfig& c, Format fmt, const Buffe
   qkv_ = rows(3 * C);
   att_ = rows(C);
   mlp_ = rows(4 * C);
-  probs_ = rows(size_t(c.n_head) * c.block_size);
+  probs_ = rows(ops::attention_kept_elements(fmt, c.block_size, C, c.n_head));
   logits_ = rows(c.vocab_size);
   mean_rstd_ = std::make_unique<Buffer>(ctx, 2 * sizeof(float));
   for (uint32_t i = 0; i < c.n_layer; ++i) cache_.push_back(rows(size_t(c.block_size) * 3 * C));
@@ -79,8 +79,7 @@ std::vector<float> GptDecoder::append(uint32_t token) {
     linear(b + "attn.c_attn", *h_, *qkv_, C, 3 * C);
     seq.copy(*qkv_, cache, 3 * C * eb, 0, size_t(p) * 3 * C * eb);
     const ops::AttentionShape shape{.batch = 1, .seq = p + 1, .channels = C, .heads = c_.n_head, .last_only = true};
-    ops::attention_forward(seq, fmt_, BufferView(cache, 0, size_t(p + 1) * 3 * C * eb), *att_,
-                           BufferView(*probs_, 0, size_t(c_.n_head) * (p + 1) * eb), shape);
+    ops::attention_forward(seq, fmt_, BufferView(cache, 0, size_t(p + 1) * 3 * C * eb), *att_, *probs_, shape);
     linear(b + "attn.c_proj", *att_, *h_, C, C);
     ops::add_forward(seq, fmt_, *x_, *h_, *x_, C);
     norm(b + "ln_2", *x_, *h_);

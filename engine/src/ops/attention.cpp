@@ -4,10 +4,12 @@
 #include <cmath>
 #include <string>
 
+#include "attention_fused.hpp"
 #include "interface/attention_softmax.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm.hpp"
 
 namespace vkamp::ops {
@@ -74,17 +76,31 @@ void set_c(Gemm& g, const HeadColumns& h) {
 
 }  // namespace
 
-uint64_t attention_kept_elements(Format, uint32_t seq, uint32_t, uint32_t heads) {
+bool attention_fused(uint32_t channels, uint32_t heads) {
+  return heads != 0 && channels / heads <= detail::kFusedMaxHead && env_choice("VKAMP_ATTENTION") == "fused";
+}
+
+uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
+  if (attention_fused(channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
   return probs_per_example(seq, heads);
 }
 
-uint64_t attention_workspace_elements(Format, uint32_t seq, uint32_t, uint32_t heads) {
+uint64_t attention_workspace_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
+  if (attention_fused(channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
   return probs_per_example(seq, heads);
 }
 
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s) {
   const Layout l = layout("attention_forward", fmt, s);
+  if (attention_fused(s.channels, s.heads)) {
+    const uint32_t queries = s.last_only ? 1 : s.seq;
+    detail::require("attention_forward", "qkv", qkv, 3 * uint64_t(s.batch) * s.seq * s.channels, l.eb);
+    detail::require("attention_forward", "y", y, uint64_t(s.batch) * queries * s.channels, l.eb);
+    detail::require("attention_forward", "kept", kept, uint64_t(l.bh) * queries, sizeof(float));
+    if (s.batch != 0) detail::attention_fused_forward(seq, fmt, qkv, y, kept, s);
+    return;
+  }
   const uint32_t t = s.seq, hd = l.hd;
   // Decoding: the last position's query over every cached key and value.
   const uint32_t queries = s.last_only ? 1 : t;
@@ -116,11 +132,22 @@ void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, 
   gemm(seq, fmt, values, p, qkv, y);
 }
 
-void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView kept, BufferView dy, BufferView dqkv,
-                        BufferView workspace, const AttentionShape& s, bool accumulate) {
+void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept, BufferView dy,
+                        BufferView dqkv, BufferView workspace, const AttentionShape& s, bool accumulate) {
   if (s.last_only) throw Error("attention_backward: a decoding shape (last_only) has no backward");
   const Layout l = layout("attention_backward", fmt, s);
   const uint64_t tokens = uint64_t(s.batch) * s.seq * s.channels;
+  if (attention_fused(s.channels, s.heads)) {
+    detail::require("attention_backward", "qkv", qkv, 3 * tokens, l.eb);
+    detail::require("attention_backward", "y", y, tokens, l.eb);
+    detail::require("attention_backward", "kept", kept, uint64_t(l.bh) * s.seq, sizeof(float));
+    detail::require("attention_backward", "dy", dy, tokens, l.eb);
+    detail::require("attention_backward", "dqkv", dqkv, 3 * tokens, l.eb);
+    detail::require("attention_backward", "workspace", workspace, uint64_t(l.bh) * s.seq, sizeof(float));
+    if (s.batch != 0)
+      detail::attention_fused_backward(seq, fmt, qkv, y, kept, dy, dqkv, workspace, s, accumulate);
+    return;
+  }
   detail::require("attention_backward", "qkv", qkv, 3 * tokens, l.eb);
   detail::require("attention_backward", "kept", kept, s.batch * probs_per_example(s.seq, s.heads), l.eb);
   detail::require("attention_backward", "dy", dy, tokens, l.eb);

@@ -11,6 +11,7 @@ void RunTally::add(StepMetrics& m, const std::vector<DispatchTime>& timings) {
     if (t.label == "amp_check" || t.label == "step_control" || t.label == "inject_overflow") amp_ms_sum_ += t.ms;
   }
   if (m.step_time_ms > 0) {
+    profile_.add(timings);
     gpu_ms_sum_ += m.step_time_ms;
     ++timed_steps_;
   }
@@ -53,6 +54,8 @@ TrainSummary RunTally::summary(uint32_t samples_per_step) const {
     for (auto& [label, ms] : kernel_ms_sum_) s.kernel_ms_per_step.push_back({label, ms / timed_steps_});
     std::sort(s.kernel_ms_per_step.begin(), s.kernel_ms_per_step.end(),
               [](auto& a, auto& b) { return a.second > b.second; });
+    s.class_ms_per_step = profile_.by_class();
+    s.top_dispatches = profile_.top(10);
   }
   if (s.steps) {
     s.underflow.lost_unscaled_mean = lost_unscaled_sum_ / s.steps;

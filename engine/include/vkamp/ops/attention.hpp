@@ -26,21 +26,31 @@ struct AttentionShape {
   bool last_only = false;
 };
 
+// Which path runs: fused (attention_fused.comp: FlashAttention-2's tiles,
+// the probabilities recomputed in the backward, never stored) for head
+// sizes up to 128 unless VKAMP_ATTENTION=materialized; else the
+// materialized path (batched GEMMs around attention_softmax.comp, the
+// probabilities kept from forward to backward).
+bool attention_fused(uint32_t channels, uint32_t heads);
+
 // Scratch sizes PER EXAMPLE (batch = 1) in elements of the storage format
 // `fmt` (the caller allocates batch * elements * format_bytes(fmt) bytes).
 // The heads are column blocks of the token rows, read and written in place.
-// kept: what the forward stores for the backward (the probabilities P).
+// kept: what the forward stores for the backward (fused: an fp32 logsumexp
+// per head and position; materialized: the probabilities P).
 uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
-// workspace: the backward's intermediate dP (then dS).
+// workspace: the backward's scratch (fused: an fp32 D = dy . y per head and
+// position; materialized: dP, then dS).
 uint64_t attention_workspace_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
 
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s);
 
 // dqkv = d loss / d qkv from dy (added to dqkv's old values when
-// accumulate). Reads qkv (the forward's input), `kept` (what the forward
-// stored) and dy; may use workspace freely.
-void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView kept, BufferView dy, BufferView dqkv,
-                        BufferView workspace, const AttentionShape& s, bool accumulate);
+// accumulate). Reads qkv (the forward's input), y (its output: the fused
+// path's D = dy . y; the materialized path ignores it), `kept` (what the
+// forward stored) and dy; may use workspace freely.
+void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept, BufferView dy,
+                        BufferView dqkv, BufferView workspace, const AttentionShape& s, bool accumulate);
 
 }  // namespace vkamp::ops

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vkamp/sequence.hpp"
+#include "vkamp/train/kernel_profile.hpp"
 #include "vkamp/train/step_metrics.hpp"
 #include "vkamp/train/underflow_scope.hpp"
 
@@ -42,6 +43,9 @@ struct TrainSummary {
   double amp_ms_per_step = 0;       // inject + amp_check + step_control
   // GPU ms per step by kernel label, summed over the layers, largest first.
   std::vector<std::pair<std::string, double>> kernel_ms_per_step;
+  // The same by op class (kernel_profile.hpp), and the ten costliest dispatches.
+  std::vector<std::pair<std::string, double>> class_ms_per_step;
+  std::vector<DispatchShare> top_dispatches;
   // The commands recorded for one step: the fixed cost of replaying it.
   CommandCounts commands_per_step;
   // The underflow accounting (amp_check, every step; underflow_scope.hpp)
@@ -85,6 +89,7 @@ class RunTally {
   double gpu_ms_sum_ = 0, amp_ms_sum_ = 0;
   uint32_t timed_steps_ = 0;
   std::map<std::string, double> kernel_ms_sum_;
+  KernelProfile profile_;
   UnderflowScope scope_;
   double lost_unscaled_sum_ = 0, zeros_sum_ = 0, subnormal_sum_ = 0;
   std::vector<double> tensor_lost_unscaled_sum_;  // per tensor, over tensor_steps_

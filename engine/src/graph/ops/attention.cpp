@@ -30,9 +30,13 @@ OpDef attention_op() {
                                   " heads");
     return Shape::sequence(x.w, x.c / 3);
   };
-  // The backward reads the input (q, k and v) and the probabilities the
-  // forward keeps.
+  // The backward reads the input (q, k and v) and what the forward keeps
+  // (the probabilities, or the fused path's logsumexp; that path's
+  // D = dy . y reads the output too).
   d.backward_reads_inputs = true;
+  d.backward_reads_output = [](const OpShapes& s) {
+    return ops::attention_fused(s.out.c, s.node.attrs.heads);
+  };
   d.kept_per_row = [](const OpShapes& s) {
     return ops::attention_kept_elements(s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
   };
@@ -42,7 +46,7 @@ OpDef attention_op() {
   d.forward = [](OpRun& r) { ops::attention_forward(r.seq, r.fmt, r.in(0), r.out(), r.kept(), attention_shape(r)); };
   d.backward = [](OpRun& r) {
     GradTarget dqkv = r.grad(0);
-    ops::attention_backward(r.seq, r.fmt, r.in(0), r.kept(), r.dout(), dqkv.view, r.workspace(), attention_shape(r),
+    ops::attention_backward(r.seq, r.fmt, r.in(0), r.out(), r.kept(), r.dout(), dqkv.view, r.workspace(), attention_shape(r),
                             dqkv.accumulate);
   };
   return d;

@@ -1,0 +1,87 @@
+#include "attention_fused.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "interface/attention_fused.h"
+#include "op_util.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/error.hpp"
+
+namespace vkamp::ops::detail {
+
+namespace {
+
+constexpr uint32_t kMaxGroups = 65535;
+
+// Tile sizes, as the shaders' specialization constants {ROWS, TILE, HEAD}.
+// GPUs: 64 rows a workgroup (two or more warps) and key tiles as long as
+// shared memory allows, up to 32; the two tiles of TILE x HEAD fp32 values
+// and the two per-row statistics must fit. CPU drivers: 16 x 16, where a
+// workgroup is a loop over SIMD lanes and each barrier costs a switch of
+// coroutines. VKAMP_ATTENTION_TILES=gpu|cpu overrides (tests, benchmarks).
+struct Tiles {
+  uint32_t rows, tile;
+};
+Tiles tiles(const Context& ctx, uint32_t hd) {
+  const bool cpu = path_chosen("VKAMP_ATTENTION_TILES", "cpu", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
+  Tiles t{cpu ? 16u : 64u, cpu ? 16u : 32u};
+  const uint64_t limit = std::max<uint32_t>(ctx.info().max_shared_memory, 16384);
+  while (t.tile > 4 && (2 * uint64_t(t.tile) * hd + 2 * t.tile) * sizeof(float) > limit) t.tile /= 2;
+  return t;
+}
+
+shader::AttentionFusedPush push_of(const AttentionShape& s, uint32_t queries, bool accumulate) {
+  return {s.heads, s.seq, queries, s.channels, 1.0f / std::sqrt(float(s.channels / s.heads)), accumulate ? 1u : 0u};
+}
+
+// lavapipe leaves a shader's loops after 65535 iterations in all,
+// silently; an invocation of either kernel runs about seq x (2 hd + 2)
+// (one key or query after another, two loops over the head each) plus
+// (2 hd + 2) per tile.
+constexpr uint64_t kCpuLoopLimit = 65535;
+uint64_t loop_iterations(uint32_t seq, uint32_t hd, uint32_t tile) {
+  return (uint64_t(seq) + div_up(seq, tile) + 2) * (2 * uint64_t(hd) + 2);
+}
+
+void check(const Context& ctx, const char* op, const AttentionShape& s) {
+  const uint32_t hd = s.channels / s.heads;
+  if (hd > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
+  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && loop_iterations(s.seq, hd, tiles(ctx, hd).tile) >= kCpuLoopLimit)
+    throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " + std::to_string(hd) +
+                " runs past a CPU driver's 65535 loop iterations in the fused kernels; set VKAMP_ATTENTION=materialized");
+  if (uint64_t(s.batch) * s.heads > kMaxGroups)
+    throw Error(std::string(op) + ": more than 65535 (example, head) pairs in one dispatch");
+}
+
+}  // namespace
+
+uint64_t attention_fused_row_stats(Format fmt, uint32_t seq, uint32_t heads) {
+  return uint64_t(heads) * seq * (sizeof(float) / format_bytes(fmt));
+}
+
+void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
+                             const AttentionShape& s) {
+  check(seq.context(), "attention_forward", s);
+  const uint32_t hd = s.channels / s.heads, queries = s.last_only ? 1 : s.seq;
+  const Tiles t = tiles(seq.context(), hd);
+  seq.dispatch(detail::kernel<shader::AttentionFusedShader>(seq, fmt, {t.rows, t.tile, hd}), {qkv, y, lse},
+               push_of(s, queries, false), {div_up(queries, t.rows), s.batch * s.heads, 1}, "attention_fused");
+}
+
+void attention_fused_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
+                              BufferView dy, BufferView dqkv, BufferView dsum, const AttentionShape& s,
+                              bool accumulate) {
+  check(seq.context(), "attention_backward", s);
+  const uint32_t hd = s.channels / s.heads;
+  const Tiles t = tiles(seq.context(), hd);
+  const auto push = push_of(s, s.seq, accumulate);
+  const Groups groups{div_up(s.seq, t.rows), s.batch * s.heads, 1};
+  // dq and D first (D is what the key pass reads), then dk and dv.
+  for (uint32_t keys : {0u, 1u})
+    seq.dispatch(detail::kernel<shader::AttentionFusedGradShader>(seq, fmt, {t.rows, t.tile, hd, keys}),
+                 {qkv, y, dy, dqkv, lse, dsum}, push, groups,
+                 keys ? "attention_fused_grad_keys" : "attention_fused_grad_queries");
+}
+
+}  // namespace vkamp::ops::detail
