@@ -1,7 +1,7 @@
 // What an op is to the graph: how it checks its inputs and infers its
 // output shape, how it records its forward and its backward, and which
 // scratch memory it needs. Each op lives in one file under
-// engine/src/graph/ops/ and is registered once (op_registry.cpp).
+// engine/src/graph/ops/ and is registered by its line in ops.cmake.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -109,6 +109,10 @@ struct OpDef {
   std::function<bool(const OpShapes&)> backward_reads_output;
   bool view = false;                   // the output is the first input's bytes (flatten)
   bool reads_ids = false;              // may take a tensor of token ids (Shape::ids)
+  // A 16-bit compute op (a GEMM-based one): at --amp-level O1 it runs in the
+  // 16-bit format, where every other op runs in fp32 (PyTorch autocast's
+  // lower-precision list; precision_plan.hpp).
+  bool computes_in_16_bits_at_o1 = false;
   // Checks the inputs and returns the output shape; throws
   // std::invalid_argument saying what is wrong (Graph adds the node's name).
   std::function<Shape(const OpShapes&)> infer;
