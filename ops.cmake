@@ -23,3 +23,4 @@ vkamp_add_op(embedding SHADERS embedding embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
 vkamp_add_op(batch_norm SHADERS batch_norm batch_norm_stats batch_norm_merge:once batch_norm_grad_sums
              batch_norm_param_grad batch_norm_grad)
+vkamp_add_op(dropout)

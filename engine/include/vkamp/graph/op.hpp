@@ -26,6 +26,17 @@ enum class ForwardMode { Training, Eval };
 // become their mean over the ranks (the sum over all rows / ranks).
 enum class HostSync { BatchStatistics, ColumnSums };
 
+// Where an op's counter-based random numbers come from (dropout): the
+// run's seed, the GPU word holding the step number (TrainState.step in a
+// training step, which a checkpoint keeps), and the rank, so that each
+// micro-batch of each rank draws its own.
+struct RandomSource {
+  uint64_t seed = 0;
+  const Buffer* counter = nullptr;  // nullptr: a zero the executor keeps (step 0)
+  uint32_t counter_word = 0;
+  uint32_t rank = 0;
+};
+
 // The shapes an op sees when the graph is built: its inputs (parameters
 // with their dims) and attributes.
 struct OpShapes {
@@ -75,6 +86,8 @@ class OpRun {
   virtual BufferView master(size_t i) = 0;
   // The node's own fp32 memory kept across steps (OpDef::state_floats).
   virtual BufferView node_state() = 0;
+  // The executor's random source, counter set (Executor::set_random_source).
+  virtual RandomSource random() = 0;
   // The step's TrainState (its applied flag): in a commit only.
   virtual Buffer& train_state() = 0;
   virtual BufferView out() = 0;
