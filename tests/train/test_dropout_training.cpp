@@ -3,8 +3,12 @@
 // through (the draws come from the seed and the step number the checkpoint
 // already keeps); dropout changes the training loss but not evaluation
 // (the identity there); nanoGPT's dropout places in the GPT graph.
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "support/gpu_test.hpp"
 #include "vkamp/data/dataset.hpp"
