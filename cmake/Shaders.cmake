@@ -28,7 +28,7 @@ set_property(GLOBAL PROPERTY VKAMP_KHR_BUILDS "")  # "<coopmat .spv>|<khr .spv>"
 # from it "<key>.khr", the same module through VK_KHR_cooperative_matrix.
 function(vkamp_shader name)
   cmake_parse_arguments(ARG "SUBGROUP;TEXEL;COOPMAT" "" "FORMATS" ${ARGN})
-  set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp)
+  set(src ${VKAMP_SHADER_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
   if(NOT ARG_FORMATS)

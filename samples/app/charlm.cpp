@@ -78,8 +78,8 @@ models::GptConfig gpt_config(const LmOptions& o, uint32_t vocab_size) {
     if (o.size == q.name) p = &q;
   if (!p) throw vkamp::ConfigError("unknown size '" + o.size + "' (expected tiny | small | medium | gpt2)");
   auto pick = [](uint32_t flag, uint32_t preset) { return flag ? flag : preset; };
-  return {vocab_size, pick(o.block_size, p->block_size), pick(o.n_layer, p->n_layer), pick(o.n_head, p->n_head),
-          pick(o.n_embd, p->n_embd)};
+  return {vocab_size,    pick(o.block_size, p->block_size), pick(o.n_layer, p->n_layer), pick(o.n_head, p->n_head),
+          pick(o.n_embd, p->n_embd), o.dropout};
 }
 
 CharWindows char_windows(const CharCorpus& c, uint32_t block_size) {

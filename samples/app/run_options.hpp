@@ -37,6 +37,7 @@ struct LmOptions {
   std::string text_path;   // empty = the fortunes corpus (charlm_data.hpp)
   std::string size = "tiny";  // tiny | small | medium | gpt2 (app/charlm.cpp)
   uint32_t block_size = 0, n_layer = 0, n_head = 0, n_embd = 0;  // 0 = the size's
+  double dropout = 0;         // nanoGPT's dropout in training (models/gpt.hpp)
   uint32_t generate = 400;    // characters sampled at the end (0 = none)
   double temperature = 0.8;
   uint32_t top_k = 0;         // 0 = sample from every character

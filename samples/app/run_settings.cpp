@@ -223,6 +223,10 @@ std::vector<Row> lm_rows() {
       config::count<RunOptions>("n_head", {g, "N", "attention heads (0 = the size's)"}, VKAMP_FIELD(lm.n_head)),
       config::count<RunOptions>("n_embd", {g, "N", "channels of the residual stream (0 = the size's)"},
                                VKAMP_FIELD(lm.n_embd)),
+      config::real<RunOptions>("dropout",
+                               {g, "P", "drop this fraction of the embeddings' and each block's outputs in "
+                                        "training, as nanoGPT (0.2 in its shakespeare_char config; 0 = none)"},
+                               VKAMP_FIELD(lm.dropout), config::Range::from_to_below(0, 1)),
       config::count<RunOptions>("generate", {g, "N", "characters to sample at the end (0 = none)"},
                                VKAMP_FIELD(lm.generate)),
       temperature,

@@ -1,7 +1,7 @@
 // Whole-graph gradients against central differences: a residual block (with
 // tanh, GELU, sigmoid and SiLU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
-// two ops (the sum of both gradients), concat, and layer_norm (inside the
+// two ops (the sum of both gradients), dropout, concat, and layer_norm (inside the
 // network, and on the model input, where no input gradient is wanted), and
 // batch_norm in training mode (conv-BN and linear-BN, whose batch statistics
 // depend on the weights, and on the model input).
@@ -63,6 +63,23 @@ TEST_F(GraphGradients, FanOutSumsBothGradients) {
   g.add("sum", "fc2", "fc3");
   g.set_output("sum");
   expect_gradients_match(check_gradients(std::move(g), 5, 3, 23));
+}
+
+// Dropout (p = 1/2) between two linears. Outside a training step the
+// executor draws from step 0 of its own counter, so every forward of the
+// difference quotients keeps the same elements, and the backward, which
+// draws them again, must drop exactly those.
+TEST_F(GraphGradients, DropoutMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(4));
+  g.param("fc1.weight", {8, 4});
+  g.param("head.weight", {3, 8});
+  g.linear("fc1", "x", "fc1.weight");
+  g.activation("a", "fc1", ops::Activation::Tanh);
+  g.node("drop", "dropout", {"a"}, {.p = 0.5});
+  g.linear("head", "drop", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 27));
 }
 
 TEST_F(GraphGradients, ConcatMatchesFiniteDifferences) {

@@ -35,6 +35,18 @@ class Executor::Run : public OpRun {
     if (e_.node_state_offset_[k_] < 0) throw Error("graph: node '" + node_.name + "' keeps no state");
     return BufferView(*e_.node_state_, size_t(e_.node_state_offset_[k_]) * 4, size_t(e_.node_state_floats_[k_]) * 4);
   }
+  RandomSource random() override {
+    RandomSource r = e_.random_;
+    if (!r.counter) {
+      if (!e_.zero_counter_) {
+        e_.zero_counter_ = std::make_unique<Buffer>(e_.ctx_, 4);
+        e_.zero_counter_->fill(0);
+      }
+      r.counter = e_.zero_counter_.get();
+      r.counter_word = 0;
+    }
+    return r;
+  }
   Buffer& train_state() override {
     if (!train_state_) throw Error("graph: node '" + node_.name + "' read the step's state outside a commit");
     return *train_state_;

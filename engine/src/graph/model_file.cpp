@@ -34,6 +34,7 @@ Attributes attributes_of(const Graph& g, const std::string& name, const YAML::No
   a.stride = n["stride"] ? n["stride"].as<uint32_t>() : a.window ? a.window : 1;  // pooling: the window
   if (n["pad"]) a.pad = n["pad"].as<uint32_t>();
   if (n["heads"]) a.heads = n["heads"].as<uint32_t>();
+  if (n["p"]) a.p = n["p"].as<double>();
   return a;
 }
 

@@ -2,26 +2,20 @@
 
 namespace vkamp::graph {
 
-// Each op's definition, from its file under ops/.
-OpDef linear_op();
-OpDef conv2d_op();
-OpDef max_pool_op();
-OpDef avg_pool_op();
-OpDef flatten_op();
-OpDef activation_op();
-OpDef add_op();
-OpDef concat_op();
-OpDef layer_norm_op();
-OpDef embedding_op();
-OpDef attention_op();
-OpDef batch_norm_op();
+// Each op's definition, from its file under ops/; op_list.inc is generated
+// from ops.cmake's vkamp_add_op() lines (cmake/Ops.cmake).
+#define VKAMP_OP(name) OpDef name##_op();
+#include "op_list.inc"
+#undef VKAMP_OP
 
 namespace {
 
 const std::vector<OpDef>& registry() {
-  static const std::vector<OpDef> ops{linear_op(), conv2d_op(),     max_pool_op(), avg_pool_op(),
-                                      flatten_op(), activation_op(), add_op(),      concat_op(),
-                                      layer_norm_op(), embedding_op(), attention_op(), batch_norm_op()};
+#define VKAMP_OP(name) name##_op(),
+  static const std::vector<OpDef> ops{
+#include "op_list.inc"
+  };
+#undef VKAMP_OP
   return ops;
 }
 

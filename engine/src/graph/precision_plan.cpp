@@ -5,7 +5,8 @@
 namespace vkamp::graph {
 
 bool runs_in_16_bits_at_o1(const std::string& op) {
-  return op == "linear" || op == "conv2d" || op == "attention";
+  const OpDef* def = find_op(op);
+  return def && def->computes_in_16_bits_at_o1;
 }
 
 std::vector<Format> plan_precision(const Graph& g, const std::vector<Node>& steps, Format fmt, AmpLevel level) {

@@ -88,9 +88,11 @@ std::vector<TorchTensor> torch_tensors(const ModelSpec& spec, uint32_t* padded_t
       weight.vkamp_index = conv_order(L.out, in.c, L.kernel);
     } else {
       weight.shape = {L.out, in.elements()};
-      // The image a run of Flattens right before this layer started from.
+      // The image a run of Flattens (and dropouts, which move no data)
+      // right before this layer started from.
       size_t f = l;
-      while (f > 0 && spec.layers[f - 1].kind == LayerKind::Flatten) --f;
+      while (f > 0 && (spec.layers[f - 1].kind == LayerKind::Flatten || spec.layers[f - 1].kind == LayerKind::Dropout))
+        --f;
       if (f < l && shapes[f].image && shapes[f].c > 1) weight.vkamp_index = flattened_linear_order(L.out, shapes[f]);
     }
     out.push_back(std::move(weight));

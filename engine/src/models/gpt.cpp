@@ -21,6 +21,7 @@ std::string block(uint32_t i) { return "transformer.h." + std::to_string(i) + ".
 graph::Graph gpt_graph(const GptConfig& c) {
   if (!c.vocab_size || !c.block_size || !c.n_layer || !c.n_head || !c.n_embd)
     throw ConfigError("gpt: vocab_size, block_size, n_layer, n_head and n_embd must all be at least 1");
+  if (!(c.dropout >= 0 && c.dropout < 1)) throw ConfigError("gpt: dropout must be at least 0 and below 1");
   if (c.n_embd % c.n_head)
     throw ConfigError("gpt: n_embd " + std::to_string(c.n_embd) + " is not a multiple of n_head " +
                       std::to_string(c.n_head));
@@ -57,7 +58,12 @@ graph::Graph gpt_graph(const GptConfig& c) {
 
   // Node names are the module paths; a parameter is the module path plus
   // ".weight" or ".bias".
+  // nanoGPT's nn.Dropout(config.dropout); none at all when it is 0.
+  auto dropout = [&](const std::string& name, const std::string& in) {
+    return c.dropout > 0 ? g.node(name, "dropout", {in}, {.p = c.dropout}) : in;
+  };
   std::string x = g.embedding("transformer.embed", "idx", "transformer.wte.weight", "transformer.wpe.weight");
+  x = dropout("transformer.drop", x);
   for (uint32_t i = 0; i < c.n_layer; ++i) {
     const std::string p = block(i);
     auto linear = [&](const std::string& name, const std::string& in) {
@@ -66,12 +72,12 @@ graph::Graph gpt_graph(const GptConfig& c) {
     std::string h = g.layer_norm(p + "ln_1", x, p + "ln_1.weight", p + "ln_1.bias");
     h = linear("attn.c_attn", h);
     h = g.attention(p + "attn", h, c.n_head);
-    h = linear("attn.c_proj", h);
+    h = dropout(p + "attn.resid_dropout", linear("attn.c_proj", h));
     x = g.add(p + "attn.residual", x, h);
     h = g.layer_norm(p + "ln_2", x, p + "ln_2.weight", p + "ln_2.bias");
     h = linear("mlp.c_fc", h);
     h = g.activation(p + "mlp.gelu", h, ops::Activation::GELU);
-    h = linear("mlp.c_proj", h);
+    h = dropout(p + "mlp.dropout", linear("mlp.c_proj", h));
     x = g.add(p + "mlp.residual", x, h);
   }
   x = g.layer_norm("transformer.ln_f", x, "transformer.ln_f.weight", "transformer.ln_f.bias");

@@ -11,7 +11,7 @@ graph::Graph build_graph(const ModelSpec& spec) {
   graph::Graph g;
   g.set_origin(describe(spec));
   std::string x = g.input("x", spec.input);
-  uint32_t convs = 0, linears = 0, pools = 0, flattens = 0, norms = 0;
+  uint32_t convs = 0, linears = 0, pools = 0, flattens = 0, norms = 0, drops = 0;
   for (size_t l = 0; l < spec.layers.size(); ++l) {
     const LayerSpec& L = spec.layers[l];
     const Shape& in = shapes[l];
@@ -34,6 +34,7 @@ graph::Graph build_graph(const ModelSpec& spec) {
       case LayerKind::AvgPool: x = g.avg_pool("pool" + std::to_string(++pools), x, L.kernel, L.stride); break;
       case LayerKind::Flatten: x = g.flatten("flatten" + std::to_string(++flattens), x); break;
       case LayerKind::BatchNorm: x = g.batch_norm("bn" + std::to_string(++norms), x); break;
+      case LayerKind::Dropout: x = g.node("dropout" + std::to_string(++drops), "dropout", {x}, {.p = L.p}); break;
     }
     if (L.activate) x = g.activation(x + ".act", x, L.act);
   }

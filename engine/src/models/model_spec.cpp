@@ -1,6 +1,7 @@
 #include "vkamp/models/model_spec.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <sstream>
 
 #include "vkamp/config/train_config.hpp"
@@ -41,6 +42,18 @@ class TokenReader {
     if (i_ == start) throw ConfigError(std::string("expected a number for the ") + what);
     if (v == 0 && !zero_ok) throw ConfigError(std::string(what) + " must be at least 1");
     return uint32_t(v);
+  }
+
+  // A decimal in [0, 1) ("0.2"): dropout's probability.
+  double probability() {
+    const size_t start = i_;
+    while (!done() && (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.')) take();
+    double v = -1;
+    const auto [end, ec] = std::from_chars(t_.data() + start, t_.data() + i_, v);
+    if (i_ == start || ec != std::errc() || end != t_.data() + i_)
+      throw ConfigError("expected a probability, a decimal such as 0.2 (\"d0.2\")");
+    if (!(v >= 0 && v < 1)) throw ConfigError("the dropout probability must be at least 0 and below 1");
+    return v;
   }
 
   // An optional trailing activation letter, which must end the token.
@@ -128,12 +141,17 @@ LayerSpec parse_layer(const std::string& t) {
       l.stride = r.number("stride");
     }
     r.end(c == 'm' ? "max pool" : "average pool");
+  } else if (c == 'd') {
+    r.take();
+    l.kind = LayerKind::Dropout;
+    l.p = r.probability();
+    r.end("dropout");
   } else if (c == 'f') {
     r.take();
     l.kind = LayerKind::Flatten;
     r.end("flatten");
   } else {
-    throw ConfigError("unknown layer (expected <width>, c<channels>k<size>, bn, m<window>, a<window> or f)");
+    throw ConfigError("unknown layer (expected <width>, c<channels>k<size>, bn, m<window>, a<window>, f or d<p>)");
   }
   return l;
 }
@@ -188,6 +206,7 @@ std::vector<Shape> shapes_or_throw(const ModelSpec& spec) {
         if (!in.image) throw fail(l, "the input is already " + shape_text(in));
         out.c = in.elements();
         break;
+      case LayerKind::Dropout: out = in; break;
       case LayerKind::BatchNorm: {
         const LayerKind before = l ? spec.layers[l - 1].kind : LayerKind::Flatten;
         if (before != LayerKind::Linear && before != LayerKind::Conv2d)
@@ -232,6 +251,11 @@ std::string describe(const LayerSpec& l) {
       break;
     case LayerKind::Flatten: s = "f"; break;
     case LayerKind::BatchNorm: s = "bn"; break;
+    case LayerKind::Dropout: {
+      char text[32];  // the shortest decimal that reads back as p
+      s = "d" + std::string(text, std::to_chars(text, text + sizeof text, l.p).ptr);
+      break;
+    }
   }
   return s + act_letter(l);
 }

@@ -24,6 +24,10 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
   const auto& tensors = model.tensors();
   const uint32_t total = model.param_elements(), B = batch_, M = micro_batches_;
   model.executor().set_micro_batches(M);  // BatchNorm stages each micro-batch's statistics
+  // Dropout draws from the run's seed and the step number on the GPU (which
+  // a checkpoint keeps: a resumed run draws the same), per rank.
+  model.executor().set_random_source(
+      {cfg.seed, &params.state(), uint32_t(offsetof(TrainState, step) / 4), rank});
   partials_ = partials_for(total);
   partial_sq_ = std::make_unique<Buffer>(ctx, partials_ * 8);  // (s, k) per partial, amp_check.comp
   partial_bad_ = std::make_unique<Buffer>(ctx, partials_ * 4);

@@ -69,6 +69,9 @@ class Executor {
   // next runs. ranks 1 (the default): no sync points, nothing changes.
   using HostSyncCut = std::function<Sequence&(Sequence& ending, Buffer& state, size_t offset, size_t bytes, HostSync rule)>;
   void set_host_sync(uint32_t ranks, HostSyncCut cut);
+  // Where ops draw counter-based random numbers (dropout; op.hpp). Without
+  // one, the seed is 0 and the step number a zero the executor keeps.
+  void set_random_source(const RandomSource& source) { random_ = source; }
   // Each node's persistent fp32 memory (OpDef::state_floats), in bytes.
   uint64_t node_state_bytes() const { return node_state_ ? node_state_->bytes() : 0; }
 
@@ -158,6 +161,8 @@ class Executor {
   // is rescaled (-1: none).
   const Buffer* rescale_factors_ = nullptr;
   std::vector<int> rescale_group_;
+  RandomSource random_;
+  std::unique_ptr<Buffer> zero_counter_;  // random_.counter when none was set
 };
 
 }  // namespace vkamp::graph

@@ -58,6 +58,7 @@ struct Attributes {
   uint32_t stride = 1;  // conv2d and pooling (pooling: 0 means the window)
   uint32_t pad = 0;     // conv2d
   uint32_t heads = 1;   // attention
+  double p = 0;         // dropout: each element's probability of being dropped
   ops::Activation act = ops::Activation::ReLU;  // activation; a linear with `activate`
   // linear: apply act in its GEMM's epilogue. The executor fuses a linear
   // and the activation that alone reads it into one such node

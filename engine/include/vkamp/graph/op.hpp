@@ -1,7 +1,7 @@
 // What an op is to the graph: how it checks its inputs and infers its
 // output shape, how it records its forward and its backward, and which
 // scratch memory it needs. Each op lives in one file under
-// engine/src/graph/ops/ and is registered once (op_registry.cpp).
+// engine/src/graph/ops/ and is registered by its line in ops.cmake.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -25,6 +25,17 @@ enum class ForwardMode { Training, Eval };
 // the statistics of every rank's rows together; ColumnSums: per-column sums
 // become their mean over the ranks (the sum over all rows / ranks).
 enum class HostSync { BatchStatistics, ColumnSums };
+
+// Where an op's counter-based random numbers come from (dropout): the
+// run's seed, the GPU word holding the step number (TrainState.step in a
+// training step, which a checkpoint keeps), and the rank, so that each
+// micro-batch of each rank draws its own.
+struct RandomSource {
+  uint64_t seed = 0;
+  const Buffer* counter = nullptr;  // nullptr: a zero the executor keeps (step 0)
+  uint32_t counter_word = 0;
+  uint32_t rank = 0;
+};
 
 // The shapes an op sees when the graph is built: its inputs (parameters
 // with their dims) and attributes.
@@ -75,6 +86,8 @@ class OpRun {
   virtual BufferView master(size_t i) = 0;
   // The node's own fp32 memory kept across steps (OpDef::state_floats).
   virtual BufferView node_state() = 0;
+  // The executor's random source, counter set (Executor::set_random_source).
+  virtual RandomSource random() = 0;
   // The step's TrainState (its applied flag): in a commit only.
   virtual Buffer& train_state() = 0;
   virtual BufferView out() = 0;
@@ -109,6 +122,10 @@ struct OpDef {
   std::function<bool(const OpShapes&)> backward_reads_output;
   bool view = false;                   // the output is the first input's bytes (flatten)
   bool reads_ids = false;              // may take a tensor of token ids (Shape::ids)
+  // A 16-bit compute op (a GEMM-based one): at --amp-level O1 it runs in the
+  // 16-bit format, where every other op runs in fp32 (PyTorch autocast's
+  // lower-precision list; precision_plan.hpp).
+  bool computes_in_16_bits_at_o1 = false;
   // Checks the inputs and returns the output shape; throws
   // std::invalid_argument saying what is wrong (Graph adds the node's name).
   std::function<Shape(const OpShapes&)> infer;

@@ -1,5 +1,5 @@
-// The ops a graph may use, by name ("linear", "conv2d", "max_pool",
-// "avg_pool", "flatten", "activation", "add", "concat").
+// The ops a graph may use, by name ("linear", "conv2d", "max_pool", ...):
+// one vkamp_add_op() line each in ops.cmake, which generates the list.
 #pragma once
 #include <string>
 #include <vector>

@@ -7,8 +7,9 @@
 //   O0  every step in fp32 (the run's format is fp32 too: the command line
 //       and settings files set it). A model built at O0 in a 16-bit format
 //       still writes its output in that format, as at O1.
-//   O1  PyTorch autocast's split: linear, conv2d and attention (the GEMMs)
-//       in the 16-bit format; every other op (activations, pooling, add,
+//   O1  PyTorch autocast's split: the ops that declare themselves 16-bit
+//       compute ops (OpDef::computes_in_16_bits_at_o1: linear, conv2d and
+//       attention, the GEMMs) in the 16-bit format; every other op (activations, pooling, add,
 //       concat, layer_norm, embedding) in fp32, its parameters read from the
 //       fp32 masters. The step writing the model output runs in the 16-bit
 //       format, so the loss and the batch feeder see what they see at O2.
@@ -42,7 +43,8 @@ std::optional<AmpLevel> parse_amp_level(const std::string& text);
 // runs in the format of the tensor it views; steps must be topological.
 std::vector<Format> plan_precision(const Graph& g, const std::vector<Node>& steps, Format fmt, AmpLevel level);
 
-// Whether an op runs in the 16-bit format at O1 (a GEMM-based op).
+// Whether an op runs in the 16-bit format at O1: its own declaration
+// (OpDef::computes_in_16_bits_at_o1; linear, conv2d and attention).
 bool runs_in_16_bits_at_o1(const std::string& op);
 
 }  // namespace vkamp::graph

@@ -1,7 +1,12 @@
 // nanoGPT's GPT as a vkamp graph: learned token and position embeddings,
 // pre-LayerNorm blocks (causal self-attention, then a GELU MLP, each added
 // to the residual stream), a final LayerNorm and an lm_head tied to the
-// token embedding. Biases everywhere (nanoGPT's bias=True), no dropout.
+// token embedding. Biases everywhere (nanoGPT's bias=True). Dropout where
+// nanoGPT's model.py puts it (config.dropout; 0 = none, and then no dropout
+// nodes at all): after the embeddings ("transformer.drop"), after the
+// attention's output projection ("...attn.resid_dropout") and after the
+// MLP's ("...mlp.dropout"). nanoGPT also drops attention probabilities
+// (attn_dropout); vkamp's attention op does not (yet).
 // GELU is the tanh approximation (ops/activation.hpp), where nanoGPT uses
 // the exact erf form: tests/golden/gpt_reference.py builds the same model.
 //
@@ -24,6 +29,9 @@ struct GptConfig {
   uint32_t vocab_size = 0;
   uint32_t block_size = 64;  // positions per window
   uint32_t n_layer = 2, n_head = 4, n_embd = 64;
+  // nanoGPT's dropout (0.2 in its shakespeare_char config): a training
+  // setting, not part of the architecture, so the metadata leaves it out.
+  double dropout = 0;
 };
 
 // Throws ConfigError for a config that cannot be built (n_embd not a

@@ -21,6 +21,10 @@
 //                       BatchNorm1d) of the layer before, which must be
 //                       a conv or linear layer                       "bnr"
 //   f                   flatten an image to a vector                 "f"
+//   d<p>                dropout: in training each value is dropped
+//                       with probability p (0 <= p < 1, a decimal) and
+//                       the kept ones scaled by 1/(1-p); nothing at
+//                       evaluation (ops/dropout.hpp)                   "d0.2"
 //
 // act is an activation's letter ('r' ReLU, 'g' GELU, ...: the list in
 // ops/activation_list.hpp), and only Linear, Conv2d and BatchNorm layers
@@ -43,7 +47,7 @@ namespace vkamp::models {
 
 using graph::Init;
 
-enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten, BatchNorm };
+enum class LayerKind { Linear, Conv2d, MaxPool, AvgPool, Flatten, BatchNorm, Dropout };
 
 // One example's activations (graph/shape.hpp).
 using graph::Shape;
@@ -56,6 +60,7 @@ struct LayerSpec {
   uint32_t pad = 0;     // Conv2d: zero padding on every side
   bool activate = false;  // Linear, Conv2d and BatchNorm only
   ops::Activation act = ops::Activation::ReLU;
+  double p = 0;         // Dropout: the probability of dropping a value
 
   // A weight and a bias; a BatchNorm's are per channel.
   bool has_params() const { return kind == LayerKind::Linear || kind == LayerKind::Conv2d || kind == LayerKind::BatchNorm; }
@@ -92,7 +97,7 @@ std::vector<Shape> layer_shapes(const ModelSpec& spec);
 // with weight {out_c, k, k, in_c}, per BatchNorm "bn<i>" (Graph::batch_norm:
 // bn<i>.weight, .bias, .running_mean, .running_var, .num_batches_tracked),
 // an activation node "<layer>.act" after any of them when it has one,
-// pools "pool<i>", "flatten<i>"; input "x". The
+// pools "pool<i>", "flatten<i>", "dropout<i>"; input "x". The
 // graph's origin is the canonical model string.
 graph::Graph build_graph(const ModelSpec& spec);
 

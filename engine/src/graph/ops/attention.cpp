@@ -21,6 +21,7 @@ ops::AttentionShape attention_shape(const OpRun& r) {
 OpDef attention_op() {
   OpDef d;
   d.name = "attention";
+  d.computes_in_16_bits_at_o1 = true;  // a GEMM
   d.infer = [](const OpShapes& s) {
     const Shape& x = s.in[0]->shape;
     const uint32_t heads = s.node.attrs.heads;

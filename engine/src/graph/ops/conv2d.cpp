@@ -24,6 +24,7 @@ uint64_t col_per_row(const OpShapes& s) { return conv_of(s, 1).col_elements(); }
 OpDef conv2d_op() {
   OpDef d;
   d.name = "conv2d";
+  d.computes_in_16_bits_at_o1 = true;  // a GEMM
   d.min_inputs = d.max_inputs = 3;
   d.params_from = 1;
   d.infer = [](const OpShapes& s) {

@@ -32,6 +32,7 @@ uint64_t out_elements(const OpShapes& s) { return s.out.elements(); }
 OpDef linear_op() {
   OpDef d;
   d.name = "linear";
+  d.computes_in_16_bits_at_o1 = true;  // a GEMM
   d.min_inputs = 2;
   d.max_inputs = 3;
   d.params_from = 1;

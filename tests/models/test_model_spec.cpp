@@ -145,6 +145,26 @@ TEST(ModelSpec, BatchNormErrorsNameTheLayer) {
   EXPECT_CONTAINS(error_of("8-4-bnrr-2"), "the activation letter must come last");
 }
 
+TEST(ModelSpec, DropoutTakesAProbabilityAndKeepsTheShape) {
+  for (const std::string m : {"784-256r-d0.2-10", "28x28x1-c6k5r-d0.5-m2-f-d0.125-10", "8-d0-4"}) {
+    EXPECT_EQ(describe(parse_model(m)), m);
+    EXPECT_EQ(parse_model(describe(parse_model(m))), parse_model(m)) << m;
+  }
+  const ModelSpec s = parse_model("8-d0.2-4");
+  EXPECT_EQ(s.layers[0].kind, LayerKind::Dropout);
+  EXPECT_EQ(s.layers[0].p, 0.2);
+  EXPECT_EQ(layer_shapes(s)[1], layer_shapes(s)[0]);
+  const graph::Graph g = build_graph(s);
+  ASSERT_FALSE(g.nodes().empty());
+  EXPECT_EQ(g.nodes()[0].name, "dropout1");
+  EXPECT_EQ(g.nodes()[0].op, "dropout");
+  EXPECT_EQ(g.nodes()[0].attrs.p, 0.2);
+  EXPECT_CONTAINS(error_of("8-d1-4"), "must be at least 0 and below 1");
+  EXPECT_CONTAINS(error_of("8-d-4"), "expected a probability");
+  EXPECT_CONTAINS(error_of("8-d0.2.3-4"), "expected a probability");
+  EXPECT_CONTAINS(error_of("8-d0.2r-4"), "a dropout takes no activation");
+}
+
 TEST(ModelSpec, UnknownLayersAndBadNumbersNameTheLayer) {
   std::string e = error_of("28x28x1-c6k5-x2-f-10");
   EXPECT_CONTAINS(e, "28x28x1-c6k5-x2-f-10");
