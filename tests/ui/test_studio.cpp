@@ -273,8 +273,8 @@ TEST_F(Studio, HonoursMetricsSaveEarlyStopAndSaveBest) {
   EXPECT_NE(r.output.find("stopped early at epoch 3 (--early-stop 2): no better val_loss since epoch 1"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("epoch 3/10  train loss"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("epoch 4/10"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("epoch  3/10  train loss"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("epoch  4/10"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("by kernel (ms/step)"), std::string::npos) << "--profile:\n" << r.output;
   Probe p = read_probe(path("probe.json"));
   EXPECT_EQ(p.status, "finished");
