@@ -53,10 +53,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
   trainer.set_held_out(data.test);
   ui::RunHistory history;
   history.eval_name = "val loss";
-  double val_loss = 0;
-  samples::Observers also;
-  also.epoch_end = [&](const train::EpochEnd& e) { val_loss = e.value; };
-  const samples::RunResult s = samples::train_with_progress(trainer, cfg, "charlm", also, &history);
+  const samples::RunResult s = samples::train_with_progress(trainer, cfg, "charlm", {}, &history);
   if (s.failed) {
     samples::write_report(cfg, history);
     return samples::report_failure("charlm", cfg, s);
@@ -64,30 +61,18 @@ int run(app::RunOptions& cfg, Context& ctx) {
   if (s.suggested) return 0;  // --loss-scale suggest: the suggestion is the result
   // The trained weights over the whole validation set, unless the last
   // step was an evaluation point that read all of it (no --eval-iters).
-  if (history.evals.empty() || history.evals.back().step != s.steps || cfg.eval_iters) {
-    const train::Trainer::HeldOut h = trainer.held_out(data.test);
-    val_loss = h.value;
-    if (!history.evals.empty() && history.evals.back().step == s.steps) history.evals.pop_back();  // a sampled one
-    history.evals.push_back({s.steps, h.value, 0, h.metric});
-  }
+  const train::Trainer::HeldOut trained = app::final_held_out(trainer, s, data.test);
+  if (!history.evals.empty() && history.evals.back().step == s.steps) history.evals.pop_back();  // maybe a sampled one
+  history.evals.push_back({s.steps, trained.value, 0, trained.metric});
+  const double val_loss = trained.value;
   std::printf("validation loss %.4f nats per character after %u steps\n", val_loss, s.applied);
   samples::print_run_report(cfg, trainer, s);
   if (cfg.lm.generate) {
     print_sample(cfg, app::generate_text(trainer, gpt, data.vocab, cfg.lm, cfg.seed));
   }
   samples::write_report(cfg, history);
-  auto meta = app::charlm_metadata(gpt, data.vocab);
-  double saved_loss = val_loss;
-  if (cfg.save_best && s.best && !s.best_weights.empty() && !cfg.save_path.empty()) {
-    // The saved weights' loss over the whole validation text: the best
-    // evaluation may have read only --eval-iters batches of it.
-    trainer.model().write_master(s.best_weights);
-    saved_loss = trainer.held_out(data.test).value;
-  }
-  char loss[32];
-  std::snprintf(loss, sizeof loss, "%.6f", saved_loss);
-  meta["vkamp.val_loss"] = loss;
-  samples::save_weights(cfg, trainer, s, meta);
+  if (!cfg.save_path.empty())
+    samples::save_weights(cfg, trainer, s, app::charlm_save_metadata(trainer, gpt, data.vocab, data.test, cfg, s, val_loss));
   return 0;
 }
 

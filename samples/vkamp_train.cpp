@@ -80,9 +80,7 @@ int main(int argc, char** argv) {
     const app::UserData data = app::load_user_data(cfg.data, cfg.seed);
     app::check_value_range(data, cfg.data, cfg.precision);
     const std::string model = cfg.data.model.empty() ? app::default_model(data) : cfg.data.model;
-    if (app::is_model_file(model) && !cfg.save_path.empty())
-      throw vkamp::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
-                               "a YAML model file cannot be saved yet");
+    app::check_savable(model, cfg);
     std::unique_ptr<train::Trainer> trainer = make_checked_trainer(cfg, ctx, data, model);
     samples::init_weights_from_file(cfg, *trainer);
     trainer->set_held_out(data.test);
@@ -106,7 +104,7 @@ int main(int argc, char** argv) {
     }
     if (s.suggested) return 0;  // --loss-scale suggest: the suggestion is the result
     if (data.test.count) {
-      const double v = samples::final_held_out(*trainer, cfg, history, data.test);
+      const double v = app::final_held_out(*trainer, s, data.test).value;
       if (data.target_standardizer)
         std::printf("held-out mse %.6g (%.6g on the standardized targets)\n",
                     mse_in_target_units(*trainer, data.test, *data.target_standardizer), v);
@@ -115,12 +113,7 @@ int main(int argc, char** argv) {
     }
     samples::print_run_report(cfg, *trainer, s);
     samples::write_report(cfg, history);
-    app::SavedModel saved{model, cfg.data.regress, data.classes, data.standardizer, data.feature_names, "", {}};
-    // The columns by name, so vkamp-predict finds them in a CSV with or without labels.
-    saved.target_standardizer = data.target_standardizer;
-    if (cfg.data.regress) saved.targets = data.target_names;
-    else if (!data.target_names.empty()) saved.label = data.target_names[0];
-    samples::save_weights(cfg, *trainer, s, app::metadata_of(saved));
+    samples::save_weights(cfg, *trainer, s, app::user_data_metadata(model, cfg.data, data));
     return 0;
   });
 }

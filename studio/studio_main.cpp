@@ -167,6 +167,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
       status = 1;
     }
+    // As a sample would exit: 2 for a run refused (bad data, a flag that
+    // cannot apply), 1 for one that failed while training.
+    if (status == 0) status = session.exit_status();
   }  // the session stops its run before the window goes
   window.reset();
   return status;

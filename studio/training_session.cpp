@@ -2,6 +2,9 @@
 
 #include "app/charlm.hpp"
 #include "app/model_source.hpp"
+#include "app/run_report.hpp"
+#include "app/run_weights.hpp"
+#include "app/tool_main.hpp"
 
 #include <cstdio>
 
@@ -64,8 +67,15 @@ void TrainingSession::set(SessionState s, const std::string& msg) {
 
 void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg, bool paused) {
   post([this, job, cfg, paused] {
+    loop_.reset();
     trainer_.reset();
+    exit_status_ = 0;
     set(SessionState::Idle, "loading " + job.name);
+    // charlm's --generate-only samples a saved model without training:
+    // there is no run to show (vkamp-generate does it).
+    if (cfg.lm.generate_only)
+      throw vkamp::ConfigError("--generate-only samples a saved GPT without training, which the studio cannot show: "
+                               "run vkamp-generate --weights FILE (or charlm --generate-only) instead");
     if (!ctx_ || ctx_device_ != cfg.device) {
       ctx_.reset();
       ContextOptions opt;
@@ -74,11 +84,14 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       ctx_device_ = cfg.device;
     }
     data_ = job.load(cfg);
+    if (job.language_model) app::prompt_ids(data_.vocab, cfg.lm);  // a bad --prompt fails now, not after training
     job_ = job;
     cfg_ = cfg;
     app::RunOptions run = cfg;
     run.live_fault_injection = true;  // the studio's "inject overflow" button
     trainer_ = app::make_trainer(*ctx_, run, app::job_model(job, cfg, data_), job.loss, data_.train);
+    app::init_weights_from_file(cfg, *trainer_);
+    trainer_->set_held_out(data_.test);  // evaluated every epoch or --eval-every, over --eval-iters batches
     RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
@@ -95,26 +108,25 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     blank.gradients = train::underflow_scope(cfg.precision, trainer_->model().tensors());
     history_.reset(blank);
     steps_done_ = 0;
-    last_applied_ = 0;
-    evaluated_at_ = UINT32_MAX;
-    // Per epoch, or every --eval-every steps (a language model's epoch is
-    // every offset of its text).
-    steps_per_eval_ = cfg.eval_every ? cfg.eval_every : trainer_->steps_per_epoch() / cfg.grad_accum;
-    next_eval_ = steps_per_eval_;
-    trainer_->on_step = [this](const train::StepMetrics& m) {
+    // The run loop's events feed the panels.
+    app::RunHooks hooks;
+    hooks.step = [this](const train::StepMetrics& m) {
       history_.add(m);
       steps_done_.fetch_add(1);
-      last_applied_ = m.applied;
     };
     // Only a model with BatchNorm buffers pays the extra sync at histogram steps.
-    trainer_->on_histogram = [this, bn = !trainer_->model().buffers().empty()](const train::TensorHistogram& h) {
+    hooks.histogram = [this, bn = !trainer_->model().buffers().empty()](const train::TensorHistogram& h) {
       history_.add(h);
       bn_due_ = bn;
     };
-    trainer_->on_tensor_underflow = [this, interval = cfg.scaler.histogram_interval](const train::TensorUnderflow& u) {
-      if (train::per_tensor_step(u.step, interval)) history_.add(u);
+    hooks.tensor_underflow = [this](const train::TensorUnderflow& u) { history_.add(u); };
+    hooks.epoch_end = [this](const train::EpochEnd& e) {
+      if (e.metric.empty()) return;
+      history_.add_eval({e.step, e.value, e.epoch, e.metric});
+      read_bn_layers();  // the trainer has synced for the evaluation
     };
-    trainer_->start();
+    loop_ = std::make_unique<app::RunLoop>(*trainer_, cfg, job.name, std::move(hooks));
+    loop_->start();
     pending_steps_ = 0;
     bn_due_ = false;
     read_bn_layers();  // their initial values (0 and 1), so the panel is there from the start
@@ -178,12 +190,43 @@ void TrainingSession::save_checkpoint(const std::string& path) {
   });
 }
 
-void TrainingSession::evaluate_now() {
-  if (data_.test.count == 0) return;
-  const train::Trainer::HeldOut h = trainer_->held_out(data_.test);
-  history_.add_eval({uint32_t(steps_done_.load()), h.value, 0, h.metric});
-  evaluated_at_ = last_applied_;
-  read_bn_layers();  // the trainer has synced for the evaluation
+// The run's end, as a sample ends it: the summary on stdout, the final
+// held-out value over the whole set, a language model's text, --save.
+void TrainingSession::end_run() {
+  const app::RunResult r = loop_->finish();
+  loop_.reset();
+  read_bn_layers();  // the final statistics, which a checkpoint or export keeps
+  if (r.failed) {
+    exit_status_ = app::report_failure("vkamp-studio", cfg_, r);
+    set(SessionState::Failed, r.failure);
+    return;
+  }
+  if (r.suggested) {  // --loss-scale suggest: the suggestion is the result
+    set(SessionState::Finished, "the loss-scale suggestion is on stdout");
+    return;
+  }
+  double last_value = 0;
+  if (data_.test.count) {
+    // The trained weights over the whole set, unless the last evaluation
+    // was of them and read all of it.
+    const train::Trainer::HeldOut h = app::final_held_out(*trainer_, r, data_.test);
+    if (!r.last_eval || r.last_eval->applied != r.applied || !r.sampled.empty())
+      history_.add_eval({r.steps, h.value, 0, h.metric});
+    last_value = h.value;
+    std::printf("%s: %s of the trained weights\n", job_.name.c_str(), app::held_out_text(h.metric, h.value).c_str());
+  }
+  app::print_run_report(cfg_, *trainer_, r);
+  const models::GptConfig gpt =
+      job_.language_model ? app::gpt_config(cfg_.lm, uint32_t(data_.vocab.size())) : models::GptConfig{};
+  if (job_.language_model && cfg_.lm.generate)
+    history_.set_generated_text(app::generate_text(*trainer_, gpt, data_.vocab, cfg_.lm, cfg_.seed));
+  if (!cfg_.save_path.empty())
+    app::save_weights(cfg_, *trainer_, r,
+                      job_.language_model
+                          ? app::charlm_save_metadata(*trainer_, gpt, data_.vocab, data_.test, cfg_, r, last_value)
+                          : data_.metadata);
+  std::fflush(stdout);
+  set(SessionState::Finished);  // the trainer stays, for a checkpoint
 }
 
 // BatchNorm's running statistics on the host. Only where the trainer has
@@ -199,8 +242,10 @@ void TrainingSession::run_command_safely(const std::function<void()>& cmd) {
   try {
     cmd();
   } catch (const std::exception& e) {
+    loop_.reset();
     trainer_.reset();
     std::fprintf(stderr, "vkamp-studio: %s\n", e.what());
+    exit_status_ = app::exit_status(e);
     set(SessionState::Failed, e.what());
   }
 }
@@ -213,7 +258,7 @@ void TrainingSession::worker() {
       // Sleep unless there is a command or a step to run.
       cv_.wait(lock, [&] {
         return quit_ || !commands_.empty() ||
-               (trainer_ && (state_ == SessionState::Running || (state_ == SessionState::Paused && pending_steps_)));
+               (loop_ && (state_ == SessionState::Running || (state_ == SessionState::Paused && pending_steps_)));
       });
       if (quit_) break;
       if (!commands_.empty()) {
@@ -227,7 +272,7 @@ void TrainingSession::worker() {
     }
     run_command_safely([&] {
       bool single = state() == SessionState::Paused;
-      bool more = trainer_->advance();
+      bool more = loop_->step();
       if (single) {
         --pending_steps_;
         trainer_->sync();
@@ -238,26 +283,10 @@ void TrainingSession::worker() {
         bn_due_ = false;  // after the sync, which may read more histogram steps
         read_bn_layers();
       }
-      if (data_.test.count && steps_per_eval_ && last_applied_ >= next_eval_) {
-        trainer_->sync();
-        evaluate_now();
-        next_eval_ += steps_per_eval_;
-      }
-      if (!more) {
-        train::TrainSummary s = trainer_->finish();
-        read_bn_layers();  // the final statistics, which a checkpoint or export keeps
-        if (s.failed) {
-          set(SessionState::Failed, s.failure);
-        } else {
-          if (evaluated_at_ != last_applied_) evaluate_now();
-          if (job_.language_model && cfg_.lm.generate)
-            history_.set_generated_text(app::generate_text(
-                *trainer_, app::gpt_config(cfg_.lm, uint32_t(data_.vocab.size())), data_.vocab, cfg_.lm, cfg_.seed));
-          set(SessionState::Finished);  // the trainer stays, for a checkpoint
-        }
-      }
+      if (!more) end_run();
     });
   }
+  loop_.reset();
   trainer_.reset();
   ctx_.reset();
 }

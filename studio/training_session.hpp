@@ -1,7 +1,9 @@
 // Training on a worker thread for the app. The UI thread posts commands
 // (start, pause, step, inject, new knobs, save); the worker runs them
 // between steps and feeds a SharedHistory, so the UI never blocks on the
-// GPU or on the trainer.
+// GPU or on the trainer. The run itself is the samples' run loop
+// (app/run_loop.hpp): the same evaluation lines, --metrics, --early-stop,
+// --save-best, --save and summary; the session adds the live controls.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -12,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "app/run_loop.hpp"
 #include "app/workloads.hpp"
 #include "app/run_history.hpp"
 #include "vkamp/context.hpp"
@@ -42,12 +45,15 @@ class TrainingSession {
   SessionState state() const;
   std::string message() const;  // the last error or notice
   uint64_t steps_done() const;  // records read so far in this run
+  // What a sample would exit with after this session's last run: 0, 1 (it
+  // failed while training) or 2 (bad flags, data or files: refused).
+  int exit_status() const { return exit_status_.load(); }
 
  private:
   void post(std::function<void()> cmd);
   void worker();
   void run_command_safely(const std::function<void()>& cmd);
-  void evaluate_now();
+  void end_run();
   void read_bn_layers();
   void set(SessionState s, const std::string& msg = {});
 
@@ -59,15 +65,16 @@ class TrainingSession {
   SessionState state_ = SessionState::Idle;
   std::string message_;
   std::atomic<uint64_t> steps_done_{0};
+  std::atomic<int> exit_status_{0};
 
   // Owned by the worker thread.
   std::unique_ptr<Context> ctx_;
   std::string ctx_device_;
   std::unique_ptr<train::Trainer> trainer_;
+  std::unique_ptr<app::RunLoop> loop_;  // over trainer_, gone before it
   app::Workload job_;   // the run's job and settings (a language model samples text at the end)
   app::RunOptions cfg_;
   app::Datasets data_;
-  uint32_t steps_per_eval_ = 0, next_eval_ = 0, last_applied_ = 0, evaluated_at_ = 0;
   uint32_t pending_steps_ = 0;
   bool bn_due_ = false;  // a histogram step passed: read the running statistics after it
   std::thread thread_;  // last: starts after everything above exists

@@ -110,6 +110,24 @@ std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, c
   return meta;
 }
 
+std::map<std::string, std::string> charlm_save_metadata(train::Trainer& t, const models::GptConfig& c,
+                                                        const std::string& vocab, const data::HostData& val,
+                                                        const RunOptions& cfg, const RunResult& s, double last_loss) {
+  auto meta = charlm_metadata(c, vocab);
+  double saved_loss = last_loss;
+  if (cfg.save_best && s.best && !s.best_weights.empty()) {
+    train::Model& model = t.model();
+    const std::vector<float> last = model.read_master();
+    model.write_master(s.best_weights);
+    saved_loss = t.held_out(val).value;
+    model.write_master(last);
+  }
+  char loss[32];
+  std::snprintf(loss, sizeof loss, "%.6f", saved_loss);
+  meta["vkamp.val_loss"] = loss;
+  return meta;
+}
+
 std::vector<uint32_t> prompt_ids(const std::string& vocab, const LmOptions& o) {
   std::vector<uint32_t> ids;
   for (char ch : o.prompt.empty() ? std::string("\n") : o.prompt) {

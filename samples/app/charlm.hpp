@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/run_loop.hpp"
 #include "app/run_options.hpp"
 #include "vkamp/models/gpt.hpp"
 #include "vkamp/data/host_data.hpp"
@@ -48,6 +49,15 @@ CharWindows char_windows(const CharCorpus& c, uint32_t block_size);
 // The metadata of an exported GPT: the config, "vkamp.vocab" (a JSON string
 // whose i-th character is U+00XX for the byte of token i).
 std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, const std::string& vocab);
+
+// What charlm --save writes beside the GPT: charlm_metadata, and
+// "vkamp.val_loss", the saved weights' loss over the whole of `val`:
+// `last_loss` for the last weights; with --save-best the best evaluation's
+// weights, read again over the whole text (their evaluation may have read
+// only --eval-iters batches), the trainer's weights left as trained.
+std::map<std::string, std::string> charlm_save_metadata(train::Trainer& t, const models::GptConfig& c,
+                                                        const std::string& vocab, const data::HostData& val,
+                                                        const RunOptions& cfg, const RunResult& s, double last_loss);
 
 // o.prompt (a new line when empty) as token ids; a byte outside the
 // vocabulary is a ConfigError (checked before training, so nothing is lost).

@@ -1,10 +1,9 @@
 #include "app/epoch_watch.hpp"
 
 #include <cstdio>
+#include <utility>
 
 namespace vkamp::app {
-
-bool better(const std::string& metric, double a, double b) { return metric == "accuracy" ? a > b : a < b; }
 
 std::string held_out_text(const std::string& metric, double value) {
   char buf[64];
@@ -14,8 +13,8 @@ std::string held_out_text(const std::string& metric, double value) {
   return buf;
 }
 
-EpochWatch::EpochWatch(uint32_t epochs, bool by_step, uint32_t patience)
-    : epochs_(epochs), patience_(patience), by_step_(by_step) {}
+EpochWatch::EpochWatch(uint32_t epochs, bool by_step, StopRule rule, std::string sampled)
+    : epochs_(epochs), by_step_(by_step), rule_(rule), sampled_(std::move(sampled)) {}
 
 void EpochWatch::add(const train::StepMetrics& m) {
   scale_ = m.loss_scale;
@@ -51,15 +50,19 @@ EpochWatch::Verdict EpochWatch::end(const train::EpochEnd& e) {
       std::snprintf(buf, sizeof buf, "  val loss %.4f", e.loss);
       v.line += buf;
     }
-    v.line += "  " + held_out_text(e.metric, e.value);
-    v.improved = !best_ || better(e.metric, e.value, best_->value);
+    v.line += "  " + held_out_text(e.metric, e.value) + sampled_;
+    // As Keras's EarlyStopping: the best moves only on an improvement by
+    // more than min_delta, so slow creeping gains still run out of patience.
+    const double value = monitored_value(rule_.monitor, e);
+    v.improved = !best_ || improves(rule_.monitor, value, best_value_, rule_.min_delta);
     if (v.improved) {
       best_ = e;
+      best_value_ = value;
       since_best_ = 0;
     } else {
       ++since_best_;
     }
-    v.stop = patience_ && since_best_ >= patience_;
+    v.stop = rule_.patience && since_best_ >= rule_.patience;
   }
   std::snprintf(buf, sizeof buf, "  skipped %u  scale %g", skipped_, double(scale_));
   v.line += buf;

@@ -45,6 +45,11 @@ struct LmOptions {
   bool generate_only = false; // sample from --init-from FILE's GPT; no text, no training
 };
 
+// What --early-stop and --save-best watch (Keras's EarlyStopping
+// `monitor`): the held-out loss, accuracy or mean squared error; the mode
+// follows the metric (lower loss and MSE, higher accuracy).
+enum class Monitor { ValLoss, ValAccuracy, ValMse };
+
 // Extends TrainConfig, so that code which trains reads the same fields
 // either way and the training rows apply to it unchanged.
 struct RunOptions : config::TrainConfig {
@@ -55,7 +60,9 @@ struct RunOptions : config::TrainConfig {
   bool progress = true;             // progress bar on stderr
   bool quiet = false;               // the final summary only: no progress bar, no per-epoch lines
   bool profile = false;             // the summary adds GPU time per kernel and commands per step
-  uint32_t early_stop = 0;          // stop after N evaluations without a better held-out metric (0 = never)
+  uint32_t early_stop = 0;          // stop after N evaluations without a better monitored value (0 = never)
+  Monitor early_stop_monitor = Monitor::ValLoss;  // what --early-stop and --save-best watch
+  double early_stop_min_delta = 0;  // an improvement is by more than this (Keras's min_delta)
   bool save_best = false;           // --save writes the weights of the best held-out evaluation
   std::string save_path;            // safetensors file of the weights at the end; empty = none
   std::string init_from;            // safetensors file the weights start from; empty = seeded init

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "app/monitor.hpp"
 #include "app/run_options.hpp"
 #include "vkamp/data/csv.hpp"
 #include "vkamp/config/settings_file.hpp"
@@ -59,12 +60,13 @@ Row save_dtype_row() {
 }
 
 // How a run reports and when it stops early: --quiet, --profile,
-// --early-stop and --save-best (sample_main.cpp, app/epoch_watch.hpp).
+// --early-stop (its monitor and min delta) and --save-best (app/run_loop.hpp).
 std::vector<Row> report_and_stop_rows() {
   Row save_best = config::toggle<RunOptions>(
       "save_best",
       {config::kWeightsGroup, "",
-       "--save writes the weights of the best held-out evaluation, not the last (needs --save and a held-out set)"},
+       "--save writes the weights of the best held-out evaluation by --early-stop-monitor, not the last (needs "
+       "--save and a held-out set)"},
       VKAMP_FIELD(save_best));
   save_best.check = [](const RunOptions& o) {
     if (o.save_best && o.save_path.empty())
@@ -82,9 +84,18 @@ std::vector<Row> report_and_stop_rows() {
                                 VKAMP_FIELD(profile)),
       config::count<RunOptions>("early_stop",
                                {config::kLoopGroup, "N",
-                                "stop after N held-out evaluations without improvement (0 = never; needs a "
-                                "held-out set)"},
+                                "stop after N held-out evaluations without improvement of --early-stop-monitor (0 "
+                                "= never; needs a held-out set)"},
                                VKAMP_FIELD(early_stop)),
+      config::choice<RunOptions>("early_stop_monitor",
+                                {config::kLoopGroup, "M",
+                                 "val_loss | val_accuracy | val_mse: what --early-stop and --save-best watch (lower "
+                                 "loss and MSE, higher accuracy is better)"},
+                                VKAMP_FIELD(early_stop_monitor), monitor_names()),
+      config::real<RunOptions>("early_stop_min_delta",
+                              {config::kLoopGroup, "X",
+                               "an improvement of the monitored value is by more than X (Keras's min_delta)"},
+                              VKAMP_FIELD(early_stop_min_delta), config::Range::at_least(0)),
       save_best,
   };
 }

@@ -6,6 +6,7 @@
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/models/resnet.hpp"
 #include "app/fashion_mnist.hpp"
+#include "app/saved_model.hpp"
 
 namespace vkamp::app {
 
@@ -146,6 +147,22 @@ const Workload& find_workload(const std::string& name) {
   throw vkamp::ConfigError("unknown sample \"" + name + "\" (choose one of: " + known + ")");
 }
 
+std::map<std::string, std::string> user_data_metadata(const std::string& model, const DataOptions& d,
+                                                      const UserData& u) {
+  SavedModel saved{model, d.regress, u.classes, u.standardizer, u.feature_names, "", {}};
+  // The columns by name, so vkamp-predict finds them in a CSV with or without labels.
+  saved.target_standardizer = u.target_standardizer;
+  if (d.regress) saved.targets = u.target_names;
+  else if (!u.target_names.empty()) saved.label = u.target_names[0];
+  return metadata_of(saved);
+}
+
+void check_savable(const std::string& model, const RunOptions& opts) {
+  if (is_model_file(model) && !opts.save_path.empty())
+    throw vkamp::ConfigError("--save writes PyTorch names and layouts, which vkamp derives from a model string; "
+                             "a YAML model file cannot be saved yet");
+}
+
 RunOptions user_data_defaults() {
   RunOptions o;
   o.optimizer.kind = config::OptimizerKind::Adam;
@@ -161,8 +178,10 @@ Workload user_data_workload(const RunOptions& opts) {
              [](const RunOptions& cfg) {
                UserData u = load_user_data(cfg.data, cfg.seed);
                check_value_range(u, cfg.data, cfg.precision);
-               Datasets d{std::move(u.train), std::move(u.test), cfg.data.model};
-               if (d.model.empty()) d.model = default_model(u);
+               const std::string model = cfg.data.model.empty() ? default_model(u) : cfg.data.model;
+               check_savable(model, cfg);
+               Datasets d{std::move(u.train), std::move(u.test), model};
+               d.metadata = user_data_metadata(model, cfg.data, u);
                return d;
              }};
   return w;

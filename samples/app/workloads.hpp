@@ -3,11 +3,13 @@
 // read them from here, so a job is defined once.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "app/model_source.hpp"
 #include "app/run_options.hpp"
+#include "app/user_data.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::app {
@@ -16,6 +18,9 @@ struct Datasets {
   data::HostData train, test;  // test.count == 0: evaluate on nothing
   std::string model;            // set when the job's model depends on the data (vkamp-train's default)
   std::string vocab;            // a language model's: token id -> byte
+  // What --save writes beside the weights (vkamp-train's model string,
+  // classes, standardization and columns; app/saved_model.hpp).
+  std::map<std::string, std::string> metadata;
 };
 
 struct Workload {
@@ -46,6 +51,12 @@ RunOptions user_data_defaults();
 // The job of vkamp-train (and vkamp-studio --train) over opts.data: the
 // user's files and model (the model sized to the data when none is given).
 Workload user_data_workload(const RunOptions& opts);
+// vkamp-train's metadata for --save (app/saved_model.hpp) of `model` trained on `u`.
+std::map<std::string, std::string> user_data_metadata(const std::string& model, const DataOptions& d,
+                                                      const UserData& u);
+// --save writes PyTorch names derived from a model string: throws
+// ConfigError for a YAML model file with --save, before training.
+void check_savable(const std::string& model, const RunOptions& opts);
 // Throws vkamp::ConfigError naming the known workloads when `name` is not one.
 const Workload& find_workload(const std::string& name);
 

@@ -277,9 +277,9 @@ TEST_F(TrainingOutput, EarlyStopEndsARunThatStopsImproving) {
   Result r = run_tool("vkamp-train", data() + " --no-progress --epochs 10 --lr 0 --early-stop 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(lines_starting(r.output, "epoch ").size(), 3u) << r.output;
-  EXPECT_NE(r.output.find("stopped early at epoch 3 (--early-stop 2): no better held-out accuracy since epoch 1"),
+  EXPECT_NE(r.output.find("stopped early at epoch 3 (--early-stop 2): no better val_loss since epoch 1"),
             std::string::npos)
-      << r.output;
+      << "the default monitor is the held-out loss:\n" << r.output;
   EXPECT_NE(r.output.find("steps 30 (applied 30,"), std::string::npos) << "3 epochs of 10 steps:\n" << r.output;
 
   // A run that keeps improving is not stopped (and says nothing of it).
@@ -296,7 +296,7 @@ TEST_F(TrainingOutput, SaveBestSavesTheBestEpochsWeights) {
   write_table(path("wrong.csv"), 640, 1, true, 1);
   Result r = run_tool("vkamp-train", " --train " + path("wrong.csv") + " --test " + path("test.csv") +
                                          " --label kind --no-progress --epochs 6 --lr 0.01 --save-best --save " +
-                                         path("best.safetensors"));
+                                         path("best.safetensors") + " --early-stop-monitor val_accuracy");
   ASSERT_EQ(r.status, 0) << r.output;
   const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
   ASSERT_EQ(epochs.size(), 6u) << r.output;
@@ -307,7 +307,7 @@ TEST_F(TrainingOutput, SaveBestSavesTheBestEpochsWeights) {
     if (acc[i] > acc[best]) best = i;
   ASSERT_LT(acc.back(), acc[best]) << "the test needs a last epoch worse than the best:\n" << r.output;
   const std::string best_text = number_after(epochs[best], "val accuracy ");
-  EXPECT_NE(r.output.find("of epoch " + std::to_string(best + 1) + " (the best: val accuracy " + best_text + "%)"),
+  EXPECT_NE(r.output.find("of epoch " + std::to_string(best + 1) + " (the best val_accuracy " + best_text + "%)"),
             std::string::npos)
       << r.output;
   const vkamp::io::TensorFile saved = vkamp::io::read_safetensors(path("best.safetensors"));
@@ -328,10 +328,13 @@ TEST_F(TrainingOutput, BatchNormModelSavesItsRunningStatisticsAndPredictReproduc
   ASSERT_EQ(r.status, 0) << r.output;
   const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
   ASSERT_EQ(epochs.size(), 3u) << r.output;
+  // --save-best follows the default monitor, the held-out loss: the
+  // epoch with the lowest one (the first of equals) is the one saved.
   std::string best_text;
-  double best = -1;
+  double best_loss = INFINITY, best = -1;
   for (const std::string& l : epochs)
-    if (std::stod(number_after(l, "val accuracy ")) > best) {
+    if (std::stod(number_after(l, "val loss ")) < best_loss) {
+      best_loss = std::stod(number_after(l, "val loss "));
       best = std::stod(number_after(l, "val accuracy "));
       best_text = number_after(l, "val accuracy ");
     }
@@ -384,6 +387,63 @@ TEST_F(TrainingOutput, EarlyStopAndSaveBestNeedWhatTheyWatchAndWrite) {
                        "--save-best watches the held-out metric"));
   EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --save-best"), "give --save FILE.safetensors"));
   EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --early-stop x"), "early"));
+  // A monitor the run does not measure is refused before training.
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --early-stop 2 --early-stop-monitor val_mse"),
+                       "val_mse watches a regression"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --early-stop-monitor accuracy"), "val_accuracy"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-train", data() + " --early-stop-min-delta -0.1"), "--early-stop-min-delta"));
+}
+
+// --early-stop-monitor val_accuracy stops on the coarse accuracy, the
+// default val_loss on the loss, and the summary names the monitor, the best
+// value and its epoch; --early-stop-min-delta asks for more than a tie.
+TEST_F(TrainingOutput, EarlyStopWatchesItsMonitorAndTheSummaryNamesIt) {
+  Result r = run_tool("vkamp-train", data() + " --no-progress --epochs 6 --lr 0.01 --early-stop 20 "
+                                              "--early-stop-monitor val_accuracy");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
+  ASSERT_EQ(epochs.size(), 6u) << r.output;
+  size_t best = 0;
+  std::vector<double> acc;
+  for (const std::string& l : epochs) acc.push_back(std::stod(number_after(l, "val accuracy ")));
+  for (size_t i = 1; i < acc.size(); ++i)
+    if (acc[i] > acc[best]) best = i;
+  EXPECT_NE(r.output.find("  best val_accuracy " + number_after(epochs[best], "val accuracy ") + "% at epoch " +
+                          std::to_string(best + 1) + "\n"),
+            std::string::npos)
+      << r.output;
+
+  // A min delta larger than any change: nothing after the first epoch counts.
+  Result strict = run_tool("vkamp-train", data() + " --no-progress --epochs 10 --lr 0.01 --early-stop 2 "
+                                                   "--early-stop-min-delta 100");
+  ASSERT_EQ(strict.status, 0) << strict.output;
+  EXPECT_EQ(lines_starting(strict.output, "epoch ").size(), 3u) << strict.output;
+  EXPECT_NE(strict.output.find("no better val_loss by more than 100 since epoch 1"), std::string::npos)
+      << strict.output;
+  const std::string first_loss = number_after(lines_starting(strict.output, "epoch ")[0], "val loss ");
+  EXPECT_NE(strict.output.find("  best val_loss " + first_loss + " at epoch 1 (val accuracy "), std::string::npos)
+      << strict.output;
+}
+
+// --eval-iters 1: each in-run evaluation reads one batch of the held-out
+// set, and its line and the summary's best say so; the final accuracy
+// reads all of it.
+TEST_F(TrainingOutput, SampledEvaluationsSayHowMuchOfTheSetTheyRead) {
+  Result r = run_tool("vkamp-train", data() + " --no-progress --epochs 2 --batch 16 --eval-iters 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> epochs = lines_starting(r.output, "epoch ");
+  ASSERT_EQ(epochs.size(), 2u) << r.output;
+  for (const std::string& l : epochs) EXPECT_NE(l.find("% on 1 of "), std::string::npos) << l;
+  const std::string of = number_after(epochs[0], "% on 1 of ");
+  ASSERT_FALSE(of.empty()) << epochs[0];
+  EXPECT_GT(std::stoi(of), 1) << epochs[0];
+  EXPECT_NE(r.output.find("evaluated on 1 of " + of + " batches (--eval-iters)"), std::string::npos) << r.output;
+  EXPECT_EQ(lines_starting(r.output, "held-out accuracy ").size(), 1u) << r.output;
+
+  // Without --eval-iters the lines read the whole set and say nothing of it.
+  Result whole = run_tool("vkamp-train", data() + " --no-progress --epochs 1 --batch 16");
+  ASSERT_EQ(whole.status, 0) << whole.output;
+  EXPECT_EQ(whole.output.find(" batches"), std::string::npos) << whole.output;
 }
 
 // R² from the written predictions, in double here: 1 - SSres / SStot.

@@ -18,6 +18,7 @@
 
 #include "picture.hpp"
 #include "support/child_process.hpp"
+#include "vkamp/io/safetensors.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -273,6 +274,70 @@ TEST_F(Studio, TrainsTheUsersCsvWithTrain) {
   Probe p = read_probe(path("probe.json"));
   EXPECT_EQ(p.title.rfind("vkamp-train ", 0), 0u) << p.title;
   EXPECT_GE(p.records, 8u);
+}
+
+// The studio trains through the samples' run loop (samples/app/run_loop.hpp),
+// so the run flags do what they do in vkamp-train. At lr 0 the held-out
+// loss never improves on the first epoch's: --early-stop 2 ends the run
+// after epoch 3 of 10, --save-best keeps epoch 1's weights for --save (with
+// vkamp-train's metadata), --metrics holds every step and evaluation, and
+// --profile adds the kernel times to the summary.
+TEST_F(Studio, HonoursMetricsSaveEarlyStopAndSaveBest) {
+  {
+    std::ofstream f(path("table.csv"));
+    f << "a,b,label\n";
+    for (int i = 0; i < 400; ++i) f << (i % 7) * 0.3 << "," << (i % 5) * -0.2 << "," << (i % 7 > 3 ? "hi" : "lo") << "\n";
+  }
+  Result r = run_studio("--train " + path("table.csv") + " --val-split 0.25 --batch 16 --epochs 10 --lr 0 "
+                        "--early-stop 2 --save-best --save " + path("m.safetensors") + " --metrics " +
+                        path("m.jsonl") + " --profile --no-progress --until-step 100000 --frames 3 --probe " +
+                        path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("stopped early at epoch 3 (--early-stop 2): no better val_loss since epoch 1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("epoch  3/10  train loss"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("epoch  4/10"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("by kernel (ms/step)"), std::string::npos) << "--profile:\n" << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.status, "finished");
+
+  // --metrics: every step record, and the three evaluations.
+  std::ifstream in(path("m.jsonl"));
+  ASSERT_TRUE(in) << r.output;
+  size_t steps = 0, skipped_in_first = 0;
+  std::vector<nlohmann::json> evals;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << line;
+    if (!j.contains("type")) {
+      ++steps;
+      if (evals.empty() && j.value("skipped", false)) ++skipped_in_first;
+    } else if (j["type"] == "eval") {
+      evals.push_back(j);
+    }
+  }
+  ASSERT_EQ(evals.size(), 3u) << r.output;
+  EXPECT_EQ(p.records, steps);
+  EXPECT_EQ(evals[2].value("step", 0u), steps) << "the run ended at the third evaluation";
+  for (size_t e = 0; e < 3; ++e) EXPECT_EQ(evals[e].value("epoch", 0u), e + 1);
+
+  // --save with --save-best: epoch 1's weights, and what vkamp-predict reads.
+  const vkamp::io::TensorFile saved = vkamp::io::read_safetensors(path("m.safetensors"));
+  EXPECT_EQ(saved.metadata.at("vkamp.step"), std::to_string(evals[0].value("step", 0u) - skipped_in_first));
+  const std::string classes = saved.metadata.at("vkamp.classes");
+  EXPECT_NE(classes.find("\"hi\""), std::string::npos) << classes;
+  EXPECT_NE(classes.find("\"lo\""), std::string::npos) << classes;
+  EXPECT_NE(r.output.find("of epoch 1 (the best val_loss "), std::string::npos) << r.output;
+}
+
+// A run flag that cannot apply in a window is refused, not ignored.
+TEST_F(Studio, RefusesGenerateOnlyWithExitTwo) {
+  Result r = run_studio("--sample charlm --generate-only --init-from " + path("none.safetensors") +
+                        " --frames 3 --probe " + path("probe.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--generate-only"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("vkamp-generate"), std::string::npos) << r.output;
 }
 
 TEST_F(Studio, TrainsCharlmAndShowsItsGeneratedText) {

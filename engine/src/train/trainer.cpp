@@ -229,6 +229,7 @@ void Trainer::drain_before_epoch_end() {
 
 void Trainer::set_held_out(data::HostData data) {
   const uint64_t rows = uint64_t(cfg_.eval_iters) * cfg_.batch;
+  held_out_given_ = data.count;
   if (!cfg_.eval_iters || rows >= data.count) {
     held_out_ = std::move(data);
     return;
@@ -378,13 +379,18 @@ Trainer::HeldOut Trainer::held_out(const data::HostData& data) {
 
 // A language model (a prediction at every position) is judged by its loss,
 // a classifier by its accuracy.
+std::string Trainer::held_out_metric() const {
+  return loss_kind_ == LossKind::MSE ? "mse" : model_->positions() > 1 ? "loss" : "accuracy";
+}
+
 Trainer::HeldOut Trainer::held_out_now(const data::HostData& data) {
   evaluator_->on_progress = on_eval_progress;
   HeldOut h;
-  if (loss_kind_ == LossKind::MSE) {
+  const std::string metric = held_out_metric();
+  if (metric == "mse") {
     h = {"mse", evaluator_->evaluate(data)};
     h.loss = h.value;
-  } else if (model_->positions() > 1) {
+  } else if (metric == "loss") {
     h = {"loss", evaluator_->mean_loss(data)};
     h.loss = h.value;
   } else {

@@ -74,6 +74,14 @@ class Trainer {
   // cfg.eval_iters, that many batches spread evenly over it.
   void set_held_out(data::HostData data);
   bool has_held_out() const { return held_out_ && held_out_->count; }
+  // The rows each on_epoch_end evaluation reads, and the rows of the set
+  // given (more with cfg.eval_iters): the app says when it sampled.
+  uint64_t held_out_rows() const { return held_out_ ? held_out_->count : 0; }
+  uint64_t held_out_rows_given() const { return held_out_given_; }
+  // The metric held_out() and on_epoch_end report: "accuracy", "mse", or a
+  // language model's "loss" (known before any evaluation: the app checks
+  // what --early-stop-monitor watches against it).
+  std::string held_out_metric() const;
   // When set, the progress of each held-out evaluation (held_out() and
   // on_epoch_end's): rows done and rows in all, a few dozen times over it.
   std::function<void(uint64_t done, uint64_t total)> on_eval_progress;
@@ -187,6 +195,7 @@ class Trainer {
   uint32_t cursor_seen_ = 0;
   std::optional<EpochEnd> epoch_ended_;
   std::optional<data::HostData> held_out_;
+  uint64_t held_out_given_ = 0;
 };
 
 }  // namespace vkamp::train
