@@ -45,6 +45,9 @@ const std::vector<EnvKnob>& env_knobs() {
      "the pooling backward: one invocation per window or per input (the same bits)"},
     {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "ops",
      "how column sums (bias and LayerNorm gradients) split their rows"},
+    {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "ops",
+     "the emulated tensor-core GEMM's warp width (Intel's subgroups are 16 wide, AMD's 64); tensor cores "
+     "take the device's subgroup size"},
     {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused", "ops",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128) or stored probabilities"},
     {"VKAMP_ATTENTION_TILES", {"gpu", "cpu"}, "", "cpu on CPU drivers, gpu elsewhere", "ops",

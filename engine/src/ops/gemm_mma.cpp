@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gemm_detail.hpp"
+#include "vkamp/knobs.hpp"
 #include "op_util.hpp"
 
 namespace vkamp::ops {
@@ -35,8 +36,9 @@ void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, shader::GemmPush push, B
   const Context& ctx = seq.context();
   const bool coopmat = ctx.gemm_mma() == GemmMma::coopmat;
   // A warp is a subgroup on tensor cores; the emulation's warps are only a
-  // partition of the workgroup, as wide as NVIDIA's.
-  const uint32_t lanes = coopmat ? ctx.info().subgroup_size : 32;
+  // partition of the workgroup, as wide as NVIDIA's unless VKAMP_MMA_LANES
+  // says otherwise (the tests run Intel's 16 and AMD's 64 too).
+  const uint32_t lanes = coopmat ? ctx.info().subgroup_size : uint32_t(std::stoul(env_choice("VKAMP_MMA_LANES")));
   const GemmMmaPlan plan = gemm_mma_plan(g);
   const bool split = plan.splits > 1;
   push.kc = plan.k_chunk;
