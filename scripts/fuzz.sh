@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET --runs N [SEED]
 #                                      N inputs from a fixed seed (default 1)
 #                                      and the committed corpus only, or as
-#                                      many as 80 s allow on a loaded machine
+#                                      many as 60 s allow on a loaded machine
 #                                      (the ctest label `fuzz` runs this way,
 #                                      in two halves, seeds 1 and 2, each
 #                                      under ctest's 120 s limit)
@@ -76,7 +76,7 @@ if [ -n "$runs" ]; then
   scratch="$out/runs-$target-seed$seed"
   rm -rf "$scratch"
   mkdir -p "$scratch"
-  exec "$binary" -runs="$runs" -max_total_time=80 -seed="$seed" -max_len=4096 -artifact_prefix="$out/$target-" "$scratch" "$seeds"
+  exec "$binary" -runs="$runs" -max_total_time=60 -seed="$seed" -max_len=4096 -artifact_prefix="$out/$target-" "$scratch" "$seeds"
 fi
 mkdir -p "$out/corpus-$target"
 exec "$binary" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/$target-" "$out/corpus-$target" "$seeds"
