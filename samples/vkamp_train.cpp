@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
                   cfg.data.regress ? "regression" : (std::to_string(data.outputs) + " classes").c_str(), cfg.batch,
                   app::run_length_text(cfg, trainer->budget()).c_str(), samples::describe_run(cfg).c_str());
     if (!cfg.quiet && data.target_standardizer)
-      std::printf("  (the per-epoch val mse is on the standardized targets; the final held-out mse is in the "
+      std::printf("  (the per-epoch val mse is on the standardized targets; the final held-out figure is in the "
                   "targets' units too)\n");
     ui::RunHistory history;
     const samples::RunResult s = samples::train_with_progress(*trainer, cfg, "vkamp-train", {}, &history);

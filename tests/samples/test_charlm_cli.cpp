@@ -2,6 +2,7 @@
 // training), and a short run on a small text whose saved GPT loads back
 // and samples the same text through vkamp-generate.
 // Each run is a child process with the validation layer on.
+#include <filesystem>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,9 +182,13 @@ TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
   EXPECT_NE(cold.output.find("note: no compiled pipelines cached for"), std::string::npos) << cold.output;
   EXPECT_NE(cold.output.find("later runs read them from " + path("pipelines.bin")), std::string::npos)
       << cold.output;
+  // A driver that keeps pipelines (the file holds more than its 32-byte
+  // header) is warm on the next run; lavapipe keeps none between processes,
+  // so there the note is said again, and truly.
+  const bool kept = std::filesystem::file_size(path("pipelines.bin")) > 32;
   const Result warm = vkamp::test::run_child(cache + "VKAMP_VALIDATION=1 " + generate);
   ASSERT_EQ(warm.status, 0) << warm.output;
-  EXPECT_EQ(warm.output.find("no compiled pipelines cached"), std::string::npos) << warm.output;
+  EXPECT_EQ(warm.output.find("no compiled pipelines cached") == std::string::npos, kept) << warm.output;
 
   // The saved weights, loaded and not trained (lr 0), give the saved loss.
   Result again = run_charlm("--text " + text + kTinyGpt + " --max-steps 1 --lr 0 --generate 0 --init-from " +
