@@ -3,11 +3,10 @@
 #   scripts/fuzz.sh TARGET [SECONDS]   fuzz for SECONDS (default 60)
 #   scripts/fuzz.sh TARGET --runs N [SEED]
 #                                      N inputs from a fixed seed (default 1)
-#                                      and the committed corpus only, or as
-#                                      many as 60 s allow on a loaded machine
-#                                      (the ctest label `fuzz` runs this way,
-#                                      in two halves, seeds 1 and 2, each
-#                                      under ctest's 120 s limit)
+#                                      and the committed corpus only (the
+#                                      ctest label `fuzz` runs this way, N
+#                                      sized to about 15 s), stopped at 60 s
+#                                      on a machine loaded far past that
 #   scripts/fuzz.sh TARGET --build     only build (or bring up to date) the
 #                                      binary: ctest's fuzz_TARGET_build, so
 #                                      that fuzz_TARGET's time is the runs
@@ -71,8 +70,8 @@ seeds="$VKAMP_ROOT/tests/fuzz/corpus/$target"
 cd "$out"
 if [ -n "$runs" ]; then
   # A fresh scratch corpus and a fixed seed: the same inputs every time, in
-  # the same order; the time cap only cuts the run short under load
-  # (fuzz_idx_1's 425,000 inputs took over 120 s cold at ctest -j2).
+  # the same order; the time cap only cuts the run short under a load that
+  # slows it 4-fold (ctest's limit is 120 s).
   scratch="$out/runs-$target-seed$seed"
   rm -rf "$scratch"
   mkdir -p "$scratch"

@@ -3,8 +3,8 @@
 # -DVKAMP_WITH_MPI=OFF (headless, no benchmarks) and checks that CMake
 # switched MPI off; then checks that BINARY, the training tests linked from
 # this build's objects with the world of one (tests/CMakeLists.txt,
-# test_training_without_mpi), loads no libmpi. The training_without_mpi_*
-# entries run that binary's cases: a user without libopenmpi-dev gets a
+# test_training_without_mpi), loads no libmpi. The training_without_mpi
+# entry runs the trainer's cases: a user without libopenmpi-dev gets a
 # single-process vkamp that trains as before.
 #   test_no_mpi.sh SOURCE_DIR BINARY
 set -euo pipefail
