@@ -132,9 +132,10 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
-  // The app's "inject" button (Trainer::inject_overflow_next): records the
-  // injection pass in every step even when no step is marked. Off, a step
-  // without marked steps has no injection pass at all.
+  // Allows the app's "inject" button (Trainer::inject_overflow_next): its
+  // first press records the injection pass into the step; until then a
+  // step without marked steps has none, as with this off. Off, the button
+  // is an error.
   bool live_fault_injection = false;
   // Data-parallel runs (mpirun): the rank whose gradients --inject-overflow
   // poisons (-1 = every rank), and the steps between the checks that every
