@@ -13,7 +13,7 @@ Prints two numbers:
   under%  with --reference and --scale: of the reference run's gradient
           elements (a dynamic run, whose high scale flushes the least), those
           that flush at S: the whole binade at or below half the format's
-          smallest subnormal once scaled (train/scale_choice.h's rule).
+          smallest subnormal once scaled (gpu_abi/scale_choice.h's rule).
 """
 import argparse
 import json

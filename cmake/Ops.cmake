@@ -11,8 +11,9 @@
 #                                  (default <name>) is an `OpDef g_op()` it
 #                                  defines, listed in the generated op registry
 #   tests/shaders/test_<name>.cpp  the shader tests, into test_shaders
-# A shader's interface header (shaders/interface/*.h) needs no line: the
-# interface test checks every header in that folder.
+# A shader's interface header (engine/include/vkamp/gpu_abi/<shader>.h)
+# needs no line: the interface test checks every header there that declares
+# a shader handle.
 #
 # FORMATS: the storage formats its shaders are built for (default: every
 # one, VKAMP_ALL_FORMATS). A shader's :<build> suffixes, any of

@@ -71,8 +71,8 @@ function(vkamp_shader name)
     endif()
     set(spv ${out_dir}/${id}.spv)
     set(hdr ${out_dir}/${id}.h)
-    # engine/include: the definitions the shaders share with the public
-    # headers (vkamp/train/train_state.h, vkamp/ops/activation_list.hpp).
+    # engine/include: vkamp/gpu_abi/, the definitions the shaders share with
+    # the host (push constants, step codes, the GPU-resident state).
     set(flags --target-env vulkan1.1 -I${VKAMP_SHADER_DIR}/common -I${VKAMP_SHADER_DIR}/../engine/include ${defs})
     add_custom_command(
       OUTPUT ${hdr}

@@ -9,7 +9,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
 layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
 layout(std430, binding = 2) buffer Correct { uint correct[]; };
-#include "interface/accuracy.h"
+#include "vkamp/gpu_abi/accuracy.h"
 
 void main() {
   uint r = gl_GlobalInvocationID.x;

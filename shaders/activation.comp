@@ -15,7 +15,7 @@ layout(constant_id = 1) const uint BACKWARD = 0;
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 2) writeonly buffer Out { sfp outv[]; };
-#include "interface/activation.h"
+#include "vkamp/gpu_abi/activation.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

@@ -8,7 +8,7 @@
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
 layout(std430, binding = 2) buffer Y { sfp y[]; };
-#include "interface/add.h"
+#include "vkamp/gpu_abi/add.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) y[i] = afp2sfp(sfp2afp(a[i]) + sfp2afp(b[i]));

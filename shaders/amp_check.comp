@@ -38,8 +38,8 @@
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "format_edges.glsl"
-#include "vkamp/train/train_state.h"
-#include "vkamp/train/layer_scale.h"
+#include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/layer_scale_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint ACCUMULATED = 0;
@@ -55,7 +55,7 @@ layout(std430, binding = 7) readonly buffer GradSum { float gsum[]; };  // ACCUM
 layout(std430, binding = 8) buffer Stats { TensorStats stats[]; };  // per tensor, zeroed by step_control
 layout(std430, binding = 9) readonly buffer Layers { LayerScale layer[]; };        // PER_LAYER only
 layout(std430, binding = 10) readonly buffer TensorGroup { uint tensor_group[]; };  // PER_LAYER only
-#include "interface/amp_check.h"
+#include "vkamp/gpu_abi/amp_check.h"
 
 shared float sq[256];
 shared int sk[256];

@@ -21,7 +21,7 @@
 layout(std430, binding = 0) readonly buffer QKV { sfp qkv[]; };
 layout(std430, binding = 1) writeonly buffer Y { sfp y[]; };
 layout(std430, binding = 2) writeonly buffer Lse { float lse[]; };
-#include "interface/attention_fused.h"
+#include "vkamp/gpu_abi/attention_fused.h"
 #include "attention_tiles.glsl"
 
 const float kLowest = -3.4028235e38;  // the running maximum before any key

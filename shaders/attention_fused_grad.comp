@@ -26,7 +26,7 @@ layout(std430, binding = 2) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 3) buffer DQKV { sfp dqkv[]; };
 layout(std430, binding = 4) readonly buffer Lse { float lse[]; };
 layout(std430, binding = 5) buffer DSum { float dsum[]; };
-#include "interface/attention_fused.h"
+#include "vkamp/gpu_abi/attention_fused.h"
 #include "attention_tiles.glsl"
 
 layout(constant_id = 3) const uint KEYS = 0u;

@@ -13,7 +13,7 @@
 #include "row_sum.glsl"
 
 layout(std430, binding = 0) buffer Scores { sfp s[]; };
-#include "interface/attention_softmax.h"
+#include "vkamp/gpu_abi/attention_softmax.h"
 
 void main() {
   uint lid = row_lane();

@@ -12,7 +12,7 @@
 
 layout(std430, binding = 0) readonly buffer Probs { sfp prob[]; };
 layout(std430, binding = 1) buffer Grad { sfp g[]; };
-#include "interface/attention_softmax.h"
+#include "vkamp/gpu_abi/attention_softmax.h"
 
 void main() {
   uint lid = row_lane();

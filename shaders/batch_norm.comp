@@ -22,7 +22,7 @@ layout(std430, binding = 2) readonly buffer Variance { float variance[]; };
 layout(std430, binding = 3) readonly buffer Weight { float weight[]; };
 layout(std430, binding = 4) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 5) writeonly buffer Y { sfp y[]; };
-#include "interface/batch_norm.h"
+#include "vkamp/gpu_abi/batch_norm.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x;

@@ -10,7 +10,7 @@
 //   running_var  = (1 - m) running_var + m var n / (n - 1)
 // (PyTorch's unbiased variance; n = 1 keeps var), and invocation 0 adds 1
 // to num_batches_tracked per block. All fp32.
-#include "vkamp/train/train_state.h"
+#include "vkamp/gpu_abi/train_state.h"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer State { TrainState st; };
@@ -18,7 +18,7 @@ layout(std430, binding = 1) readonly buffer Pending { float pending[]; };
 layout(std430, binding = 2) buffer RunningMean { float running_mean[]; };
 layout(std430, binding = 3) buffer RunningVar { float running_var[]; };
 layout(std430, binding = 4) buffer Tracked { float num_batches_tracked[]; };
-#include "interface/batch_norm_commit.h"
+#include "vkamp/gpu_abi/batch_norm_commit.h"
 
 void main() {
   if (st.apply == 0u) return;

@@ -18,7 +18,7 @@ layout(std430, binding = 3) readonly buffer Weight { float weight[]; };
 layout(std430, binding = 4) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 5) readonly buffer Sums { float sums[]; };  // {sum dy c, sum dy xhat c} at sums_at
 layout(std430, binding = 6) buffer DX { sfp dx[]; };
-#include "interface/batch_norm_grad.h"
+#include "vkamp/gpu_abi/batch_norm_grad.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x;

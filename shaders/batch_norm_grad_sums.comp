@@ -13,7 +13,7 @@ layout(std430, binding = 1) readonly buffer Mean { float mean[]; };
 layout(std430, binding = 2) readonly buffer Variance { float variance[]; };
 layout(std430, binding = 3) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 4) writeonly buffer Partial { float partial[]; };  // [chunk][sum dy c, sum dy xhat c]
-#include "interface/batch_norm_grad_sums.h"
+#include "vkamp/gpu_abi/batch_norm_grad_sums.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x, chunk = gl_WorkGroupID.y;

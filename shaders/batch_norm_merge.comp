@@ -21,7 +21,7 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SUMS = 0;
 layout(std430, binding = 0) readonly buffer Partial { float partial[]; };
 layout(std430, binding = 1) writeonly buffer Out { float result[]; };
-#include "interface/batch_norm_merge.h"
+#include "vkamp/gpu_abi/batch_norm_merge.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x;

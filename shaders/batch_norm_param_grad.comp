@@ -10,7 +10,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Sums { float sums[]; };  // {sum dy c, sum dy xhat c} at sums_at
 layout(std430, binding = 1) buffer DWeight { sfp dweight[]; };
 layout(std430, binding = 2) buffer DBias { sfp dbias[]; };
-#include "interface/batch_norm_param_grad.h"
+#include "vkamp/gpu_abi/batch_norm_param_grad.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x;

@@ -16,7 +16,7 @@
 layout(local_size_x_id = 0) in;  // channels per workgroup (the host's choice)
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) writeonly buffer Partial { float partial[]; };  // [chunk][mean c, M2 c]
-#include "interface/batch_norm_stats.h"
+#include "vkamp/gpu_abi/batch_norm_stats.h"
 
 void main() {
   uint ch = gl_GlobalInvocationID.x, chunk = gl_WorkGroupID.y;

@@ -6,7 +6,7 @@
 
 layout(std430, binding = 0) buffer Y { sfp y[]; };
 layout(std430, binding = 1) readonly buffer Bias { sfp bias[]; };
-#include "interface/bias_add.h"
+#include "vkamp/gpu_abi/bias_add.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) y[i] = afp2sfp(sfp2afp(y[i]) + sfp2afp(bias[i % p.cols]));

@@ -16,7 +16,7 @@ layout(constant_id = 0) const uint PARTIALS = 0;
 layout(std430, binding = 0) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 1) buffer DB { sfp db[]; };
 layout(std430, binding = 2) writeonly buffer Partial { float partial[]; };  // unused without PARTIALS
-#include "interface/bias_grad.h"
+#include "vkamp/gpu_abi/bias_grad.h"
 
 void main() {
   uint col = gl_GlobalInvocationID.x;

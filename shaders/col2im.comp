@@ -8,7 +8,7 @@
 #include "types.glsl"
 #include "elementwise.glsl"
 #include "fastdiv.glsl"
-#include "interface/conv.h"
+#include "vkamp/gpu_abi/conv.h"
 
 layout(std430, binding = 0) readonly buffer DCol { sfp dcol[]; };
 layout(std430, binding = 1) writeonly buffer DX { sfp dx[]; };

@@ -10,7 +10,7 @@
 
 layout(std430, binding = 0) readonly buffer Src { sfp src[]; };
 layout(std430, binding = 1) buffer Dst { sfp dst[]; };
-#include "interface/concat.h"
+#include "vkamp/gpu_abi/concat.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.rows * p.width) {

@@ -14,7 +14,7 @@ layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer W { sfp w[]; };
 layout(std430, binding = 2) readonly buffer B { sfp bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
-#include "interface/conv_direct.h"
+#include "vkamp/gpu_abi/conv_direct.h"
 
 void main() {
   uint patch_len = p.kernel * p.kernel * p.in_c;

@@ -7,7 +7,7 @@
 layout(constant_id = 0) const uint DIRECTION = 0;
 layout(std430, binding = 0) buffer F32 { float f32[]; };
 layout(std430, binding = 1) buffer Sfp { sfp s[]; };
-#include "interface/convert.h"
+#include "vkamp/gpu_abi/convert.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

@@ -15,7 +15,7 @@
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) writeonly buffer Y { sfp y[]; };
 layout(std430, binding = 2) readonly buffer Counter { uint counter[]; };
-#include "interface/dropout.h"
+#include "vkamp/gpu_abi/dropout.h"
 
 // x * scale and x * 0 chosen on the bits, so no driver's NaN or signed-zero
 // folding changes them (nonfinite.glsl).

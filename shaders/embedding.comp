@@ -13,7 +13,7 @@ layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) readonly buffer Wte { sfp wte[]; };
 layout(std430, binding = 2) readonly buffer Wpe { sfp wpe[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
-#include "interface/embedding.h"
+#include "vkamp/gpu_abi/embedding.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

@@ -30,7 +30,7 @@ layout(constant_id = 1) const uint SCATTER = 0;
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 2) buffer Partial { float partial[]; };
-#include "interface/embedding_grad.h"
+#include "vkamp/gpu_abi/embedding_grad.h"
 
 void main() {
   uint chunk = gl_WorkGroupID.y, first = chunk * p.chunk_rows;

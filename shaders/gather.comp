@@ -6,7 +6,7 @@
 // (STAGED_ROWS) the rows themselves, and src is the ring. The slot comes
 // from the GPU-side cursor, so a recorded step needs no host input.
 #include "types.glsl"
-#include "vkamp/train/train_state.h"
+#include "vkamp/gpu_abi/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;
@@ -15,7 +15,7 @@ layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };  // slots x rows; unread with STAGED_ROWS
 layout(std430, binding = 2) readonly buffer Src { sfp src[]; };
 layout(std430, binding = 3) writeonly buffer Dst { sfp dst[]; };
-#include "interface/gather.h"
+#include "vkamp/gpu_abi/gather.h"
 
 void main() {
   uint first = ((st.cursor + p.micro) % p.slots) * p.rows;

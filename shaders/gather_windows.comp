@@ -5,7 +5,7 @@
 // are the same window one token later. Resident, the slot holds example ids
 // and src is the whole stream; STAGED_ROWS, the host staged each example's
 // width + 1 tokens into the slot, and src is the ring.
-#include "vkamp/train/train_state.h"
+#include "vkamp/gpu_abi/train_state.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;
@@ -15,7 +15,7 @@ layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };  // unread with
 layout(std430, binding = 2) readonly buffer Src { uint src[]; };
 layout(std430, binding = 3) writeonly buffer X { uint x[]; };
 layout(std430, binding = 4) writeonly buffer Y { uint y[]; };
-#include "interface/gather_windows.h"
+#include "vkamp/gpu_abi/gather_windows.h"
 
 void main() {
   uint first = ((st.cursor + p.micro) % p.slots) * p.rows;

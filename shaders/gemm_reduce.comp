@@ -18,7 +18,7 @@ layout(std430, binding = 0) readonly buffer Partial { float partial[]; };
 layout(std430, binding = 1) buffer C { sfp c[]; };
 layout(std430, binding = 2) readonly buffer Bias { sfp bias[]; };
 layout(std430, binding = 3) writeonly buffer Preact { sfp preact[]; };
-#include "interface/gemm_reduce.h"
+#include "vkamp/gpu_abi/gemm_reduce.h"
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.count; i += gl_NumWorkGroups.x * 256u) {

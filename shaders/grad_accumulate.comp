@@ -9,7 +9,7 @@
 
 layout(std430, binding = 0) readonly buffer Grads { sfp g[]; };
 layout(std430, binding = 1) buffer GradSum { float gsum[]; };
-#include "interface/grad_accumulate.h"
+#include "vkamp/gpu_abi/grad_accumulate.h"
 
 void main() {
   FOR_EACH_ELEMENT(i, p.n) {

@@ -10,7 +10,7 @@
 #include "types.glsl"
 #include "elementwise.glsl"
 #include "fastdiv.glsl"
-#include "interface/conv.h"
+#include "vkamp/gpu_abi/conv.h"
 
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) writeonly buffer Col { sfp col[]; };

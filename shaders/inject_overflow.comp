@@ -3,13 +3,13 @@
 // Fault injection: on the steps marked in a bitmask, writes +inf into one
 // gradient before the AMP pass sees it (demos, tests, the dashboard).
 #include "types.glsl"
-#include "vkamp/train/train_state.h"
+#include "vkamp/gpu_abi/train_state.h"
 layout(local_size_x = 1) in;
 
 layout(std430, binding = 0) readonly buffer State { TrainState st; };
 layout(std430, binding = 1) readonly buffer Mask { uint mask[]; };
 layout(std430, binding = 2) buffer Grads { sfp g[]; };
-#include "interface/inject_overflow.h"
+#include "vkamp/gpu_abi/inject_overflow.h"
 
 void main() {
   uint s = st.step;

@@ -22,7 +22,7 @@ layout(std430, binding = 1) readonly buffer Gamma { sfp gamma[]; };
 layout(std430, binding = 2) readonly buffer Beta { sfp beta[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
 layout(std430, binding = 4) writeonly buffer Stats { vec2 mean_rstd[]; };
-#include "interface/layer_norm.h"
+#include "vkamp/gpu_abi/layer_norm.h"
 
 void main() {
   uint lid = row_lane();

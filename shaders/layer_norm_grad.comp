@@ -16,7 +16,7 @@ layout(std430, binding = 1) readonly buffer Gamma { sfp gamma[]; };
 layout(std430, binding = 2) readonly buffer Stats { vec2 mean_rstd[]; };
 layout(std430, binding = 3) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 4) buffer DX { sfp dx[]; };
-#include "interface/layer_norm_grad.h"
+#include "vkamp/gpu_abi/layer_norm_grad.h"
 
 void main() {
   uint lid = row_lane();

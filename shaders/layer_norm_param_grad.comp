@@ -17,7 +17,7 @@ layout(std430, binding = 1) readonly buffer Stats { vec2 mean_rstd[]; };
 layout(std430, binding = 2) readonly buffer DY { sfp dy[]; };
 layout(std430, binding = 3) writeonly buffer PartialGamma { float partial_gamma[]; };
 layout(std430, binding = 4) writeonly buffer PartialBeta { float partial_beta[]; };
-#include "interface/layer_norm_param_grad.h"
+#include "vkamp/gpu_abi/layer_norm_param_grad.h"
 
 void main() {
   uint col = gl_GlobalInvocationID.x, chunk = gl_WorkGroupID.y;

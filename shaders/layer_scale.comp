@@ -15,8 +15,8 @@
 // group's input gradient by, S_upstream / S_g, and the loss gradient's
 // multiplier (TrainState.scale is the output group's scale).
 #include "nonfinite.glsl"
-#include "vkamp/train/train_state.h"
-#include "vkamp/train/layer_scale.h"
+#include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/layer_scale_state.h"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer State { TrainState st; };
@@ -29,7 +29,7 @@ layout(std430, binding = 4) readonly buffer TensorGroup { uint tensor_group[]; }
 // count, as the gradients carried their group's scale).
 layout(std430, binding = 5) readonly buffer StatsRing { TensorStats stats_ring[]; };
 layout(std430, binding = 6) readonly buffer Ring { StepRecord ring[]; };
-#include "interface/layer_scale.h"
+#include "vkamp/gpu_abi/layer_scale.h"
 
 // floor(log2(x)) for a positive normal x, from its exponent bits (exact,
 // where log2() may round a power of two down).

@@ -9,7 +9,7 @@ layout(std430, binding = 0) readonly buffer Y { sfp y[]; };
 layout(std430, binding = 1) readonly buffer T { sfp t[]; };
 layout(std430, binding = 2) readonly buffer Scale { float scale[]; };
 layout(std430, binding = 3) writeonly buffer DY { sfp dy[]; };
-#include "interface/mse_grad.h"
+#include "vkamp/gpu_abi/mse_grad.h"
 
 void main() {
   // Doubling is exact and scale / n comes last: nothing overflows on the

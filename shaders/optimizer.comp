@@ -11,9 +11,9 @@
 // which stops the run at the next step.
 #include "types.glsl"
 #include "nonfinite.glsl"
-#include "vkamp/train/train_state.h"
-#include "vkamp/train/layer_scale.h"
-#include "step_codes.h"
+#include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/layer_scale_state.h"
+#include "vkamp/gpu_abi/step_codes.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint OPTIMIZER = kOptimizerSgd;
@@ -32,7 +32,7 @@ layout(std430, binding = 8) readonly buffer Layers { LayerScale layer[]; };
 // Elements [first, first + n); decay = 0 turns weight decay off there (a
 // run of biases and norm gains under --no-decay-vectors); group: the scale
 // group of a per-layer scaled run, kNoScaleGroup otherwise.
-#include "interface/optimizer.h"
+#include "vkamp/gpu_abi/optimizer.h"
 
 void main() {
   if (st.apply == 0u) return;

@@ -22,7 +22,7 @@
 #include "nonfinite.glsl"
 #include "elementwise.glsl"
 #include "fastdiv.glsl"
-#include "interface/pool.h"
+#include "vkamp/gpu_abi/pool.h"
 
 layout(constant_id = 0) const uint KIND = 0;
 layout(constant_id = 1) const bool WINDOWS = false;

@@ -9,7 +9,7 @@ layout(constant_id = 0) const uint SCALE_BY = 0;  // 0 constant, 1 s, 2 1/s
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) writeonly buffer Y { sfp y[]; };
 layout(std430, binding = 2) readonly buffer S { float s[]; };
-#include "interface/scale.h"
+#include "vkamp/gpu_abi/scale.h"
 
 void main() {
   float f = p.factor;

@@ -11,7 +11,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { sfp logits[]; };
 layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
 layout(std430, binding = 2) writeonly buffer RowLoss { float row_loss[]; };
-#include "interface/softmax_xent.h"
+#include "vkamp/gpu_abi/softmax_xent.h"
 
 void main() {
   uint r = gl_GlobalInvocationID.x;

@@ -8,9 +8,9 @@
 // beside it (amp_check.comp counts, here published and cleared).
 // One workgroup; thread 0 runs the scalar logic.
 #include "nonfinite.glsl"
-#include "vkamp/train/train_state.h"
-#include "vkamp/train/scale_choice.h"
-#include "step_codes.h"
+#include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/scale_choice.h"
+#include "vkamp/gpu_abi/step_codes.h"
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer State { TrainState st; };

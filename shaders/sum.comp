@@ -4,7 +4,7 @@
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) buffer Out { float outv[]; };
-#include "interface/sum.h"
+#include "vkamp/gpu_abi/sum.h"
 
 shared float acc[256];
 

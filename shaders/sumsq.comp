@@ -10,7 +10,7 @@ layout(constant_id = 0) const uint HAS_TARGET = 0;
 layout(std430, binding = 0) readonly buffer X { sfp x[]; };
 layout(std430, binding = 1) readonly buffer T { sfp t[]; };
 layout(std430, binding = 2) writeonly buffer Partial { float partial[]; };
-#include "interface/sumsq.h"
+#include "vkamp/gpu_abi/sumsq.h"
 
 shared float acc[256];
 

@@ -1,6 +1,6 @@
 // The activations' formulas, shared by activation.comp and the GEMM's
 // epilogue (gemm_common.glsl, gemm_reduce.comp). The activations and their
-// codes are listed once, in vkamp/ops/activation_list.hpp (engine/include,
+// codes are listed once, in vkamp/gpu_abi/activation_list.h (engine/include,
 // shared with the host): each has act_<name>(v) and act_<name>_grad(v) here,
 // in fp32, and activate() and activate_grad() pick one by its ACT_* code
 // (ACT_NONE, 0: the GEMM's plain store). Every exp takes a non-positive
@@ -9,7 +9,7 @@
 #ifndef VKAMP_ACTIVATION_FN_GLSL
 #define VKAMP_ACTIVATION_FN_GLSL
 
-#include "vkamp/ops/activation_list.hpp"
+#include "vkamp/gpu_abi/activation_list.h"
 
 const uint ACT_NONE = 0u;
 #define VKAMP_ACTIVATION_CODE(Enumerator, SHADER_NAME, code, name, letter) const uint ACT_##SHADER_NAME = code;

@@ -3,7 +3,7 @@
 // matrices start, the zero-padded operand loads, and the epilogue that takes
 // one fp32 sum to C. The includer declares A and B (bindings 0 and 1) and
 // the A_AT(i) / B_AT(i) macros that read them as float, then includes this.
-// The push constants are shaders/interface/gemm.h's GemmPush.
+// The push constants are vkamp/gpu_abi/gemm.h's GemmPush.
 #ifndef VKAMP_GEMM_COMMON_GLSL
 #define VKAMP_GEMM_COMMON_GLSL
 
@@ -24,7 +24,7 @@ layout(std430, binding = 2) buffer C { sfp c[]; };
 layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
 layout(std430, binding = 4) readonly buffer Bias { sfp bias[]; };
 layout(std430, binding = 5) writeonly buffer Preact { sfp preact[]; };
-#include "interface/gemm.h"
+#include "vkamp/gpu_abi/gemm.h"
 
 uint k_end;       // one past the last k this workgroup sums
 uint a0, b0, c0;  // this product's first element of A, B and C

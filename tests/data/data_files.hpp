@@ -1,45 +1,22 @@
 // What the data reader tests share: a scratch directory with files written
-// into it, .npy bytes to write there, and the DataError check. (Random inputs come from test::rng(),
-// seeded afresh per test.)
+// into it (support/scratch_dir.hpp), .npy and .npz bytes to write there, and
+// the DataError check. (Random inputs come from test::rng(), seeded afresh
+// per test.)
 #pragma once
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "support/rejected_with.hpp"
+#include "support/scratch_dir.hpp"
 #include "vkamp/data/data_error.hpp"
 
 namespace vkamp::test {
-
-struct ScratchDir {
-  std::filesystem::path path;
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "vkamp-data-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  // Writes `bytes` to `name` in the directory; returns its path.
-  template <class Bytes>
-  std::string write(const std::string& name, const Bytes& bytes) const {
-    const std::string p = (path / name).string();
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    return p;
-  }
-};
 
 // A version-1 .npy of `dtype` with `shape_tuple` ("(3, 4)") and the raw
 // `bytes` at `data`, header padded to 64 bytes as NumPy does.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/data_paths.hpp"
+#include "support/scratch_dir.hpp"
 #include "vkamp/data/data_error.hpp"
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/data/idx.hpp"
@@ -24,22 +25,9 @@ namespace fs = std::filesystem;
 using vkamp::data::DataError;
 using vkamp::data::IdxArray;
 using vkamp::data::read_idx;
+using vkamp::test::ScratchDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "vkamp-data-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data,
                                uint8_t type = 0x08) {
@@ -89,7 +77,7 @@ std::string idx_error(const std::string& path) {
 }  // namespace
 
 TEST(Idx, ReadsPlainFile) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("a-idx3-ubyte");
   const std::vector<uint8_t> data = pattern(2 * 3 * 4);
   write_plain(path, idx_bytes({2, 3, 4}, data));
@@ -99,7 +87,7 @@ TEST(Idx, ReadsPlainFile) {
 }
 
 TEST(Idx, ReadsGzipFile) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("a-idx1-ubyte.gz");
   const std::vector<uint8_t> data = pattern(1000);
   write_gz(path, idx_bytes({1000}, data));
@@ -111,7 +99,7 @@ TEST(Idx, ReadsGzipFile) {
 }
 
 TEST(Idx, ReadsLargeGzipFileAndBigEndianDims) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("big.gz");
   // 300 x 257 x 65: dims above 255 check the big-endian decoding, and the
   // ~5 MB of data spans many gzread calls.
@@ -123,7 +111,7 @@ TEST(Idx, ReadsLargeGzipFileAndBigEndianDims) {
 }
 
 TEST(Idx, ReadsEmptyArray) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("empty");
   write_plain(path, idx_bytes({0, 28, 28}, {}));
   IdxArray a = read_idx(path);
@@ -132,7 +120,7 @@ TEST(Idx, ReadsEmptyArray) {
 }
 
 TEST(Idx, TruncatedPlainFileNamesTheFile) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("cut-idx3-ubyte");
   const std::vector<uint8_t> full = idx_bytes({4, 5, 6}, pattern(120));
   // Every cut: inside the magic, inside the dims, inside the data.
@@ -146,7 +134,7 @@ TEST(Idx, TruncatedPlainFileNamesTheFile) {
 }
 
 TEST(Idx, TruncatedGzipFileNamesTheFile) {
-  TempDir dir;
+  const ScratchDir dir;
   // The IDX content is cut short, then compressed properly.
   const std::string short_gz = dir.file("short.gz");
   std::vector<uint8_t> full = idx_bytes({100, 10}, pattern(1000));
@@ -167,7 +155,7 @@ TEST(Idx, TruncatedGzipFileNamesTheFile) {
 }
 
 TEST(Idx, TrailingDataIsAnError) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("long");
   std::vector<uint8_t> b = idx_bytes({3}, {1, 2, 3});
   b.push_back(4);
@@ -178,7 +166,7 @@ TEST(Idx, TrailingDataIsAnError) {
 }
 
 TEST(Idx, MissingFileNamesTheFile) {
-  TempDir dir;
+  const ScratchDir dir;
   for (const std::string name : {"nothing-here", "nothing-here.gz"}) {
     const std::string path = dir.file(name);
     std::string err = idx_error(path);
@@ -188,7 +176,7 @@ TEST(Idx, MissingFileNamesTheFile) {
 }
 
 TEST(Idx, WrongMagicIsNotAnIdxFile) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("text");
   const std::string text = "hello, this is not IDX";
   write_plain(path, std::vector<uint8_t>(text.begin(), text.end()));
@@ -201,7 +189,7 @@ TEST(Idx, WrongMagicIsNotAnIdxFile) {
 }
 
 TEST(Idx, WrongTypeIsNamed) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("floats");
   write_plain(path, idx_bytes({2}, pattern(8), 0x0D));  // 0x0D: float
   std::string err = idx_error(path);
@@ -210,7 +198,7 @@ TEST(Idx, WrongTypeIsNamed) {
 }
 
 TEST(Idx, AbsurdDimsDoNotAllocate) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("absurd");
   // Claims 4G x 4G x 4G bytes (overflows) and then 4 GB with 10 bytes present.
   write_plain(path, idx_bytes({0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, pattern(10)));
@@ -223,7 +211,7 @@ TEST(Idx, AbsurdDimsDoNotAllocate) {
 }
 
 TEST(Dataset, LoadsSmallFashionMnistLayoutPlainAndGzip) {
-  TempDir dir;
+  const ScratchDir dir;
   // Train as .gz, test as plain files: both names are looked for.
   const uint32_t n = 7;
   std::vector<uint8_t> pixels = pattern(n * 28 * 28);
@@ -248,7 +236,7 @@ TEST(Dataset, LoadsSmallFashionMnistLayoutPlainAndGzip) {
 }
 
 TEST(Dataset, RejectsBadFashionMnistLayouts) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string d = dir.path.string();
   // Nothing there.
   EXPECT_THROW(vkamp::app::load_fashion_mnist(d, false), DataError);

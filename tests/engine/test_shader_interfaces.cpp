@@ -1,4 +1,4 @@
-// Each shader handle of shaders/interface/ against every embedded build of
+// Each shader handle of vkamp/gpu_abi/ against every embedded build of
 // its shader, read from the SPIR-V: the handle's buffer count is the number
 // of bindings the shader declares (0..n-1, descriptor set 0), and its Push
 // is as large as the shader's push-constant block (none for void). The
@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
-// Every header of shaders/interface/ (a generated list: each #include, then
-// VKAMP_HANDLE(<handle>) for each handle the header declares; the test
-// below includes it again, when the guards leave only the handles).
+// Every header of vkamp/gpu_abi/ that declares a shader handle (a generated
+// list: each #include, then VKAMP_HANDLE(<handle>) for each handle the
+// header declares; the test below includes it again, when the guards leave
+// only the handles).
 #define VKAMP_HANDLE(Handle)
 #include "shader_interfaces.inc"
 #undef VKAMP_HANDLE

@@ -136,7 +136,7 @@ TEST(ModelFile, TokenIdsFeedOnlyAnEmbedding) {
   }
 }
 
-// Every activation of ops/activation_list.hpp by its name.
+// Every activation of gpu_abi/activation_list.h by its name.
 TEST(ModelFile, EveryActivationByName) {
   for (ops::Activation act : ops::kActivations) {
     SCOPED_TRACE(ops::activation_name(act));

@@ -91,7 +91,7 @@ TEST(ModelSpec, DescribeRoundTrips) {
   EXPECT_EQ(describe(parse_model("8x8x1-c4k3p0s1r-m2s2-f-2")), "8x8x1-c4k3r-m2-f-2");
 }
 
-// Every activation of ops/activation_list.hpp by its letter, after a linear
+// Every activation of gpu_abi/activation_list.h by its letter, after a linear
 // and after a conv (whose options k, p and s no letter may take), and back.
 TEST(ModelSpec, EveryActivationHasItsLetter) {
   for (ops::Activation act : ops::kActivations) {

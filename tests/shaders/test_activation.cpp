@@ -1,4 +1,4 @@
-// Every activation of ops/activation_list.hpp, forward y = f(x) and backward
+// Every activation of gpu_abi/activation_list.h, forward y = f(x) and backward
 // dx = dy * f'(x), against the references in double of support/reference.hpp
 // at every format and size; inf, NaN and saturating inputs (NaN propagates
 // both ways; ReLU's backward turns an inf or NaN dy at x <= 0 into NaN

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "interface/amp_check.h"
-#include "interface/step_control.h"
+#include "vkamp/gpu_abi/amp_check.h"
+#include "vkamp/gpu_abi/step_control.h"
 #include "support/gpu_test.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/sequence.hpp"

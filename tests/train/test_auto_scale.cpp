@@ -1,5 +1,5 @@
 // --loss-scale auto on the GPU (step_control.comp with the shared chooser,
-// train/scale_choice.h): after the warm-up the scale is the chooser's pick
+// gpu_abi/scale_choice.h): after the warm-up the scale is the chooser's pick
 // from the very histograms the steps published, run on the host, and what
 // --loss-scale suggest's host side (ScaleSuggester) names from them; re-checks
 // move it by whole doublings only; one overflow moves nothing, more than

@@ -14,30 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "support/scratch_dir.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
 
 namespace fs = std::filesystem;
+using vkamp::test::ScratchDir;
 using vkamp::train::CheckpointError;
 using vkamp::train::CheckpointFile;
 using vkamp::train::load_checkpoint_file;
 using vkamp::train::save_checkpoint_file;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "vkamp-ckpt-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -85,7 +72,7 @@ CheckpointFile small_checkpoint() {
 }  // namespace
 
 TEST(CheckpointFile, RoundTripsSeveralSections) {
-  TempDir dir;
+  const ScratchDir dir;
   CheckpointFile ck;
   ck.sections["config"] = {'a', 'b', 'c'};
   ck.sections["empty"] = {};
@@ -106,7 +93,7 @@ TEST(CheckpointFile, RoundTripsSeveralSections) {
 }
 
 TEST(CheckpointFile, RoundTripsNoSections) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("none.bin");
   save_checkpoint_file(path, CheckpointFile{});
   // magic 8 + version 4 + count 4 + crc 4
@@ -115,7 +102,7 @@ TEST(CheckpointFile, RoundTripsNoSections) {
 }
 
 TEST(CheckpointFile, LayoutIsTheDocumentedOne) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("layout.bin");
   CheckpointFile ck;
   ck.sections["ab"] = {7, 8, 9};
@@ -132,14 +119,14 @@ TEST(CheckpointFile, LayoutIsTheDocumentedOne) {
 }
 
 TEST(CheckpointFile, AtomicWriteLeavesNoTempFiles) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("ck.bin");
   for (int i = 0; i < 3; ++i) save_checkpoint_file(path, small_checkpoint());
   EXPECT_EQ(dir_entries(dir.path), std::vector<std::string>{"ck.bin"});
 }
 
 TEST(CheckpointFile, OverwritesAnExistingFile) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("ck.bin");
   CheckpointFile first;
   first.sections["step"] = {1};
@@ -155,7 +142,7 @@ TEST(CheckpointFile, OverwritesAnExistingFile) {
 }
 
 TEST(CheckpointFile, EveryTruncationIsReported) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string good = dir.file("good.bin");
   save_checkpoint_file(good, small_checkpoint());
   const std::vector<uint8_t> bytes = read_all(good);
@@ -171,7 +158,7 @@ TEST(CheckpointFile, EveryTruncationIsReported) {
 }
 
 TEST(CheckpointFile, TruncatedLargeFileIsReportedWithoutHugeAllocations) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string good = dir.file("good.bin");
   CheckpointFile ck;
   ck.sections["a"] = random_bytes(300000, 5);
@@ -189,7 +176,7 @@ TEST(CheckpointFile, TruncatedLargeFileIsReportedWithoutHugeAllocations) {
 }
 
 TEST(CheckpointFile, HeaderCutBeforeTheMagicEndsIsTruncatedButGarbageIsNotACheckpoint) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("short.bin");
   write_all(path, {'V', 'K', 'A'});
   EXPECT_NE(load_error(path).find("truncated"), std::string::npos) << load_error(path);
@@ -198,7 +185,7 @@ TEST(CheckpointFile, HeaderCutBeforeTheMagicEndsIsTruncatedButGarbageIsNotACheck
 }
 
 TEST(CheckpointFile, FlippedByteAnywhereIsAnError) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string good = dir.file("good.bin");
   save_checkpoint_file(good, small_checkpoint());
   const std::vector<uint8_t> bytes = read_all(good);
@@ -238,7 +225,7 @@ TEST(CheckpointFile, FlippedByteAnywhereIsAnError) {
 }
 
 TEST(CheckpointFile, FlippedByteInALargePayloadIsAChecksumMismatch) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("big.bin");
   CheckpointFile ck;
   ck.sections["w"] = random_bytes(1 << 20, 11);
@@ -250,7 +237,7 @@ TEST(CheckpointFile, FlippedByteInALargePayloadIsAChecksumMismatch) {
 }
 
 TEST(CheckpointFile, UnsupportedVersionWithAValidChecksumIsNamed) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("v2.bin");
   // A well-formed empty checkpoint claiming version 2, with its CRC fixed up.
   std::vector<uint8_t> b = {'V', 'K', 'A', 'M', 'P', 'C', 'K', 0, 2, 0, 0, 0, 0, 0, 0, 0};
@@ -262,7 +249,7 @@ TEST(CheckpointFile, UnsupportedVersionWithAValidChecksumIsNamed) {
 }
 
 TEST(CheckpointFile, TrailingBytesAreAnError) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("ck.bin");
   save_checkpoint_file(path, small_checkpoint());
   std::vector<uint8_t> b = read_all(path);
@@ -272,7 +259,7 @@ TEST(CheckpointFile, TrailingBytesAreAnError) {
 }
 
 TEST(CheckpointFile, NotACheckpointIsNamed) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("notes.txt");
   std::string text = "this is a text file, long enough to have a header's worth of bytes\n";
   write_all(path, std::vector<uint8_t>(text.begin(), text.end()));
@@ -282,7 +269,7 @@ TEST(CheckpointFile, NotACheckpointIsNamed) {
 }
 
 TEST(CheckpointFile, MissingFileNamesThePath) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("does-not-exist.bin");
   std::string err = load_error(path);
   EXPECT_NE(err.find("cannot open checkpoint " + path), std::string::npos) << err;
@@ -290,12 +277,12 @@ TEST(CheckpointFile, MissingFileNamesThePath) {
 }
 
 TEST(CheckpointFile, DirectoryIsNotLoadable) {
-  TempDir dir;
+  const ScratchDir dir;
   EXPECT_THROW(load_checkpoint_file(dir.path.string()), CheckpointError);
 }
 
 TEST(CheckpointFile, SaveIntoAMissingDirectoryFails) {
-  TempDir dir;
+  const ScratchDir dir;
   const std::string path = dir.file("no/such/dir/ck.bin");
   try {
     save_checkpoint_file(path, small_checkpoint());
@@ -310,7 +297,7 @@ TEST(CheckpointFile, SaveIntoAMissingDirectoryFails) {
 
 TEST(CheckpointFile, SaveIntoAnUnwritableDirectoryFails) {
   if (geteuid() == 0) GTEST_SKIP() << "running as root: permission bits do not stop root";
-  TempDir dir;
+  const ScratchDir dir;
   fs::path ro = dir.path / "ro";
   fs::create_directory(ro);
   fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
@@ -337,7 +324,7 @@ TEST(CheckpointFile, SaveIntoAKernelDirectoryFailsEvenForRoot) {
 TEST(CheckpointFile, FailedRenameRemovesTheTempFileAndKeepsTheTarget) {
   // The target is a non-empty directory: the temp file is written, the
   // rename fails, and the temp file must be gone afterwards.
-  TempDir dir;
+  const ScratchDir dir;
   fs::path target = dir.path / "target";
   fs::create_directory(target);
   std::ofstream(target / "keep").put('x');

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support/gpu_test.hpp"
-#include "vkamp/data/dataset.hpp"
+#include "tiny_model.hpp"
 #include "vkamp/models/gpt.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -19,30 +19,15 @@ namespace vkamp::test {
 namespace {
 
 using config::TrainConfig;
-using train::StepMetrics;
 using train::Trainer;
 
-data::HostData toy_data() {
-  return data::HostData::classification(data::make_classification(64, 6, 3, 41));
-}
-
-TrainConfig toy_config() {
-  TrainConfig c;
-  c.precision = Format::F16;
-  c.batch = 8;
-  c.epochs = 4;
+// The tiny problem, trained with AdamW (what nanoGPT trains with).
+TrainConfig dropout_config() {
+  TrainConfig c = tiny_config();
   c.seed = 11;
   c.optimizer.kind = config::OptimizerKind::AdamW;
   c.optimizer.lr = 0.01;
-  c.scaler.histogram_interval = 0;
   return c;
-}
-
-std::vector<StepMetrics> run(Trainer& t) {
-  std::vector<StepMetrics> out;
-  t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
-  t.run();
-  return out;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -54,48 +39,27 @@ class DropoutTraining : public GpuTest {};
 TEST_F(DropoutTraining, ResumeFromACheckpointIsBitExact) {
   const auto dir = std::filesystem::temp_directory_path() / ("vkamp-dropout-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string path = (dir / "ck.bin").string();
-  const auto data = toy_data();
-  const models::ModelSpec spec = models::parse_model("6-16t-d0.3-3");
-  const TrainConfig c = toy_config();
-  std::vector<StepMetrics> full;
-  std::vector<float> full_weights;
-  {
-    Trainer t(ctx(), c, spec, train::LossKind::SoftmaxXent, data);
-    full = run(t);
-    full_weights = t.model().read_master();
-  }
-  TrainConfig first = c;
-  first.epochs = 2;
-  first.checkpoint_path = path;
-  {
-    Trainer t(ctx(), first, spec, train::LossKind::SoftmaxXent, data);
-    run(t);
-  }
-  TrainConfig second = c;
-  second.checkpoint_path = path;
-  second.resume = true;
-  Trainer t(ctx(), second, spec, train::LossKind::SoftmaxXent, data);
-  const auto rest = run(t);
-  ASSERT_FALSE(rest.empty());
-  const size_t k = rest[0].step;
+  const StraightAndResumed r = run_straight_and_resumed(ctx(), dropout_config(), models::parse_model("6-16t-d0.3-3"),
+                                                        tiny_data(64, 41), 2, (dir / "ck.bin").string());
+  ASSERT_FALSE(r.rest.empty());
+  const size_t k = r.rest[0].step;
   ASSERT_GT(k, 0u);
-  ASSERT_EQ(k + rest.size(), full.size());
-  for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(rest[i].loss, full[k + i].loss) << "step " << k + i;
-  EXPECT_TRUE(same_bits(t.model().read_master(), full_weights)) << "the resumed run's weights differ";
+  ASSERT_EQ(k + r.rest.size(), r.full.size());
+  for (size_t i = 0; i < r.rest.size(); ++i) EXPECT_EQ(r.rest[i].loss, r.full[k + i].loss) << "step " << k + i;
+  EXPECT_TRUE(same_bits(r.rest_weights, r.full_weights)) << "the resumed run's weights differ";
   std::filesystem::remove_all(dir);
 }
 
 TEST_F(DropoutTraining, ChangesTheTrainingLossButNotEvaluation) {
-  const auto data = toy_data();
-  TrainConfig c = toy_config();
+  const auto data = tiny_data(64, 41);
+  TrainConfig c = dropout_config();
   c.epochs = 1;
   // The same parameters (dropout has none, so the seeded start is the same).
   Trainer with(ctx(), c, models::parse_model("6-16t-d0.5-3"), train::LossKind::SoftmaxXent, data);
   Trainer without(ctx(), c, models::parse_model("6-16t-3"), train::LossKind::SoftmaxXent, data);
   ASSERT_TRUE(same_bits(with.model().read_master(), without.model().read_master()));
   EXPECT_EQ(with.evaluate(data), without.evaluate(data)) << "evaluation must not drop anything";
-  const auto a = run(with), b = run(without);
+  const auto a = run_steps(with), b = run_steps(without);
   ASSERT_FALSE(a.empty());
   ASSERT_EQ(a.size(), b.size());
   EXPECT_NE(a[0].loss, b[0].loss) << "half the hidden values dropped left the first loss unchanged";

@@ -2,6 +2,7 @@
 // before any step of the next, with the held-out evaluation of exactly the
 // weights of that update; the steady-state loop still never waits.
 #include "support/gpu_test.hpp"
+#include "tiny_model.hpp"
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -10,10 +11,6 @@ namespace {
 
 using train::EpochEnd;
 using train::Trainer;
-
-data::HostData toy(uint32_t count, uint64_t seed) {
-  return data::HostData::classification(data::make_classification(count, 6, 3, seed));
-}
 
 config::TrainConfig toy_config(uint32_t epochs) {
   config::TrainConfig c;
@@ -25,16 +22,14 @@ config::TrainConfig toy_config(uint32_t epochs) {
   return c;
 }
 
-const models::ModelSpec kModel = models::parse_model("6-5t-3");
-
 class TrainingEpochs : public GpuTest {};
 
 TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
-  const data::HostData all = toy(104, 1);
+  const data::HostData all = tiny_data(104, 1);
   const data::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
   config::TrainConfig c = toy_config(3);
   c.inject_overflow = config::parse_step_ranges("7");  // the last step of epoch 1 is skipped and redone
-  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   t.set_held_out(held_out);
   std::vector<EpochEnd> ends;
   uint32_t steps_seen = 0;
@@ -61,13 +56,13 @@ TEST_F(TrainingEpochs, OnEpochEndFiresOncePerEpochWithTheHeldOutAccuracy) {
   // A run of one epoch ends with the weights the first epoch end evaluated.
   config::TrainConfig one = c;
   one.epochs = 1;
-  Trainer first(ctx(), one, kModel, train::LossKind::SoftmaxXent, data);
+  Trainer first(ctx(), one, tiny_model(), train::LossKind::SoftmaxXent, data);
   first.run();
   EXPECT_EQ(first.evaluate(held_out), ends[0].value) << "epoch 1 was evaluated after a later step ran";
 }
 
 TEST_F(TrainingEpochs, WithoutAHeldOutSetItStillFiresWithNoMetric) {
-  Trainer t(ctx(), toy_config(2), kModel, train::LossKind::SoftmaxXent, toy(64, 3));
+  Trainer t(ctx(), toy_config(2), tiny_model(), train::LossKind::SoftmaxXent, tiny_data(64, 3));
   std::vector<EpochEnd> ends;
   t.on_epoch_end = [&](const EpochEnd& e) { ends.push_back(e); };
   t.run();
@@ -80,9 +75,9 @@ TEST_F(TrainingEpochs, WithoutAHeldOutSetItStillFiresWithNoMetric) {
 // request_stop() from on_epoch_end (the app's --early-stop) ends the run
 // before any step of the next epoch, with no failure reported.
 TEST_F(TrainingEpochs, EpochEndCarriesTheLossAndRequestStopEndsTheRunThere) {
-  const data::HostData all = toy(104, 5);
+  const data::HostData all = tiny_data(104, 5);
   const data::HostData data = all.rows(0, 64), held_out = all.rows(64, 40);  // 8 updates per epoch
-  Trainer t(ctx(), toy_config(5), kModel, train::LossKind::SoftmaxXent, data);
+  Trainer t(ctx(), toy_config(5), tiny_model(), train::LossKind::SoftmaxXent, data);
   t.set_held_out(held_out);
   std::vector<EpochEnd> ends;
   std::vector<float> weights_at_2;

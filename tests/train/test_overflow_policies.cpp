@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "support/gpu_test.hpp"
-#include "vkamp/data/dataset.hpp"
+#include "tiny_model.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
@@ -20,29 +20,11 @@ using train::StepMetrics;
 using config::TrainConfig;
 using train::Trainer;
 
-const models::ModelSpec kModel = models::parse_model("6-5t-3");
-
+// The tiny problem, one epoch: 8 updates.
 TrainConfig toy(Format fmt) {
-  TrainConfig c;
-  c.precision = fmt;
-  c.batch = 8;
-  c.epochs = 1;  // 8 updates
-  c.seed = 7;
-  c.optimizer.lr = 0.1;
-  c.optimizer.momentum = 0;
-  c.scaler.histogram_interval = 0;
+  TrainConfig c = tiny_config(fmt);
+  c.epochs = 1;
   return c;
-}
-
-data::HostData toy_data(uint64_t seed) {
-  return data::HostData::classification(data::make_classification(64, 6, 3, seed));
-}
-
-std::vector<StepMetrics> run(Trainer& t, train::TrainSummary& s) {
-  std::vector<StepMetrics> out;
-  t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
-  s = t.run();
-  return out;
 }
 
 class OverflowPolicies : public GpuTest {};
@@ -57,9 +39,9 @@ TEST_F(OverflowPolicies, RetryBacksOffBeforeEveryRecomputeWhateverTheHysteresis)
   c.scaler.initial_loss_scale = 1024;
   c.scaler.steps_per_increase = 1000;
   c.inject_overflow = config::parse_step_ranges("2-3");
-  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, toy_data(6));
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, tiny_data(64, 6));
   train::TrainSummary s;
-  auto steps = run(t, s);
+  auto steps = run_steps(t, &s);
   ASSERT_GE(steps.size(), 5u);
   EXPECT_EQ(steps[2].loss_scale, 1024.0f);
   EXPECT_EQ(steps[3].loss_scale, 512.0f) << "the first retry runs at a lower scale";
@@ -100,10 +82,10 @@ TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
   c.inject_overflow = config::parse_step_ranges("5");
   c.checkpoint_path = path;
   c.checkpoint_every = 3;
-  auto data = toy_data(5);
-  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  auto data = tiny_data(64, 5);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   train::TrainSummary s;
-  auto steps = run(t, s);
+  auto steps = run_steps(t, &s);
   ASSERT_EQ(steps.size(), 6u) << "steps 0-5 ran; step 6 saw the broken weights and did nothing";
   EXPECT_TRUE(steps[5].overflow);
   EXPECT_FALSE(steps[5].skipped) << "apply applies";
@@ -112,7 +94,7 @@ TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
   EXPECT_NE(s.failure.find("non-finite at step 5: first fc1.weight[0]"), std::string::npos) << s.failure;
   EXPECT_FALSE(std::isfinite(t.model().read_master()[t.model().tensors()[0].offset]));
 
-  Trainer fresh(ctx(), c, kModel, train::LossKind::SoftmaxXent, data);
+  Trainer fresh(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   fresh.load_checkpoint(path);
   EXPECT_EQ(fresh.read_state().applied, 3u) << "the step-3 checkpoint";
   for (float w : fresh.model().read_master()) ASSERT_TRUE(std::isfinite(w));
@@ -123,9 +105,9 @@ TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
 TEST_F(OverflowPolicies, ApplyWithoutOverflowsTrainsToTheEnd) {
   TrainConfig c = toy(Format::F16);
   c.scaler.policy = OverflowPolicy::Apply;
-  Trainer t(ctx(), c, kModel, train::LossKind::SoftmaxXent, toy_data(8));
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, tiny_data(64, 8));
   train::TrainSummary s;
-  run(t, s);
+  run_steps(t, &s);
   EXPECT_FALSE(s.failed) << s.failure;
   EXPECT_EQ(s.applied, 8u);
   EXPECT_EQ(s.host_waits_in_loop, 0u);

@@ -1,4 +1,4 @@
-// The loss-scale chooser (train/scale_choice.h, shared with step_control.comp)
+// The loss-scale chooser (gpu_abi/scale_choice.h, shared with step_control.comp)
 // against a plain CPU reference in double that walks every candidate scale
 // and decides from the format's limits themselves (format_min_subnormal,
 // format_max), on crafted and random histograms; the suggestion built from

@@ -10,6 +10,7 @@
 #include "graph/graph_models.hpp"
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
+#include "tiny_model.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/checkpoint_file.hpp"
 #include "vkamp/data/dataset.hpp"
@@ -24,51 +25,24 @@ using train::StepMetrics;
 using config::TrainConfig;
 using train::Trainer;
 
-// A learnable toy problem (the engine's make_classification).
-data::HostData toy_classification(uint32_t count, uint32_t features, uint32_t classes, uint64_t seed) {
-  return data::HostData::classification(data::make_classification(count, features, classes, seed));
-}
-
-TrainConfig toy_config(Format fmt = Format::F16) {
-  TrainConfig c;
-  c.precision = fmt;
-  c.batch = 8;
-  c.epochs = 4;
-  c.seed = 7;
-  c.optimizer.lr = 0.1;
-  c.optimizer.momentum = 0;
-  c.scaler.histogram_interval = 0;
-  return c;
-}
-
-const models::ModelSpec kToyModel = models::parse_model("6-5t-3");
-
 bool injected(const TrainConfig& c, uint32_t step) {
   for (auto r : c.inject_overflow)
     if (step >= r.first && step <= r.last) return true;
   return false;
 }
 
-std::vector<StepMetrics> run(Trainer& t, train::TrainSummary* summary = nullptr) {
-  std::vector<StepMetrics> out;
-  t.on_step = [&](const StepMetrics& m) { out.push_back(m); };
-  auto s = t.run();
-  if (summary) *summary = s;
-  return out;
-}
-
 class Training : public GpuTest {};
 
 TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 1024;
   c.scaler.steps_per_increase = 3;
   c.inject_overflow = config::parse_step_ranges("2,5-7,12,20-29");
   c.scaler.min_loss_scale = 4;
   c.scaler.fail_after_overflows = 0;
-  auto data = toy_classification(64, 6, 3, 1);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  auto data = tiny_data(64, 1);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   ScalerReference ref(c.scaler);
   ASSERT_GT(steps.size(), 30u);
   bool reached_min = false;
@@ -87,13 +61,13 @@ TEST_F(Training, DynamicScaleFollowsTheReferenceRuleStepByStep) {
 // its button first arms it; and asking for a live injection without it is
 // an error, not a silent no-op.
 TEST_F(Training, FaultInjectionOffRecordsNoPass) {
-  TrainConfig off = toy_config(), live = toy_config();
+  TrainConfig off = tiny_config(), live = tiny_config();
   live.live_fault_injection = true;
-  auto data = toy_classification(64, 6, 3, 3);
+  auto data = tiny_data(64, 3);
   train::TrainSummary s_off, s_live;
-  Trainer t_off(ctx(), off, kToyModel, train::LossKind::SoftmaxXent, data);
-  Trainer t_live(ctx(), live, kToyModel, train::LossKind::SoftmaxXent, data);
-  std::vector<StepMetrics> a = run(t_off, &s_off), b = run(t_live, &s_live);
+  Trainer t_off(ctx(), off, tiny_model(), train::LossKind::SoftmaxXent, data);
+  Trainer t_live(ctx(), live, tiny_model(), train::LossKind::SoftmaxXent, data);
+  std::vector<StepMetrics> a = run_steps(t_off, &s_off), b = run_steps(t_live, &s_live);
   EXPECT_EQ(s_off.commands_per_step.dispatches, s_live.commands_per_step.dispatches);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].loss, b[i].loss) << "step " << i;  // the same bits
@@ -104,12 +78,12 @@ TEST_F(Training, FaultInjectionOffRecordsNoPass) {
 // step is caught and skipped there (the app turns live injection on); new knobs are validated, and the
 // current scale is clamped into the new [min, max].
 TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.live_fault_injection = true;
   c.scaler.initial_loss_scale = 1024;
   c.scaler.steps_per_increase = 1000;
-  auto data = toy_classification(64, 6, 3, 3);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto data = tiny_data(64, 3);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   std::vector<StepMetrics> steps;
   t.on_step = [&](const StepMetrics& m) { steps.push_back(m); };
   t.start();
@@ -153,20 +127,20 @@ TEST_F(Training, LiveInjectionAndKnobsActAtTheNextStep) {
   TrainConfig off = c;
   off.live_fault_injection = false;
   train::TrainSummary s_off;
-  Trainer t_off(ctx(), off, kToyModel, train::LossKind::SoftmaxXent, data);
-  run(t_off, &s_off);
+  Trainer t_off(ctx(), off, tiny_model(), train::LossKind::SoftmaxXent, data);
+  run_steps(t_off, &s_off);
   EXPECT_EQ(s.commands_per_step.dispatches, s_off.commands_per_step.dispatches + 1);
 }
 
 TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 256;
   c.scaler.steps_per_increase = 4;
   c.scaler.hysteresis = 3;
   c.inject_overflow = config::parse_step_ranges("1,2,3,4,10,16-17");
-  auto data = toy_classification(64, 6, 3, 2);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  auto data = tiny_data(64, 2);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   ScalerReference ref(c.scaler);
   for (const auto& m : steps) ASSERT_EQ(m.loss_scale, ref.step(injected(c, m.step))) << "step " << m.step;
   // Steps 1 and 2 are absorbed by hysteresis 3; the third overflow backs off.
@@ -179,17 +153,17 @@ TEST_F(Training, HysteresisToleratesOverflowsUntilGrowthRefillsIt) {
 // Overflows at 3 and 6 with hysteresis 2: without it, the second one backs
 // off (the first used up the tolerance); with it, steps 4-5 refilled it.
 TEST_F(Training, ConsecutiveHysteresisRefillsOnCleanSteps) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 1024;
   c.scaler.steps_per_increase = 1000;  // no growth refills it
   c.scaler.hysteresis = 2;
   c.inject_overflow = config::parse_step_ranges("3,6,10-11");
-  auto data = toy_classification(64, 6, 3, 2);
-  Trainer plain(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto a = run(plain);
+  auto data = tiny_data(64, 2);
+  Trainer plain(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto a = run_steps(plain);
   c.scaler.consecutive_hysteresis = true;
-  Trainer refilled(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto b = run(refilled);
+  Trainer refilled(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto b = run_steps(refilled);
   ASSERT_GE(a.size(), 13u);
   ASSERT_GE(b.size(), 13u);
   EXPECT_EQ(a[7].loss_scale, 512.0f) << "the overflow at 6 backed off";
@@ -201,20 +175,20 @@ TEST_F(Training, ConsecutiveHysteresisRefillsOnCleanSteps) {
 }
 
 TEST_F(Training, ScaleNeverBecomesInfOrZero) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 1e38;
   c.scaler.steps_per_increase = 1;  // grows every clean step
-  auto data = toy_classification(64, 6, 3, 3);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  for (const auto& m : run(t)) ASSERT_TRUE(std::isfinite(m.loss_scale) && m.loss_scale > 0) << m.step;
+  auto data = tiny_data(64, 3);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  for (const auto& m : run_steps(t)) ASSERT_TRUE(std::isfinite(m.loss_scale) && m.loss_scale > 0) << m.step;
 
-  TrainConfig d = toy_config();
+  TrainConfig d = tiny_config();
   d.scaler.initial_loss_scale = 2;
   d.scaler.min_loss_scale = 0.5;
   d.scaler.fail_after_overflows = 0;
   d.inject_overflow = config::parse_step_ranges("0-20");
-  Trainer t2(ctx(), d, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t2);
+  Trainer t2(ctx(), d, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t2);
   EXPECT_EQ(steps[20].loss_scale, 0.5f);
 }
 
@@ -224,15 +198,15 @@ TEST_F(Training, ScaleNeverBecomesInfOrZero) {
 // cos, which drivers round differently (and lavapipe's differs from the
 // double one by an ulp at some steps).
 TEST_F(Training, CosineRatesAreTheHostTableBitForBit) {
-  TrainConfig c = toy_config(Format::F32);
+  TrainConfig c = tiny_config(Format::F32);
   c.epochs = 4;
   c.optimizer.lr = 0.3;
   c.optimizer.schedule = config::LrSchedule::Cosine;
   c.optimizer.warmup_steps = 5;
   c.inject_overflow = config::parse_step_ranges("7");
-  auto data = toy_classification(64, 6, 3, 4);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  auto data = tiny_data(64, 4);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   const std::vector<float> table = train::lr_schedule_table(c.optimizer, t.budget());
   ASSERT_EQ(table.size(), t.budget());
   ASSERT_EQ(steps.size(), t.budget() + 1);  // one skipped
@@ -250,15 +224,15 @@ TEST_F(Training, CosineRatesAreTheHostTableBitForBit) {
 }
 
 TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
-  TrainConfig c = toy_config(Format::F32);
+  TrainConfig c = tiny_config(Format::F32);
   c.epochs = 1;
   c.optimizer.schedule = config::LrSchedule::Step;
   c.optimizer.step_size = 2;
   c.optimizer.gamma = 0.5;
   c.inject_overflow = config::parse_step_ranges("3");
-  auto data = toy_classification(64, 6, 3, 4);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  auto data = tiny_data(64, 4);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   ASSERT_EQ(steps.size(), 9u);  // 8 updates + 1 skipped
   EXPECT_TRUE(steps[3].skipped);
   EXPECT_EQ(steps[3].applied, 3u);
@@ -277,15 +251,15 @@ TEST_F(Training, SkipLeavesWeightsAndScheduleUntouched) {
 // test_overflow_policies.cpp.
 
 TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.epochs = 1;
   c.scaler.policy = config::OverflowPolicy::Retry;
   c.scaler.max_retries = 2;
   c.scaler.initial_loss_scale = 1024;
   c.inject_overflow = config::parse_step_ranges("2-3,6-8");
-  auto data = toy_classification(64, 6, 3, 6);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  auto data = tiny_data(64, 6);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   // 2-3: retried twice then the batch succeeds at step 4 on the same data.
   EXPECT_EQ(steps[2].cursor, 2u);
   EXPECT_EQ(steps[3].cursor, 2u);
@@ -306,9 +280,9 @@ TEST_F(Training, RetryRecomputesTheSameBatchAtTheLowerScale) {
 // One SGD step from known weights: the applied change is lr x the clipped,
 // unscaled gradient.
 std::vector<float> one_step_delta(const TrainConfig& c, const data::HostData& data, Trainer** keep = nullptr) {
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   auto before = t.model().read_master();
-  run(t);
+  run_steps(t);
   auto after = t.model().read_master();
   std::vector<float> d(before.size());
   for (size_t i = 0; i < d.size(); ++i) d[i] = (before[i] - after[i]) / float(c.optimizer.lr);
@@ -317,8 +291,8 @@ std::vector<float> one_step_delta(const TrainConfig& c, const data::HostData& da
 }
 
 TEST_F(Training, ClipsByNormAfterUnscaling) {
-  auto data = toy_classification(8, 6, 3, 8);
-  TrainConfig c = toy_config(Format::F32);
+  auto data = tiny_data(8, 8);
+  TrainConfig c = tiny_config(Format::F32);
   c.epochs = 1;  // one step: 8 examples, batch 8
   c.scaler.initial_loss_scale = 4096;  // the clip must not see the scale
   auto g = one_step_delta(c, data);
@@ -337,8 +311,8 @@ TEST_F(Training, ClipsByNormAfterUnscaling) {
 }
 
 TEST_F(Training, ClipsByValueAfterUnscaling) {
-  auto data = toy_classification(8, 6, 3, 9);
-  TrainConfig c = toy_config(Format::F32);
+  auto data = tiny_data(8, 9);
+  TrainConfig c = tiny_config(Format::F32);
   c.epochs = 1;
   c.scaler.initial_loss_scale = 4096;
   auto g = one_step_delta(c, data);
@@ -354,14 +328,14 @@ TEST_F(Training, ClipsByValueAfterUnscaling) {
 // test_grad_accumulation.cpp.
 
 TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
-  auto data = toy_classification(32, 6, 3, 11);
-  TrainConfig c = toy_config();
+  auto data = tiny_data(32, 11);
+  TrainConfig c = tiny_config();
   c.batch = 8;
   c.grad_accum = 2;
   c.epochs = 1;
   c.inject_overflow = config::parse_step_ranges("0");  // into micro-batch 0 of step 0
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto steps = run(t);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto steps = run_steps(t);
   ASSERT_GE(steps.size(), 1u);
   EXPECT_TRUE(steps[0].overflow);
   EXPECT_TRUE(steps[0].skipped);
@@ -370,15 +344,15 @@ TEST_F(Training, OverflowInOneMicroBatchSkipsTheWholeUpdate) {
 }
 
 TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 8;
   c.scaler.min_loss_scale = 2;
   c.scaler.fail_after_overflows = 5;
   c.inject_overflow = config::parse_step_ranges("0-1000");
-  auto data = toy_classification(64, 6, 3, 12);
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  auto data = tiny_data(64, 12);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   train::TrainSummary s;
-  auto steps = run(t, &s);
+  auto steps = run_steps(t, &s);
   EXPECT_TRUE(s.failed);
   EXPECT_NE(s.failure.find("min_loss_scale"), std::string::npos) << s.failure;
   // 8 -> 4 -> 2 (two overflows), then 5 more at the floor.
@@ -390,20 +364,20 @@ TEST_F(Training, FailsFastWhenTheScaleSitsAtItsFloor) {
 // blows the weights past fp16 after a first update diverges (the learning
 // rate).
 TEST_F(Training, FailFastNamesTheDataOrTheLearningRate) {
-  TrainConfig c = toy_config();
+  TrainConfig c = tiny_config();
   c.scaler.initial_loss_scale = 8;
   c.scaler.min_loss_scale = 2;
   c.scaler.fail_after_overflows = 5;
-  auto nan_data = toy_classification(64, 6, 3, 12);
+  auto nan_data = tiny_data(64, 12);
   for (size_t i = 0; i < nan_data.x.size(); i += 6) nan_data.x[i] = NAN;  // the first feature of every row
-  Trainer bad_data(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, nan_data);
+  Trainer bad_data(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, nan_data);
   const train::TrainSummary s = bad_data.run();
   ASSERT_TRUE(s.failed);
   EXPECT_NE(s.failure.find("the data is the likely cause"), std::string::npos) << s.failure;
 
   TrainConfig fast = c;
   fast.optimizer.lr = 1e7;  // one update takes the weights past fp16's 65504
-  Trainer diverging(ctx(), fast, kToyModel, train::LossKind::SoftmaxXent, toy_classification(64, 6, 3, 12));
+  Trainer diverging(ctx(), fast, tiny_model(), train::LossKind::SoftmaxXent, tiny_data(64, 12));
   const train::TrainSummary d = diverging.run();
   ASSERT_TRUE(d.failed) << "applied " << d.applied;
   EXPECT_GE(d.applied, 1u);
@@ -426,21 +400,21 @@ TEST_F(Training, WholeModelGradientsMatchFiniteDifferences) {
 class FormatTracksFp32 : public GpuTestP<Format> {};
 
 TEST_P(FormatTracksFp32, LossDecreasesAndTracksFp32) {
-  auto data = toy_classification(256, 6, 3, 14);
+  auto data = tiny_data(256, 14);
   auto mean_loss = [](const std::vector<StepMetrics>& s, size_t from, size_t to) {
     double m = 0;
     for (size_t i = from; i < to; ++i) m += s[i].loss;
     return m / double(to - from);
   };
-  TrainConfig c32 = toy_config(Format::F32);
+  TrainConfig c32 = tiny_config(Format::F32);
   c32.epochs = 6;
   c32.scaler.mode = config::LossScaleMode::None;
-  Trainer t32(ctx(), c32, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto s32 = run(t32);
-  TrainConfig c16 = toy_config(GetParam());
+  Trainer t32(ctx(), c32, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto s32 = run_steps(t32);
+  TrainConfig c16 = tiny_config(GetParam());
   c16.epochs = 6;
-  Trainer t16(ctx(), c16, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto s16 = run(t16);
+  Trainer t16(ctx(), c16, tiny_model(), train::LossKind::SoftmaxXent, data);
+  auto s16 = run_steps(t16);
   ASSERT_EQ(s32.size(), s16.size());
   size_t n = s32.size();
   double first = mean_loss(s32, 0, 8), last32 = mean_loss(s32, n - 32, n), last16 = mean_loss(s16, n - 32, n);
@@ -458,33 +432,17 @@ INSTANTIATE_TEST_SUITE_P(Formats, FormatTracksFp32, ::testing::Values(Format::F1
 TEST_F(Training, ResumeFromACheckpointIsBitExact) {
   auto dir = std::filesystem::temp_directory_path() / ("vkamp-resume-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto path = (dir / "ck.bin").string();
-  auto data = toy_classification(64, 6, 3, 15);
-  TrainConfig c = toy_config();
+  auto data = tiny_data(64, 15);
+  TrainConfig c = tiny_config();
   c.optimizer.kind = config::OptimizerKind::AdamW;
   c.optimizer.lr = 0.01;
   c.optimizer.weight_decay = 0.01;
   c.scaler.steps_per_increase = 5;
   c.inject_overflow = config::parse_step_ranges("9,13");
-  // Reference: straight through, 32 steps.
-  std::vector<StepMetrics> full;
-  {
-    Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-    full = run(t);
-  }
-  // Interrupted: 2 epochs with a checkpoint at the end, then resumed to 4.
-  TrainConfig first = c;
-  first.epochs = 2;
-  first.checkpoint_path = path;
-  {
-    Trainer t(ctx(), first, kToyModel, train::LossKind::SoftmaxXent, data);
-    run(t);
-  }
-  TrainConfig second = c;
-  second.checkpoint_path = path;
-  second.resume = true;
-  Trainer t(ctx(), second, kToyModel, train::LossKind::SoftmaxXent, data);
-  auto rest = run(t);
+  // Straight through (32 steps), and interrupted after 2 epochs, then resumed to 4.
+  const StraightAndResumed r = run_straight_and_resumed(ctx(), c, tiny_model(), data, 2, (dir / "ck.bin").string());
+  const std::vector<StepMetrics>& full = r.full;
+  const std::vector<StepMetrics>& rest = r.rest;
   ASSERT_FALSE(rest.empty());
   size_t k = rest[0].step;
   ASSERT_GT(k, 0u);
@@ -501,11 +459,11 @@ TEST_F(Training, CorruptOrTruncatedCheckpointIsAClearError) {
   auto dir = std::filesystem::temp_directory_path() / ("vkamp-corrupt-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto path = (dir / "ck.bin").string();
-  auto data = toy_classification(64, 6, 3, 16);
-  TrainConfig c = toy_config();
+  auto data = tiny_data(64, 16);
+  TrainConfig c = tiny_config();
   c.epochs = 1;
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
-  run(t);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
+  run_steps(t);
   t.save_checkpoint(path);
   auto size = std::filesystem::file_size(path);
   std::filesystem::resize_file(path, size / 2);
@@ -523,12 +481,12 @@ TEST_F(Training, CorruptOrTruncatedCheckpointIsAClearError) {
 }
 
 TEST_F(Training, SteadyStateStepsNeverBlockOnTheGpu) {
-  auto data = toy_classification(256, 6, 3, 17);
-  TrainConfig c = toy_config();
+  auto data = tiny_data(256, 17);
+  TrainConfig c = tiny_config();
   c.epochs = 2;  // 64 steps, 3 in flight
-  Trainer t(ctx(), c, kToyModel, train::LossKind::SoftmaxXent, data);
+  Trainer t(ctx(), c, tiny_model(), train::LossKind::SoftmaxXent, data);
   train::TrainSummary s;
-  run(t, &s);
+  run_steps(t, &s);
   EXPECT_EQ(s.applied, 64u);
   EXPECT_EQ(s.host_waits_in_loop, 0u);
 }

@@ -1,19 +1,91 @@
-// Tiny models for reference tests: a data set that is exactly one batch
-// (so every step sees the same examples and epochs = steps), and the
-// softmax cross-entropy loss of a Linear/activation MLP with its gradient,
-// computed on the CPU in double from the flat parameter layout of
-// train::Model (a Linear weight is out x in, y = x W^T + b).
+// Tiny models for the training tests. The tiny problem a Trainer runs on:
+// a learnable classification of 6 features into 3 classes (the engine's
+// make_classification), the model "6-5t-3", 8-row batches in fp16 with
+// plain SGD and no histograms; a run that keeps every step's metrics; and
+// the same run straight through and interrupted and resumed from its
+// checkpoint (a test changes what it is about on a copy of tiny_config()).
+// For reference tests: a data set that is exactly one batch (so every step
+// sees the same examples and epochs = steps), and the softmax cross-entropy
+// loss of a Linear/activation MLP with its gradient, computed on the CPU in
+// double from the flat parameter layout of train::Model (a Linear weight is
+// out x in, y = x W^T + b).
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "vkamp/context.hpp"
 #include "vkamp/data/dataset.hpp"
+#include "vkamp/models/model_spec.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
+
+inline data::HostData tiny_data(uint32_t count, uint64_t seed) {
+  return data::HostData::classification(data::make_classification(count, 6, 3, seed));
+}
+
+inline const models::ModelSpec& tiny_model() {
+  static const models::ModelSpec spec = models::parse_model("6-5t-3");
+  return spec;
+}
+
+inline config::TrainConfig tiny_config(Format fmt = Format::F16) {
+  config::TrainConfig c;
+  c.precision = fmt;
+  c.batch = 8;
+  c.epochs = 4;
+  c.seed = 7;
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0;
+  c.scaler.histogram_interval = 0;
+  return c;
+}
+
+// Runs `t` to its end; every step's metrics, in order.
+inline std::vector<train::StepMetrics> run_steps(train::Trainer& t, train::TrainSummary* summary = nullptr) {
+  std::vector<train::StepMetrics> out;
+  t.on_step = [&](const train::StepMetrics& m) { out.push_back(m); };
+  const train::TrainSummary s = t.run();
+  if (summary) *summary = s;
+  return out;
+}
+
+// `c` run straight through, and run again stopped after `first_epochs`
+// with a checkpoint at `checkpoint`, then resumed from it to the end:
+// what a test compares bit for bit.
+struct StraightAndResumed {
+  std::vector<train::StepMetrics> full, rest;  // rest: the resumed trainer's steps only
+  std::vector<float> full_weights, rest_weights;  // the master weights at the end
+};
+
+inline StraightAndResumed run_straight_and_resumed(Context& ctx, const config::TrainConfig& c,
+                                                   const models::ModelSpec& spec, const data::HostData& data,
+                                                   uint32_t first_epochs, const std::string& checkpoint) {
+  StraightAndResumed out;
+  {
+    train::Trainer t(ctx, c, spec, train::LossKind::SoftmaxXent, data);
+    out.full = run_steps(t);
+    out.full_weights = t.model().read_master();
+  }
+  config::TrainConfig first = c;
+  first.epochs = first_epochs;
+  first.checkpoint_path = checkpoint;
+  {
+    train::Trainer t(ctx, first, spec, train::LossKind::SoftmaxXent, data);
+    run_steps(t);
+  }
+  config::TrainConfig second = c;
+  second.checkpoint_path = checkpoint;
+  second.resume = true;
+  train::Trainer t(ctx, second, spec, train::LossKind::SoftmaxXent, data);
+  out.rest = run_steps(t);
+  out.rest_weights = t.model().read_master();
+  return out;
+}
 
 inline data::HostData one_batch_classification(uint32_t count, uint32_t features, uint32_t classes,
                                                 uint64_t seed) {

@@ -94,7 +94,7 @@ class Context {
 
   // A compiled kernel, built once per spec and cached.
   Kernel& kernel(const KernelSpec& spec);
-  // The kernel of a shader declared in shaders/interface/ (VKAMP_SHADER:
+  // The kernel of a shader declared in vkamp/gpu_abi/ (VKAMP_SHADER:
   // its name, buffer count and push constants), typed by its push
   // constants: its build for `fmt`, plus `build` where the shader has
   // others (".texel", ".subgroup", ".coopmat"; cmake/Shaders.cmake).

@@ -4,7 +4,7 @@
 // specialization constants (constant_id 0..k-1, 32-bit each).
 // TypedKernel: a Kernel bound to its push-constant type, as
 // Context::kernel<Shader>() returns it for a shader declared in
-// shaders/interface/ (name, buffer count and push block written once).
+// vkamp/gpu_abi/ (name, buffer count and push block written once).
 #pragma once
 #include <cstdint>
 #include <string>

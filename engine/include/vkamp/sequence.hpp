@@ -60,7 +60,7 @@ class Sequence {
   // only against the spec's size).
   void dispatch(Kernel& kernel, std::initializer_list<BufferView> buffers, const void* push,
                 uint32_t push_bytes, Groups groups, const char* label = "");
-  // A kernel of a shader in shaders/interface/ (Context::kernel<Shader>()):
+  // A kernel of a shader in vkamp/gpu_abi/ (Context::kernel<Shader>()):
   // its push constants are that shader's Push and no other type.
   template <class Push>
   void dispatch(TypedKernel<Push> kernel, std::initializer_list<BufferView> buffers,

@@ -214,7 +214,7 @@ std::vector<Row> scaling_rows() {
                VKAMP_FIELD(scaler.fail_after_overflows)), "fail_after"),
       count<T>("histogram_interval", {kScalingGroup, "N", "gradient exponent histograms every N steps (0 = never)"},
                VKAMP_FIELD(scaler.histogram_interval)),
-      // --loss-scale suggest and auto (train/scale_choice.h).
+      // --loss-scale suggest and auto (gpu_abi/scale_choice.h).
       real<T>("underflow_target",
               {kScalingGroup, "X",
                "suggest and auto: the fraction of gradient elements allowed below the format's smallest normal at "

@@ -1,6 +1,6 @@
 #include "vkamp/ops/activation.hpp"
 
-#include "interface/activation.h"
+#include "vkamp/gpu_abi/activation.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {

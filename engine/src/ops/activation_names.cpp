@@ -1,4 +1,4 @@
-// Activation names and model-string letters (ops/activation_list.hpp):
+// Activation names and model-string letters (gpu_abi/activation_list.h):
 // host-only, apart from the dispatching code, so that the model-string
 // parser builds without Vulkan.
 #include "vkamp/ops/activation.hpp"

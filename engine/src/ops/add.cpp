@@ -1,6 +1,6 @@
 #include "vkamp/ops/add.hpp"
 
-#include "interface/add.h"
+#include "vkamp/gpu_abi/add.h"
 #include "op_util.hpp"
 #include "vkamp/ops/scale.hpp"
 

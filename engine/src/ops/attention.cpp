@@ -5,7 +5,7 @@
 #include <string>
 
 #include "attention_fused.hpp"
-#include "interface/attention_softmax.h"
+#include "vkamp/gpu_abi/attention_softmax.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"

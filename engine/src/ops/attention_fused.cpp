@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "interface/attention_fused.h"
+#include "vkamp/gpu_abi/attention_fused.h"
 #include "op_util.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <string>
 
-#include "interface/batch_norm.h"
-#include "interface/batch_norm_commit.h"
-#include "interface/batch_norm_grad.h"
-#include "interface/batch_norm_grad_sums.h"
-#include "interface/batch_norm_merge.h"
-#include "interface/batch_norm_param_grad.h"
-#include "interface/batch_norm_stats.h"
+#include "vkamp/gpu_abi/batch_norm.h"
+#include "vkamp/gpu_abi/batch_norm_commit.h"
+#include "vkamp/gpu_abi/batch_norm_grad.h"
+#include "vkamp/gpu_abi/batch_norm_grad_sums.h"
+#include "vkamp/gpu_abi/batch_norm_merge.h"
+#include "vkamp/gpu_abi/batch_norm_param_grad.h"
+#include "vkamp/gpu_abi/batch_norm_stats.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "interface/bias_add.h"
-#include "interface/bias_grad.h"
+#include "vkamp/gpu_abi/bias_add.h"
+#include "vkamp/gpu_abi/bias_grad.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {

@@ -1,6 +1,6 @@
 #include "vkamp/ops/concat.hpp"
 
-#include "interface/concat.h"
+#include "vkamp/gpu_abi/concat.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {

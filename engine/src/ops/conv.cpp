@@ -4,8 +4,8 @@
 #include <limits>
 #include <string>
 
-#include "interface/conv.h"
-#include "interface/conv_direct.h"
+#include "vkamp/gpu_abi/conv.h"
+#include "vkamp/gpu_abi/conv_direct.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/bias.hpp"
@@ -25,7 +25,7 @@ std::string describe(const Conv2d& c) {
 // steps up to 2^24 past its last element: 2^31 keeps both from wrapping.
 constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
 
-// The shape as im2col.comp and col2im.comp take it (shaders/interface/conv.h).
+// The shape as im2col.comp and col2im.comp take it (vkamp/gpu_abi/conv.h).
 shader::ConvPush push_for(const Conv2d& c, uint64_t n) {
   using detail::fast_divisor;
   shader::ConvPush p{};

@@ -1,6 +1,6 @@
 #include "vkamp/ops/convert.hpp"
 
-#include "interface/convert.h"
+#include "vkamp/gpu_abi/convert.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "interface/dropout.h"
+#include "vkamp/gpu_abi/dropout.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 

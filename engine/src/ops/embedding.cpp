@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "interface/embedding.h"
-#include "interface/embedding_grad.h"
+#include "vkamp/gpu_abi/embedding.h"
+#include "vkamp/gpu_abi/embedding_grad.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 

@@ -1,9 +1,9 @@
 // What gemm.cpp and gemm_mma.cpp share: the split-k rule and the dispatch.
-// Their push constants are shaders/interface/gemm.h's GemmPush.
+// Their push constants are vkamp/gpu_abi/gemm.h's GemmPush.
 #pragma once
 #include <cstdint>
 
-#include "interface/gemm.h"
+#include "vkamp/gpu_abi/gemm.h"
 #include "vkamp/kernel.hpp"
 #include "vkamp/ops/gemm.hpp"
 

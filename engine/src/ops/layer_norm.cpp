@@ -4,9 +4,9 @@
 #include <string>
 #include <tuple>
 
-#include "interface/layer_norm.h"
-#include "interface/layer_norm_grad.h"
-#include "interface/layer_norm_param_grad.h"
+#include "vkamp/gpu_abi/layer_norm.h"
+#include "vkamp/gpu_abi/layer_norm_grad.h"
+#include "vkamp/gpu_abi/layer_norm_param_grad.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
 #include "vkamp/error.hpp"

@@ -1,7 +1,7 @@
 #include "vkamp/ops/losses.hpp"
 
-#include "interface/mse_grad.h"
-#include "interface/softmax_xent.h"
+#include "vkamp/gpu_abi/mse_grad.h"
+#include "vkamp/gpu_abi/softmax_xent.h"
 #include "op_util.hpp"
 #include "vkamp/ops/reduce.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "interface/gemm_reduce.h"
+#include "vkamp/gpu_abi/gemm_reduce.h"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
 

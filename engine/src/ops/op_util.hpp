@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "interface/macros.h"
+#include "vkamp/gpu_abi/macros.h"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/kernel.hpp"
@@ -15,7 +15,7 @@
 
 namespace vkamp::ops::detail {
 
-// The kernel of `Shader` (a handle from shaders/interface/, such as
+// The kernel of `Shader` (a handle from vkamp/gpu_abi/, such as
 // shader::ScaleShader) for fmt, with these specialization constants.
 // `build` picks a build of the shader such as ".subgroup" (cmake/Shaders.cmake).
 // `texel_formats` makes bindings uniform texel buffers (KernelSpec).

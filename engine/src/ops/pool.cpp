@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "interface/pool.h"
+#include "vkamp/gpu_abi/pool.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 
@@ -20,7 +20,7 @@ std::string describe(const Pool2d& p) {
 // As in conv.cpp: 32-bit indices and grid-stride loops that must not wrap.
 constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
 
-// The shape as pool.comp and pool_grad.comp take it (shaders/interface/pool.h).
+// The shape as pool.comp and pool_grad.comp take it (vkamp/gpu_abi/pool.h).
 shader::PoolPush push_for(const Pool2d& p, uint64_t n) {
   using detail::fast_divisor;
   shader::PoolPush q{};

@@ -1,7 +1,7 @@
 #include "vkamp/ops/reduce.hpp"
 
-#include "interface/sum.h"
-#include "interface/sumsq.h"
+#include "vkamp/gpu_abi/sum.h"
+#include "vkamp/gpu_abi/sumsq.h"
 #include "op_util.hpp"
 
 namespace vkamp::ops {

@@ -1,6 +1,6 @@
 #include "vkamp/ops/scale.hpp"
 
-#include "interface/scale.h"
+#include "vkamp/gpu_abi/scale.h"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 

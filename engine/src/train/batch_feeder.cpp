@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "interface/gather.h"
-#include "interface/gather_windows.h"
+#include "vkamp/gpu_abi/gather.h"
+#include "vkamp/gpu_abi/gather_windows.h"
 #include "vkamp/error.hpp"
 
 namespace vkamp::train {

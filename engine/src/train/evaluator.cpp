@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "interface/accuracy.h"
+#include "vkamp/gpu_abi/accuracy.h"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "interface/layer_scale.h"
+#include "vkamp/gpu_abi/layer_scale.h"
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 

@@ -5,7 +5,7 @@
 #include <numbers>
 #include <tuple>
 
-#include "step_codes.h"
+#include "vkamp/gpu_abi/step_codes.h"
 
 namespace vkamp::train {
 namespace {

@@ -4,11 +4,11 @@
 #include <cstddef>
 #include <string>
 
-#include "interface/amp_check.h"
-#include "interface/grad_accumulate.h"
-#include "interface/inject_overflow.h"
-#include "interface/optimizer.h"
-#include "interface/step_control.h"
+#include "vkamp/gpu_abi/amp_check.h"
+#include "vkamp/gpu_abi/grad_accumulate.h"
+#include "vkamp/gpu_abi/inject_overflow.h"
+#include "vkamp/gpu_abi/optimizer.h"
+#include "vkamp/gpu_abi/step_control.h"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"

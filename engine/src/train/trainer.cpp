@@ -1,3 +1,7 @@
+// The Trainer: its construction (the model, feeder, ring, step program and,
+// under MPI, the exchange) and the run (start, advance, finish, why a run
+// failed), the state it reads back and the live controls. Its evaluations
+// are trainer_evaluation.cpp, its checkpoints trainer_checkpoints.cpp.
 #include "vkamp/train/trainer.hpp"
 
 #include <cstdio>
@@ -181,28 +185,6 @@ void Trainer::start() {
   checkpoint_waits_ = epoch_waits_ = 0;
 }
 
-void Trainer::checkpoint_if_due() {
-  const uint32_t submitted = ring_->submitted();
-  if (!cfg_.checkpoint_every || cfg_.checkpoint_path.empty() || submitted == 0 ||
-      submitted % cfg_.checkpoint_every != 0 || last_checkpoint_ == submitted)
-    return;
-  const uint64_t w = ctx_.host_waits();
-  // The last good checkpoint is kept: weights that went non-finite in an
-  // update no step record has reported yet must not overwrite it.
-  TrainState st = read_state();
-  // BatchNorm's running statistics are each rank's own until the next
-  // replica check averages them: the checkpoint keeps every rank's, so a
-  // resumed run goes on as the uninterrupted one (a collective: every rank).
-  std::vector<float> rank_buffers;
-  if (exchange_ && !model_->buffers().empty()) rank_buffers = gather_buffers(comm_, *model_);
-  // Rank 0 writes for all: the replicas are identical (check_replicas_if_due).
-  if (comm_.rank() == 0 && !failed_seen_ && !st.failed && st.nonfinite_master == 0)
-    checkpointer_->save(cfg_.checkpoint_path, st, params_->read_auto_scale(),
-                        rank_buffers.empty() ? nullptr : &rank_buffers);
-  last_checkpoint_ = submitted;
-  checkpoint_waits_ += ctx_.host_waits() - w;
-}
-
 void Trainer::check_replicas_if_due(bool at_end) {
   if (!exchange_) return;
   const uint32_t submitted = ring_->submitted();
@@ -225,39 +207,6 @@ void Trainer::drain_before_epoch_end() {
   const uint64_t w = ctx_.host_waits();
   flush();
   epoch_waits_ += ctx_.host_waits() - w;
-}
-
-void Trainer::set_held_out(data::HostData data) {
-  const uint64_t rows = uint64_t(cfg_.eval_iters) * cfg_.batch;
-  held_out_given_ = data.count;
-  if (!cfg_.eval_iters || rows >= data.count) {
-    held_out_ = std::move(data);
-    return;
-  }
-  // Evenly spaced rows rather than the first ones: a language model's
-  // validation windows follow the text, and its first pages are not the
-  // whole of it. The same rows every time, so evaluations compare.
-  std::vector<uint32_t> ids(rows);
-  for (uint64_t i = 0; i < rows; ++i) ids[i] = uint32_t(i * data.count / rows);
-  held_out_ = data.select(ids);
-}
-
-void Trainer::end_epoch_if_due() {
-  if (!epoch_ended_) return;
-  EpochEnd e = *epoch_ended_;
-  epoch_ended_.reset();
-  if (!on_epoch_end) return;
-  const uint64_t w = ctx_.host_waits();
-  if (held_out_ && held_out_->count) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const HeldOut h = held_out_now(*held_out_);
-    e.metric = h.metric;
-    e.value = h.value;
-    e.loss = h.loss;
-    tally_.exclude(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  epoch_waits_ += ctx_.host_waits() - w;
-  on_epoch_end(e);
 }
 
 bool Trainer::advance() {
@@ -360,75 +309,6 @@ void Trainer::set_scaler(const config::ScalerConfig& sc) {
 void Trainer::inject_overflow_next() {
   flush();
   if (program_->inject_overflow_at(params_->read_state().step)) record_step();  // the pass, armed now
-}
-
-double Trainer::evaluate(const data::HostData& data) {
-  flush();
-  return evaluator_->evaluate(data);
-}
-
-double Trainer::mean_loss(const data::HostData& data) {
-  flush();
-  return evaluator_->mean_loss(data);
-}
-
-Trainer::HeldOut Trainer::held_out(const data::HostData& data) {
-  flush();
-  return held_out_now(data);
-}
-
-// A language model (a prediction at every position) is judged by its loss,
-// a classifier by its accuracy.
-std::string Trainer::held_out_metric() const {
-  return loss_kind_ == LossKind::MSE ? "mse" : model_->positions() > 1 ? "loss" : "accuracy";
-}
-
-Trainer::HeldOut Trainer::held_out_now(const data::HostData& data) {
-  evaluator_->on_progress = on_eval_progress;
-  HeldOut h;
-  const std::string metric = held_out_metric();
-  if (metric == "mse") {
-    h = {"mse", evaluator_->evaluate(data)};
-    h.loss = h.value;
-  } else if (metric == "loss") {
-    h = {"loss", evaluator_->mean_loss(data)};
-    h.loss = h.value;
-  } else {
-    const Evaluator::Scores sc = evaluator_->scores(data);
-    h = {"accuracy", sc.accuracy, sc.loss};
-  }
-  evaluator_->on_progress = nullptr;  // evaluate() and predict() report none
-  return h;
-}
-
-std::vector<float> Trainer::predict(const std::vector<float>& x, uint32_t rows) {
-  flush();
-  return evaluator_->predict(x, rows);
-}
-
-void Trainer::save_checkpoint(const std::string& path) {
-  flush();
-  if (comm_.rank() != 0) return;  // the replicas are identical: rank 0 writes for all
-  checkpointer_->save(path, params_->read_state(), params_->read_auto_scale());
-}
-
-void Trainer::load_checkpoint(const std::string& path) {
-  flush();
-  AutoScaleState auto_scale;
-  TrainState st = checkpointer_->load(path, auto_scale);
-  steps_before_ = st.step;
-  params_->write_auto_scale(auto_scale);
-  st.done = st.applied >= budget_ ? 1u : 0u;  // a longer run may continue a finished one
-  st.replay = 0;                              // replays count from this trainer's start
-  params_->write_state(st);
-  ring_->restart();
-  stop_seen_ = failed_seen_ = false;
-  tally_.set_applied(st.applied);
-  last_applied_ = st.applied;
-  cursor_seen_ = st.cursor;
-  feeder_->restart();
-  next_epoch_end_ = eval_period_ ? (st.applied / eval_period_ + 1) * eval_period_ : 0;
-  epoch_ended_.reset();
 }
 
 }  // namespace vkamp::train

@@ -33,7 +33,7 @@ namespace vkamp::config {
 // application reports the power of two the histograms of the first
 // suggest_steps steps call for (auto's first choice; and stops).
 // Auto: dynamic for auto_warmup steps, then that power of two, re-checked
-// every auto_recheck steps on the GPU (train/scale_choice.h).
+// every auto_recheck steps on the GPU (gpu_abi/scale_choice.h).
 // PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
 // following its own gradients' amax history (train/layer_scales.hpp).
 enum class LossScaleMode { None, Static, Dynamic, Suggest, Auto, PerLayer };
@@ -59,7 +59,7 @@ struct ScalerConfig {
   uint32_t max_retries = 3;         // Retry policy: recomputations of one batch
   uint32_t fail_after_overflows = 100;  // stop after this many consecutive overflows at min_loss_scale
   uint32_t histogram_interval = 50; // exponent histograms every K steps (0 = never)
-  // --loss-scale suggest and auto (train/scale_choice.h).
+  // --loss-scale suggest and auto (gpu_abi/scale_choice.h).
   double underflow_target = 0.001;  // fraction of gradient elements allowed below the smallest normal (scale_choice.h)
   uint32_t suggest_steps = 50;      // suggest: updates at the dynamic scale before the suggestion
   uint32_t auto_warmup = 50;        // auto: steps of dynamic scaling before the first choice
@@ -132,9 +132,10 @@ struct TrainConfig {
   uint32_t checkpoint_every = 0;     // steps; 0 = only at the end and on fail-fast
   bool resume = false;
   std::vector<StepRange> inject_overflow;
-  // The app's "inject" button (Trainer::inject_overflow_next): records the
-  // injection pass in every step even when no step is marked. Off, a step
-  // without marked steps has no injection pass at all.
+  // Allows the app's "inject" button (Trainer::inject_overflow_next): its
+  // first press records the injection pass into the step; until then a
+  // step without marked steps has none, as with this off. Off, the button
+  // is an error.
   bool live_fault_injection = false;
   // Data-parallel runs (mpirun): the rank whose gradients --inject-overflow
   // poisons (-1 = every rank), and the steps between the checks that every

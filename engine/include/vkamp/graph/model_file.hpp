@@ -19,7 +19,7 @@
 // PyTorch's names (<node>.weight, ...; Graph::batch_norm).
 //
 // Attributes: act (an activation's name: relu, gelu, ...; the list in
-// ops/activation_list.hpp), window, stride, pad. Errors (an unknown op or
+// gpu_abi/activation_list.h), window, stride, pad. Errors (an unknown op or
 // input, a cycle, a shape mismatch, a duplicate name, bad YAML) are
 // ConfigError naming the file and the node.
 #pragma once

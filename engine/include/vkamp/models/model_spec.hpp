@@ -27,7 +27,7 @@
 //                       evaluation (ops/dropout.hpp)                   "d0.2"
 //
 // act is an activation's letter ('r' ReLU, 'g' GELU, ...: the list in
-// ops/activation_list.hpp), and only Linear, Conv2d and BatchNorm layers
+// gpu_abi/activation_list.h), and only Linear, Conv2d and BatchNorm layers
 // take one (put it on the BatchNorm, "c16k3-bnr", for conv-BN-ReLU).
 // Conv and pooling need an image; a Linear layer needs a vector, so an
 // image goes through 'f' first. In NHWC

@@ -1,4 +1,4 @@
-// Elementwise activations, each listed once in ops/activation_list.hpp;
+// Elementwise activations, each listed once in gpu_abi/activation_list.h;
 // their formulas are shaders/common/activation_fn.glsl's. GELU is the tanh
 // approximation (as GPT-2 and llm.c use). ReLU runs in the arithmetic type,
 // the others in fp32 for range.
@@ -10,7 +10,7 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/float_formats.hpp"
-#include "vkamp/ops/activation_list.hpp"
+#include "vkamp/gpu_abi/activation_list.h"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {

@@ -10,8 +10,8 @@
 namespace vkamp::train {
 
 using uint = uint32_t;  // GLSL's name, which train_state.h uses
-#include "vkamp/train/train_state.h"
-#include "vkamp/train/scale_choice.h"
+#include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/scale_choice.h"
 
 // Every field is 4 bytes: std430 then lays the structs out like C.
 static_assert(sizeof(TrainState) == 24 * 4);

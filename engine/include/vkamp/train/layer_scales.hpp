@@ -18,7 +18,7 @@
 
 namespace vkamp::train {
 
-#include "vkamp/train/layer_scale.h"
+#include "vkamp/gpu_abi/layer_scale_state.h"
 static_assert(sizeof(LayerScale) == (8 + kLayerAmaxHistory) * 4);
 
 class LayerScales {

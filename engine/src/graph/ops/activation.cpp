@@ -1,4 +1,4 @@
-// activation: y = f(x) elementwise (attribute act: ops/activation_list.hpp).
+// activation: y = f(x) elementwise (attribute act: gpu_abi/activation_list.h).
 #include "vkamp/graph/op.hpp"
 #include "vkamp/ops/activation.hpp"
 

@@ -18,8 +18,8 @@
 // activation_fn.glsl, and its double reference in tests/support/reference.cpp
 // (the activation, GEMM epilogue, graph fusion and model-string tests run
 // every activation of this list).
-#ifndef VKAMP_OPS_ACTIVATION_LIST_HPP
-#define VKAMP_OPS_ACTIVATION_LIST_HPP
+#ifndef VKAMP_GPU_ABI_ACTIVATION_LIST_H
+#define VKAMP_GPU_ABI_ACTIVATION_LIST_H
 
 #define VKAMP_ACTIVATIONS(X)            \
   X(ReLU, RELU, 1u, relu, 'r')          \

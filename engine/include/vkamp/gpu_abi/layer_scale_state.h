@@ -1,10 +1,11 @@
-// Per-layer loss scaling (issue 24 §3) on the GPU, written once for both
-// sides like train_state.h: valid GLSL (layer_scale.comp and
-// optimizer.comp include it) and C++ (layer_scales.hpp includes it inside
-// namespace vkamp::train). Every field is 4 bytes, so std430 lays the
-// struct out as C++ does.
-#ifndef VKAMP_LAYER_SCALE_H
-#define VKAMP_LAYER_SCALE_H
+// Per-layer loss scaling's state on the GPU (issue 24 §3): one LayerScale
+// per scale group. (layer_scale.h beside it is layer_scale.comp's push
+// constants.) Written once for both sides like train_state.h: valid GLSL
+// (layer_scale.comp, amp_check.comp and optimizer.comp include it) and C++
+// (layer_scales.hpp includes it inside namespace vkamp::train). Every field
+// is 4 bytes, so std430 lays the struct out as C++ does.
+#ifndef VKAMP_LAYER_SCALE_STATE_H
+#define VKAMP_LAYER_SCALE_STATE_H
 
 #ifdef __cplusplus
 #define VKAMP_UINT_CONST(name, value) inline constexpr uint32_t name = value;

@@ -1,10 +1,9 @@
-// The macros that make a header in shaders/interface/ valid GLSL and C++, so
-// that a shader's host interface is written once: its push-constant block,
-// its name and how many buffers it binds. The shader includes the header as
-// "interface/<name>.h" (glslang finds it beside the shader, in shaders/, and
-// its depfile makes an edit rebuild the SPIR-V), and so does the engine
-// (engine/CMakeLists.txt puts shaders/ on its private include path): the two
-// cannot drift.
+// The macros that make a shader's interface header in vkamp/gpu_abi/ valid
+// GLSL and C++, so that a shader's host interface is written once: its
+// push-constant block, its name and how many buffers it binds. The shader
+// includes the header as "vkamp/gpu_abi/<name>.h" (glslang's include path
+// has engine/include, and its depfile makes an edit rebuild the SPIR-V), and
+// so does the engine: the two cannot drift.
 //
 //   VKAMP_PUSH(ScalePush)                  // GLSL: layout(push_constant) uniform Push {
 //     uint n;                              // C++:  namespace vkamp::shader { struct ScalePush {
