@@ -7,6 +7,10 @@
 #
 #   bench/step_bits.sh BEFORE_BUILD AFTER_BUILD [STEPS]
 #
+# The environment reaches both sides: against a build older than the fused
+# attention (issue 34, which sums in another order by design), compare with
+# VKAMP_ATTENTION=materialized.
+#
 # Exit status 1 if any sample differs, 2 on bad arguments.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
