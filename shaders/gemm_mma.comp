@@ -15,13 +15,15 @@
 // next one is written while the warps multiply this one: one barrier a slice
 // instead of two.
 // Operands move in vectors of 8 values along their stored rows: one 16-byte
-// load (VEC_LOADS = 1: the host saw every row start and offset on a multiple
+// load (vec_loads(): the host saw every row start and offset on a multiple
 // of 8) where the slice lies wholly inside the operand, else 8 bounds-checked
 // loads (edge tiles only).
 // The epilogue stages one accumulator per warp in shared memory and stores it
-// through store_c; with DIRECT_STORE = 1 (no accumulate, bias, activation or
+// through store_c; with direct_store() (no accumulate, bias, activation or
 // split: nothing needs the elements) interior tiles store the accumulators
-// straight to C.
+// straight to C. Those two are run-time flags, not specialization constants:
+// one pipeline serves aligned and unaligned operands, with or without an
+// epilogue (on a CPU driver each pipeline costs seconds to compile).
 // The multiply-accumulate step has two builds: ".coopmat" (VKAMP_COOPMAT:
 // GL_NV_cooperative_matrix, tensor cores) and the default, an emulation in
 // plain GLSL that runs on every device (common/mma_*.glsl), the same
@@ -42,8 +44,6 @@ layout(constant_id = 15) const uint FRAGS_N = 2;  // and along n
 layout(constant_id = 16) const uint LANES = 32;   // invocations per warp (the subgroup size with VKAMP_COOPMAT)
 layout(constant_id = 17) const uint BK = 32;      // k depth of a staged slice: 32 or 64
 layout(constant_id = 18) const uint DOUBLE_BUF = 0;
-layout(constant_id = 19) const uint VEC_LOADS = 0;
-layout(constant_id = 20) const uint DIRECT_STORE = 0;
 
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };
@@ -53,6 +53,10 @@ layout(std430, binding = 1) readonly buffer B4 { uvec4 b4[]; };
 #define A_AT(i) sfp2f(a[i])
 #define B_AT(i) sfp2f(b[i])
 #include "gemm_common.glsl"
+
+// The run-time flags above gemm.comp's accumulate bit (interface/gemm.h).
+bool vec_loads() { return (p.accumulate & 2u) != 0u; }
+bool direct_store() { return (p.accumulate & 4u) != 0u; }
 
 const uint THREADS = gl_WorkGroupSize.x, WARPS = THREADS / LANES, WARPS_M = WARPS / WARPS_N;
 const uint BM = 16u * FRAGS_M * WARPS_M, BN = 16u * FRAGS_N * WARPS_N, BUFS = DOUBLE_BUF + 1u;
@@ -96,8 +100,8 @@ uvec2 b_vec(uint v) {
 
 void fetch_slice(uint tid, uint row0, uint col0, uint k0) {
   // Uniform over the workgroup: the slice lies inside the operand.
-  bool a_whole = VEC_LOADS != 0u && row0 + BM <= p.m && k0 + BK <= k_end;
-  bool b_whole = VEC_LOADS != 0u && col0 + BN <= p.n && k0 + BK <= k_end;
+  bool a_whole = vec_loads() && row0 + BM <= p.m && k0 + BK <= k_end;
+  bool b_whole = vec_loads() && col0 + BN <= p.n && k0 + BK <= k_end;
   for (uint r = 0u; r < A_PER; ++r) {
     uint v = tid + THREADS * r;
     if (v >= A_VECS) break;
@@ -210,7 +214,7 @@ void main() {
   }
 
   // Uniform over the workgroup, so the staged path's barriers stay uniform.
-  if (DIRECT_STORE != 0u && row0 + BM <= p.m && col0 + BN <= p.n) {
+  if (direct_store() && row0 + BM <= p.m && col0 + BN <= p.n) {
     mma_store_direct(row0 + warp_row, col0 + warp_col);
     return;
   }

@@ -63,7 +63,7 @@ void mma_step(uint a_base, uint b_base, uint a_row, uint b_col, uint kk, uint k)
 // Accumulator f, row-major with stride 16, into Cs from `first` on.
 void mma_stage(uint f, uint first) { coopMatStoreNV(mma_acc[f], Cs, first, 16u, false); }
 
-// Every accumulator straight to C from (row, col) on (DIRECT_STORE: no
+// Every accumulator straight to C from (row, col) on (direct_store(): no
 // epilogue needs the elements; C's rows and offsets are multiples of 8
 // values). alpha scales in fp32; the conversion to fp16 is the driver's
 // (OpFConvert, round to nearest on the GPUs we know; store_c rounds in

@@ -43,7 +43,7 @@ void mma_stage(uint f, uint first) {
   for (uint t = 0u; t < MMA_PER_LANE; ++t) Cs[first + mma_lane() + LANES * t] = mma_acc[f][t];
 }
 
-// Every accumulator straight to C from (row, col) on (DIRECT_STORE: no
+// Every accumulator straight to C from (row, col) on (direct_store(): no
 // epilogue, so store_c only scales and rounds).
 void mma_store_direct(uint row, uint col) {
   for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f)

@@ -64,7 +64,9 @@ void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, const GemmMmaShape& shap
   // ids that this shader does not have hold 0.
   std::vector<uint32_t> constants{g.trans_a, g.trans_b, 0, shape.warps * lanes, 0, split, 0, 0, 0,
                                   batched, uint32_t(g.k_range), bias_here, act, 2, shape.frags_m, shape.frags_n,
-                                  lanes, shape.bk, shape.double_buffer, vec, direct};
+                                  lanes, shape.bk, shape.double_buffer};
+  // Run-time flags, not constants (gemm_mma.comp): one pipeline for both.
+  push.accumulate |= (vec ? 2u : 0u) | (direct ? 4u : 0u);
   auto kern = kernel<shader::GemmMmaShader>(seq, fmt, constants, ctx.gemm_mma_build());
   dispatch_gemm(seq, fmt, g, kern, push, div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()), plan.splits, a, b,
                 c, epilogue, "gemm_mma");
