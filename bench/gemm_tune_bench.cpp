@@ -88,9 +88,10 @@ int run_gemm_tune(const std::string& device, const std::vector<std::array<uint32
       std::printf("%-10s %zu of %zu kernels timed within %.0f s\n", cls.c_str(), timings.size(), candidates.size(),
                   budget_s);
     const ops::GemmChoice c = ops::choice_from(timings);
-    std::printf("%-10s winner %s (%.2f TFLOP/s), best tensor-core shape %s (%.2f TFLOP/s)\n\n", cls.c_str(),
-                c.winner.name().c_str(), flops / (c.winner_ms * 1e9), c.best_mma.name().c_str(),
-                c.best_mma_ms > 0 ? flops / (c.best_mma_ms * 1e9) : 0.0);
+    char mma_rate[32] = "not timed: the compiled-in one";
+    if (c.best_mma_ms > 0) std::snprintf(mma_rate, sizeof mma_rate, "%.2f TFLOP/s", flops / (c.best_mma_ms * 1e9));
+    std::printf("%-10s winner %s (%.2f TFLOP/s), best tensor-core shape %s (%s)\n\n", cls.c_str(),
+                c.winner.name().c_str(), flops / (c.winner_ms * 1e9), c.best_mma.name().c_str(), mma_rate);
     tuner.set(cls, c);
     std::fflush(stdout);
   }
