@@ -93,12 +93,13 @@ int run_gemm_tune(const std::string& device, const std::vector<std::array<uint32
     std::printf("%-10s winner %s (%.2f TFLOP/s), best tensor-core shape %s (%s)\n\n", cls.c_str(),
                 c.winner.name().c_str(), flops / (c.winner_ms * 1e9), c.best_mma.name().c_str(), mma_rate);
     tuner.set(cls, c);
+    // Saved class by class: a sweep stopped at a time limit keeps what it timed.
+    std::string why;
+    if (!tuner.save(why)) {
+      std::fprintf(stderr, "vkamp-bench: the winners were not saved: %s\n", why.c_str());
+      return 1;
+    }
     std::fflush(stdout);
-  }
-  std::string why;
-  if (!tuner.save(why)) {
-    std::fprintf(stderr, "vkamp-bench: the winners were not saved: %s\n", why.c_str());
-    return 1;
   }
   std::printf("winners of %zu classes written to %s (%zu classes in all)\n", done.size(), tuner.path().c_str(),
               tuner.table().size());

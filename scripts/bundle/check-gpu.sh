@@ -17,8 +17,9 @@
 #
 # --budget S (default 480) bounds the whole run: step 6 gets what is left.
 # --quick checks the script, not the GPU: tiny shapes, gpu_vs_torch.sh
-# --quick, charlm tiny for step 5 (a CPU driver runs it in minutes; with
-# VKAMP_COOPMAT=emulate the sweep and tests run the emulated tensor-core GEMM).
+# --quick, charlm tiny for step 5, and each step's time limit 3x (a CPU
+# driver runs it in about 10 minutes; with VKAMP_COOPMAT=emulate the sweep
+# and tests run the emulated tensor-core GEMM).
 # --tune-shapes LIST: the sweep's shapes (default: its own, the models' and
 # square layers). --vkamp-only (machines without PyTorch CUDA) and any other
 # option go to gpu_vs_torch.sh. Everything printed also goes to
@@ -38,13 +39,13 @@ while [ $# -gt 0 ]; do
 done
 [[ $budget =~ ^[0-9]+$ ]] || { echo "check-gpu: --budget needs whole seconds, got '$budget'"; exit 2; }
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
-gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096
+gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick)
-  gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128
+  gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
 fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
@@ -62,30 +63,30 @@ step "device"
 step "GEMM tuning sweep"
 tune=("$B/bin/vkamp-bench" gemm --tune --max-tune-s 6)
 [ -z "$tune_shapes" ] || tune+=(--shapes "$tune_shapes")
-timeout 150 "${tune[@]}" 2>&1 | tee "$out/tune.txt"
+timeout $((150 * slow)) "${tune[@]}" 2>&1 | tee "$out/tune.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the sweep failed"; status=1; }
 
 step "tensor-core GEMM tests: the NV build, then the KHR build"
 for entry in shaders_gemm_mma_coopmat shaders_gemm_mma_khr; do
-  timeout 90 "$B/run-tests.sh" "^$entry " 2>&1 | tee "$out/$entry.txt"
+  timeout $((90 * slow)) "$B/run-tests.sh" "^$entry " 2>&1 | tee "$out/$entry.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
 for cm in 1 khr; do
   echo "-- VKAMP_COOPMAT=$cm" | tee -a "$out/gemm-nv-khr.txt"
-  VKAMP_COOPMAT=$cm timeout 30 "$B/bin/vkamp-bench" gemm --formats fp16 --forms forward --repeats 3 \
+  VKAMP_COOPMAT=$cm timeout $((30 * slow)) "$B/bin/vkamp-bench" gemm --formats fp16 --forms forward --repeats 3 \
     --shape "$gemm_shape" 2>&1 | tee -a "$out/gemm-nv-khr.txt"
   # A device without that build says so and exits 1: not this check's failure.
 done
 
 step "vkamp against PyTorch"
-timeout 200 "$B/bench/gpu_vs_torch.sh" "${bench_set[@]}" --log "$out/bench" "${bench_args[@]}" 2>&1 |
+timeout $((200 * slow)) "$B/bench/gpu_vs_torch.sh" "${bench_set[@]}" --log "$out/bench" "${bench_args[@]}" 2>&1 |
   tee "$out/bench.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the benchmark failed"; status=1; }
 
 step "attention: fused and materialized, charlm ${gpt[*]}, fp16, --profile"
 text=(); [ ! -f "$B/data/charlm-corpus.txt" ] || text=(--text "$B/data/charlm-corpus.txt")
 for path in fused materialized; do
-  VKAMP_ATTENTION=$path timeout 45 "$B/bin/charlm" "${gpt[@]}" --max-steps "$gpt_steps" --eval-every "$gpt_steps" \
+  VKAMP_ATTENTION=$path timeout $((45 * slow)) "$B/bin/charlm" "${gpt[@]}" --max-steps "$gpt_steps" --eval-every "$gpt_steps" \
     --generate 0 --precision fp16 --profile --no-progress "${text[@]}" >"$out/attention-$path.txt" 2>&1
   rc=$?
   [ "$rc" = 0 ] || { echo "check-gpu: charlm on the $path path failed ($rc)"; status=1; }
