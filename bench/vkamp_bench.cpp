@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,7 @@
 #include "vkamp/sequence.hpp"
 #include "bench_util.hpp"
 #include "conv_bench.hpp"
+#include "gemm_tune_bench.hpp"
 #include "generate_bench.hpp"
 #include "reduce_bench.hpp"
 
@@ -69,7 +71,15 @@ const char* kGemmHelp =
     "in its format) is skipped: on CPU drivers square 1024 takes seconds. Before\n"
     "a case over 512^3, each format times one 512^3 dispatch for its rate. Cases\n"
     "whose operands exceed the device's maxStorageBufferRange or memory are\n"
-    "skipped and say so.\n";
+    "skipped and say so.\n"
+    "\n"
+    "--tune: instead, the GEMM tuner's sweep (fp16): per class of product\n"
+    "(transposes and a size bucket of m, n, k; ops/gemm_kernel.hpp) in the --forms\n"
+    "of the --shapes (default: charlm medium's and the MLP's layers, square\n"
+    "1024-8192), times every kernel the device fits, the shader GEMM and each\n"
+    "tensor-core shape, prints the table, and writes the winners to the\n"
+    "per-device cache every later run reads ($XDG_CACHE_HOME or ~/.cache,\n"
+    "vkamp/gemm-tune-*.txt; VKAMP_GEMM_TUNE).\n";
 
 // The benchmarks, as --help lists them after the flags.
 const char* kCommands =
@@ -525,6 +535,8 @@ struct BenchOptions {
   std::vector<Form> forms = {Form::Forward, Form::BackwardInput, Form::BackwardWeight};
   std::vector<Shape> shapes;
   std::string size = "tiny";  // generate
+  bool tune = false;          // gemm --tune
+  double max_tune_s = 20;
 };
 
 using Row = vkamp::config::Setting<BenchOptions>;
@@ -579,6 +591,7 @@ std::vector<Row> bench_rows() {
       o.shapes.push_back(*sh);
     }
   };
+  shape.aliases = {"shapes"};  // --shapes: the tuner's sweep takes a list
   Row size = vkamp::config::row<BenchOptions>("size", {g, "S", "generate: tiny | medium"});
   size.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     if (v != "tiny" && v != "medium") vkamp::config::fail(l, "unknown size '" + v + "' (tiny | medium)");
@@ -594,6 +607,14 @@ std::vector<Row> bench_rows() {
                   "which BLAS it ran and the CPU's fp32 peak, and add columns: peer GFLOP/s, vkamp/peer, % of peak"},
           VKAMP_FIELD(peer)),
       forms, shape, size,
+      vkamp::config::toggle<BenchOptions>(
+          "tune",
+          {g, "", "gemm: instead, the GEMM tuner's sweep (fp16): time every kernel the device fits per class of "
+                  "product of the --shapes and --forms, print the table and write the winners to the per-device "
+                  "cache ($XDG_CACHE_HOME or ~/.cache, vkamp/gemm-tune-*.txt)"},
+          VKAMP_FIELD(tune)),
+      vkamp::config::real<BenchOptions>("max_tune_s", {g, "S", "gemm --tune: at most S seconds of timing a class"},
+                                        VKAMP_FIELD(max_tune_s), vkamp::config::Range::above(0)),
   };
 }
 
@@ -605,7 +626,9 @@ struct Command {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
-      {"gemm", kGemmHelp, {"device", "repeats", "formats", "max_dispatch_s", "quick", "peer", "forms", "shape"}},
+      {"gemm", kGemmHelp,
+       {"device", "repeats", "formats", "max_dispatch_s", "quick", "peer", "forms", "shape", "tune",
+        "max_tune_s"}},
       {"conv", vkamp::bench::kConvHelp, {"device", "repeats", "formats", "batch"}},
       {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
       {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
@@ -664,6 +687,8 @@ int main(int argc, char** argv) {
       }
     parsed.apply();
     if (opt.quick && !opt.shapes.empty()) throw ConfigError("--quick picks shapes: leave it out with --shape");
+    if (opt.tune && (opt.peer || opt.quick || opt.formats_given))
+      throw ConfigError("--tune times fp16 kernels: leave out --peer, --quick and --formats");
   });
   if (status >= 0) return status;
   if (opt.quick && !opt.formats_given) opt.formats = {vkamp::Format::F32, vkamp::Format::F16};
@@ -672,6 +697,13 @@ int main(int argc, char** argv) {
     if (command == "conv") return vkamp::bench::run_conv(run.device, opt.repeats, run.batch, opt.formats);
     if (command == "reduce") return vkamp::bench::run_reduce(run.device, opt.repeats, run.batch, opt.formats);
     if (command == "generate") return vkamp::bench::run_generate(run.device, opt.repeats, opt.size, opt.formats);
+    if (opt.tune) {
+      std::vector<std::array<uint32_t, 3>> dims;
+      for (const Shape& sh : opt.shapes) dims.push_back({sh.m, sh.n, sh.k});
+      std::vector<std::string> form_names;
+      for (Form f : opt.forms) form_names.push_back(form_flag(f));
+      return vkamp::bench::run_gemm_tune(run.device, dims, form_names, opt.max_tune_s);
+    }
     return run_gemm(run.device, opt.repeats, opt.max_dispatch_s, opt.quick, opt.peer, opt.formats, opt.forms,
                     opt.shapes);
   } catch (const std::exception& e) {

@@ -122,9 +122,11 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   if (!cfg.quiet)
     std::fprintf(stderr, "%s%s on %s (%s%s)\n", who.c_str(), info.name, ctx->info().name.c_str(),
                  precision_path_name(ctx->path()),
-                 mma == GemmMma::coopmat    ? (ctx->coopmat_api() == vkamp::CoopmatApi::khr
-                                                   ? "; fp16 GEMMs on tensor cores (KHR)"
-                                                   : "; fp16 GEMMs on tensor cores (NV)")
+                 mma == GemmMma::coopmat && ctx->gemm_mma_auto()
+                     ? "; fp16 GEMMs on the tuner's kernels (the shader GEMM unless tuned on this device)"
+                 : mma == GemmMma::coopmat ? (ctx->coopmat_api() == vkamp::CoopmatApi::khr
+                                                  ? "; fp16 GEMMs on tensor cores (KHR)"
+                                                  : "; fp16 GEMMs on tensor cores (NV)")
                  : mma == GemmMma::emulated ? "; fp16 GEMMs on the tensor-core tiling, emulated"
                                             : "");
   try {

@@ -2,9 +2,13 @@
 // fp16/bf16/cooperative-matrix support, and the precision path vkamp takes;
 // with --knobs, every setting and environment variable instead.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <array>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app/cli.hpp"
 #include "app/settings_table.hpp"
@@ -13,6 +17,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/ops/gemm_tuner.hpp"
 
 namespace {
 
@@ -52,7 +57,7 @@ std::string tensor_cores(const vkamp::DeviceInfo& d, vkamp::CoopmatApi api) {
 std::string fp16_gemm(const vkamp::DeviceInfo& d) {
   if (d.path() != vkamp::PrecisionPath::Fp16Arithmetic) return "shader GEMM (the fp16 storage path computes in fp32)";
   try {
-    const vkamp::GemmMma want = vkamp::gemm_mma_requested();
+    const std::optional<vkamp::GemmMma> want = vkamp::gemm_mma_requested();
     const std::optional<vkamp::CoopmatApi> forced = vkamp::coopmat_api_requested();
     if (want == vkamp::GemmMma::emulated) return "emulated (the tensor-core tiling in plain GLSL: VKAMP_COOPMAT=emulate)";
     const vkamp::CoopmatApi api = forced.value_or(d.tensor_core_api());
@@ -65,8 +70,10 @@ std::string fp16_gemm(const vkamp::DeviceInfo& d) {
     if (want == vkamp::GemmMma::coopmat)
       return gap.empty() ? name + " tensor cores (" + setting + why_khr + ")"
                          : "none: " + setting + " stops a run here: " + gap;
-    return gap.empty() ? "shader GEMM (tensor cores stay off until the GEMM suite has passed on such a GPU; "
-                         "VKAMP_COOPMAT=1 takes " + name + why_khr + ")"
+    if (want == vkamp::GemmMma::off) return "shader GEMM (VKAMP_COOPMAT=0)";
+    return gap.empty() ? "the tuner's kernel per class (below): " + name + " tensor cores only where a tuning on "
+                         "this device measured them faster, else the shader GEMM (VKAMP_COOPMAT=auto" + why_khr +
+                         "; =1 forces them, =0 turns them off)"
                        : "shader GEMM (no tensor cores for vkamp)";
   } catch (const vkamp::Error& e) {
     return std::string("unknown: ") + e.what();
@@ -92,6 +99,45 @@ std::string denormals(const vkamp::DeviceInfo& d) {
 }
 
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// The kernel each fp16 GEMM class of the classes this device has a choice
+// for (its cache file's and the linear layers of the bundled models') runs
+// on, and where the choice came from: a Context on the device, as a run
+// would make one.
+void print_gemm_kernels(const vkamp::DeviceInfo& d, bool validation) {
+  try {
+    // Listing never tunes: VKAMP_GEMM_TUNE=on reads the cache as cached does.
+    if (vkamp::ops::gemm_tune_mode() == vkamp::ops::GemmTuneMode::on) setenv("VKAMP_GEMM_TUNE", "cached", 1);
+    vkamp::ContextOptions opt;
+    opt.device = std::to_string(d.index);
+    opt.validation = validation;
+    opt.pipeline_cache = "none";
+    vkamp::Context ctx(opt);
+    if (ctx.gemm_mma() == vkamp::GemmMma::off) {
+      std::printf("      GEMM kernels    the shader GEMM for every class (no tensor-core GEMM on this context)\n");
+      return;
+    }
+    auto& tuner = ctx.gemm_tuner();
+    using vkamp::ops::Gemm;
+    std::vector<Gemm> products;
+    for (const auto& [cls, c] : tuner.table()) products.push_back(vkamp::ops::gemm_class_example(cls));
+    // A linear layer's three products (forward, dX, dW) at batch x in -> out:
+    // charlm medium's 64 x 256 tokens, 384 -> 1536 and back; the MLP's batch
+    // 128, 784 -> 256.
+    for (auto [batch, in, out] : {std::array<uint32_t, 3>{16384, 384, 1536}, {16384, 1536, 384}, {128, 784, 256}}) {
+      products.push_back({.m = batch, .n = out, .k = in, .trans_b = true});
+      products.push_back({.m = batch, .n = in, .k = out});
+      products.push_back({.m = out, .n = in, .k = batch, .trans_a = true});
+    }
+    for (const Gemm& g : products) tuner.choose(vkamp::Format::F16, g);
+    std::printf("      GEMM kernels    cache %s%s\n", tuner.path().empty() ? "(none)" : tuner.path().c_str(),
+                tuner.table().empty() ? " (no tuned rows: the compiled-in defaults)" : "");
+    for (const auto& u : tuner.used())
+      std::printf("        %-10s %-22s %s\n", u.cls.c_str(), u.kernel.c_str(), u.source.c_str());
+  } catch (const vkamp::Error& e) {
+    std::printf("      GEMM kernels    unknown: %s\n", e.what());
+  }
+}
 
 }  // namespace
 
@@ -165,6 +211,7 @@ int main(int argc, char** argv) {
       std::printf("                      fp32: shader GEMM (the tensor-core GEMM is written for fp16 operands)\n");
       std::printf("                      bf16, cb16: shader GEMM (glslang 12 declares no bf16 cooperative matrix;"
                   " docs/tensor-cores.md)\n");
+      if (d.index == chosen && d.path() == vkamp::PrecisionPath::Fp16Arithmetic) print_gemm_kernels(d, validation);
       std::printf("\n");
     }
     std::printf("* = the device vkamp uses%s%s\n", selector.empty() ? "" : " for --device ",

@@ -9,7 +9,8 @@
 # line printed is the archive's path, vkamp-tests-VERSION-x86_64.tar.xz. It
 # unpacks into vkamp-tests/:
 #   run-tests.sh  the runner (scripts/bundle/run-tests.sh)
-#   check-gpu.sh  a GPU's first run: every test, then bench/gpu_vs_torch.sh
+#   check-gpu.sh  a GPU in one command (~8 min): GEMM tuning sweep, tensor-core
+#                 tests, bench/gpu_vs_torch.sh, the rest of the tests
 #   tests.list    every test ctest runs except those that need an X server,
 #                 MPI, clang or a build tree: "entry, environment, command,
 #                 gtest case", one line per case

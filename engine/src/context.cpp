@@ -11,6 +11,7 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/ops/gemm_tuner.hpp"
 
 namespace vkamp {
 namespace {
@@ -34,7 +35,7 @@ std::string default_cache_path(const DeviceInfo& info) {
 
 }  // namespace
 
-GemmMma gemm_mma_requested() {
+std::optional<GemmMma> gemm_mma_requested() {
   std::string v;
   // Raised as the device errors it sits among, which every caller of a
   // Context catches.
@@ -43,6 +44,7 @@ GemmMma gemm_mma_requested() {
   } catch (const ConfigError& e) {
     throw Error(e.what());
   }
+  if (v == "auto") return std::nullopt;
   if (v == "1" || v == "khr") return GemmMma::coopmat;
   if (v == "emulate") return GemmMma::emulated;
   return GemmMma::off;
@@ -111,17 +113,21 @@ Context::Context(ContextOptions opt)
   // glslang declares for GL_NV_cooperative_matrix. NV where the device runs
   // that build, else KHR (the same kernel, written from it by
   // tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR. Options given in code
-  // leave the environment unread.
-  gemm_mma_ = opt.gemm_mma ? *opt.gemm_mma : gemm_mma_requested();
+  // leave the environment unread. Asked for nothing (auto), coopmat where
+  // the device has it: the GEMM tuner then runs the shader GEMM for every
+  // class but those a tuning on this device measured faster on tensor cores.
+  const std::optional<GemmMma> asked = opt.gemm_mma ? opt.gemm_mma : gemm_mma_requested();
   std::optional<CoopmatApi> forced = opt.coopmat_api;
   if (!forced && !opt.gemm_mma) forced = coopmat_api_requested();
   coopmat_api_ = forced.value_or(info_.tensor_core_api());
   const std::string gap = forced ? info_.tensor_core_gap(coopmat_api_) : info_.tensor_core_gap();
+  gemm_mma_auto_ = !asked && gap.empty();
+  gemm_mma_ = asked ? *asked : gemm_mma_auto_ ? GemmMma::coopmat : GemmMma::off;
   if (gemm_mma_ == GemmMma::coopmat && !gap.empty())
     throw Error(std::string(coopmat_api_ == CoopmatApi::khr && forced ? "VKAMP_COOPMAT=khr" : "VKAMP_COOPMAT=1") +
                 ": device \"" + info_.name + "\" cannot run the tensor-core GEMM: " + gap +
                 " (VKAMP_COOPMAT=emulate runs its emulation)");
-  if (path_ != PrecisionPath::Fp16Arithmetic) gemm_mma_ = GemmMma::off;
+  if (path_ != PrecisionPath::Fp16Arithmetic) gemm_mma_ = GemmMma::off, gemm_mma_auto_ = false;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   coopmat.cooperativeMatrix = VK_TRUE;
   KhrCooperativeMatrixFeatures coopmat_khr;
@@ -181,7 +187,13 @@ Context::Context(ContextOptions opt)
   }
 }
 
+ops::GemmTuner& Context::gemm_tuner() {
+  if (!gemm_tuner_) gemm_tuner_ = std::make_unique<ops::GemmTuner>(*this);
+  return *gemm_tuner_;
+}
+
 Context::~Context() {
+  gemm_tuner_.reset();
   if (device_) vkDeviceWaitIdle(device_);
   kernels_.clear();
   save_pipeline_cache();

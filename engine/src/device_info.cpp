@@ -146,7 +146,9 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   d.vendor_id = props.vendorID;
   d.device_id = props.deviceID;
   std::memcpy(d.pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+  d.driver_version = props.driverVersion;
   d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+  d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
   d.texel_offset_alignment = props.limits.minTexelBufferOffsetAlignment;
   d.max_texel_elements = props.limits.maxTexelBufferElements;
   d.timestamp_period_ns = props.limits.timestampPeriod;

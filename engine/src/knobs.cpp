@@ -23,14 +23,20 @@ const std::vector<EnvKnob>& env_knobs() {
      "take the fp16-storage path (fp16 in memory, fp32 math) on any device"},
     {"VKAMP_INF_NAN_PRESERVE", {"0", "1"}, "", "1", "engine",
      "0: request no SignedZeroInfNanPreserve, leaving overflow to the exponent-bit checks alone"},
-    {"VKAMP_COOPMAT", {"0", "1", "emulate", "khr"}, "", "0", "engine",
-     "fp16 GEMMs on the shader GEMM (0), tensor cores (1: NV build where the device runs it, else KHR), "
-     "the tensor-core tiling emulated (emulate), or tensor cores through VK_KHR_cooperative_matrix (khr)"},
+    {"VKAMP_COOPMAT", {"auto", "0", "1", "emulate", "khr"}, "", "auto", "engine",
+     "fp16 GEMMs: tensor cores only for the classes a tuning on this device measured faster, else the shader "
+     "GEMM (auto); the shader GEMM (0); tensor cores (1: NV build where the device runs it, else KHR); the "
+     "tensor-core tiling emulated (emulate); tensor cores through VK_KHR_cooperative_matrix (khr)"},
+    {"VKAMP_GEMM_TUNE", {"off", "cached", "on"}, "", "cached", "engine",
+     "GEMM kernels per class: compiled-in (off), from the per-device cache vkamp-bench gemm --tune writes "
+     "(cached), or also tuned on first use and saved (on)"},
     {"VKAMP_PIPELINE_CACHE", {}, "a file, or none", "$XDG_CACHE_HOME (else ~/.cache)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
     // ---- which kernel an op takes (ops, graph): for tests and benchmarks
     {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "ops",
      "the GEMM through shared-memory tiles (1) or direct loads (0; any value but 1)"},
+    {"VKAMP_GEMM_KERNEL", {}, "shader or mma-wW-fMxN-kK-db|sb", "the tuner's choice", "ops",
+     "every fp16 GEMM that may take tensor cores on this kernel (tests, benchmarks)"},
     {"VKAMP_GEMM_BLOCK", {}, "RxC, each 1 to 16", "16x8 where C is at least 64 x 64, else 4x4", "ops",
      "the direct GEMM's outputs per thread (other values are ignored)"},
     {"VKAMP_GEMM_SG", {"0", "1"}, "", "1", "ops",
@@ -121,7 +127,7 @@ std::string env_choice(const char* name) {
   if (!v) return row.fallback;
   for (const std::string& c : row.choices)
     if (*v == c) return *v;
-  // "VKAMP_COOPMAT is 0, 1, emulate or khr, not "x"".
+  // "VKAMP_COOPMAT is auto, 0, 1, emulate or khr, not "x"".
   std::string list;
   for (size_t i = 0; i < row.choices.size(); ++i)
     list += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") + row.choices[i];

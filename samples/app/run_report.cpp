@@ -5,6 +5,7 @@
 
 #include "app/epoch_watch.hpp"
 #include "app/monitor.hpp"
+#include "vkamp/ops/gemm_tuner.hpp"
 
 namespace vkamp::app {
 namespace {
@@ -88,6 +89,13 @@ void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunR
   std::printf("  GPU time per step %.2f ms, of which the AMP check and scale update %.2f ms (%.1f%%)\n",
               s.gpu_ms_per_step, s.amp_ms_per_step,
               s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
+  // Which kernel each class of fp16 product ran on (ops/gemm_tuner.hpp).
+  const auto gemms = trainer.context().gemm_tuner().used();
+  if (!gemms.empty()) {
+    std::printf("  GEMM kernels (class: kernel, from):");
+    for (const auto& u : gemms) std::printf(" %s: %s, %s;", u.cls.c_str(), u.kernel.c_str(), u.source.c_str());
+    std::printf("\n");
+  }
   if (cfg.profile) {
     std::printf("  by kernel (ms/step):");
     for (auto& [label, ms] : s.kernel_ms_per_step) std::printf(" %s %.2f", label.c_str(), ms);

@@ -1,53 +1,110 @@
 #!/usr/bin/env bash
-# The first run of a test bundle on an NVIDIA GPU, in one command (issue 21):
-# the device table, every test (the tensor-core GEMM's entries,
-# shaders_gemm_mma_coopmat and, through VK_KHR_cooperative_matrix,
-# shaders_gemm_mma_khr, run there instead of skipping), the fp16 GEMM's speed
-# in the NV and the KHR build (issue 35), attention's two paths on charlm
-# medium (fused, the default, and VKAMP_ATTENTION=materialized), each step's
-# profile by op class, then vkamp against PyTorch CUDA with the tensor-core
-# GEMM as a third column (its charlm medium and gpt2 runs keep both sides'
-# profiles by op class).
+# A GPU's check from a test bundle, in one command that fits a 15-minute
+# loan (issue 33: about 8 minutes on an H100), in this order:
+#   1. the device table (vkamp-info, which names the GEMM kernel per class);
+#   2. the GEMM tuning sweep (vkamp-bench gemm --tune), printing its table and
+#      writing the winners to the per-device cache every later step reads;
+#   3. the tensor-core GEMM tests: the NV build (shaders_gemm_mma_coopmat),
+#      then the KHR build (shaders_gemm_mma_khr), and the fp16 GEMM's speed
+#      forced onto each (VKAMP_COOPMAT=1 and =khr, 4096^3 forward);
+#   4. bench/gpu_vs_torch.sh, 1 round: gemm 1024^3/4096^3/8192^3 forward, dX
+#      and dW, charlm medium and small, lenet5, mlp (VKAMP_COOPMAT at its
+#      default: the tuned kernels; charlm medium keeps its --profile);
+#   5. charlm medium on both attention paths (fused, materialized), --profile;
+#   6. the rest of the suite, in whatever time is left (timeout).
 #
-#   check-gpu.sh [gpu_vs_torch.sh options]     e.g. --rounds 1 --workloads gemm,medium
+#   check-gpu.sh [--vkamp-only] [--quick] [--budget S] [--tune-shapes LIST] [gpu_vs_torch.sh options]
 #
-# Everything printed also goes to check-gpu-DATE/ in the current directory
-# (CHECK_GPU_DIR moves it). Exits 1 if a test failed or a benchmark did.
+# --budget S (default 480) bounds the whole run: step 6 gets what is left.
+# --quick checks the script, not the GPU: tiny shapes, gpu_vs_torch.sh
+# --quick, charlm tiny for step 5, and each step's time limit 3x (a CPU
+# driver runs it in about 10 minutes; with VKAMP_COOPMAT=emulate the sweep
+# and tests run the emulated tensor-core GEMM).
+# --tune-shapes LIST: the sweep's shapes (default: its own, the models' and
+# square layers). --vkamp-only (machines without PyTorch CUDA) and any other
+# option go to gpu_vs_torch.sh. Everything printed also goes to
+# check-gpu-DATE/ in the current directory (CHECK_GPU_DIR moves it). Exits 1
+# if a test or a benchmark step failed.
 set -uo pipefail
 B="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-case "${1:-}" in -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+budget=480 tune_shapes="" bench_args=() quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --tune-shapes) tune_shapes=${2:?--tune-shapes needs a list}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) bench_args+=("$1"); shift ;;
+  esac
+done
+[[ $budget =~ ^[0-9]+$ ]] || { echo "check-gpu: --budget needs whole seconds, got '$budget'"; exit 2; }
+# charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
+gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1
+bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
+           --forms forward,dx,dw --steps 150 --epochs 1)
+if [ "$quick" = 1 ]; then
+  [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
+  bench_set=(--quick)
+  gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
+fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
-echo "check-gpu: logs in $out"
+echo "check-gpu: logs in $out; at most ${budget} s"
+# The bundle's data (the corpus) and the pipeline cache the steps share.
+while IFS='=' read -r name path; do export "$name=$B/$path"; done <"$B/data/paths.env"
+export VKAMP_PIPELINE_CACHE="${VKAMP_PIPELINE_CACHE:-$out/pipeline-cache.bin}"
+left() { echo $((budget - SECONDS)); }
+status=0
+step() { echo; echo "== [$SECONDS s] $*"; }
+
+step "device"
 "$B/bin/vkamp-info" 2>&1 | tee "$out/vkamp-info.txt"
-echo "== tests"
-"$B/run-tests.sh" 2>&1 | tee "$out/tests.txt"
-tests=${PIPESTATUS[0]}
-echo "== tensor-core GEMM tests alone: the NV build, then the KHR build"
-"$B/run-tests.sh" '^shaders_gemm_mma_coopmat ' 2>&1 | tail -1 | tee "$out/coopmat-tests.txt"
-"$B/run-tests.sh" '^shaders_gemm_mma_khr ' 2>&1 | tail -1 | tee "$out/khr-tests.txt"
-echo "== fp16 GEMM on tensor cores: the NV build, then the KHR build (a few seconds each)"
-gemm=0
-if [ -x "$B/bin/vkamp-bench" ]; then
-  for cm in 1 khr; do
-    echo "-- VKAMP_COOPMAT=$cm" | tee -a "$out/gemm-nv-khr.txt"
-    VKAMP_COOPMAT=$cm "$B/bin/vkamp-bench" gemm --formats fp16 --forms forward --repeats 3 \
-      --shape 1024x1024x1024,4096x4096x4096 2>&1 | tee -a "$out/gemm-nv-khr.txt"
-    [ "${PIPESTATUS[0]}" = 0 ] || gemm=1
-  done
-else
-  echo "no bin/vkamp-bench in this bundle"
-fi
-echo "== attention: fused and materialized, charlm medium fp16, 100 steps, --profile"
-text=(); [ -f "$B/data/charlm-corpus.txt" ] && text=(--text "$B/data/charlm-corpus.txt")
+
+step "GEMM tuning sweep"
+tune=("$B/bin/vkamp-bench" gemm --tune --max-tune-s 6)
+[ -z "$tune_shapes" ] || tune+=(--shapes "$tune_shapes")
+timeout $((150 * slow)) "${tune[@]}" 2>&1 | tee "$out/tune.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the sweep failed"; status=1; }
+
+step "tensor-core GEMM tests: the NV build, then the KHR build"
+for entry in shaders_gemm_mma_coopmat shaders_gemm_mma_khr; do
+  timeout $((90 * slow)) "$B/run-tests.sh" "^$entry " 2>&1 | tee "$out/$entry.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+done
+for cm in 1 khr; do
+  echo "-- VKAMP_COOPMAT=$cm" | tee -a "$out/gemm-nv-khr.txt"
+  VKAMP_COOPMAT=$cm timeout $((30 * slow)) "$B/bin/vkamp-bench" gemm --formats fp16 --forms forward --repeats 3 \
+    --shape "$gemm_shape" 2>&1 | tee -a "$out/gemm-nv-khr.txt"
+  # A device without that build says so and exits 1: not this check's failure.
+done
+
+step "vkamp against PyTorch"
+timeout $((200 * slow)) "$B/bench/gpu_vs_torch.sh" "${bench_set[@]}" --log "$out/bench" "${bench_args[@]}" 2>&1 |
+  tee "$out/bench.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the benchmark failed"; status=1; }
+
+step "attention: fused and materialized, charlm ${gpt[*]}, fp16, --profile"
+text=(); [ ! -f "$B/data/charlm-corpus.txt" ] || text=(--text "$B/data/charlm-corpus.txt")
 for path in fused materialized; do
-  VKAMP_ATTENTION=$path "$B/bin/charlm" "${text[@]}" --size medium --batch 64 --max-steps 100 --eval-every 100 --generate 0 \
-    --precision fp16 --profile --no-progress >"$out/attention-$path.txt" 2>&1
-  echo "  $path (exit $?): $(grep -oE '[0-9.]+ samples/s' "$out/attention-$path.txt" | head -1);" \
-    "$(grep -E '^ +(attention|gemm) ' "$out/attention-$path.txt" | tr -s ' ' | tr '\n' ';')"
+  VKAMP_ATTENTION=$path timeout $((45 * slow)) "$B/bin/charlm" "${gpt[@]}" --max-steps "$gpt_steps" --eval-every "$gpt_steps" \
+    --generate 0 --precision fp16 --profile --no-progress "${text[@]}" >"$out/attention-$path.txt" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || { echo "check-gpu: charlm on the $path path failed ($rc)"; status=1; }
+  echo "  $path (exit $rc): $(grep -oE '[0-9.]+ (samples|tokens)/s' "$out/attention-$path.txt" | head -1);" \
+    "$(grep -E '^ +(attention|gemm)' "$out/attention-$path.txt" | tr -s ' ' | tr '\n' ';')"
 done | tee "$out/attention.txt"
-echo "== benchmark"
-"$B/bench/gpu_vs_torch.sh" --coopmat both --log "$out/bench" "$@" 2>&1 | tee "$out/bench.txt"
-bench=${PIPESTATUS[0]}
-echo "check-gpu: tests exit $tests, NV/KHR GEMM bench exit $gemm, benchmark exit $bench; logs in $out"
-[ "$tests" = 0 ] && [ "$gemm" = 0 ] && [ "$bench" = 0 ]
+grep -q "check-gpu: charlm" "$out/attention.txt" && status=1
+cat "$out/attention-fused.txt" >>"$out/charlm-profile.txt"
+
+rest=$(left)
+step "the rest of the suite (${rest} s left)"
+if [ "$rest" -gt 20 ]; then
+  timeout "$rest" "$B/run-tests.sh" -x '^shaders_gemm_mma_(coopmat|khr) ' 2>&1 | tee "$out/tests.txt"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 124 ] && echo "check-gpu: the suite stopped at the time limit (not a failure of its own)"
+  [ "$rc" = 0 ] || [ "$rc" = 124 ] || status=1
+else
+  echo "check-gpu: no time left for it"
+fi
+echo "check-gpu: done in $SECONDS s, exit $status; logs in $out"
+exit $status

@@ -3,11 +3,12 @@
 # it). Needs bash, coreutils, awk and a Vulkan driver; the bundle carries the
 # binaries, the Vulkan loader, the validation layer and the data.
 #
-#   run-tests.sh [-j N] [-c SIZE] [-l] [REGEX]
+#   run-tests.sh [-j N] [-c SIZE] [-l] [-x EXCLUDE] [REGEX]
 #
 #   -j N     run N test processes at once (default: the number of CPUs)
 #   -c SIZE  at most SIZE gtest cases per process (default 100)
 #   -l       list the selected tests instead of running them
+#   -x RE    leave out the tests that RE matches (as REGEX matches)
 #   REGEX    extended regex matched against "ENTRY TEST", e.g. 'Shaders/Gemm',
 #            '^test_io ' or '^shaders_gemm_tiled_path '
 #
@@ -19,10 +20,10 @@
 # N skipped"; exits 1 if anything failed.
 set -uo pipefail
 B="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-jobs=$(nproc 2>/dev/null || echo 2) size=100 list=0
-while getopts "j:c:lh" o; do
+jobs=$(nproc 2>/dev/null || echo 2) size=100 list=0 exclude=""
+while getopts "j:c:lx:h" o; do
   case $o in
-    j) jobs=$OPTARG ;; c) size=$OPTARG ;; l) list=1 ;;
+    j) jobs=$OPTARG ;; c) size=$OPTARG ;; l) list=1 ;; x) exclude=$OPTARG ;;
     *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -43,9 +44,10 @@ export VKAMP_PIPELINE_CACHE="${VKAMP_PIPELINE_CACHE:-$out/pipeline-cache.bin}"
 
 # Split the selected tests into chunks: at most $size cases of one entry each.
 # chunks/N.tests holds a chunk's cases; index lines are "N entry env command".
-awk -F'\t' -v re="$filter" -v size="$size" -v dir="$out/chunks" '
+awk -F'\t' -v re="$filter" -v ex="$exclude" -v size="$size" -v dir="$out/chunks" '
   /^#/ || NF < 4 { next }
   re != "" && ($1 " " $4) !~ re { next }
+  ex != "" && ($1 " " $4) ~ ex { next }
   $1 != entry || n >= size || $4 == "-" {
     if (f) close(f)
     entry = $1; n = 0; f = dir "/" ++id ".tests"

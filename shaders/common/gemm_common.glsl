@@ -65,7 +65,7 @@ void store_c(uint i, uint j, float acc) {
     partial[(gl_WorkGroupID.z * p.m + i) * p.n + j] = v;
     return;
   }
-  if (p.accumulate != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
+  if ((p.accumulate & 1u) != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
   if (BIAS != 0u) v += sfp2f(bias[j]);
   if (ACT != ACT_NONE) {
     if (p.keep_z != 0u) preact[i * p.n + j] = f2sfp(v);

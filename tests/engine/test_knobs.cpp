@@ -102,7 +102,7 @@ TEST(Knobs, ChoiceRejectsAnUnknownValueNamingTheVariableAndItsValues) {
   const char* name = "VKAMP_COOPMAT";
   {
     Env e(name, nullptr);
-    EXPECT_EQ(env_choice(name), "0");
+    EXPECT_EQ(env_choice(name), "auto");
   }
   {
     Env e(name, "emulate");
@@ -113,7 +113,7 @@ TEST(Knobs, ChoiceRejectsAnUnknownValueNamingTheVariableAndItsValues) {
     env_choice(name);
     FAIL() << "no error for VKAMP_COOPMAT=tensor";
   } catch (const vkamp::ConfigError& err) {
-    EXPECT_STREQ(err.what(), "VKAMP_COOPMAT is 0, 1, emulate or khr, not \"tensor\"");
+    EXPECT_STREQ(err.what(), "VKAMP_COOPMAT is auto, 0, 1, emulate or khr, not \"tensor\"");
   }
 }
 

@@ -38,13 +38,14 @@ Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
 
 
 // vkamp-info: every device with its float-controls modes per width, what
-// vkamp requests, and the cooperative-matrix extensions (the shapes, one
-// line each, where a device has them: never on lavapipe).
+// vkamp requests, the cooperative-matrix extensions (the shapes, one line
+// each, where a device has them: never on lavapipe), and for the chosen
+// device the GEMM kernel per class of fp16 product.
 TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result r = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* line : {"inf/NaN keep    fp16 ", "overflow checks exponent-bit tests", "cooperative matrix       KHR ",
-                           "precision path  ", "* = the device vkamp uses"})
+                           "precision path  ", "GEMM kernels    ", "* = the device vkamp uses"})
     EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
   const bool offers = r.output.find("KHR yes") != std::string::npos || r.output.find("NV yes") != std::string::npos;
   EXPECT_EQ(offers, r.output.find("matrix shapes") != std::string::npos) << r.output;
@@ -76,7 +77,7 @@ TEST_F(SampleCli, InfoKnobsListsEverySettingAndEnvironmentVariable) {
 TEST_F(SampleCli, BadEnvironmentKnobValueIsNamed) {
   Result r = vkamp::test::run_child("VKAMP_COOPMAT=tensor " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
                                     "/fashion_mlp --no-progress --epochs 1");
-  EXPECT_TRUE(rejected(r, "VKAMP_COOPMAT is 0, 1, emulate or khr, not \"tensor\""));
+  EXPECT_TRUE(rejected(r, "VKAMP_COOPMAT is auto, 0, 1, emulate or khr, not \"tensor\""));
 }
 
 TEST_F(SampleCli, HelpExitsZeroAndListsTheFlags) {

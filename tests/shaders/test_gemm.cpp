@@ -3,8 +3,8 @@
 // transposes, its batched form (strides, k ranges, more products than one
 // dispatch holds), inf/NaN propagation along rows and columns, the fused
 // epilogue of a linear forward (bias, activation, kept pre-activation; split
-// over k or not), and a finite-difference check of the backward products
-// against the GPU forward.
+// over k or not). The finite-difference check of the backward products is
+// test_gemm_grad.cpp's; the tensor-core family's tests are test_gemm_mma.cpp's.
 //
 // A shape names the GEMM it runs: the output is m x n and each output sums
 // k products. So for LinearForward m,n,k = batch,out,in; for
@@ -26,6 +26,7 @@
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
+#include "shaders/gemm_shapes.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
@@ -33,25 +34,7 @@
 namespace vkamp::test {
 namespace {
 
-struct Shape {
-  uint32_t m, n, k;
-};
-
-// Sizes from {1, 7, 33, 127, 1000}: single elements, partial tiles,
-// several tiles along m, along n and along both, a 16-deep k tile cut short,
-// and a long k where fp32 accumulation error grows. The last two are
-// convolution shapes (gemm_plan, asserted in GemmPlan below): 4099 output
-// pixels of 6 channels from 25 taps takes the thinnest, tallest tile, and
-// 6 x 25 over k = 4099 (a conv's dW) is split over k; so is 33 x 7 over 1000.
-constexpr Shape kShapes[] = {{1, 1, 1},     {7, 33, 127},   {33, 127, 7},    {127, 7, 33},
-                             {1000, 33, 7}, {7, 1000, 33},  {33, 7, 1000},   {127, 127, 127},
-                             {4099, 6, 25}, {6, 25, 4099}};
-
 using FormatShape = std::tuple<Format, Shape>;
-
-std::string shape_name(const Shape& s) {
-  return "m" + std::to_string(s.m) + "_n" + std::to_string(s.n) + "_k" + std::to_string(s.k);
-}
 
 std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info) {
   return std::string(format_name(std::get<0>(info.param))) + "_" + shape_name(std::get<1>(info.param));
@@ -693,134 +676,6 @@ INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
                          format_shape_name);
 
-// Finite differences of L = sum(G .* Y), Y = X W^T, through the GPU forward
-// in fp32: (L(X+hV) - L(X-hV)) / 2h against <dX, V> with dX = G W from
-// linear_backward_input, and the same along W with dW = G^T X from
-// linear_backward_weight. m,n,k = batch,out,in.
-class GemmGrad : public GpuTestP<Shape> {};
-
-// sqrt(sum of squares), of a double vector.
-double norm2(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x * x;
-  return std::sqrt(s);
-}
-
-TEST_P(GemmGrad, BackwardMatchesFiniteDifferences) {
-  const Format f = Format::F32;
-  const Shape s = GetParam();
-  const uint32_t batch = s.m, out = s.n, in = s.k;
-  const double u = unit_roundoff(f);
-  // L is linear in X and in W, so the central difference has no truncation
-  // error at any h: only fp32 rounding in the forward, which a large step
-  // divides away. h = 0.5 moves the inputs by as much as they hold.
-  const float h = 0.5f;
-  auto x = random_values(size_t(batch) * in, -1, 1, f);
-  auto w = random_values(size_t(out) * in, -1, 1, f);
-  auto g = random_values(size_t(batch) * out, -1, 1, f);
-  // Directions with |entries| in [0.5, 1): no direction is nearly zero.
-  auto direction = [&](size_t n) {
-    auto v = random_values(n, 0.5f, 1.0f, f);
-    for (float& e : v)
-      if (std::bernoulli_distribution(0.5)(rng())) e = -e;
-    return v;
-  };
-  auto vx = direction(x.size()), vw = direction(w.size());
-  auto step = [&](const std::vector<float>& p, const std::vector<float>& v, float sign) {
-    std::vector<float> r(p.size());
-    for (size_t i = 0; i < p.size(); ++i) r[i] = p[i] + sign * h * v[i];
-    return r;
-  };
-  auto xp = step(x, vx, 1), xm = step(x, vx, -1), wp = step(w, vw, 1), wm = step(w, vw, -1);
-
-  Buffer bx = guarded_input(f, x), bw = guarded_input(f, w), bg = guarded_input(f, g);
-  Buffer bxp = guarded_input(f, xp), bxm = guarded_input(f, xm), bwp = guarded_input(f, wp), bwm = guarded_input(f, wm);
-  const size_t ny = size_t(batch) * out;
-  Buffer yxp = guarded_output(f, ny), yxm = guarded_output(f, ny), ywp = guarded_output(f, ny), ywm = guarded_output(f, ny);
-  Buffer bdx = guarded_output(f, x.size()), bdw = guarded_output(f, w.size());
-  run_once([&](Sequence& seq) {
-    ops::linear_forward(seq, f, bxp, bw, yxp, batch, in, out);
-    ops::linear_forward(seq, f, bxm, bw, yxm, batch, in, out);
-    ops::linear_forward(seq, f, bx, bwp, ywp, batch, in, out);
-    ops::linear_forward(seq, f, bx, bwm, ywm, batch, in, out);
-    ops::linear_backward_input(seq, f, bg, bw, bdx, batch, in, out);
-    ops::linear_backward_weight(seq, f, bg, bx, bdw, batch, in, out);
-  });
-  auto dx = guarded_result(bdx, f, x.size()), dw = guarded_result(bdw, f, w.size());
-
-  // L and its rounding noise scale: an fp32 dot product of length k has
-  // error about u sqrt(k+1) sum|a||b| (independent roundings, the +1 for a
-  // product rounded before the add), and independent output errors add in
-  // quadrature through the sum over G.
-  auto loss = [&](const Buffer& y, const std::vector<float>& xs, const std::vector<float>& ws, double* noise) {
-    auto yv = guarded_result(y, f, ny);
-    double l = 0, var = 0;
-    for (uint32_t b = 0; b < batch; ++b)
-      for (uint32_t o = 0; o < out; ++o) {
-        double abs_sum = 0;
-        for (uint32_t i = 0; i < in; ++i) abs_sum += std::abs(double(xs[b * in + i]) * ws[o * in + i]);
-        double gi = g[b * out + o];
-        l += gi * yv[b * out + o];
-        var += std::pow(gi * u * std::sqrt(in + 1.0) * abs_sum, 2);
-      }
-    *noise += std::sqrt(var);
-    return l;
-  };
-
-  // Along X. The step the host actually took is xp - xm (exact in double),
-  // so compare L(xp) - L(xm) with <dX, xp - xm>; dividing by 2h gives the
-  // usual central difference.
-  {
-    double noise = 0;
-    double diff = (loss(yxp, xp, w, &noise) - loss(yxm, xm, w, &noise)) / (2 * h);
-    noise /= 2 * h;
-    double dot = 0, dx_noise = 0;
-    std::vector<double> terms(x.size());
-    for (uint32_t b = 0; b < batch; ++b)
-      for (uint32_t i = 0; i < in; ++i) {
-        size_t e = size_t(b) * in + i;
-        double d = (double(xp[e]) - xm[e]) / (2 * h);
-        terms[e] = dx[e] * d;
-        dot += terms[e];
-        double abs_sum = 0;
-        for (uint32_t o = 0; o < out; ++o) abs_sum += std::abs(double(g[b * out + o]) * w[o * in + i]);
-        dx_noise += std::pow(d * u * std::sqrt(out + 1.0) * abs_sum, 2);
-      }
-    // 10 standard deviations of the rounding noise: a false alarm is out of the question.
-    double tol = 10 * (noise + std::sqrt(dx_noise));
-    // A wrong gradient moves <dX, V> by about ||dX .* V||: the check must be
-    // far finer than that to be able to fail.
-    ASSERT_LT(tol, 0.01 * norm2(terms)) << "tolerance too loose to detect a wrong dX";
-    EXPECT_NEAR(diff, dot, tol) << "central difference along X vs <dX, V>";
-  }
-  // Along W.
-  {
-    double noise = 0;
-    double diff = (loss(ywp, x, wp, &noise) - loss(ywm, x, wm, &noise)) / (2 * h);
-    noise /= 2 * h;
-    double dot = 0, dw_noise = 0;
-    std::vector<double> terms(w.size());
-    for (uint32_t o = 0; o < out; ++o)
-      for (uint32_t i = 0; i < in; ++i) {
-        size_t e = size_t(o) * in + i;
-        double d = (double(wp[e]) - wm[e]) / (2 * h);
-        terms[e] = dw[e] * d;
-        dot += terms[e];
-        double abs_sum = 0;
-        for (uint32_t b = 0; b < batch; ++b) abs_sum += std::abs(double(g[b * out + o]) * x[b * in + i]);
-        dw_noise += std::pow(d * u * std::sqrt(batch + 1.0) * abs_sum, 2);
-      }
-    double tol = 10 * (noise + std::sqrt(dw_noise));
-    ASSERT_LT(tol, 0.01 * norm2(terms)) << "tolerance too loose to detect a wrong dW";
-    EXPECT_NEAR(diff, dot, tol) << "central difference along W vs <dW, U>";
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Shaders, GemmGrad, ::testing::ValuesIn(kShapes),
-                         [](const ::testing::TestParamInfo<Shape>& info) {
-                           return "fp32_" + shape_name(info.param);
-                         });
-
 // More products than the 65535 workgroups of one dispatch along z: the
 // host dispatches them in slices, each product still at its own offsets.
 class GemmBatch : public GpuTest {};
@@ -854,74 +709,6 @@ TEST_F(GemmBatch, EpilogueRejectsWhatItCannotDo) {
   EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2, .batch = 2}, a, a, c, relu), Error);
   EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2}, a, a, c, z_only), Error);
   seq.end();
-}
-
-// The tensor-core GEMM (gemm_mma.comp) takes fp16 products when the
-// context's GemmMma is not off: on cooperative matrices, or emulated on any
-// device (VKAMP_COOPMAT=emulate). The ctest variant shaders_gemm_mma_emulated
-// runs every fp16 test of this file and of attention through the emulation;
-// these two check the choice, and the 128 x 128 tiles that none of the
-// suite's shapes reach (the plan keeps them for products with many tiles).
-class GemmMmaPath : public GpuTest {};
-
-TEST_F(GemmMmaPath, TakesFp16ProductsButNotTheCausalOnes) {
-  const bool on = ctx().gemm_mma() != GemmMma::off;
-  const ops::Gemm plain{.m = 8, .n = 8, .k = 8};
-  EXPECT_EQ(ops::gemm_takes_mma(ctx(), Format::F16, plain), on);
-  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::BF16, plain)) << "cooperative matrices here are fp16 only";
-  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::F32, plain));
-  EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::F16, {.m = 8, .n = 8, .k = 8, .k_range = ops::KRange::up_to_row}))
-      << "causal products stay on gemm.comp, which skips past the diagonal";
-  const char* env = std::getenv("VKAMP_COOPMAT");
-  if (env && std::string(env) == "emulate" && ctx().path() == PrecisionPath::Fp16Arithmetic)
-    EXPECT_EQ(ctx().gemm_mma(), GemmMma::emulated) << "the variant must run what it names";
-}
-
-TEST_F(GemmMmaPath, LargeTilesOverABatchAtEveryTranspose) {
-  const Format fmt = Format::F16;
-  // 130 x 130: two 128-row tiles, the second 2 rows deep; k = 40 stages a
-  // full 32-deep slice and a short one. 32 products make 128 tiles.
-  const uint32_t m = 130, n = 130, k = 40, batch = 32;
-  for (bool trans_a : {false, true})
-    for (bool trans_b : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "trans_a " << trans_a << ", trans_b " << trans_b);
-      const ops::Gemm g{.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f,
-                        .batch = batch};
-      const ops::GemmMmaPlan plan = ops::gemm_mma_plan(g);
-      EXPECT_EQ(plan.tile_m(), 128u);
-      EXPECT_EQ(plan.tile_n(), 128u);
-      const uint64_t na = uint64_t(m) * k, nb = uint64_t(k) * n, nc = uint64_t(m) * n;
-      auto a = random_values(batch * na, -1, 1, fmt), b = random_values(batch * nb, -1, 1, fmt);
-      std::vector<double> ref(batch * nc);
-      for (uint32_t z = 0; z < batch; ++z)
-        for (uint32_t i = 0; i < m; ++i)
-          for (uint32_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (uint32_t l = 0; l < k; ++l)
-              sum += double(a[z * na + (trans_a ? l * m + i : i * k + l)]) *
-                     b[z * nb + (trans_b ? j * k + l : l * n + j)];
-            ref[z * nc + i * n + j] = 0.5 * sum;
-          }
-      Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b), bc = guarded_output(fmt, ref.size());
-      run_once([&](Sequence& seq) { ops::gemm(seq, fmt, g, ba, bb, bc); });
-      EXPECT_TRUE(close_to(guarded_result(bc, fmt, ref.size()), ref, gemm_bound(fmt, k), smallest_normal(fmt)));
-    }
-}
-
-TEST(GemmMmaPlan, TilesAndSplits) {
-  const ops::GemmMmaPlan small = ops::gemm_mma_plan({.m = 127, .n = 127, .k = 127});
-  EXPECT_EQ(small.tile_m(), 64u) << "4 tiles of 128 would leave a large GPU idle";
-  EXPECT_EQ(small.tile_n(), 64u);
-  EXPECT_EQ(small.splits, 1u);
-  const ops::GemmMmaPlan big = ops::gemm_mma_plan({.m = 4096, .n = 4096, .k = 4096});
-  EXPECT_EQ(big.tile_m(), 128u);
-  EXPECT_EQ(big.splits, 1u);
-  const ops::GemmMmaPlan dw = ops::gemm_mma_plan({.m = 6, .n = 25, .k = 4099, .trans_a = true});
-  EXPECT_GT(dw.splits, 1u);
-  EXPECT_EQ(dw.k_chunk % 32, 0u) << "slices start on the shader's 32-deep staging";
-  EXPECT_GE(uint64_t(dw.splits) * dw.k_chunk, 4099u) << "every k is in a slice";
-  EXPECT_LT(uint64_t(dw.splits - 1) * dw.k_chunk, 4099u) << "no slice is empty";
-  EXPECT_EQ(ops::gemm_mma_plan({.m = 6, .n = 25, .k = 4099, .batch = 2}).splits, 1u);
 }
 
 // The plan behind the shapes above, so the tests keep covering the thin

@@ -106,6 +106,19 @@ TEST(EveryCli, BenchNamesTheBenchmarkAFlagBelongsTo) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "--size S ")) << r.output;
   EXPECT_FALSE(has(r.output, "--peer")) << r.output;
+  // gemm --tune: its own rows, refused elsewhere and beside what it cannot take.
+  r = run_child(bench + " reduce --tune");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--tune is an option of vkamp-bench gemm")) << r.output;
+  r = run_child(bench + " gemm --tune --formats fp32");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--tune times fp16 kernels")) << r.output;
+  r = run_child(bench + " gemm --tune --shapes 64x64");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "MxNxK")) << r.output;
+  r = run_child(bench + " gemm --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "--tune") && has(r.output, "--max-tune-s S")) << r.output;
   r = run_child(VKAMP_TEST_DIR(VKAMP_BENCH_DIR) + "/per-layer-scaling-bench --depth x");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "--depth")) << r.output;

@@ -17,17 +17,24 @@
 #include "vkamp/spirv_float_controls.hpp"
 
 namespace vkamp {
+namespace ops {
+class GemmTuner;
+}
 
 // How fp16 GEMMs run (gemm_mma.comp): on the ordinary GEMM (off), on the
 // tensor-core GEMM with cooperative matrices (coopmat: through
 // VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix, CoopmatApi), or on
 // the same tiled GEMM with its multiply-accumulate emulated in plain GLSL
-// (emulated: any device; the tests use it). Off by default until the coopmat
-// build has passed the GEMM suite on a GPU.
+// (emulated: any device; the tests use it). Unset (or auto), coopmat where
+// the device offers fp16 x fp16 -> fp32 cooperative matrices, and the GEMM
+// tuner then picks per class of product between them and the shader GEMM
+// (Context::gemm_mma_auto); its compiled-in choice is the shader GEMM for
+// every class, so only a tuning measured on the device moves a class.
 enum class GemmMma { off, emulated, coopmat };
-// The path $VKAMP_COOPMAT asks for (unset: off; 1 and khr: coopmat); an
-// Error for any value but 0, 1, emulate and khr.
-GemmMma gemm_mma_requested();
+// The path $VKAMP_COOPMAT asks for (unset or auto: nullopt, the device
+// decides; 1 and khr: coopmat); an Error for any value but auto, 0, 1,
+// emulate and khr.
+std::optional<GemmMma> gemm_mma_requested();
 // KHR where $VKAMP_COOPMAT=khr forces the KHR build; unset otherwise (the
 // device's choice: DeviceInfo::tensor_core_api).
 std::optional<CoopmatApi> coopmat_api_requested();
@@ -48,8 +55,10 @@ struct ContextOptions {
   // fallback). $VKAMP_FP16_STORAGE_ONLY=1 sets it too.
   bool fp16_storage_only = false;
   // The fp16 GEMM path; unset means $VKAMP_COOPMAT (0 off, 1 coopmat,
-  // emulate). coopmat on a device without it (DeviceInfo::tensor_core_gap)
-  // is an Error. On the fp16-storage path every GEMM stays off.
+  // emulate), and unset there too, coopmat where the device has it (the
+  // tuner choosing per class), else off. Asking for coopmat on a device
+  // without it (DeviceInfo::tensor_core_gap) is an Error. On the
+  // fp16-storage path every GEMM stays off.
   std::optional<GemmMma> gemm_mma;
   // The cooperative-matrix build the coopmat path takes; unset means KHR
   // under $VKAMP_COOPMAT=khr (when gemm_mma is unset too), else the device's
@@ -71,6 +80,13 @@ class Context {
   CoopmatApi coopmat_api() const { return coopmat_api_; }
   // gemm_mma.comp's build for gemm_mma(): "" (the emulation), ".coopmat" (NV) or ".khr".
   const char* gemm_mma_build() const;
+  // Whether the tensor cores were the device's default rather than asked
+  // for: the tuner then keeps a class on the shader GEMM unless a tuning on
+  // this device measured them faster.
+  bool gemm_mma_auto() const { return gemm_mma_auto_; }
+  // The kernel choices of this context's GEMMs (ops/gemm_tuner.hpp), made
+  // on first use.
+  ops::GemmTuner& gemm_tuner();
   bool validation() const { return instance_.validation(); }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
@@ -134,6 +150,8 @@ class Context {
   void save_pipeline_cache();
   GemmMma gemm_mma_ = GemmMma::off;
   CoopmatApi coopmat_api_ = CoopmatApi::nv;
+  bool gemm_mma_auto_ = false;
+  std::unique_ptr<ops::GemmTuner> gemm_tuner_;
 
   Instance instance_;
   DeviceInfo info_;

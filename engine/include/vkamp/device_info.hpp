@@ -28,6 +28,7 @@ struct DeviceInfo {
   uint32_t api_version = 0;
   uint32_t vendor_id = 0, device_id = 0;
   std::string driver;  // driver name and info, e.g. "llvmpipe (Mesa 22.3.6)"
+  uint32_t driver_version = 0;  // VkPhysicalDeviceProperties::driverVersion (vendor-encoded)
   uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
 
   bool shader_float16 = false;
@@ -46,6 +47,7 @@ struct DeviceInfo {
   uint64_t device_local_bytes = 0;
   uint32_t compute_queue_family = UINT32_MAX;
   uint32_t max_shared_memory = 0;
+  uint32_t max_workgroup_invocations = 128;  // maxComputeWorkGroupInvocations
   // Uniform texel buffers (gemm.comp's ".texel" operand loads): the
   // alignment of a view's start, and the most elements one view may hold.
   uint64_t texel_offset_alignment = 256;

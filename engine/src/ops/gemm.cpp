@@ -9,6 +9,7 @@
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/ops/gemm_tuner.hpp"
 
 namespace vkamp::ops {
 namespace {
@@ -131,8 +132,8 @@ BufferView texel_aligned(const BufferView& v, uint64_t alignment, size_t element
 
 }  // namespace
 
-bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm& g) {
-  return ctx.gemm_mma() != GemmMma::off && fmt == Format::F16 && g.k_range == KRange::all;
+bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm&) {
+  return ctx.gemm_mma() != GemmMma::off && fmt == Format::F16;
 }
 
 bool gemm_texel_loads(const DeviceInfo& info) {
@@ -141,6 +142,12 @@ bool gemm_texel_loads(const DeviceInfo& info) {
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
           const GemmEpilogue& epilogue) {
+  const GemmKernel kernel = seq.context().gemm_tuner().choose(fmt, g);
+  gemm_with(seq, fmt, g, kernel, a, b, c, epilogue);
+}
+
+void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kernel, BufferView a, BufferView b,
+               BufferView c, const GemmEpilogue& epilogue, uint32_t lanes) {
   size_t eb = format_bytes(fmt);
   const uint32_t inner = g.inner == 0 ? std::max(g.batch, 1u) : g.inner;
   const Placement pa = place("A", g, inner, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.first_a,
@@ -164,7 +171,11 @@ void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, 
                         uint32_t(pa.first), uint32_t(pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
                         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
                         epilogue.preact.has_value()};
-  if (gemm_takes_mma(seq.context(), fmt, g)) return detail::gemm_mma(seq, fmt, g, push, a, b, c, epilogue);
+  if (kernel.mma) {
+    if (!gemm_takes_mma(seq.context(), fmt, g))
+      throw Error("gemm: the tensor-core kernel " + kernel.name() + " runs fp16 products with VKAMP_COOPMAT on");
+    return detail::gemm_mma(seq, fmt, g, kernel.shape, lanes, push, a, b, c, epilogue);
+  }
   // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
   // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
   bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;

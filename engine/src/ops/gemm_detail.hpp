@@ -27,9 +27,9 @@ void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader:
                    shader::GemmPush push, uint32_t tiles_n, uint32_t tiles_m, uint32_t splits, BufferView a,
                    BufferView b, BufferView c, const GemmEpilogue& epilogue, const char* label);
 
-// gemm() on the tensor-core GEMM (gemm_mma.comp), with push filled in but
-// for kc.
-void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, shader::GemmPush push, BufferView a, BufferView b,
-              BufferView c, const GemmEpilogue& epilogue);
+// gemm() on the tensor-core GEMM (gemm_mma.comp) in `shape`, with push
+// filled in but for kc; `lanes`: the emulation's warp width (0: 32).
+void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, const GemmMmaShape& shape, uint32_t lanes,
+              shader::GemmPush push, BufferView a, BufferView b, BufferView c, const GemmEpilogue& epilogue);
 
 }  // namespace vkamp::ops::detail

@@ -5,7 +5,9 @@
 #include "macros.h"
 
 VKAMP_PUSH(GemmPush)
-  uint m, n, k; float alpha; uint accumulate; uint kc;
+  uint m, n, k; float alpha;
+  uint accumulate;  // bit 0: C += the product; gemm_mma.comp's run-time flags: bit 1, 16-byte loads; bit 2, straight stores
+  uint kc;
   uint sa, sb, sc, z0;  // batch strides and the first product of this dispatch (BATCHED)
   uint a_first, b_first, c_first;  // product 0's first element in each binding
   uint lda, ldb, ldc;  // row strides of A, B and C as stored

@@ -9,6 +9,7 @@
 #include "vkamp/device_info.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/ops/activation.hpp"
+#include "vkamp/ops/gemm_kernel.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {
@@ -56,6 +57,8 @@ struct GemmEpilogue {
   bool empty() const { return !bias && !act; }
 };
 
+// Runs on the kernel the context's GEMM tuner picks for the product's class
+// (ops/gemm_tuner.hpp; the same kernel for the same class every time).
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
           const GemmEpilogue& epilogue = {});
 
@@ -74,22 +77,28 @@ struct GemmPlan {
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
 // Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
 GemmPlan gemm_plan(const Gemm& g, bool tiled);
-// How the tensor-core GEMM (gemm_mma.comp) runs a product: warps_m x
-// warps_n warps per workgroup, each computing frags_m x frags_n 16 x 16
-// blocks of C, and split-k as gemm_plan's (k_chunk a multiple of the
-// shader's 32-deep slices).
+// How the tensor-core GEMM (gemm_mma.comp) runs a product in one of its
+// shapes: the tile, and split-k as gemm_plan's (k_chunk a multiple of the
+// shape's BK; never with a k range, whose slices start at tile rows).
 struct GemmMmaPlan {
-  uint32_t warps_m = 2, warps_n = 2;
-  uint32_t frags_m = 2, frags_n = 2;
+  GemmMmaShape shape;
   uint32_t splits = 1, k_chunk = 0;
-  uint32_t tile_m() const { return 16 * frags_m * warps_m; }
-  uint32_t tile_n() const { return 16 * frags_n * warps_n; }
+  uint32_t tile_m() const { return shape.tile_m(); }
+  uint32_t tile_n() const { return shape.tile_n(); }
 };
-GemmMmaPlan gemm_mma_plan(const Gemm& g);
-// Whether gemm() runs this product on the tensor-core GEMM: fp16 where the
-// context's GemmMma is not off, except attention's causal products
-// (k_range), which gemm.comp skips past the diagonal.
+GemmMmaPlan gemm_mma_plan(const Gemm& g, const GemmMmaShape& shape);
+// Whether gemm() may run this product on the tensor-core GEMM: fp16 where
+// the context's GemmMma is not off (which kernel then runs is the tuner's
+// choice: ops/gemm_tuner.hpp).
 bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm& g);
+// The tensor-core GEMM's warp width: the device's subgroup size on tensor
+// cores, $VKAMP_MMA_LANES (16, 32 or 64; 32 unset) in the emulation.
+uint32_t gemm_mma_lanes(const Context& ctx);
+// gemm() on a given kernel (the tuner times candidates through this; tests
+// compare kernels). An mma kernel needs gemm_takes_mma; `lanes` (emulated
+// build only; 0: gemm_mma_lanes) sets the emulation's warp width.
+void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kernel, BufferView a, BufferView b,
+               BufferView c, const GemmEpilogue& epilogue = {}, uint32_t lanes = 0);
 // Whether the direct path reads A and B through uniform texel buffers
 // (CPU drivers; VKAMP_GEMM_LOADS=texel|storage overrides).
 bool gemm_texel_loads(const DeviceInfo& info);

@@ -57,6 +57,7 @@ class Trainer {
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
+  Context& context() const { return ctx_; }
 
   // Called on the host thread for every step record, in step order.
   std::function<void(const StepMetrics&)> on_step;
