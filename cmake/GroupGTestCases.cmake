@@ -7,15 +7,19 @@
 # for each of test_shaders' 2395 cases (and 129 of test_training's, whose
 # cases train the same few models with the same kernels).
 #
-# A group is a parameterised test at one storage format, its sizes or
-# shapes together: "Shaders/Gemm.LinearForward/fp32" runs the filter
-# "Shaders/Gemm.LinearForward/fp32_*" (the sizes of one format share their
-# pipelines). A plain TEST is grouped with its suite: "test_shaders
-# GemmPlan.*" runs "GemmPlan.*". scripts/bundle.sh lists a group's cases one
-# by one again.
+# A group is a parameterised suite at one storage format, its tests, sizes
+# and shapes together: "Shaders/Bias.*/fp32" runs the filter
+# "Shaders/Bias.*/fp32_*" (most suites' tests at one format take a second
+# or two in all, less than the process's start, 0.1 to 0.26 s, times
+# their number). The suites named in SPLIT (comma-separated, e.g.
+# "Gemm,Attention": their tests compile many pipelines each, 2 to 22 CPU-s
+# a test and format cold) are grouped per test instead:
+# "Shaders/Gemm.LinearForward/fp32" runs "Shaders/Gemm.LinearForward/fp32_*".
+# A plain TEST is grouped with its suite: "test_shaders GemmPlan.*" runs
+# "GemmPlan.*". scripts/bundle.sh lists a group's cases one by one again.
 #
 #   cmake -D EXE=... -D OUT=... -D LABEL=... -D ENV=... -D TIMEOUT=... [-D FIXTURE=vulkan]
-#         -P GroupGTestCases.cmake
+#         [-D SPLIT=Suite,...] -P GroupGTestCases.cmake
 execute_process(COMMAND "${EXE}" --gtest_list_tests OUTPUT_VARIABLE listing RESULT_VARIABLE rc
   TIMEOUT 60)
 if(NOT rc EQUAL 0)
@@ -25,13 +29,25 @@ string(REPLACE ";" "\\;" listing "${listing}")
 string(REPLACE "\n" ";" lines "${listing}")
 set(groups "")
 set(suite "")
+# "Prefix/Suite." for each name in SPLIT; a pattern that matches nothing without it.
+set(split_suites "^$")
+if(SPLIT)
+  string(REPLACE "," "|" split_suites "${SPLIT}")
+  set(split_suites "^([^/]*/)?(${split_suites})[.]$")
+endif()
 foreach(line IN LISTS lines)
   if(line MATCHES "^([^ #][^ ]*)")  # "Suite." or "Prefix/Suite."
     set(suite "${CMAKE_MATCH_1}")
   elseif(line MATCHES "^  ([^ ]+)")
     set(case "${CMAKE_MATCH_1}")
     if(case MATCHES "^([^/]+)/(fp32|fp16|bf16|cb16)_")
-      set(group "${suite}${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
+      set(test "${CMAKE_MATCH_1}")
+      set(format "${CMAKE_MATCH_2}")
+      if(suite MATCHES "${split_suites}")
+        set(group "${suite}${test}/${format}")
+      else()
+        set(group "${suite}*/${format}")
+      endif()
       set(filter "${group}_*")
     elseif(case MATCHES "^([^/]+)/")
       set(group "${suite}${CMAKE_MATCH_1}")

@@ -4,7 +4,7 @@
 # what changed is rebuilt. It configures a Release build: debug information
 # cost a third more compile CPU (an -O2 -g object against -O3 without -g,
 # measured on 2 cores), which every CI run paid. For a debugger, configure a
-# tree of your own with -DCMAKE_BUILD_TYPE=Release (the CMake default).
+# tree of your own with -DCMAKE_BUILD_TYPE=RelWithDebInfo or Debug.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$VKAMP_ROOT/scripts/setup.sh"
