@@ -10,7 +10,6 @@
 # glslang's depfile); one generated source then embeds every module.
 
 set(VKAMP_SHADER_DIR ${CMAKE_CURRENT_LIST_DIR}/../shaders)
-set_property(GLOBAL PROPERTY VKAMP_SHADER_IDS "")
 set_property(GLOBAL PROPERTY VKAMP_SHADER_EMBEDS "")  # "<id>|<key>|<header>" per module
 set(VKAMP_EMBED_SPIRV ${CMAKE_CURRENT_LIST_DIR}/EmbedSpirv.cmake)
 set_property(GLOBAL PROPERTY VKAMP_KHR_BUILDS "")  # "<coopmat .spv>|<khr .spv>" pairs, for the tests
