@@ -213,7 +213,7 @@ if [ "$preset" != 6 ]; then
 fi
 # The device tool carries 64 MiB in all: the archive, the loader packages
 # and the working tree (about 9 MiB tracked). Packed in one stream (above),
-# the bundle measured 47.7 MiB where -6 -T0 gave 55.8 (2026-11-28).
+# the bundle measured 47.5 MiB where -6 -T0 gave 55.8 (2026-11-28).
 tree=$(git -C "$src" ls-files -z 2>/dev/null | (cd "$src" && xargs -0 cat 2>/dev/null) | wc -c)
 room=$((64 * 1024 * 1024 - tree - 2 * 1024 * 1024))
 [ "$size" -le "$room" ] ||
