@@ -76,19 +76,6 @@ Reference reference(const std::vector<float>& x, const std::vector<float>& gamma
   return ref;
 }
 
-// The smallest standard deviation of a row of x (rows of `cols`), in double.
-double narrowest_row_deviation(const std::vector<float>& x, uint32_t cols) {
-  double narrowest = std::numeric_limits<double>::infinity();
-  for (size_t at = 0; at + cols <= x.size(); at += cols) {
-    double mean = 0, var = 0;
-    for (uint32_t c = 0; c < cols; ++c) mean += x[at + c];
-    mean /= cols;
-    for (uint32_t c = 0; c < cols; ++c) var += (x[at + c] - mean) * (x[at + c] - mean);
-    narrowest = std::min(narrowest, std::sqrt(var / cols));
-  }
-  return narrowest;
-}
-
 std::vector<double> plus(std::vector<double> a, const std::vector<float>& b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
   return a;
@@ -354,7 +341,9 @@ TEST_P(LayerNormFp32, BackwardMatchesFiniteDifferencesFarFromZero) {
     //    ulp of 1000 (3e-5), 5e-5 of sigma.
     // A naive E[x^2] - E[x]^2 variance moves rstd by ~10% between the two
     // evaluations, errors of order 1 or more. Squared, with a margin of 4.
-    double sigma = narrowest_row_deviation(x, cols), rel = (h / sigma) * (h / sigma) + 1e-4 + 5e-5;
+    // The narrowest row's deviation, sqrt(var + eps), from the reference's rstd.
+    const std::vector<double> rstd = reference(x, gamma, beta, r, rows(), cols).rstd;
+    double sigma = 1 / *std::max_element(rstd.begin(), rstd.end()), rel = (h / sigma) * (h / sigma) + 1e-4 + 5e-5;
     double err = (dot - fd) * (dot - fd) / (dx_norm * step_norm);
     EXPECT_LE(err, 4 * rel * rel) << "<dx, step> " << dot << ", central difference " << fd
                                   << ", narrowest row's deviation " << sigma;
