@@ -21,7 +21,7 @@ vkamp_add_op(concat)
 vkamp_add_op(layer_norm SHADERS layer_norm layer_norm_grad layer_norm_param_grad)
 vkamp_add_op(embedding SHADERS embedding embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
-# Attention fused FlashAttention-style (the default; VKAMP_ATTENTION): its kernel, no graph op of its own.
+# Attention fused FlashAttention-style (GPUs' default; VKAMP_ATTENTION): its kernel, no graph op of its own.
 vkamp_add_op(attention_fused SHADERS attention_fused attention_fused_grad)
 vkamp_add_op(batch_norm SHADERS batch_norm batch_norm_stats batch_norm_merge:once batch_norm_grad_sums
              batch_norm_param_grad batch_norm_grad)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Attention's two paths in one charlm build, in turns: VKAMP_ATTENTION=fused
-# (FlashAttention-2 tiles, the default) and materialized (the stored
-# probabilities), N rounds, then the median of each and fused/materialized.
+# (FlashAttention-2 tiles, GPUs' default) and materialized (the stored
+# probabilities, CPU drivers' default), N rounds, then the median of each
+# and fused/materialized.
 # --baseline BIN adds a third column: another build's charlm (say the one
 # before the fused path existed), run with the same flags.
 #   bench/attention_paths.sh [--size S] [--steps N] [--rounds N] [--baseline BIN] [charlm flags...]
@@ -16,7 +17,7 @@ while [ $# -gt 0 ]; do
     --steps) steps="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --baseline) baseline="$2"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) extra+=("$1"); shift ;;
   esac
 done

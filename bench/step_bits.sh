@@ -7,9 +7,9 @@
 #
 #   bench/step_bits.sh BEFORE_BUILD AFTER_BUILD [STEPS]
 #
-# The environment reaches both sides: against a build older than the fused
-# attention (issue 34, which sums in another order by design), compare with
-# VKAMP_ATTENTION=materialized.
+# The environment reaches both sides: on a GPU, against a build older than
+# the fused attention (issue 34, which sums in another order by design),
+# compare with VKAMP_ATTENTION=materialized (CPU drivers' default).
 #
 # Exit status 1 if any sample differs, 2 on bad arguments.
 set -euo pipefail

@@ -54,7 +54,7 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "ops",
      "the emulated tensor-core GEMM's warp width (Intel's subgroups are 16 wide, AMD's 64); tensor cores "
      "take the device's subgroup size"},
-    {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused", "ops",
+    {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused on GPUs, materialized on CPU drivers", "ops",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128) or stored probabilities"},
     {"VKAMP_ATTENTION_TILES", {"gpu", "cpu"}, "", "cpu on CPU drivers, gpu elsewhere", "ops",
      "the fused attention's tile sizes: 64 x 32 (gpu) or 16 x 16 (cpu)"},

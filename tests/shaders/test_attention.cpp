@@ -3,8 +3,8 @@
 // seq 1 (each position sees only itself: y = v), 7, 33, 67 and 130 (rows
 // longer than the 128 invocations of the softmax workgroups, and several
 // tiles of the fused path's queries and keys); heads 1, 2, 3; head sizes 1,
-// 4, 5, 16, 64; batch 1, 2 and 3. Both paths (VKAMP_ATTENTION: fused by
-// default, materialized in tests/CMakeLists.txt's variants), the fused one
+// 4, 5, 16, 64; batch 1, 2 and 3. Both paths (VKAMP_ATTENTION: the device's
+// default, the other in tests/CMakeLists.txt's variants), the fused one
 // at both tile sizes (VKAMP_ATTENTION_TILES). Outputs are guarded and poisoned, and so
 // are kept and workspace, so a read of anything the op did not write shows
 // up as NaN. Also: the causal mask (later positions cannot change earlier
@@ -198,8 +198,8 @@ Result run(Format f, const AttentionShape& s, const std::vector<float>& qkv, con
   const size_t ny = size_t(s.batch) * s.seq * s.channels;
   Buffer bqkv = guarded_input(f, qkv), bdy = guarded_input(f, dy);
   Buffer by = guarded_output(f, ny), bd = guarded_output(f, 3 * ny, dqkv0);
-  Buffer kept = poisoned(ctx(), f, s.batch * ops::attention_kept_elements(f, s.seq, s.channels, s.heads));
-  Buffer work = poisoned(ctx(), f, s.batch * ops::attention_workspace_elements(f, s.seq, s.channels, s.heads));
+  Buffer kept = poisoned(ctx(), f, s.batch * ops::attention_kept_elements(ctx(), f, s.seq, s.channels, s.heads));
+  Buffer work = poisoned(ctx(), f, s.batch * ops::attention_workspace_elements(ctx(), f, s.seq, s.channels, s.heads));
   run_once([&](Sequence& seq) {
     ops::attention_forward(seq, f, bqkv, by, kept, s);
     if (backward) ops::attention_backward(seq, f, bqkv, by, kept, bdy, bd, work, s, dqkv0 != nullptr);
@@ -258,7 +258,7 @@ TEST_P(Attention, LastOnlyGivesTheLastPosition) {
   qkv[s.channels + 1 % s.channels] = kNan;  // k of position 0 of example 0: its head of y is NaN
   const size_t ny = size_t(s.batch) * s.channels;
   Buffer bqkv = guarded_input(fmt(), qkv), by = guarded_output(fmt(), ny);
-  Buffer kept = poisoned(ctx(), fmt(), s.batch * ops::attention_kept_elements(fmt(), s.seq, s.channels, s.heads));
+  Buffer kept = poisoned(ctx(), fmt(), s.batch * ops::attention_kept_elements(ctx(), fmt(), s.seq, s.channels, s.heads));
   run_once([&](Sequence& seq) { ops::attention_forward(seq, fmt(), bqkv, by, kept, last); });
   const std::vector<float> y = guarded_result(by, fmt(), ny, "y");
   Reference ref = reference(fmt(), qkv, dy, s);
@@ -338,7 +338,7 @@ TEST_P(Attention, NanReachesOnlyWhatDependsOnIt) {
 // this is the fused path's rule.
 TEST_P(AttentionCausality, InfInAKeyPoisonsTheRowsThatSeeIt) {
   const AttentionShape& s = shape();
-  if (!ops::attention_fused(s.channels, s.heads)) GTEST_SKIP() << "the fused path's rule (VKAMP_ATTENTION)";
+  if (!ops::attention_fused(ctx(), s.channels, s.heads)) GTEST_SKIP() << "the fused path's rule (VKAMP_ATTENTION)";
   const uint32_t hd = s.channels / s.heads, j = std::uniform_int_distribution<uint32_t>(1, s.seq - 1)(rng());
   const uint32_t c = std::uniform_int_distribution<uint32_t>(0, s.channels - 1)(rng()), h = c / hd;
   for (float inf : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {

@@ -127,6 +127,7 @@ void Executor::analyse() {
     state->def = def_of(n.op);
     state->shapes.fmt = nodes_fmt_[nodes_.size()];
     state->shapes.norm_in_16_bits = level_ == AmpLevel::O3 && state->shapes.fmt != Format::F32;
+    state->shapes.ctx = &ctx_;
     int out = index(n.name);
     producer_[out] = int(nodes_.size());
     for (const std::string& name : n.inputs) {

@@ -30,7 +30,7 @@ GptDecoder::GptDecoder(Context& ctx, const GptConfig& c, Format fmt, const Buffe
   qkv_ = rows(3 * C);
   att_ = rows(C);
   mlp_ = rows(4 * C);
-  probs_ = rows(ops::attention_kept_elements(fmt, c.block_size, C, c.n_head));
+  probs_ = rows(ops::attention_kept_elements(ctx, fmt, c.block_size, C, c.n_head));
   logits_ = rows(c.vocab_size);
   mean_rstd_ = std::make_unique<Buffer>(ctx, 2 * sizeof(float));
   for (uint32_t i = 0; i < c.n_layer; ++i) cache_.push_back(rows(size_t(c.block_size) * 3 * C));

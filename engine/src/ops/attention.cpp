@@ -8,6 +8,7 @@
 #include "vkamp/gpu_abi/attention_softmax.h"
 #include "op_util.hpp"
 #include "row_plan.hpp"
+#include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm.hpp"
@@ -76,24 +77,27 @@ void set_c(Gemm& g, const HeadColumns& h) {
 
 }  // namespace
 
-bool attention_fused(uint32_t channels, uint32_t heads) {
-  return heads != 0 && channels / heads <= detail::kFusedMaxHead && env_choice("VKAMP_ATTENTION") == "fused";
+bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads) {
+  const bool gpu = ctx.info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool fused = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION") == "fused" : gpu;
+  return heads != 0 && channels / heads <= detail::kFusedMaxHead && fused;
 }
 
-uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
-  if (attention_fused(channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
+uint64_t attention_kept_elements(const Context& ctx, Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
+  if (attention_fused(ctx, channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
   return probs_per_example(seq, heads);
 }
 
-uint64_t attention_workspace_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {
-  if (attention_fused(channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
+uint64_t attention_workspace_elements(const Context& ctx, Format fmt, uint32_t seq, uint32_t channels,
+                                      uint32_t heads) {
+  if (attention_fused(ctx, channels, heads)) return detail::attention_fused_row_stats(fmt, seq, heads);
   return probs_per_example(seq, heads);
 }
 
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s) {
   const Layout l = layout("attention_forward", fmt, s);
-  if (attention_fused(s.channels, s.heads)) {
+  if (attention_fused(seq.context(), s.channels, s.heads)) {
     const uint32_t queries = s.last_only ? 1 : s.seq;
     detail::require("attention_forward", "qkv", qkv, 3 * uint64_t(s.batch) * s.seq * s.channels, l.eb);
     detail::require("attention_forward", "y", y, uint64_t(s.batch) * queries * s.channels, l.eb);
@@ -137,7 +141,7 @@ void attention_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y,
   if (s.last_only) throw Error("attention_backward: a decoding shape (last_only) has no backward");
   const Layout l = layout("attention_backward", fmt, s);
   const uint64_t tokens = uint64_t(s.batch) * s.seq * s.channels;
-  if (attention_fused(s.channels, s.heads)) {
+  if (attention_fused(seq.context(), s.channels, s.heads)) {
     detail::require("attention_backward", "qkv", qkv, 3 * tokens, l.eb);
     detail::require("attention_backward", "y", y, tokens, l.eb);
     detail::require("attention_backward", "kept", kept, uint64_t(l.bh) * s.seq, sizeof(float));

@@ -51,6 +51,9 @@ struct OpShapes {
   // --amp-level O3 (set by the executor): normalisation ops round their
   // parameters and batch statistics to fmt instead of keeping them in fp32.
   bool norm_in_16_bits = false;
+  // The device (set by the executor; null while building): for ops whose
+  // kernel, and so whose scratch, depends on it (attention's path).
+  const Context* ctx = nullptr;
 };
 
 // Where an input's gradient goes: overwrite it, or add to it because

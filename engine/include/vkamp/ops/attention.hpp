@@ -27,21 +27,23 @@ struct AttentionShape {
 };
 
 // Which path runs: fused (attention_fused.comp: FlashAttention-2's tiles,
-// the probabilities recomputed in the backward, never stored) for head
-// sizes up to 128 unless VKAMP_ATTENTION=materialized; else the
-// materialized path (batched GEMMs around attention_softmax.comp, the
-// probabilities kept from forward to backward).
-bool attention_fused(uint32_t channels, uint32_t heads);
+// the probabilities recomputed in the backward, never stored) on GPUs for
+// head sizes up to 128; else the materialized path (batched GEMMs around
+// attention_softmax.comp, the probabilities kept from forward to backward),
+// which CPU drivers take by default: there the recomputation costs FLOPs
+// that a CPU has fewer of than bandwidth (bench/NOTES.md, issue 34).
+// VKAMP_ATTENTION=fused|materialized overrides.
+bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads);
 
 // Scratch sizes PER EXAMPLE (batch = 1) in elements of the storage format
 // `fmt` (the caller allocates batch * elements * format_bytes(fmt) bytes).
 // The heads are column blocks of the token rows, read and written in place.
 // kept: what the forward stores for the backward (fused: an fp32 logsumexp
 // per head and position; materialized: the probabilities P).
-uint64_t attention_kept_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
+uint64_t attention_kept_elements(const Context& ctx, Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
 // workspace: the backward's scratch (fused: an fp32 D = dy . y per head and
 // position; materialized: dP, then dS).
-uint64_t attention_workspace_elements(Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
+uint64_t attention_workspace_elements(const Context& ctx, Format fmt, uint32_t seq, uint32_t channels, uint32_t heads);
 
 void attention_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView kept,
                        const AttentionShape& s);

@@ -16,6 +16,12 @@ ops::AttentionShape attention_shape(const OpRun& r) {
   return {r.rows, out.w, out.c, r.shapes.node.attrs.heads};
 }
 
+// The path, and so the scratch, depends on the device (ops/attention.hpp).
+const Context& device(const OpShapes& s) {
+  if (!s.ctx) throw std::logic_error("attention: the scratch sizes are asked before the executor set the device");
+  return *s.ctx;
+}
+
 }  // namespace
 
 OpDef attention_op() {
@@ -36,13 +42,13 @@ OpDef attention_op() {
   // D = dy . y reads the output too).
   d.backward_reads_inputs = true;
   d.backward_reads_output = [](const OpShapes& s) {
-    return ops::attention_fused(s.out.c, s.node.attrs.heads);
+    return ops::attention_fused(device(s), s.out.c, s.node.attrs.heads);
   };
   d.kept_per_row = [](const OpShapes& s) {
-    return ops::attention_kept_elements(s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
+    return ops::attention_kept_elements(device(s), s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
   };
   d.workspace_per_row = [](const OpShapes& s) {
-    return ops::attention_workspace_elements(s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
+    return ops::attention_workspace_elements(device(s), s.fmt, s.out.w, s.out.c, s.node.attrs.heads);
   };
   d.forward = [](OpRun& r) { ops::attention_forward(r.seq, r.fmt, r.in(0), r.out(), r.kept(), attention_shape(r)); };
   d.backward = [](OpRun& r) {
