@@ -6,7 +6,6 @@
 #include "reduce_bench.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "timed_copies.hpp"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/ops/bias.hpp"
@@ -42,22 +42,16 @@ const char* const kReduceHelp =
 namespace {
 
 constexpr uint32_t kSeqLen = 256, kEmbd = 384, kVocab = 65;
-constexpr double kTargetRunMs = 50;
-constexpr uint32_t kMaxReps = 64;
-
-// One op in one format: its operands and R recorded copies of it.
+// One op in one format: its operands and their timed copies.
 class Case {
  public:
   Case(Context& ctx, std::string name, Format fmt, double bytes,
-       const std::function<void(Case&, Sequence&, bool record)>& make)
-      : name_(std::move(name)), fmt_(fmt), bytes_(bytes), seq_(ctx, true, 512), make_(make) {
-    make_(*this, seq_, false);  // operands only
-    record(1);
-    std::vector<double> probe;
-    run(probe);
-    reps_ = uint32_t(std::clamp(kTargetRunMs / std::max(probe.at(0), 1e-6), 1.0, double(kMaxReps)));
-    record(reps_);
-    run(probe);  // the warm-up run of this recording
+       const std::function<void(Case&, Sequence*)>& make)
+      : name_(std::move(name)), fmt_(fmt), bytes_(bytes) {
+    make(*this, nullptr);  // operands only
+    timed_ = std::make_unique<TimedCopies>(ctx, std::vector<TimedCopies::Part>{[this, make](Sequence& s) {
+      make(*this, &s);
+    }});
   }
   // Operands, in the order at() numbers them.
   Buffer& add(Buffer b) {
@@ -66,39 +60,19 @@ class Case {
   }
   Buffer& buf(Context& ctx, size_t n, std::mt19937& gen) { return add(random_buffer(ctx, fmt_, n, gen)); }
   Buffer& at(size_t i) { return *buffers_.at(i); }
-  void timed_run() { run(times_); }
+  void timed_run() { timed_->timed_run(); }
   const std::string& name() const { return name_; }
   Format fmt() const { return fmt_; }
   double bytes() const { return bytes_; }
-  double median_ms() const { return median(times_); }
-  uint32_t reps() const { return reps_; }
+  double median_ms() const { return timed_->median_ms(0); }
+  uint32_t reps() const { return timed_->copies(); }
 
  private:
-  void record(uint32_t r) {
-    seq_.begin();
-    for (uint32_t i = 0; i < r; ++i) make_(*this, seq_, true);
-    seq_.end();
-    per_copy_ = seq_.dispatch_count() / r;
-  }
-  void run(std::vector<double>& out) {
-    seq_.run();
-    auto t = seq_.timings();
-    if (t.empty()) throw std::runtime_error("no GPU timestamps on this device");
-    for (size_t i = 0; i + per_copy_ <= t.size(); i += per_copy_) {
-      double ms = 0;
-      for (uint32_t d = 0; d < per_copy_; ++d) ms += t[i + d].ms;
-      out.push_back(ms);
-    }
-  }
-
   std::string name_;
   Format fmt_;
   double bytes_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
-  Sequence seq_;
-  std::function<void(Case&, Sequence&, bool)> make_;
-  std::vector<double> times_;
-  uint32_t reps_ = 1, per_copy_ = 1;
+  std::unique_ptr<TimedCopies> timed_;
 };
 
 }  // namespace
@@ -119,47 +93,47 @@ int run_reduce(const std::string& device, int repeats, uint32_t batch, std::vect
     const double eb = double(format_bytes(f));
     for (uint32_t cols : {kEmbd, 3 * kEmbd, 4 * kEmbd})
       cases.push_back(std::make_unique<Case>(ctx, "bias_grad " + std::to_string(cols), f,
-                                             eb * (double(rows) * cols + cols), [&, cols](Case& c, Sequence& s, bool rec) {
-        if (!rec) {
+                                             eb * (double(rows) * cols + cols), [&, cols](Case& c, Sequence* s) {
+        if (!s) {
           c.buf(ctx, size_t(rows) * cols, gen), c.buf(ctx, cols, gen);
           return;
         }
-        ops::bias_add_backward(s, c.fmt(), c.at(0), c.at(1), rows, cols);
+        ops::bias_add_backward(*s, c.fmt(), c.at(0), c.at(1), rows, cols);
       }));
     cases.push_back(std::make_unique<Case>(ctx, "layer_norm_param_grad 384", f,
                                            eb * (2.0 * rows * kEmbd + 2 * kEmbd) + 8.0 * rows,
-                                           [&](Case& c, Sequence& s, bool rec) {
+                                           [&](Case& c, Sequence* s) {
       const size_t n = size_t(rows) * kEmbd;
-      if (!rec) {
+      if (!s) {
         for (size_t e : {n, n, size_t(kEmbd), size_t(kEmbd)}) c.buf(ctx, e, gen);
         c.add(Buffer(ctx, size_t(rows) * 8)).fill(0x3F800000u);  // mean, rstd: 1, 1
         return;
       }
-      ops::layer_norm_backward_params(s, c.fmt(), c.at(0), c.at(4), c.at(1), c.at(2), c.at(3), rows, kEmbd, false,
+      ops::layer_norm_backward_params(*s, c.fmt(), c.at(0), c.at(4), c.at(1), c.at(2), c.at(3), rows, kEmbd, false,
                                       false);
     }));
     cases.push_back(std::make_unique<Case>(ctx, "embedding_grad", f,
                                            eb * (double(rows) * kEmbd + (kVocab + kSeqLen) * kEmbd) + 4.0 * rows,
-                                           [&](Case& c, Sequence& s, bool rec) {
-      if (!rec) {
+                                           [&](Case& c, Sequence* s) {
+      if (!s) {
         for (uint32_t keys : {rows, kVocab, kSeqLen}) c.buf(ctx, size_t(keys) * kEmbd, gen);
         std::vector<uint32_t> ids(rows);
         for (uint32_t& id : ids) id = gen() % kVocab;
         c.add(Buffer(ctx, ids.size() * 4)).write(ids);
         return;
       }
-      ops::embedding_backward(s, c.fmt(), c.at(3), c.at(0), c.at(1), c.at(2), rows, kSeqLen, kEmbd, kVocab);
+      ops::embedding_backward(*s, c.fmt(), c.at(3), c.at(0), c.at(1), c.at(2), rows, kSeqLen, kEmbd, kVocab);
     }));
     const uint32_t n = rows * kVocab;
     cases.push_back(std::make_unique<Case>(ctx, "sumsq " + std::to_string(n), f, eb * n,
-                                           [&, n](Case& c, Sequence& s, bool rec) {
-      if (!rec) {
+                                           [&, n](Case& c, Sequence* s) {
+      if (!s) {
         c.buf(ctx, n, gen);
         c.add(Buffer(ctx, ops::reduce_scratch_bytes(n)));
         c.add(Buffer(ctx, 4));  // the fp32 sum
         return;
       }
-      ops::sum_squares(s, c.fmt(), c.at(0), nullptr, n, c.at(1), c.at(2));
+      ops::sum_squares(*s, c.fmt(), c.at(0), nullptr, n, c.at(1), c.at(2));
     }));
   }
   for (int i = 0; i < repeats; ++i)

@@ -41,6 +41,7 @@
 #include "conv_bench.hpp"
 #include "gemm_tune_bench.hpp"
 #include "generate_bench.hpp"
+#include "attention_bench.hpp"
 #include "reduce_bench.hpp"
 
 namespace {
@@ -90,7 +91,9 @@ const char* kCommands =
     "vkamp-bench reduce: the reductions over rows of charlm medium, with GB/s\n"
     "(vkamp-bench reduce --help).\n"
     "vkamp-bench generate: a GPT's generation per token, KV cache against the\n"
-    "full window (vkamp-bench generate --help).\n";
+    "full window (vkamp-bench generate --help).\n"
+    "vkamp-bench attention: causal attention's two paths and the fused one's\n"
+    "tile sizes at charlm's shapes (vkamp-bench attention --help).\n";
 
 constexpr double kTargetRunMs = 20;  // per timed run, to choose R
 constexpr uint32_t kMaxDispatches = 256;
@@ -534,7 +537,8 @@ struct BenchOptions {
   bool formats_given = false;
   std::vector<Form> forms = {Form::Forward, Form::BackwardInput, Form::BackwardWeight};
   std::vector<Shape> shapes;
-  std::string size = "tiny";  // generate
+  std::vector<std::string> sizes;  // generate: one (tiny); attention: a list (medium, gpt2)
+  std::vector<std::string> tiles = {"device"};  // attention
   bool tune = false;          // gemm --tune
   double max_tune_s = 20;
 };
@@ -550,7 +554,8 @@ std::vector<Row> bench_rows() {
     o.repeats = int(vkamp::config::parse_u32(v, l, 1));
   };
   repeats.show = [](const BenchOptions&) {
-    return std::string("gemm 5, or 3 where one dispatch takes over 0.25 s; conv and reduce 7; generate 5, 3 for medium");
+    return std::string(
+        "gemm 5, or 3 where one dispatch takes over 0.25 s; conv and reduce 7; generate 5, 3 for medium; attention 5");
   };
   Row max_dispatch = vkamp::config::real<BenchOptions>(
       "max_dispatch_s", {g, "S", "gemm: skip cases estimated to take longer than S seconds per dispatch (0 runs every case)"},
@@ -565,7 +570,7 @@ std::vector<Row> bench_rows() {
       o.formats.push_back(*f);
     }
   };
-  formats.show = [](const BenchOptions&) { return std::string("fp32,fp16,bf16"); };
+  formats.show = [](const BenchOptions&) { return std::string("fp32,fp16,bf16; attention fp16"); };
   Row forms = vkamp::config::row<BenchOptions>("forms", {g, "LIST", "gemm: comma-separated forms from forward,dx,dw"});
   forms.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     o.forms.clear();
@@ -592,12 +597,33 @@ std::vector<Row> bench_rows() {
     }
   };
   shape.aliases = {"shapes"};  // --shapes: the tuner's sweep takes a list
-  Row size = vkamp::config::row<BenchOptions>("size", {g, "S", "generate: tiny | medium"});
+  Row size = vkamp::config::row<BenchOptions>(
+      "size", {g, "S", "generate: tiny | medium; attention: a comma-separated list of charlm's sizes from tiny, "
+                       "small, medium, gpt2"});
   size.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
-    if (v != "tiny" && v != "medium") vkamp::config::fail(l, "unknown size '" + v + "' (tiny | medium)");
-    o.size = v;
+    o.sizes.clear();
+    for (const std::string& item : split_list(v)) {
+      if (item != "tiny" && item != "small" && item != "medium" && item != "gpt2")
+        vkamp::config::fail(l, "unknown size '" + item + "' (tiny | small | medium | gpt2)");
+      o.sizes.push_back(item);
+    }
   };
-  size.show = [](const BenchOptions& o) { return o.size; };
+  size.show = [](const BenchOptions&) { return std::string("generate tiny; attention medium,gpt2"); };
+  Row tiles = vkamp::config::row<BenchOptions>(
+      "tiles", {g, "LIST", "attention: the fused path's tile sizes to time, comma-separated, each RxT (rows a "
+                           "workgroup x keys a tile, as VKAMP_ATTENTION_TILES), gpu, cpu or device"});
+  tiles.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    o.tiles.clear();
+    for (const std::string& item : split_list(v)) {
+      unsigned r = 0, t = 0;
+      char end = 0;
+      const bool rxt = std::sscanf(item.c_str(), "%ux%u%c", &r, &t, &end) == 2 && r > 0 && t > 0;
+      if (!rxt && item != "gpu" && item != "cpu" && item != "device")
+        vkamp::config::fail(l, "takes RxT (e.g. 64x32), gpu, cpu or device, got '" + item + "'");
+      o.tiles.push_back(item);
+    }
+  };
+  tiles.show = [](const BenchOptions&) { return std::string("device"); };
   return {
       repeats, formats, max_dispatch,
       vkamp::config::toggle<BenchOptions>("quick", {g, "", "gemm: fewer, smaller shapes"}, VKAMP_FIELD(quick)),
@@ -606,7 +632,7 @@ std::vector<Row> bench_rows() {
           {g, "", "gemm: also time each fp32 shape through PyTorch's torch.mm on the CPU (bench/gemm_peer.py), print "
                   "which BLAS it ran and the CPU's fp32 peak, and add columns: peer GFLOP/s, vkamp/peer, % of peak"},
           VKAMP_FIELD(peer)),
-      forms, shape, size,
+      forms, shape, size, tiles,
       vkamp::config::toggle<BenchOptions>(
           "tune",
           {g, "", "gemm: instead, the GEMM tuner's sweep (fp16): time every kernel the device fits per class of "
@@ -632,6 +658,7 @@ const std::vector<Command>& commands() {
       {"conv", vkamp::bench::kConvHelp, {"device", "repeats", "formats", "batch"}},
       {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
       {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
+      {"attention", vkamp::bench::kAttentionHelp, {"device", "repeats", "formats", "size", "tiles"}},
   };
   return all;
 }
@@ -666,7 +693,7 @@ int main(int argc, char** argv) {
   };
   for (app::Flag& f : app::bind_rows(rows, opt, opt_defaults)) flags.push_back(std::move(f));
 
-  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate [flags]",
+  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate|attention [flags]",
                        "Times vkamp's kernels on the GPU with timestamp queries; name the benchmark first.", false,
                        kCommands};
   if (cmd) {  // --help: the benchmark's own flags
@@ -676,7 +703,7 @@ int main(int argc, char** argv) {
   }
   const int argn = int(args.size());
   int status = app::parse_or_exit(program, argn, args.data(), flags, [&](const app::ParsedFlags& parsed) {
-    if (!cmd) throw ConfigError("no benchmark named (try 'vkamp-bench gemm'; there are: gemm, conv, reduce, generate)");
+    if (!cmd) throw ConfigError("no benchmark named (try 'vkamp-bench gemm'; there are: gemm, conv, reduce, generate, attention)");
     for (const auto& item : parsed.items)
       if (std::find(cmd->keys.begin(), cmd->keys.end(), item.flag->key) == cmd->keys.end()) {
         std::string owners;
@@ -689,6 +716,9 @@ int main(int argc, char** argv) {
     if (opt.quick && !opt.shapes.empty()) throw ConfigError("--quick picks shapes: leave it out with --shape");
     if (opt.tune && (opt.peer || opt.quick || opt.formats_given))
       throw ConfigError("--tune times fp16 kernels: leave out --peer, --quick and --formats");
+    if (command == "generate" && (opt.sizes.size() > 1 || (opt.sizes.size() == 1 && opt.sizes[0] != "tiny" &&
+                                                           opt.sizes[0] != "medium")))
+      throw ConfigError("vkamp-bench generate takes one --size: tiny or medium");
   });
   if (status >= 0) return status;
   if (opt.quick && !opt.formats_given) opt.formats = {vkamp::Format::F32, vkamp::Format::F16};
@@ -696,7 +726,13 @@ int main(int argc, char** argv) {
   try {
     if (command == "conv") return vkamp::bench::run_conv(run.device, opt.repeats, run.batch, opt.formats);
     if (command == "reduce") return vkamp::bench::run_reduce(run.device, opt.repeats, run.batch, opt.formats);
-    if (command == "generate") return vkamp::bench::run_generate(run.device, opt.repeats, opt.size, opt.formats);
+    if (command == "generate")
+      return vkamp::bench::run_generate(run.device, opt.repeats, opt.sizes.empty() ? "tiny" : opt.sizes[0], opt.formats);
+    if (command == "attention") {
+      if (!opt.formats_given) opt.formats = {vkamp::Format::F16};
+      if (opt.sizes.empty()) opt.sizes = {"medium", "gpt2"};
+      return vkamp::bench::run_attention(run.device, opt.repeats, opt.sizes, opt.tiles, opt.formats);
+    }
     if (opt.tune) {
       std::vector<std::array<uint32_t, 3>> dims;
       for (const Shape& sh : opt.shapes) dims.push_back({sh.m, sh.n, sh.k});

@@ -56,8 +56,9 @@ const std::vector<EnvKnob>& env_knobs() {
      "take the device's subgroup size"},
     {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused on GPUs, materialized on CPU drivers", "ops",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128) or stored probabilities"},
-    {"VKAMP_ATTENTION_TILES", {"gpu", "cpu"}, "", "cpu on CPU drivers, gpu elsewhere", "ops",
-     "the fused attention's tile sizes: 64 x 32 (gpu) or 16 x 16 (cpu)"},
+    {"VKAMP_ATTENTION_TILES", {}, "gpu, cpu or RxT (e.g. 64x32)", "cpu on CPU drivers, gpu elsewhere", "ops",
+     "the fused attention's tile sizes: 64 rows a workgroup x 32 keys a tile (gpu), 16 x 16 (cpu), or R x T "
+     "(vkamp-bench attention --tiles sweeps them)"},
     {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
      "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
     // ---- the applications

@@ -11,11 +11,14 @@
 #      and dW, charlm medium and small, lenet5, mlp (VKAMP_COOPMAT at its
 #      default: the tuned kernels; charlm medium keeps its --profile);
 #   5. charlm medium on both attention paths (fused, materialized), --profile;
-#   6. the rest of the suite, in whatever time is left (timeout).
+#   6. the attention kernels alone (vkamp-bench attention): charlm medium's
+#      and gpt2's shapes, the materialized path and the fused one at each
+#      tile size of a sweep (the default 64x32 among them), fp16;
+#   7. the rest of the suite, in whatever time is left (timeout).
 #
 #   check-gpu.sh [--vkamp-only] [--quick] [--budget S] [--tune-shapes LIST] [gpu_vs_torch.sh options]
 #
-# --budget S (default 480) bounds the whole run: step 6 gets what is left.
+# --budget S (default 480) bounds the whole run: step 7 gets what is left.
 # --quick checks the script, not the GPU: tiny shapes, gpu_vs_torch.sh
 # --quick, charlm tiny for step 5, and each step's time limit 3x (a CPU
 # driver runs it in about 10 minutes; with VKAMP_COOPMAT=emulate the sweep
@@ -40,12 +43,14 @@ done
 [[ $budget =~ ^[0-9]+$ ]] || { echo "check-gpu: --budget needs whole seconds, got '$budget'"; exit 2; }
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
 gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1
+attn=(--size medium,gpt2 --tiles device,32x32,64x16,64x64,128x16,128x32,256x16)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
+  attn=(--size tiny --tiles device,32x16 --repeats 2)
 fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
@@ -95,6 +100,10 @@ for path in fused materialized; do
 done | tee "$out/attention.txt"
 grep -q "check-gpu: charlm" "$out/attention.txt" && status=1
 cat "$out/attention-fused.txt" >>"$out/charlm-profile.txt"
+
+step "attention kernels: vkamp-bench attention ${attn[*]}"
+timeout $((60 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the attention benchmark failed"; status=1; }
 
 rest=$(left)
 step "the rest of the suite (${rest} s left)"

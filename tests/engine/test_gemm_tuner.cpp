@@ -17,6 +17,7 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "support/scoped_env.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -190,23 +191,6 @@ TEST(GemmTuneFile, ForeignKeysAreRefused) {
   }
 }
 
-// Sets an environment variable for its lifetime, restoring the old value.
-class EnvSetting {
- public:
-  EnvSetting(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value.c_str(), 1);
-  }
-  ~EnvSetting() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // A context of its own with the tensor-core tiling emulated, its tuner
 // reading a cache directory of this test's.
@@ -218,7 +202,7 @@ class GemmTunerOnDevice : public GpuTest {
     if (ctx().path() != PrecisionPath::Fp16Arithmetic) GTEST_SKIP() << "the tensor-core GEMM needs shaderFloat16";
     dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
-    cache_home_.emplace("XDG_CACHE_HOME", dir_.string());
+    cache_home_.emplace("XDG_CACHE_HOME", dir_.c_str());
   }
   void TearDown() override {
     cache_home_.reset();
@@ -251,7 +235,7 @@ class GemmTunerOnDevice : public GpuTest {
   }
 
   std::filesystem::path dir_;
-  std::optional<EnvSetting> cache_home_;
+  std::optional<test::ScopedEnv> cache_home_;
 };
 
 TEST_F(GemmTunerOnDevice, TheCacheFileDecidesTheKernel) {
@@ -304,7 +288,7 @@ TEST_F(GemmTunerOnDevice, ATunedRunGivesTheBitsOfItsKernelRunDirectly) {
   std::vector<float> tuned;
   std::string kernel;
   {
-    EnvSetting on("VKAMP_GEMM_TUNE", "on");
+    test::ScopedEnv on("VKAMP_GEMM_TUNE", "on");
     auto c = emulated_context();
     tuned = run_gemm(*c, g, a, b);
     const auto used = c->gemm_tuner().used();

@@ -9,31 +9,13 @@
 #include <string>
 
 #include "vkamp/config_error.hpp"
+#include "support/scoped_env.hpp"
 #include "vkamp/knobs.hpp"
 
 namespace vkamp {
 namespace {
 
-// Sets (or, with nullptr, unsets) a variable for its lifetime, restoring it after.
-class Env {
- public:
-  Env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~Env() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-  Env(const Env&) = delete;
-  Env& operator=(const Env&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using Env = test::ScopedEnv;
 
 TEST(Knobs, EveryNameOnceWithItsValuesDefaultAndPurpose) {
   std::set<std::string> names;

@@ -20,6 +20,8 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "support/scoped_env.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/ops/attention.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -413,6 +415,67 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
   // margin of 10 and catches dk off by 0.2% (dk off by 3% measured 1e-4).
   const double err = std::abs(dot - fd) / std::sqrt(d_norm * v_norm);
   EXPECT_LE(err, 5e-6) << "<dqkv, V> " << dot << ", extrapolated central difference " << fd;
+}
+
+// Which path runs (ops/attention.hpp): the device's (fused on GPUs,
+// materialized on CPU drivers) unless VKAMP_ATTENTION names one, and the
+// materialized one past the fused kernels' head size; what the forward
+// keeps follows the path.
+class AttentionPath : public GpuTest {};
+
+TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
+  const bool gpu = ctx().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const uint32_t seq = 40, channels = 64, heads = 4;
+  for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
+    ScopedEnv e("VKAMP_ATTENTION", unset);
+    EXPECT_EQ(ops::attention_fused(ctx(), channels, heads), gpu);
+  }
+  {
+    ScopedEnv e("VKAMP_ATTENTION", "fused");
+    EXPECT_TRUE(ops::attention_fused(ctx(), channels, heads));
+    EXPECT_FALSE(ops::attention_fused(ctx(), 2 * 129, 2)) << "a head of 129";
+    EXPECT_EQ(ops::attention_kept_elements(ctx(), Format::F16, seq, channels, heads), uint64_t(heads) * seq * 2)
+        << "an fp32 logsumexp per head and position, in fp16 elements";
+  }
+  {
+    ScopedEnv e("VKAMP_ATTENTION", "materialized");
+    EXPECT_FALSE(ops::attention_fused(ctx(), channels, heads));
+    EXPECT_EQ(ops::attention_kept_elements(ctx(), Format::F16, seq, channels, heads), uint64_t(heads) * seq * seq);
+  }
+  ScopedEnv e("VKAMP_ATTENTION", "flash");
+  EXPECT_THROW(ops::attention_fused(ctx(), channels, heads), ConfigError);
+}
+
+// Any tile size a sweep may set (VKAMP_ATTENTION_TILES=RxT: vkamp-bench
+// attention --tiles) gives the reference's results: rows that do not divide
+// the tile's values (the staging loop's last share), one workgroup over
+// every query, tiles longer than the sequence; bad values are refused.
+TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
+  ScopedEnv fused("VKAMP_ATTENTION", "fused");
+  const AttentionShape s{.batch = 2, .seq = 33, .channels = 48, .heads = 3};
+  const Format f = Format::F16;
+  const size_t tokens = size_t(s.batch) * s.seq * s.channels;
+  for (const char* tiles : {"5x3", "33x64", "1x1"}) {
+    SCOPED_TRACE(tiles);
+    ScopedEnv e("VKAMP_ATTENTION_TILES", tiles);
+    auto qkv = random_values(3 * tokens, -1, 1, f), dy = random_values(tokens, -1, 1, f);
+    Result out = run(f, s, qkv, dy);
+    Reference ref = reference(f, qkv, dy, s);
+    EXPECT_TRUE(close_to(out.y, ref.y, bound(f, ref.y, ref.y_fmt, ref.y_f32))) << "y";
+    EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(f, ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
+  }
+  const std::string too_many = std::to_string(ctx().info().max_workgroup_invocations + 1) + "x4";
+  for (const std::string& bad : {std::string("0x4"), std::string("64x"), std::string("64x32x"), std::string("x"),
+                                 std::string("64x257"), too_many, std::string("64x256")}) {
+    SCOPED_TRACE(bad);
+    ScopedEnv e("VKAMP_ATTENTION_TILES", bad.c_str());
+    // 64x256 at a head of 128 asks for 264 KiB of shared memory.
+    const AttentionShape wide{.batch = 1, .seq = 4, .channels = 128, .heads = 1};
+    Buffer qkv(ctx(), 3 * 4 * 128 * 2), y(ctx(), 4 * 128 * 2), kept(ctx(), 4 * 4);
+    Sequence seq(ctx());
+    seq.begin();
+    EXPECT_THROW(ops::attention_forward(seq, f, qkv, y, kept, wide), ConfigError);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, AttentionGrad, ::testing::ValuesIn(kShapes),

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "vkamp/gpu_abi/attention_fused.h"
 #include "op_util.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops::detail {
 
@@ -19,15 +24,33 @@ constexpr uint32_t kMaxGroups = 65535;
 // shared memory allows, up to 32; the two tiles of TILE x HEAD fp32 values
 // and the two per-row statistics must fit. CPU drivers: 16 x 16, where a
 // workgroup is a loop over SIMD lanes and each barrier costs a switch of
-// coroutines. VKAMP_ATTENTION_TILES=gpu|cpu overrides (tests, benchmarks).
+// coroutines. VKAMP_ATTENTION_TILES=gpu|cpu overrides (tests), or RxT sets
+// both (a sweep's point: vkamp-bench attention --tiles).
 struct Tiles {
   uint32_t rows, tile;
 };
+uint64_t shared_bytes(uint32_t tile, uint32_t hd) { return (2 * uint64_t(tile) * hd + 2 * tile) * sizeof(float); }
+
 Tiles tiles(const Context& ctx, uint32_t hd) {
-  const bool cpu = path_chosen("VKAMP_ATTENTION_TILES", "cpu", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
-  Tiles t{cpu ? 16u : 64u, cpu ? 16u : 32u};
   const uint64_t limit = std::max<uint32_t>(ctx.info().max_shared_memory, 16384);
-  while (t.tile > 4 && (2 * uint64_t(t.tile) * hd + 2 * t.tile) * sizeof(float) > limit) t.tile /= 2;
+  const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
+  if (v && *v != "gpu" && *v != "cpu") {
+    unsigned rows = 0, tile = 0;
+    char end = 0;
+    if (std::sscanf(v->c_str(), "%ux%u%c", &rows, &tile, &end) != 2 || rows == 0 || tile == 0 || tile > 256 ||
+        rows > ctx.info().max_workgroup_invocations)
+      throw ConfigError("VKAMP_ATTENTION_TILES is gpu, cpu or RxT (rows a workgroup, 1 to " +
+                        std::to_string(ctx.info().max_workgroup_invocations) + ", x keys a tile, 1 to 256), not \"" +
+                        *v + "\"");
+    if (shared_bytes(tile, hd) > limit)
+      throw ConfigError("VKAMP_ATTENTION_TILES=" + *v + ": tiles of " + std::to_string(tile) + " at head size " +
+                        std::to_string(hd) + " take " + std::to_string(shared_bytes(tile, hd)) +
+                        " bytes of shared memory; the device has " + std::to_string(limit));
+    return {rows, tile};
+  }
+  const bool cpu = v ? *v == "cpu" : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  Tiles t{cpu ? 16u : 64u, cpu ? 16u : 32u};
+  while (t.tile > 4 && shared_bytes(t.tile, hd) > limit) t.tile /= 2;
   return t;
 }
 
