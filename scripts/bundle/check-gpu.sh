@@ -13,7 +13,9 @@
 #   5. charlm medium on both attention paths (fused, materialized), --profile;
 #   6. the attention kernels alone (vkamp-bench attention): charlm medium's
 #      and gpt2's shapes, the materialized path and the fused one at each
-#      tile size of a sweep (the default 64x32 among them), fp16;
+#      tile size of a sweep (the default 64x32 among them), fp16; then
+#      PyTorch's at the same shapes (bench/attention_peer.py: SDPA's math,
+#      flash and memory-efficient backends), unless --vkamp-only;
 #   7. the rest of the suite, in whatever time is left (timeout).
 #
 #   check-gpu.sh [--vkamp-only] [--quick] [--budget S] [--tune-shapes LIST] [gpu_vs_torch.sh options]
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $budget =~ ^[0-9]+$ ]] || { echo "check-gpu: --budget needs whole seconds, got '$budget'"; exit 2; }
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
-gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1
+gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1 peer_quick=()
 attn=(--size medium,gpt2 --tiles device,32x32,64x16,64x64,128x16,128x32,256x16)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
@@ -50,7 +52,7 @@ if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
-  attn=(--size tiny --tiles device,32x16 --repeats 2)
+  attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
 fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
@@ -104,6 +106,12 @@ cat "$out/attention-fused.txt" >>"$out/charlm-profile.txt"
 step "attention kernels: vkamp-bench attention ${attn[*]}"
 timeout $((60 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the attention benchmark failed"; status=1; }
+if [[ " ${bench_args[*]-} " != *" --vkamp-only "* ]]; then
+  # The same sizes as the vkamp side (attn's --size), PyTorch's backends.
+  timeout $((60 * slow)) "${PYTHON:-python3}" "$B/bench/attention_peer.py" --size "${attn[1]}" "${peer_quick[@]}" 2>&1 |
+    tee -a "$out/attention-kernels.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the PyTorch attention peer failed"; status=1; }
+fi
 
 rest=$(left)
 step "the rest of the suite (${rest} s left)"
