@@ -7,15 +7,14 @@
 #include "attention_bench.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "app/charlm.hpp"
 #include "timed_copies.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/attention.hpp"
 
 namespace vkamp::bench {
@@ -35,27 +34,6 @@ namespace {
 // The batch each size runs at (bench/gpu_vs_torch.sh's for medium and gpt2).
 uint32_t batch_of(const std::string& size) { return size == "medium" ? 64 : size == "gpt2" ? 8 : 16; }
 
-// Sets an environment variable for the recording of one case, and puts
-// back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value.empty()) unsetenv(name);
-    else setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 struct Case {
   std::string size, path, tiles;  // tiles: "" for the device's own
   Format fmt;
@@ -69,8 +47,9 @@ struct Case {
 void build(Context& ctx, Case& c, std::mt19937& gen) {
   const ops::AttentionShape s = c.shape;
   const uint64_t rows = uint64_t(s.batch) * s.seq, eb = format_bytes(c.fmt);
-  ScopedEnv path("VKAMP_ATTENTION", c.path);
-  ScopedEnv tiles("VKAMP_ATTENTION_TILES", c.tiles);
+  // The knobs the recording reads ("" tiles: the device's own).
+  ScopedEnv path("VKAMP_ATTENTION", c.path.c_str());
+  ScopedEnv tiles("VKAMP_ATTENTION_TILES", c.tiles.empty() ? nullptr : c.tiles.c_str());
   const uint64_t kept = s.batch * ops::attention_kept_elements(ctx, c.fmt, s.seq, s.channels, s.heads);
   const uint64_t work = s.batch * ops::attention_workspace_elements(ctx, c.fmt, s.seq, s.channels, s.heads);
   c.mib = double(kept + work) * eb / (1 << 20);

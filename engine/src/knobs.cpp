@@ -135,4 +135,15 @@ std::string env_choice(const char* name) {
   throw ConfigError(std::string(name) + " is " + list + ", not \"" + *v + "\"");
 }
 
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_) setenv(name_, old_->c_str(), 1);
+  else unsetenv(name_);
+}
+
 }  // namespace vkamp

@@ -17,7 +17,7 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
-#include "support/scoped_env.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -235,7 +235,7 @@ class GemmTunerOnDevice : public GpuTest {
   }
 
   std::filesystem::path dir_;
-  std::optional<test::ScopedEnv> cache_home_;
+  std::optional<ScopedEnv> cache_home_;
 };
 
 TEST_F(GemmTunerOnDevice, TheCacheFileDecidesTheKernel) {
@@ -288,7 +288,7 @@ TEST_F(GemmTunerOnDevice, ATunedRunGivesTheBitsOfItsKernelRunDirectly) {
   std::vector<float> tuned;
   std::string kernel;
   {
-    test::ScopedEnv on("VKAMP_GEMM_TUNE", "on");
+    ScopedEnv on("VKAMP_GEMM_TUNE", "on");
     auto c = emulated_context();
     tuned = run_gemm(*c, g, a, b);
     const auto used = c->gemm_tuner().used();

@@ -9,13 +9,12 @@
 #include <string>
 
 #include "vkamp/config_error.hpp"
-#include "support/scoped_env.hpp"
 #include "vkamp/knobs.hpp"
 
 namespace vkamp {
 namespace {
 
-using Env = test::ScopedEnv;
+using Env = ScopedEnv;
 
 TEST(Knobs, EveryNameOnceWithItsValuesDefaultAndPurpose) {
   std::set<std::string> names;

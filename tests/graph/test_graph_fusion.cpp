@@ -7,6 +7,7 @@
 
 #include "graph_models.hpp"
 #include "support/guarded.hpp"
+#include "vkamp/knobs.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -16,21 +17,9 @@ class GraphFusion : public GpuTest {};
 // Fusion on or off for the scope of one model (the executor reads the
 // switch when it is built and when it records); the process's own setting
 // (the graph_unfused_epilogues run) comes back after.
-class FusionSwitch {
+class FusionSwitch : ScopedEnv {
  public:
-  explicit FusionSwitch(bool fuse) {
-    if (const char* e = std::getenv(kName)) saved_ = e, had_ = true;
-    setenv(kName, fuse ? "1" : "0", 1);
-  }
-  ~FusionSwitch() {
-    if (had_) setenv(kName, saved_.c_str(), 1);
-    else unsetenv(kName);
-  }
-
- private:
-  static constexpr const char* kName = "VKAMP_FUSE_EPILOGUE";
-  std::string saved_;
-  bool had_ = false;
+  explicit FusionSwitch(bool fuse) : ScopedEnv("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0") {}
 };
 
 struct Step {

@@ -20,8 +20,8 @@
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
-#include "support/scoped_env.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/attention.hpp"
 #include "vkamp/sequence.hpp"
 

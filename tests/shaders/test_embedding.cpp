@@ -13,6 +13,7 @@
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/embedding.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -175,20 +176,17 @@ TEST_P(Embedding, BackwardAccumulates) {
 TEST_P(Embedding, ScanAndScatterGiveTheSameBits) {
   // The token gradient's two schemes (embedding_grad.comp) add the same
   // terms in the same order, whichever the device would pick.
-  const char* before = std::getenv("VKAMP_EMBEDDING_GRAD");
-  const std::string saved = before ? before : "";
   for_each_dims([&](const Dims& d) {
     std::vector<uint32_t> ids = random_ids(d);
     ids.back() = d.vocab;  // past the vocabulary: no dwte row either way
     std::vector<float> dy = upstream(d);
-    setenv("VKAMP_EMBEDDING_GRAD", "scan", 1);
-    std::vector<float> scan = backward(d, ids, dy).first;
-    setenv("VKAMP_EMBEDDING_GRAD", "scatter", 1);
-    std::vector<float> scatter = backward(d, ids, dy).first;
+    auto with = [&](const char* scheme) {
+      ScopedEnv e("VKAMP_EMBEDDING_GRAD", scheme);
+      return backward(d, ids, dy).first;
+    };
+    std::vector<float> scan = with("scan"), scatter = with("scatter");
     EXPECT_EQ(0, std::memcmp(scan.data(), scatter.data(), scan.size() * sizeof(float)));
   });
-  if (before) setenv("VKAMP_EMBEDDING_GRAD", saved.c_str(), 1);
-  else unsetenv("VKAMP_EMBEDDING_GRAD");
 }
 
 TEST_P(Embedding, OneIdOverMostOfTheBatch) {

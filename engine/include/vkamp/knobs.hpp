@@ -46,4 +46,19 @@ bool env_picks(const char* name, const char* value, bool fallback);
 // other value throws vkamp::ConfigError naming the variable and its values.
 std::string env_choice(const char* name);
 
+// Sets (or, with nullptr, unsets) a variable for its lifetime and restores
+// what was there: tests and benchmarks that run one process under several
+// settings of a knob (vkamp-bench attention's paths and tiles).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 }  // namespace vkamp
