@@ -130,10 +130,12 @@ void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunR
 }
 
 void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s) {
+  // A tenth below 100 samples/s: CPU drivers' rates are single digits, and
+  // the benchmarks in turns compare them (bench/turns.sh).
   std::printf("  %-34s steps %u (applied %u, skipped %u, overflows %u), final scale %g, last loss %.4g, "
-              "%.0f samples/s\n",
+              "%.*f samples/s\n",
               describe_run(cfg).c_str(), s.steps, s.applied, s.skipped, s.overflows, s.final_scale,
-              s.last_loss, s.samples_per_second);
+              s.last_loss, s.samples_per_second < 100 ? 1 : 0, s.samples_per_second);
 }
 
 namespace {
