@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "app/run_outputs.hpp"
 #include "app/workloads.hpp"
 #include "setting_labels.hpp"
 
@@ -122,10 +123,15 @@ void new_run(StudioControls& c, TrainingSession& session) {
   input_double("lr", c.cfg.optimizer.lr);
   if (ImGui::Button("Start new run", ImVec2(-1, 0))) {
     if (accepted(c, [&] { app::validate(c.cfg); })) {
-      session.start(jobs[c.sample], c.cfg);
-      c.running = c.cfg;
-      c.knobs = c.cfg.scaler;
-      c.notice = "started " + jobs[c.sample].name;
+      // Beside the earlier runs' --metrics, --save, ... files, not over them.
+      const app::RunOptions run = app::with_numbered_outputs(c.cfg, ++c.runs);
+      session.start(jobs[c.sample], run);
+      c.running = run;
+      c.knobs = run.scaler;
+      std::string files;
+      for (const std::string& f : {run.metrics_path, run.save_path, run.checkpoint_path, run.report_path})
+        if (!f.empty()) files += (files.empty() ? ", writing " : ", ") + f;
+      c.notice = "started " + jobs[c.sample].name + files;
     }
   }
 }

@@ -19,6 +19,7 @@ struct StudioControls {
   int sample = 0;            // index into jobs
   app::RunOptions cfg;       // the next run's settings, edited in place
   config::TrainConfig running;  // the settings of the run in progress
+  unsigned runs = 1;         // runs started (the one at launch included): numbers a new run's files
   config::ScalerConfig knobs; // the live knobs, edited before "Apply"
   char checkpoint_path[256] = "vkamp-studio.ckpt";
   char metrics_path[256] = "vkamp-studio-metrics.jsonl";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -107,6 +108,10 @@ std::map<std::string, std::string> charlm_metadata(const models::GptConfig& c, c
     }
   }
   meta["vkamp.vocab"] = nlohmann::json(utf8).dump(-1, ' ', true);
+  // The training's dropout, a record of the run (a loaded GPT generates without it).
+  char dropout[32];
+  std::snprintf(dropout, sizeof dropout, "%g", c.dropout);
+  meta["vkamp.dropout"] = dropout;
   return meta;
 }
 

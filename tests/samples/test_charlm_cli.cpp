@@ -112,10 +112,12 @@ TEST_F(CharlmCli, EvalItersSamplesTheEvaluationsButNotTheFinalLoss) {
 // whole validation text, as a run that loads them (lr 0) computes it.
 TEST_F(CharlmCli, SaveBestRecordsTheSavedWeightsWholeValidationLoss) {
   const std::string text = write_text("t.txt", 300);
-  Result r = run_charlm("--text " + text + kTinyGpt + " --max-steps 30 --generate 0 --eval-iters 1 --save-best --save " +
-                        path("best.safetensors"));
+  Result r = run_charlm("--text " + text + kTinyGpt + " --max-steps 30 --generate 0 --eval-iters 1 --dropout 0.1 " +
+                        "--save-best --save " + path("best.safetensors"));
   ASSERT_EQ(r.status, 0) << r.output;
-  const std::string saved = vkamp::io::read_safetensors(path("best.safetensors")).metadata.at("vkamp.val_loss");
+  const auto meta = vkamp::io::read_safetensors(path("best.safetensors")).metadata;
+  EXPECT_EQ(meta.at("vkamp.dropout"), "0.1") << "the training's dropout, recorded";
+  const std::string saved = meta.at("vkamp.val_loss");
   Result again = run_charlm("--text " + text + kTinyGpt + " --max-steps 1 --lr 0 --generate 0 --eval-iters 0 " +
                             "--init-from " + path("best.safetensors"));
   ASSERT_EQ(again.status, 0) << again.output;
@@ -136,6 +138,7 @@ TEST_F(CharlmCli, TrainsReportsValidationLossSamplesAndSavesNanoGptNames) {
   EXPECT_EQ(f.metadata.at("vkamp.model"), "gpt");
   EXPECT_EQ(f.metadata.at("vkamp.n_layer"), "1");
   EXPECT_EQ(f.metadata.at("vkamp.block_size"), "16");
+  EXPECT_EQ(f.metadata.at("vkamp.dropout"), "0");
   const std::string vocab_size = f.metadata.at("vkamp.vocab_size");
   EXPECT_EQ(vocab_size, "19") << "distinct bytes of the text: ' ', '.', '\\n', 0-6, a c e h m n o s t";
   ASSERT_NE(f.find("transformer.wte.weight"), nullptr);
