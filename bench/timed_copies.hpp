@@ -30,6 +30,7 @@ class TimedCopies {
     double ms = 0;
     for (const auto& t : probe) ms += t.at(0);
     const uint32_t per_copy = std::max<uint32_t>(1, seq_.dispatch_count());
+    if (per_copy > kMaxDispatches) throw std::runtime_error("a case records more dispatches than the 512 timed");
     copies_ = uint32_t(std::clamp(kTargetRunMs / std::max(ms, 1e-6), 1.0, double(kMaxCopies)));
     copies_ = std::max<uint32_t>(1, std::min(copies_, kMaxDispatches / per_copy));
     record(copies_);

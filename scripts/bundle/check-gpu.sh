@@ -22,7 +22,8 @@
 #
 # --budget S (default 480) bounds the whole run: step 7 gets what is left.
 # --quick checks the script, not the GPU: tiny shapes, gpu_vs_torch.sh
-# --quick, charlm tiny for step 5, and each step's time limit 3x (a CPU
+# --quick with PyTorch on the CPU (fp32), the attention peer likewise,
+# charlm tiny for step 5, and each step's time limit 3x (a CPU
 # driver runs it in about 10 minutes; with VKAMP_COOPMAT=emulate the sweep
 # and tests run the emulated tensor-core GEMM).
 # --tune-shapes LIST: the sweep's shapes (default: its own, the models' and
@@ -50,7 +51,7 @@ bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x102
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
-  bench_set=(--quick)
+  bench_set=(--quick --torch-device cpu)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
   attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
 fi
