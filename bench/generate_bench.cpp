@@ -15,6 +15,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "app/charlm.hpp"
 #include "bench_util.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/models/gpt.hpp"
@@ -35,10 +36,11 @@ const char* const kGenerateHelp =
 
 namespace {
 
+// charlm's size (app/charlm.cpp's table), at a vocabulary of 65.
 models::GptConfig size_config(const std::string& size) {
-  if (size == "tiny") return {.vocab_size = 65, .block_size = 64, .n_layer = 2, .n_head = 4, .n_embd = 64};
-  if (size == "medium") return {.vocab_size = 65, .block_size = 256, .n_layer = 6, .n_head = 6, .n_embd = 384};
-  throw std::invalid_argument("--size: unknown size '" + size + "' (tiny | medium)");
+  app::LmOptions lm;
+  lm.size = size;
+  return app::gpt_config(lm, 65);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
