@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
-#include <stdexcept>
 
 #include "app/charlm.hpp"
 #include "bench_util.hpp"
