@@ -30,11 +30,13 @@
 #include <tuple>
 #include <vector>
 
+#include "app/charlm.hpp"
 #include "app/cli.hpp"
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
 #include "bench_util.hpp"
@@ -603,8 +605,13 @@ std::vector<Row> bench_rows() {
   size.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     o.sizes.clear();
     for (const std::string& item : split_list(v)) {
-      if (item != "tiny" && item != "small" && item != "medium" && item != "gpt2")
-        vkamp::config::fail(l, "unknown size '" + item + "' (tiny | small | medium | gpt2)");
+      vkamp::app::LmOptions lm;  // charlm's table of sizes decides
+      lm.size = item;
+      try {
+        vkamp::app::gpt_config(lm, 65);
+      } catch (const ConfigError& e) {
+        vkamp::config::fail(l, e.what());
+      }
       o.sizes.push_back(item);
     }
   };
@@ -615,10 +622,7 @@ std::vector<Row> bench_rows() {
   tiles.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     o.tiles.clear();
     for (const std::string& item : split_list(v)) {
-      unsigned r = 0, t = 0;
-      char end = 0;
-      const bool rxt = std::sscanf(item.c_str(), "%ux%u%c", &r, &t, &end) == 2 && r > 0 && t > 0;
-      if (!rxt && item != "gpu" && item != "cpu" && item != "device")
+      if (!vkamp::parse_dims(item) && item != "gpu" && item != "cpu" && item != "device")
         vkamp::config::fail(l, "takes RxT (e.g. 64x32), gpu, cpu or device, got '" + item + "'");
       o.tiles.push_back(item);
     }

@@ -1,5 +1,6 @@
 #include "vkamp/knobs.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -133,6 +134,13 @@ std::string env_choice(const char* name) {
   for (size_t i = 0; i < row.choices.size(); ++i)
     list += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") + row.choices[i];
   throw ConfigError(std::string(name) + " is " + list + ", not \"" + *v + "\"");
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> parse_dims(const std::string& text) {
+  unsigned r = 0, c = 0;
+  char end = 0;
+  if (std::sscanf(text.c_str(), "%ux%u%c", &r, &c, &end) != 2 || r == 0 || c == 0) return std::nullopt;
+  return std::pair<uint32_t, uint32_t>{r, c};
 }
 
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {

@@ -31,6 +31,13 @@ TEST(Knobs, EveryNameOnceWithItsValuesDefaultAndPurpose) {
   EXPECT_TRUE(env_knob_row("VKAMP_TEST_SEED").test_only());
 }
 
+TEST(Knobs, DimsAreTwoWholeNumbersJoinedByX) {
+  EXPECT_EQ(parse_dims("64x32"), (std::pair<uint32_t, uint32_t>{64, 32}));
+  EXPECT_EQ(parse_dims("1x1"), (std::pair<uint32_t, uint32_t>{1, 1}));
+  for (const char* bad : {"", "x", "64", "64x", "x32", "0x4", "4x0", "64x32x", "64x32 ", "64*32", "gpu"})
+    EXPECT_FALSE(parse_dims(bad).has_value()) << "'" << bad << "'";
+}
+
 TEST(Knobs, AnUnlistedNameIsAProgrammingError) {
   EXPECT_THROW(env_knob("VKAMP_NOT_A_KNOB"), std::logic_error);
   EXPECT_THROW(env_switch("VKAMP_NOT_A_KNOB", true), std::logic_error);

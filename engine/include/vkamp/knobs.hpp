@@ -4,8 +4,10 @@
 // which refuse a name the table lacks: a variable cannot be read without
 // being listed, and vkamp-info --knobs prints the list.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vkamp {
@@ -45,6 +47,11 @@ bool env_picks(const char* name, const char* value, bool fallback);
 // One of the row's choices; unset or empty gives the row's default. Any
 // other value throws vkamp::ConfigError naming the variable and its values.
 std::string env_choice(const char* name);
+
+// A value of the form "RxC" (VKAMP_ATTENTION_TILES, vkamp-bench attention
+// --tiles): two whole numbers above 0 joined by 'x', nothing after them;
+// nullopt for anything else.
+std::optional<std::pair<uint32_t, uint32_t>> parse_dims(const std::string& text);
 
 // Sets (or, with nullptr, unsets) a variable for its lifetime and restores
 // what was there: tests and benchmarks that run one process under several

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -35,10 +34,9 @@ Tiles tiles(const Context& ctx, uint32_t hd) {
   const uint64_t limit = std::max<uint32_t>(ctx.info().max_shared_memory, 16384);
   const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
   if (v && *v != "gpu" && *v != "cpu") {
-    unsigned rows = 0, tile = 0;
-    char end = 0;
-    if (std::sscanf(v->c_str(), "%ux%u%c", &rows, &tile, &end) != 2 || rows == 0 || tile == 0 || tile > 256 ||
-        rows > ctx.info().max_workgroup_invocations)
+    const auto dims = parse_dims(*v);
+    const uint32_t rows = dims ? dims->first : 0, tile = dims ? dims->second : 0;
+    if (!dims || tile > 256 || rows > ctx.info().max_workgroup_invocations)
       throw ConfigError("VKAMP_ATTENTION_TILES is gpu, cpu or RxT (rows a workgroup, 1 to " +
                         std::to_string(ctx.info().max_workgroup_invocations) + ", x keys a tile, 1 to 256), not \"" +
                         *v + "\"");
