@@ -23,6 +23,8 @@ vkamp_add_op(embedding SHADERS embedding embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
 # Attention fused FlashAttention-style (GPUs' default; VKAMP_ATTENTION): its kernel, no graph op of its own.
 vkamp_add_op(attention_fused SHADERS attention_fused attention_fused_grad)
+# The fused attention on 16 x 16 fragments (VKAMP_ATTENTION=mma): fp16 only, emulated in the plain build.
+vkamp_add_op(attention_mma SHADERS attention_mma:coopmat attention_mma_grad:coopmat FORMATS fp16)
 vkamp_add_op(batch_norm SHADERS batch_norm batch_norm_stats batch_norm_merge:once batch_norm_grad_sums
              batch_norm_param_grad batch_norm_grad)
 vkamp_add_op(dropout)

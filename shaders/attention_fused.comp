@@ -24,8 +24,6 @@ layout(std430, binding = 2) writeonly buffer Lse { float lse[]; };
 #include "vkamp/gpu_abi/attention_fused.h"
 #include "attention_tiles.glsl"
 
-const float kLowest = -3.4028235e38;  // the running maximum before any key
-
 void main() {
   const uint first_row = gl_WorkGroupID.x * ROWS, r = first_row + gl_LocalInvocationID.x;
   const bool in_range = r < p.queries;

@@ -55,11 +55,13 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "ops",
      "the emulated tensor-core GEMM's warp width (Intel's subgroups are 16 wide, AMD's 64); tensor cores "
      "take the device's subgroup size"},
-    {"VKAMP_ATTENTION", {"fused", "materialized"}, "", "fused on GPUs, materialized on CPU drivers", "ops",
-     "attention through FlashAttention-2 tiles (fused; head sizes up to 128) or stored probabilities"},
+    {"VKAMP_ATTENTION", {"fused", "mma", "materialized"}, "", "fused on GPUs, materialized on CPU drivers", "ops",
+     "attention through FlashAttention-2 tiles (fused; head sizes up to 128), the same on 16 x 16 fp16 fragments "
+     "(mma: tensor cores where the GEMM has them, else their emulation; fp16 only, else fused), or stored "
+     "probabilities"},
     {"VKAMP_ATTENTION_TILES", {}, "gpu, cpu or RxT (e.g. 64x32)", "cpu on CPU drivers, gpu elsewhere", "ops",
      "the fused attention's tile sizes: 64 rows a workgroup x 32 keys a tile (gpu), 16 x 16 (cpu), or R x T "
-     "(vkamp-bench attention --tiles sweeps them)"},
+     "(vkamp-bench attention --tiles sweeps them; mma: multiples of 16)"},
     {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
      "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
     // ---- the applications

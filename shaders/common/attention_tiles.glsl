@@ -1,10 +1,9 @@
 // What attention_fused.comp and attention_fused_grad.comp share: the tile
-// sizes, where a head's q, k and v lie in qkv, the tiles staged in shared
-// memory (fp32 whatever the storage format) and the recomputed probability.
-// Include after the buffers qkv and the push block p.
+// sizes and the tiles staged in shared memory (fp32 whatever the storage
+// format); attention_layout.glsl has the layouts. Include after the
+// buffers qkv and the push block p.
 #ifndef VKAMP_ATTENTION_TILES_GLSL
 #define VKAMP_ATTENTION_TILES_GLSL
-#include "nonfinite.glsl"
 
 // Specialization constants (engine/src/ops/attention_fused.cpp picks them
 // per device): ROWS rows of a workgroup, one invocation each (queries in the
@@ -28,19 +27,7 @@ const uint kStagedEach = (TILE * HEAD + ROWS - 1u) / ROWS;
 shared float tile_a[TILE * HEAD];
 shared float tile_b[TILE * HEAD];
 
-// Element e of part (0 q, 1 k, 2 v) of position t of this workgroup's
-// (example, head) in qkv.
-uint qkv_at(uint part, uint t, uint e) {
-  const uint b = gl_WorkGroupID.y / p.heads, h = gl_WorkGroupID.y % p.heads;
-  return (b * p.seq + t) * 3u * p.channels + part * p.channels + h * HEAD + e;
-}
-// Element e of query row r (of the last `queries` positions) in y or dy.
-uint row_at(uint r, uint e) {
-  const uint b = gl_WorkGroupID.y / p.heads, h = gl_WorkGroupID.y % p.heads;
-  return (b * p.queries + r) * p.channels + h * HEAD + e;
-}
-// Query row r's entry in lse and dsum.
-uint stat_at(uint r) { return gl_WorkGroupID.y * p.queries + r; }
+#include "attention_layout.glsl"
 
 // The keys and values of positions [first, first + TILE) into tile_a and
 // tile_b, those up to `last` only (past it the tiles keep stale values no
@@ -56,17 +43,6 @@ void stage_keys_values(uint first, uint last) {
     }
   }
   barrier();
-}
-
-// exp without an inf argument: arguments below -126 give 0 either way.
-float exp_finite(float x) { return exp(max(x, -126.0)); }
-
-// The backward's probability P = exp(s - lse), recomputed from the score
-// and the row's logsumexp: NaN (by the exponent bits, never by the
-// driver's exp of NaN) where either is not finite, so a poisoned row
-// poisons every gradient it reaches.
-float recomputed_probability(float s, float lse) {
-  return is_nonfinite(s) || is_nonfinite(lse) ? quiet_nan() : exp_finite(s - lse);
 }
 
 #endif

@@ -442,6 +442,10 @@ TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
     EXPECT_FALSE(ops::attention_fused(ctx(), channels, heads));
     EXPECT_EQ(ops::attention_kept_elements(ctx(), Format::F16, seq, channels, heads), uint64_t(heads) * seq * seq);
   }
+  {
+    ScopedEnv e("VKAMP_ATTENTION", "mma");
+    EXPECT_TRUE(ops::attention_fused(ctx(), channels, heads)) << "the fused path on fragments";
+  }
   ScopedEnv e("VKAMP_ATTENTION", "flash");
   EXPECT_THROW(ops::attention_fused(ctx(), channels, heads), ConfigError);
 }
@@ -475,6 +479,61 @@ TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
     Sequence seq(ctx());
     seq.begin();
     EXPECT_THROW(ops::attention_forward(seq, f, qkv, y, kept, wide), ConfigError);
+  }
+}
+
+// VKAMP_ATTENTION=mma (the fused path on 16 x 16 fragments: tensor cores
+// where the GEMM has them, else their emulation) runs where the format
+// computes in fp16 and every row is computed; elsewhere the fused kernels.
+TEST_F(AttentionPath, MmaRunsWhereItCan) {
+  ScopedEnv mma("VKAMP_ATTENTION", "mma");
+  EXPECT_TRUE(ops::attention_fused(ctx(), 48, 3)) << "mma keeps the fused path's logsumexp";
+  const bool fp16_math = ctx().variant(Format::F16) == "fp16";
+  auto first_kernel = [&](Format f, bool last_only) {
+    const AttentionShape s{.batch = 1, .seq = 5, .channels = 48, .heads = 3, .last_only = last_only};
+    const uint32_t eb = format_bytes(f);
+    Buffer qkv(ctx(), 3 * 5 * 48 * eb), y(ctx(), 5 * 48 * eb), kept(ctx(), 3 * 5 * 4);
+    qkv.fill(0);
+    Sequence seq(ctx(), true);
+    seq.begin();
+    ops::attention_forward(seq, f, qkv, y, kept, s);
+    seq.end();
+    seq.run();
+    return seq.timings().at(0).label;
+  };
+  EXPECT_EQ(first_kernel(Format::F16, false), fp16_math ? "attention_mma" : "attention_fused");
+  EXPECT_EQ(first_kernel(Format::F16, true), "attention_fused") << "decoding one row";
+  EXPECT_EQ(first_kernel(Format::F32, false), "attention_fused");
+  EXPECT_EQ(first_kernel(Format::BF16, false), "attention_fused");
+}
+
+// The mma kernels at tile sizes a sweep may set: three warps over 16-key
+// tiles, two warps over three-chunk tiles, one warp over two chunks (every
+// warp's diagonal in some tile but its first), against the reference;
+// rows or tiles off multiples of 16 are refused.
+TEST_F(AttentionPath, MmaTileSizesMatchTheReference) {
+  ScopedEnv mma("VKAMP_ATTENTION", "mma");
+  const AttentionShape s{.batch = 2, .seq = 67, .channels = 48, .heads = 3};
+  const Format f = Format::F16;
+  const size_t tokens = size_t(s.batch) * s.seq * s.channels;
+  for (const char* tiles : {"48x16", "32x48", "16x32"}) {
+    SCOPED_TRACE(tiles);
+    ScopedEnv e("VKAMP_ATTENTION_TILES", tiles);
+    auto qkv = random_values(3 * tokens, -1, 1, f), dy = random_values(tokens, -1, 1, f);
+    Result out = run(f, s, qkv, dy);
+    Reference ref = reference(f, qkv, dy, s);
+    EXPECT_TRUE(close_to(out.y, ref.y, bound(f, ref.y, ref.y_fmt, ref.y_f32))) << "y";
+    EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(f, ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
+  }
+  if (ctx().variant(f) != "fp16") GTEST_SKIP() << "fp16 storage only: the mma kernels do not run";
+  for (const char* bad : {"24x16", "32x24", "16x8"}) {
+    SCOPED_TRACE(bad);
+    ScopedEnv e("VKAMP_ATTENTION_TILES", bad);
+    Buffer qkv(ctx(), 3 * 4 * 48 * 2), y(ctx(), 4 * 48 * 2), kept(ctx(), 3 * 4 * 4);
+    Sequence seq(ctx());
+    seq.begin();
+    EXPECT_THROW(ops::attention_forward(seq, f, qkv, y, kept, {.batch = 1, .seq = 4, .channels = 48, .heads = 3}),
+                 ConfigError);
   }
 }
 

@@ -79,7 +79,7 @@ void set_c(Gemm& g, const HeadColumns& h) {
 
 bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads) {
   const bool gpu = ctx.info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  const bool fused = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION") == "fused" : gpu;
+  const bool fused = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION") != "materialized" : gpu;
   return heads != 0 && channels / heads <= detail::kFusedMaxHead && fused;
 }
 

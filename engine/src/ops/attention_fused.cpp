@@ -32,22 +32,16 @@ uint64_t shared_bytes(uint32_t tile, uint32_t hd) { return (2 * uint64_t(tile) *
 
 Tiles tiles(const Context& ctx, uint32_t hd) {
   const uint64_t limit = std::max<uint32_t>(ctx.info().max_shared_memory, 16384);
-  const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
-  if (v && *v != "gpu" && *v != "cpu") {
-    const auto dims = parse_dims(*v);
-    const uint32_t rows = dims ? dims->first : 0, tile = dims ? dims->second : 0;
-    if (!dims || tile > 256 || rows > ctx.info().max_workgroup_invocations)
-      throw ConfigError("VKAMP_ATTENTION_TILES is gpu, cpu or RxT (rows a workgroup, 1 to " +
-                        std::to_string(ctx.info().max_workgroup_invocations) + ", x keys a tile, 1 to 256), not \"" +
-                        *v + "\"");
+  const TilesRequest r = tiles_requested(ctx);
+  if (r.dims) {
+    const auto [rows, tile] = *r.dims;
     if (shared_bytes(tile, hd) > limit)
-      throw ConfigError("VKAMP_ATTENTION_TILES=" + *v + ": tiles of " + std::to_string(tile) + " at head size " +
+      throw ConfigError("VKAMP_ATTENTION_TILES=" + r.text + ": tiles of " + std::to_string(tile) + " at head size " +
                         std::to_string(hd) + " take " + std::to_string(shared_bytes(tile, hd)) +
                         " bytes of shared memory; the device has " + std::to_string(limit));
     return {rows, tile};
   }
-  const bool cpu = v ? *v == "cpu" : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  Tiles t{cpu ? 16u : 64u, cpu ? 16u : 32u};
+  Tiles t{r.cpu ? 16u : 64u, r.cpu ? 16u : 32u};
   while (t.tile > 4 && shared_bytes(t.tile, hd) > limit) t.tile /= 2;
   return t;
 }
@@ -77,12 +71,24 @@ void check(const Context& ctx, const char* op, const AttentionShape& s) {
 
 }  // namespace
 
+TilesRequest tiles_requested(const Context& ctx) {
+  const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
+  if (!v || *v == "gpu" || *v == "cpu") return {v ? *v == "cpu" : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU, {}, ""};
+  const auto dims = parse_dims(*v);
+  if (!dims || dims->second > 256 || dims->first > ctx.info().max_workgroup_invocations)
+    throw ConfigError("VKAMP_ATTENTION_TILES is gpu, cpu or RxT (rows a workgroup, 1 to " +
+                      std::to_string(ctx.info().max_workgroup_invocations) + ", x keys a tile, 1 to 256), not \"" +
+                      *v + "\"");
+  return {false, dims, *v};
+}
+
 uint64_t attention_fused_row_stats(Format fmt, uint32_t seq, uint32_t heads) {
   return uint64_t(heads) * seq * (sizeof(float) / format_bytes(fmt));
 }
 
 void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
                              const AttentionShape& s) {
+  if (attention_mma_runs(seq.context(), fmt, s)) return attention_mma_forward(seq, fmt, qkv, y, lse, s);
   check(seq.context(), "attention_forward", s);
   const uint32_t hd = s.channels / s.heads, queries = s.last_only ? 1 : s.seq;
   const Tiles t = tiles(seq.context(), hd);
@@ -93,6 +99,8 @@ void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferVi
 void attention_fused_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
                               BufferView dy, BufferView dqkv, BufferView dsum, const AttentionShape& s,
                               bool accumulate) {
+  if (attention_mma_runs(seq.context(), fmt, s))
+    return attention_mma_backward(seq, fmt, qkv, y, lse, dy, dqkv, dsum, s, accumulate);
   check(seq.context(), "attention_backward", s);
   const uint32_t hd = s.channels / s.heads;
   const Tiles t = tiles(seq.context(), hd);
