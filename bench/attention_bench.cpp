@@ -22,8 +22,10 @@ namespace vkamp::bench {
 const char* const kAttentionHelp =
     "Times causal self-attention's forward and backward (ops::attention_forward\n"
     "and attention_backward) at charlm's sizes, on each path: materialized (the\n"
-    "batched GEMMs around a stored softmax) and fused (FlashAttention-2's tiles)\n"
-    "at each of --tiles. Batch: tiny and small 16, medium 64, gpt2 8 (as\n"
+    "batched GEMMs around a stored softmax), fused (FlashAttention-2's tiles)\n"
+    "at each of --tiles, and in fp16 mma (the fused path on 16 x 16 fragments:\n"
+    "tensor cores where the GEMM has them, else emulated) at each of --tiles\n"
+    "(multiples of 16 only; others are listed as refused). Batch: tiny and small 16, medium 64, gpt2 8 (as\n"
     "bench/gpu_vs_torch.sh). GFLOP/s counts the four causal products of the\n"
     "backward and two of the forward (2 flops a multiply-add over the\n"
     "T (T + 1) / 2 pairs), the same count for both paths; MiB is what the path\n"
@@ -88,6 +90,9 @@ int run_attention(const std::string& device, int repeats, const std::vector<std:
     for (Format f : formats) {
       cases.push_back({size, "materialized", "", f, shape, flops});
       for (const std::string& t : tiles) cases.push_back({size, "fused", t == "device" ? "" : t, f, shape, flops});
+      // The fused kernels on fragments take fp16 only (elsewhere mma runs the fused kernels again).
+      if (f == Format::F16)
+        for (const std::string& t : tiles) cases.push_back({size, "mma", t == "device" ? "" : t, f, shape, flops});
     }
   }
   std::printf("shapes  ");
@@ -117,7 +122,7 @@ int run_attention(const std::string& device, int repeats, const std::vector<std:
               "GFLOP/s", "MiB", "R");
   for (const Case& c : cases) {
     std::printf("%-6s %-6s %-13s %-7s ", c.size.c_str(), format_name(c.fmt), c.path.c_str(),
-                c.tiles.empty() ? (c.path == "fused" ? "device" : "-") : c.tiles.c_str());
+                c.tiles.empty() ? (c.path == "materialized" ? "-" : "device") : c.tiles.c_str());
     if (!c.timed) {
       std::printf("refused: %s\n", c.refused.c_str());
       continue;

@@ -1,5 +1,6 @@
-// vkamp-bench attention: causal attention's two paths and the fused one's
-// tile sizes at charlm's shapes (bench/attention_bench.cpp).
+// vkamp-bench attention: causal attention's three paths (materialized,
+// fused, mma) and the fused ones' tile sizes at charlm's shapes
+// (bench/attention_bench.cpp).
 #pragma once
 #include <string>
 #include <vector>

@@ -94,7 +94,7 @@ const char* kCommands =
     "(vkamp-bench reduce --help).\n"
     "vkamp-bench generate: a GPT's generation per token, KV cache against the\n"
     "full window (vkamp-bench generate --help).\n"
-    "vkamp-bench attention: causal attention's two paths and the fused one's\n"
+    "vkamp-bench attention: causal attention's three paths and the fused ones'\n"
     "tile sizes at charlm's shapes (vkamp-bench attention --help).\n";
 
 constexpr double kTargetRunMs = 20;  // per timed run, to choose R
@@ -617,7 +617,7 @@ std::vector<Row> bench_rows() {
   };
   size.show = [](const BenchOptions&) { return std::string("generate tiny; attention medium,gpt2"); };
   Row tiles = vkamp::config::row<BenchOptions>(
-      "tiles", {g, "LIST", "attention: the fused path's tile sizes to time, comma-separated, each RxT (rows a "
+      "tiles", {g, "LIST", "attention: the fused paths' tile sizes to time, comma-separated, each RxT (rows a "
                            "workgroup x keys a tile, as VKAMP_ATTENTION_TILES), gpu, cpu or device"});
   tiles.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     o.tiles.clear();

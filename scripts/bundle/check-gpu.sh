@@ -4,16 +4,18 @@
 #   1. the device table (vkamp-info, which names the GEMM kernel per class);
 #   2. the GEMM tuning sweep (vkamp-bench gemm --tune), printing its table and
 #      writing the winners to the per-device cache every later step reads;
-#   3. the tensor-core GEMM tests: the NV build (shaders_gemm_mma_coopmat),
-#      then the KHR build (shaders_gemm_mma_khr), and the fp16 GEMM's speed
-#      forced onto each (VKAMP_COOPMAT=1 and =khr, 4096^3 forward);
+#   3. the tensor-core tests: the GEMM's NV build (shaders_gemm_mma_coopmat),
+#      its KHR build (shaders_gemm_mma_khr), then the fused attention's on
+#      fragments (shaders_attention_mma_coopmat, _khr), and the fp16 GEMM's
+#      speed forced onto each build (VKAMP_COOPMAT=1 and =khr, 4096^3 forward);
 #   4. bench/gpu_vs_torch.sh, 1 round: gemm 1024^3/4096^3/8192^3 forward, dX
 #      and dW, charlm medium and small, lenet5, mlp (VKAMP_COOPMAT at its
 #      default: the tuned kernels; charlm medium keeps its --profile);
-#   5. charlm medium on both attention paths (fused, materialized), --profile;
+#   5. charlm medium on each attention path (fused, mma, materialized),
+#      --profile;
 #   6. the attention kernels alone (vkamp-bench attention): charlm medium's
-#      and gpt2's shapes, the materialized path and the fused one at each
-#      tile size of a sweep (the default 64x32 among them), fp16; then
+#      and gpt2's shapes, the materialized path and the fused ones (fused,
+#      mma) at each tile size of a sweep (the defaults among them), fp16; then
 #      PyTorch's at the same shapes (bench/attention_peer.py: SDPA's math,
 #      flash and memory-efficient backends), unless --vkamp-only;
 #   7. the rest of the suite, in whatever time is left (timeout).
@@ -46,7 +48,7 @@ done
 [[ $budget =~ ^[0-9]+$ ]] || { echo "check-gpu: --budget needs whole seconds, got '$budget'"; exit 2; }
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
 gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1 peer_quick=()
-attn=(--size medium,gpt2 --tiles device,32x32,64x16,64x64,128x16,128x32,256x16)
+attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128x32,256x16)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
@@ -74,8 +76,8 @@ tune=("$B/bin/vkamp-bench" gemm --tune --max-tune-s 6)
 timeout $((150 * slow)) "${tune[@]}" 2>&1 | tee "$out/tune.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the sweep failed"; status=1; }
 
-step "tensor-core GEMM tests: the NV build, then the KHR build"
-for entry in shaders_gemm_mma_coopmat shaders_gemm_mma_khr; do
+step "tensor-core tests: the GEMM's NV and KHR builds, then the attention's"
+for entry in shaders_gemm_mma_coopmat shaders_gemm_mma_khr shaders_attention_mma_coopmat shaders_attention_mma_khr; do
   timeout $((90 * slow)) "$B/run-tests.sh" "^$entry " 2>&1 | tee "$out/$entry.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
@@ -91,9 +93,9 @@ timeout $((200 * slow)) "$B/bench/gpu_vs_torch.sh" "${bench_set[@]}" --log "$out
   tee "$out/bench.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the benchmark failed"; status=1; }
 
-step "attention: fused and materialized, charlm ${gpt[*]}, fp16, --profile"
+step "attention: fused, mma and materialized, charlm ${gpt[*]}, fp16, --profile"
 text=(); [ ! -f "$B/data/charlm-corpus.txt" ] || text=(--text "$B/data/charlm-corpus.txt")
-for path in fused materialized; do
+for path in fused mma materialized; do
   VKAMP_ATTENTION=$path timeout $((45 * slow)) "$B/bin/charlm" "${gpt[@]}" --max-steps "$gpt_steps" --eval-every "$gpt_steps" \
     --generate 0 --precision fp16 --profile --no-progress "${text[@]}" >"$out/attention-$path.txt" 2>&1
   rc=$?
@@ -105,7 +107,7 @@ grep -q "check-gpu: charlm" "$out/attention.txt" && status=1
 cat "$out/attention-fused.txt" >>"$out/charlm-profile.txt"
 
 step "attention kernels: vkamp-bench attention ${attn[*]}"
-timeout $((60 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
+timeout $((90 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the attention benchmark failed"; status=1; }
 if [[ " ${bench_args[*]-} " != *" --vkamp-only "* ]]; then
   # The same sizes as the vkamp side (attn's --size), PyTorch's backends.
@@ -117,7 +119,7 @@ fi
 rest=$(left)
 step "the rest of the suite (${rest} s left)"
 if [ "$rest" -gt 20 ]; then
-  timeout "$rest" "$B/run-tests.sh" -x '^shaders_gemm_mma_(coopmat|khr) ' 2>&1 | tee "$out/tests.txt"
+  timeout "$rest" "$B/run-tests.sh" -x '^shaders_(gemm|attention)_mma_(coopmat|khr) ' 2>&1 | tee "$out/tests.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 124 ] && echo "check-gpu: the suite stopped at the time limit (not a failure of its own)"
   [ "$rc" = 0 ] || [ "$rc" = 124 ] || status=1
