@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "attention_defaults.hpp"
 #include "attention_fused.hpp"
 #include "vkamp/gpu_abi/attention_softmax.h"
 #include "op_util.hpp"
@@ -78,8 +79,10 @@ void set_c(Gemm& g, const HeadColumns& h) {
 }  // namespace
 
 bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads) {
-  const bool gpu = ctx.info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  const bool fused = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION") != "materialized" : gpu;
+  const bool cpu = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const std::string path = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION")
+                                                       : detail::attention_defaults(cpu, ctx.info().vendor_id).path;
+  const bool fused = path != "materialized";
   return heads != 0 && channels / heads <= detail::kFusedMaxHead && fused;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "attention_defaults.hpp"
 #include "vkamp/gpu_abi/attention_fused.h"
 #include "op_util.hpp"
 #include "vkamp/config_error.hpp"
@@ -18,13 +19,13 @@ namespace {
 
 constexpr uint32_t kMaxGroups = 65535;
 
-// Tile sizes, as the shaders' specialization constants {ROWS, TILE, HEAD}.
-// GPUs: 64 rows a workgroup (two or more warps) and key tiles as long as
-// shared memory allows, up to 32; the two tiles of TILE x HEAD fp32 values
-// and the two per-row statistics must fit. CPU drivers: 16 x 16, where a
-// workgroup is a loop over SIMD lanes and each barrier costs a switch of
-// coroutines. VKAMP_ATTENTION_TILES=gpu|cpu overrides (tests), or RxT sets
-// both (a sweep's point: vkamp-bench attention --tiles).
+// Tile sizes, as the shaders' specialization constants {ROWS, TILE, HEAD}:
+// the device's row of attention_defaults.txt (GPUs 64 x 32; CPU drivers
+// 16 x 16, where a workgroup is a loop over SIMD lanes and each barrier
+// costs a switch of coroutines), key tiles halved until the two tiles of
+// TILE x HEAD fp32 values and the two per-row statistics fit in shared
+// memory. VKAMP_ATTENTION_TILES=gpu|cpu takes the other type's row
+// (tests), or RxT sets both (a sweep's point: vkamp-bench attention --tiles).
 struct Tiles {
   uint32_t rows, tile;
 };
@@ -41,7 +42,8 @@ Tiles tiles(const Context& ctx, uint32_t hd) {
                         " bytes of shared memory; the device has " + std::to_string(limit));
     return {rows, tile};
   }
-  Tiles t{r.cpu ? 16u : 64u, r.cpu ? 16u : 32u};
+  const auto [rows, tile] = attention_defaults(r.cpu, ctx.info().vendor_id).fused_tiles;
+  Tiles t{rows, tile};
   while (t.tile > 4 && shared_bytes(t.tile, hd) > limit) t.tile /= 2;
   return t;
 }

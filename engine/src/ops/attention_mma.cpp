@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "attention_defaults.hpp"
 #include "attention_fused.hpp"
 #include "op_util.hpp"
 #include "vkamp/config_error.hpp"
@@ -19,10 +20,10 @@ namespace vkamp::ops::detail {
 namespace {
 
 // {WARPS, TILE}: warps of 16 rows a workgroup, positions a staged tile (a
-// multiple of 16). GPUs: 4 x 32, the shape of the GEMM's measured 4-warp
-// tiles, shrunk until shared memory holds it. CPU drivers (the emulation):
-// 2 x 16. VKAMP_ATTENTION_TILES=RxT sets R = 16 warps and T (a sweep's
-// point). Unmeasured on hardware: check-gpu.sh sweeps them.
+// multiple of 16): the device's row of attention_defaults.txt (GPUs 64 x 32,
+// four warps; CPU drivers, the emulation, 32 x 16), shrunk until shared
+// memory holds it. VKAMP_ATTENTION_TILES=RxT sets R = 16 warps and T (a
+// sweep's point). Unmeasured on hardware: check-gpu.sh sweeps them.
 struct MmaTiles {
   uint32_t warps, tile;
 };
@@ -65,7 +66,8 @@ MmaTiles tiles(const Context& ctx, uint32_t hd, uint32_t lanes) {
                         std::to_string(limit));
     return t;
   }
-  MmaTiles t = r.cpu ? MmaTiles{2, 16} : MmaTiles{4, 32};
+  const auto [rows, tile] = attention_defaults(r.cpu, ctx.info().vendor_id).mma_tiles;
+  MmaTiles t{std::max(rows / 16, 1u), std::max(tile / 16 * 16, 16u)};
   while (t.warps * lanes > ctx.info().max_workgroup_invocations && t.warps > 1) t.warps /= 2;
   while (t.tile > 16 && shared_bytes(t, hd, emulated) > limit) t.tile /= 2;
   while (t.warps > 1 && shared_bytes(t, hd, emulated) > limit) t.warps /= 2;
@@ -117,8 +119,14 @@ shader::AttentionFusedPush push_of(const AttentionShape& s, bool accumulate) {
 }  // namespace
 
 bool attention_mma_runs(const Context& ctx, Format fmt, const AttentionShape& s) {
-  return env_text("VKAMP_ATTENTION") && env_choice("VKAMP_ATTENTION") == "mma" && fmt == Format::F16 &&
-         ctx.variant(fmt) == "fp16" && !s.last_only;
+  // Asked for, or the device's default where the GEMM has tensor cores (the
+  // emulation is for tests: never a default).
+  const bool cpu = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool asked = env_text("VKAMP_ATTENTION")
+                         ? env_choice("VKAMP_ATTENTION") == "mma"
+                         : attention_defaults(cpu, ctx.info().vendor_id).path == "mma" &&
+                               ctx.gemm_mma() == GemmMma::coopmat;
+  return asked && fmt == Format::F16 && ctx.variant(fmt) == "fp16" && !s.last_only;
 }
 
 void attention_mma_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
