@@ -53,8 +53,8 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "ops",
      "how column sums (bias and LayerNorm gradients) split their rows"},
     {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "ops",
-     "the emulated tensor-core GEMM's warp width (Intel's subgroups are 16 wide, AMD's 64); tensor cores "
-     "take the device's subgroup size"},
+     "the emulated tensor-core GEMM's and attention's warp width (Intel's subgroups are 16 wide, AMD's 64); "
+     "tensor cores take the device's subgroup size"},
     {"VKAMP_ATTENTION", {"fused", "mma", "materialized"}, "",
      "attention_defaults.txt: fused on GPUs, materialized on CPU drivers", "ops",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128), the same on 16 x 16 fp16 fragments "

@@ -97,6 +97,10 @@ struct Plan {
 Plan plan(const Context& ctx, const char* op, const AttentionShape& s) {
   const uint32_t hd = s.channels / s.heads, lanes = lanes_of(ctx);
   if (hd > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
+  // Lanes 0-15 of a warp own its 16 rows' softmax statistics.
+  if (lanes < 16 || 256 % lanes != 0)
+    throw Error(std::string(op) + ": the mma kernels need warps of 16 to 256 lanes dividing 256, not " +
+                std::to_string(lanes));
   const MmaTiles t = tiles(ctx, hd, lanes);
   if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && loop_iterations(s.seq, hd, t, lanes) >= kCpuLoopLimit)
     throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " + std::to_string(hd) +
