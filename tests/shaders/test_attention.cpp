@@ -13,6 +13,7 @@
 // against Richardson-extrapolated central differences of the GPU forward.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -454,20 +455,26 @@ TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
 // attention --tiles) gives the reference's results: rows that do not divide
 // the tile's values (the staging loop's last share), one workgroup over
 // every query, tiles longer than the sequence; bad values are refused.
-TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
-  ScopedEnv fused("VKAMP_ATTENTION", "fused");
-  const AttentionShape s{.batch = 2, .seq = 33, .channels = 48, .heads = 3};
+// Forward and backward in fp16 at each of `tiles` (VKAMP_ATTENTION_TILES)
+// against the reference, on fresh inputs.
+void expect_reference_at_tiles(const AttentionShape& s, std::initializer_list<const char*> tiles) {
   const Format f = Format::F16;
   const size_t tokens = size_t(s.batch) * s.seq * s.channels;
-  for (const char* tiles : {"5x3", "33x64", "1x1"}) {
-    SCOPED_TRACE(tiles);
-    ScopedEnv e("VKAMP_ATTENTION_TILES", tiles);
+  for (const char* t : tiles) {
+    SCOPED_TRACE(t);
+    ScopedEnv e("VKAMP_ATTENTION_TILES", t);
     auto qkv = random_values(3 * tokens, -1, 1, f), dy = random_values(tokens, -1, 1, f);
     Result out = run(f, s, qkv, dy);
     Reference ref = reference(f, qkv, dy, s);
     EXPECT_TRUE(close_to(out.y, ref.y, bound(f, ref.y, ref.y_fmt, ref.y_f32))) << "y";
     EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(f, ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
   }
+}
+
+TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
+  ScopedEnv fused("VKAMP_ATTENTION", "fused");
+  const Format f = Format::F16;
+  expect_reference_at_tiles({.batch = 2, .seq = 33, .channels = 48, .heads = 3}, {"5x3", "33x64", "1x1"});
   const std::string too_many = std::to_string(ctx().info().max_workgroup_invocations + 1) + "x4";
   for (const std::string& bad : {std::string("0x4"), std::string("64x"), std::string("64x32x"), std::string("x"),
                                  std::string("64x257"), too_many, std::string("64x256")}) {
@@ -513,18 +520,8 @@ TEST_F(AttentionPath, MmaRunsWhereItCan) {
 // rows or tiles off multiples of 16 are refused.
 TEST_F(AttentionPath, MmaTileSizesMatchTheReference) {
   ScopedEnv mma("VKAMP_ATTENTION", "mma");
-  const AttentionShape s{.batch = 2, .seq = 67, .channels = 48, .heads = 3};
   const Format f = Format::F16;
-  const size_t tokens = size_t(s.batch) * s.seq * s.channels;
-  for (const char* tiles : {"48x16", "32x48", "16x32"}) {
-    SCOPED_TRACE(tiles);
-    ScopedEnv e("VKAMP_ATTENTION_TILES", tiles);
-    auto qkv = random_values(3 * tokens, -1, 1, f), dy = random_values(tokens, -1, 1, f);
-    Result out = run(f, s, qkv, dy);
-    Reference ref = reference(f, qkv, dy, s);
-    EXPECT_TRUE(close_to(out.y, ref.y, bound(f, ref.y, ref.y_fmt, ref.y_f32))) << "y";
-    EXPECT_TRUE(close_to(out.dqkv, ref.dqkv, bound(f, ref.dqkv, ref.d_fmt, ref.d_f32))) << "dqkv";
-  }
+  expect_reference_at_tiles({.batch = 2, .seq = 67, .channels = 48, .heads = 3}, {"48x16", "32x48", "16x32"});
   if (ctx().variant(f) != "fp16") GTEST_SKIP() << "fp16 storage only: the mma kernels do not run";
   for (const char* bad : {"24x16", "32x24", "16x8"}) {
     SCOPED_TRACE(bad);
