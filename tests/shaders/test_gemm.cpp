@@ -27,6 +27,7 @@
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
 #include "shaders/gemm_shapes.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm.hpp"
@@ -509,7 +510,9 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
           in_block[sc.at(z, i, j)] = true;
         }
     for (size_t i = 0; i < got.size(); ++i)
-      if (!in_block[i]) ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
+      if (!in_block[i]) {
+        ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " outside every block was written";
+      }
     EXPECT_TRUE(close_to(out, ref, gemm_bound(fmt, s.k), smallest_normal(fmt)));
   }
 }
@@ -625,9 +628,10 @@ TEST_P(Gemm, FusedEpilogueMatchesTheReference) {
     const std::vector<double> p = ref_forward(x, w, batch, in, out);  // the products' sums, before the bias
     for (size_t i = 0; i < z.size(); ++i) y[i] = act_ref(e.act, z[i]);
     EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, p, e.act, in))) << "y";
-    if (e.keep_z)
+    if (e.keep_z) {
       EXPECT_TRUE(close_to(r.z, z, epilogue_bound(fmt, z, p, std::nullopt, in)))
           << "z: the sum and the bias, rounded once";
+    }
   }
 }
 
@@ -656,7 +660,9 @@ TEST_P(Gemm, FusedEpilogueKeepsNanToItsRow) {
         ASSERT_EQ(std::isnan(r.y[size_t(i) * out + j]), i == nan_row || std::isnan(y[size_t(i) * out + j]))
             << "row " << i << " column " << j;
     EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, p, e.act, in))) << "y";
-    if (e.keep_z) EXPECT_TRUE(close_to(r.z, z, epilogue_bound(fmt, z, p, std::nullopt, in))) << "z";
+    if (e.keep_z) {
+      EXPECT_TRUE(close_to(r.z, z, epilogue_bound(fmt, z, p, std::nullopt, in))) << "z";
+    }
   }
 }
 
@@ -721,6 +727,23 @@ TEST(GemmPlan, ThinOutputsGetThinTiles) {
   EXPECT_EQ(ops::gemm_plan({.m = 127, .n = 127, .k = 127}, true).tile_m(), 32u);
   // The shared-memory variant keeps its tiles within 64 rows (16 KiB).
   EXPECT_LE(ops::gemm_plan({.m = 4099, .n = 6, .k = 25}, true).tile_m(), 64u);
+}
+
+// VKAMP_GEMM_BLOCK forces the direct path's block, and refuses what is not
+// RxC with each 1 to 16 (it used to ignore such values, or the text after
+// a valid one).
+TEST(GemmPlan, BlockKnobSetsTheBlockOrIsRefused) {
+  const ops::Gemm g{.m = 512, .n = 512, .k = 512};
+  {
+    ScopedEnv e("VKAMP_GEMM_BLOCK", "4x8");
+    const ops::GemmPlan p = ops::gemm_plan(g, false);
+    EXPECT_EQ(p.bm, 4u);
+    EXPECT_EQ(p.bn, 8u);
+  }
+  for (const char* bad : {"16x8abc", "32x8", "0x4", "8", "x"}) {
+    ScopedEnv e("VKAMP_GEMM_BLOCK", bad);
+    EXPECT_THROW(ops::gemm_plan(g, false), ConfigError) << bad;
+  }
 }
 
 TEST(GemmPlan, SmallOutputsWithLongKAreSplit) {

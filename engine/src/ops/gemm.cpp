@@ -1,12 +1,12 @@
 #include "vkamp/ops/gemm.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "gemm_detail.hpp"
 #include "op_util.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
@@ -42,9 +42,10 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   if (!tiled) {
     if (g.m >= kBigBlockMin && g.n >= kBigBlockMin) plan.bm = 16, plan.bn = 8;
     if (const auto e = env_text("VKAMP_GEMM_BLOCK")) {
-      unsigned r = 0, c = 0;
-      if (std::sscanf(e->c_str(), "%ux%u", &r, &c) == 2 && r >= 1 && c >= 1 && r <= 16 && c <= 16)
-        plan.bm = r, plan.bn = c;
+      const auto dims = parse_dims(*e);
+      if (!dims || dims->first > 16 || dims->second > 16)
+        throw ConfigError("VKAMP_GEMM_BLOCK is RxC, each 1 to 16 (e.g. 16x8), not \"" + *e + "\"");
+      plan.bm = dims->first, plan.bn = dims->second;
     }
   }
   // As many threads along n as n needs, up to 16 (a 64-wide tile), so a
