@@ -121,7 +121,9 @@ int run_attention(const std::string& device, int repeats, const std::vector<std:
   std::printf("%-6s %-6s %-13s %-7s %10s %10s %9s %8s %4s\n", "size", "format", "path", "tiles", "fwd ms", "bwd ms",
               "GFLOP/s", "MiB", "R");
   for (const Case& c : cases) {
-    std::printf("%-6s %-6s %-13s %-7s ", c.size.c_str(), format_name(c.fmt), c.path.c_str(),
+    // mma without tensor cores runs their emulation: a test path, not a rival.
+    const std::string path = c.path == "mma" && ctx.gemm_mma() != GemmMma::coopmat ? "mma-emulated" : c.path;
+    std::printf("%-6s %-6s %-13s %-7s ", c.size.c_str(), format_name(c.fmt), path.c_str(),
                 c.tiles.empty() ? (c.path == "materialized" ? "-" : "device") : c.tiles.c_str());
     if (!c.timed) {
       std::printf("refused: %s\n", c.refused.c_str());
