@@ -13,19 +13,22 @@
 #      default: the tuned kernels; charlm medium keeps its --profile);
 #   5. charlm medium on each attention path (fused, mma, materialized),
 #      --profile;
-#   6. the attention kernels alone (vkamp-bench attention): charlm medium's
+#   6. charlm gpt2 (12L 12H d768 T1024 b8) against PyTorch, 20 steps, 1
+#      round: tokens/s, both profiles and both activation memories (the
+#      24 GiB question), unless --vkamp-only leaves PyTorch out;
+#   7. the attention kernels alone (vkamp-bench attention): charlm medium's
 #      and gpt2's shapes, the materialized path and the fused ones (fused,
 #      mma) at each tile size of a sweep (the defaults among them), fp16; then
 #      PyTorch's at the same shapes (bench/attention_peer.py: SDPA's math,
 #      flash and memory-efficient backends), unless --vkamp-only;
-#   7. the rest of the suite, in whatever time is left (timeout).
+#   8. the rest of the suite, in whatever time is left (timeout).
 #
 #   check-gpu.sh [--vkamp-only] [--quick] [--budget S] [--tune-shapes LIST] [gpu_vs_torch.sh options]
 #
-# --budget S (default 480) bounds the whole run: step 7 gets what is left.
+# --budget S (default 480) bounds the whole run: step 8 gets what is left.
 # --quick checks the script, not the GPU: tiny shapes, gpu_vs_torch.sh
 # --quick with PyTorch on the CPU (fp32), the attention peer likewise,
-# charlm tiny for step 5, and each step's time limit 3x (a CPU
+# charlm tiny for steps 5 and 6, and each step's time limit 3x (a CPU
 # driver runs it in about 10 minutes; with VKAMP_COOPMAT=emulate the sweep
 # and tests run the emulated tensor-core GEMM).
 # --tune-shapes LIST: the sweep's shapes (default: its own, the models' and
@@ -49,11 +52,13 @@ done
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
 gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1 peer_quick=()
 attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128x32,256x16)
+gpt2_set=(--rounds 1 --workloads gpt2 --steps 20)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick --torch-device cpu)
+  gpt2_set=(--quick --torch-device cpu --workloads tiny)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
   attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
 fi
@@ -105,6 +110,11 @@ for path in fused mma materialized; do
 done | tee "$out/attention.txt"
 grep -q "check-gpu: charlm" "$out/attention.txt" && status=1
 cat "$out/attention-fused.txt" >>"$out/charlm-profile.txt"
+
+step "charlm ${gpt2_set[*]}: speed, profile and memory against PyTorch"
+timeout $((120 * slow)) "$B/bench/gpu_vs_torch.sh" "${gpt2_set[@]}" --log "$out/gpt2" "${bench_args[@]}" 2>&1 |
+  tee "$out/gpt2.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the gpt2 run failed"; status=1; }
 
 step "attention kernels: vkamp-bench attention ${attn[*]}"
 timeout $((90 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
