@@ -21,7 +21,7 @@ vkamp_add_op(concat)
 vkamp_add_op(layer_norm SHADERS layer_norm layer_norm_grad layer_norm_param_grad)
 vkamp_add_op(embedding SHADERS embedding embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
-# Attention fused FlashAttention-style (GPUs' default; VKAMP_ATTENTION): its kernel, no graph op of its own.
+# Attention fused FlashAttention-style (VKAMP_ATTENTION=fused): its kernel, no graph op of its own.
 vkamp_add_op(attention_fused SHADERS attention_fused attention_fused_grad)
 # The fused attention on 16 x 16 fragments (VKAMP_ATTENTION=mma): fp16 only, emulated in the plain build.
 vkamp_add_op(attention_mma SHADERS attention_mma:coopmat attention_mma_grad:coopmat FORMATS fp16)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Attention's two paths in one charlm build, in turns: VKAMP_ATTENTION=fused
-# (FlashAttention-2 tiles, GPUs' default) and materialized (the stored
-# probabilities, CPU drivers' default), N rounds, then the median of each
+# (FlashAttention-2 tiles) and materialized (the stored probabilities, the
+# default: engine/src/ops/attention_defaults.txt), N rounds, then the median of each
 # and fused/materialized.
 # --baseline BIN adds a third column: another build's charlm (say the one
 # before the fused path existed), run with the same flags.

@@ -56,7 +56,7 @@ const std::vector<EnvKnob>& env_knobs() {
      "the emulated tensor-core GEMM's and attention's warp width (Intel's subgroups are 16 wide, AMD's 64); "
      "tensor cores take the device's subgroup size"},
     {"VKAMP_ATTENTION", {"fused", "mma", "materialized"}, "",
-     "attention_defaults.txt: fused on GPUs, materialized on CPU drivers", "ops",
+     "attention_defaults.txt: materialized (the fused paths are unmeasured on GPUs)", "ops",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128), the same on 16 x 16 fp16 fragments "
      "(mma: tensor cores where the GEMM has them, else their emulation; fp16 only, else fused), or stored "
      "probabilities"},

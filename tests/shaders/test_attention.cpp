@@ -3,9 +3,9 @@
 // seq 1 (each position sees only itself: y = v), 7, 33, 67 and 130 (rows
 // longer than the 128 invocations of the softmax workgroups, and several
 // tiles of the fused path's queries and keys); heads 1, 2, 3; head sizes 1,
-// 4, 5, 16, 64; batch 1, 2 and 3. Both paths (VKAMP_ATTENTION: the device's
-// default, the other in tests/CMakeLists.txt's variants), the fused one
-// at both tile sizes (VKAMP_ATTENTION_TILES). Outputs are guarded and poisoned, and so
+// 4, 5, 16, 64; batch 1, 2 and 3. Every path (VKAMP_ATTENTION: the device's
+// default, the others in tests/CMakeLists.txt's variants), the fused ones
+// at both tile defaults (VKAMP_ATTENTION_TILES). Outputs are guarded and poisoned, and so
 // are kept and workspace, so a read of anything the op did not write shows
 // up as NaN. Also: the causal mask (later positions cannot change earlier
 // outputs), a NaN in q, k or v reaching exactly the outputs that depend on
@@ -418,18 +418,23 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
   EXPECT_LE(err, 5e-6) << "<dqkv, V> " << dot << ", extrapolated central difference " << fd;
 }
 
-// Which path runs (ops/attention.hpp): the device's (fused on GPUs,
-// materialized on CPU drivers) unless VKAMP_ATTENTION names one, and the
-// materialized one past the fused kernels' head size; what the forward
-// keeps follows the path.
+// Which path runs (ops/attention.hpp): the device's row of
+// attention_defaults.txt unless VKAMP_ATTENTION names one (an empty value
+// counts as unset), and the materialized one past the fused kernels' head
+// size; what the forward keeps follows the path.
 class AttentionPath : public GpuTest {};
 
 TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
-  const bool gpu = ctx().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
   const uint32_t seq = 40, channels = 64, heads = 4;
-  for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
-    ScopedEnv e("VKAMP_ATTENTION", unset);
-    EXPECT_EQ(ops::attention_fused(ctx(), channels, heads), gpu);
+  bool by_default = false;
+  {
+    ScopedEnv e("VKAMP_ATTENTION", nullptr);
+    by_default = ops::attention_fused(ctx(), channels, heads);
+  }
+  if (ctx().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) EXPECT_FALSE(by_default) << "CPU drivers: materialized";
+  {
+    ScopedEnv e("VKAMP_ATTENTION", "");
+    EXPECT_EQ(ops::attention_fused(ctx(), channels, heads), by_default) << "empty is unset";
   }
   {
     ScopedEnv e("VKAMP_ATTENTION", "fused");

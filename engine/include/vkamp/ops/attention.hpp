@@ -27,12 +27,13 @@ struct AttentionShape {
 };
 
 // Which path runs: fused (attention_fused.comp: FlashAttention-2's tiles,
-// the probabilities recomputed in the backward, never stored) on GPUs for
-// head sizes up to 128; else the materialized path (batched GEMMs around
-// attention_softmax.comp, the probabilities kept from forward to backward),
-// which CPU drivers take by default: there the recomputation costs FLOPs
-// that a CPU has fewer of than bandwidth (bench/NOTES.md, issue 34).
-// VKAMP_ATTENTION=fused|materialized overrides.
+// the probabilities recomputed in the backward, never stored; or the same
+// on tensor-core fragments, attention_mma.comp) for head sizes up to 128,
+// else the materialized path (batched GEMMs around attention_softmax.comp,
+// the probabilities kept from forward to backward). VKAMP_ATTENTION=fused|
+// mma|materialized chooses; unset, the device's row of
+// engine/src/ops/attention_defaults.txt does: materialized on every device
+// today (measured faster on lavapipe; the only path a GPU has run).
 bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads);
 
 // Scratch sizes PER EXAMPLE (batch = 1) in elements of the storage format
