@@ -24,6 +24,8 @@
 #   --shapes LIST      gemm shapes MxNxK (default 1024^3, 2048^3, 4096^3, 8192^3)
 #   --forms LIST       gemm forms from forward,dx,dw (default forward)
 #   --epochs N         mlp, lenet5 (default 2)    --steps N   charlm (default 300)
+#   --precisions LIST  vkamp's columns, from fp16,fp32 (default both; fp16 alone
+#                      halves the time of a large model's run)
 #   --coopmat V        0|1|emulate: VKAMP_COOPMAT=V for every vkamp run; both:
 #                      VKAMP_COOPMAT=0, plus fp16 with VKAMP_COOPMAT=1 as a third
 #                      column (default: unset, the engine chooses)
@@ -45,7 +47,7 @@ die() { echo "gpu_vs_torch.sh: $*" >&2; exit 2; }
 
 bin="" py="${PYTHON:-python3}" rounds=3 workloads=mlp,lenet5,tiny,small,medium,gpt2,gemm
 shapes=1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192 forms=forward
-epochs=2 steps=300 coopmat="" data="" text="" log="" quick=0 torch_dev=cuda vkamp_only=0
+epochs=2 steps=300 coopmat="" data="" text="" log="" quick=0 torch_dev=cuda vkamp_only=0 precisions=fp16,fp32
 given=" "
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -64,6 +66,7 @@ while [ $# -gt 0 ]; do
     --epochs) epochs="$2" ;;
     --steps) steps="$2" ;;
     --coopmat) coopmat="$2" ;;
+    --precisions) precisions="$2" ;;
     --device) export VKAMP_DEVICE="$2" ;;
     --data) data="$2" ;;
     --text) text="$2" ;;
@@ -87,6 +90,10 @@ whole --epochs "$epochs" 1
 whole --steps "$steps" 6  # torch_charlm.py leaves 5 warm-up steps untimed
 case "$coopmat" in ""|0|1|emulate|both) ;; *) die "--coopmat is 0, 1, emulate or both, not '$coopmat'" ;; esac
 case "$torch_dev" in cuda|cpu) ;; *) die "--torch-device is cuda or cpu, not '$torch_dev'" ;; esac
+IFS=, read -ra prec_list <<<"$precisions"
+for prec in "${prec_list[@]}"; do
+  case "$prec" in fp16|fp32) ;; *) die "--precisions takes fp16 and fp32, not '$prec'" ;; esac
+done
 IFS=, read -ra wl <<<"$workloads"
 for w in "${wl[@]}"; do
   case "$w" in mlp|lenet5|tiny|small|medium|gpt2|gemm) ;;
@@ -160,9 +167,15 @@ results="$log/results.tsv"
 : >"$results"
 
 # The vkamp columns: name, then the VKAMP_COOPMAT it runs under ("" unset).
-cols=(fp16 fp32) col_cm=("$coopmat" "$coopmat")
+# fp16 first, then fp32, whatever the order asked (the table's fp16/fp32).
+cols=() col_cm=()
+for prec in fp16 fp32; do
+  [[ ",$precisions," == *",$prec,"* ]] && { cols+=("$prec"); col_cm+=("$coopmat"); }
+done
+[ "${#cols[@]}" -gt 0 ] || die "--precisions needs fp16, fp32 or both"
 if [ "$coopmat" = both ]; then
-  col_cm=(0 0); cols+=(fp16-coopmat1); col_cm+=(1)
+  for i in "${!col_cm[@]}"; do col_cm[i]=0; done
+  cols+=(fp16-coopmat1); col_cm+=(1)
 fi
 torch_col="torch-$torch_dev"
 
@@ -312,6 +325,7 @@ awk -F'\t' -v torch="$torch_col" -v ncols="${#cols[@]}" -v colnames="${cols[*]}"
   $4 != "-" { vals[$2 SUBSEP $3] = vals[$2 SUBSEP $3] " " $4 }
   END {
     split(colnames, c, " ")
+    for (i = 1; i <= ncols; i++) col[c[i]] = i
     printf "%-26s %-10s", "workload", "unit"
     for (i = 1; i <= ncols; i++) printf " %14s", "vkamp-" c[i]
     printf " %14s", torch
@@ -324,7 +338,8 @@ awk -F'\t' -v torch="$torch_col" -v ncols="${#cols[@]}" -v colnames="${cols[*]}"
       p = median(k SUBSEP torch)
       printf " %14s", show(p, unit[k])
       for (i = 1; i <= ncols; i++) printf " %14s", (m[i] == "" || p == "" || p == 0) ? "-" : sprintf("%.3fx", m[i] / p)
-      printf " %10s\n", (m[1] == "" || m[2] == "" || m[2] == 0) ? "-" : sprintf("%.2fx", m[1] / m[2])
+      f16 = col["fp16"] ? m[col["fp16"]] : ""; f32 = col["fp32"] ? m[col["fp32"]] : ""
+      printf " %10s\n", (f16 == "" || f32 == "" || f32 == 0) ? "-" : sprintf("%.2fx", f16 / f32)
     }
   }' "$results"
 echo

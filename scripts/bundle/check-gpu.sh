@@ -13,9 +13,9 @@
 #      default: the tuned kernels; charlm medium keeps its --profile);
 #   5. charlm medium on each attention path (fused, mma, materialized),
 #      --profile;
-#   6. charlm gpt2 (12L 12H d768 T1024 b8) against PyTorch, 20 steps, 1
-#      round: tokens/s, both profiles and both activation memories (the
-#      24 GiB question), unless --vkamp-only leaves PyTorch out;
+#   6. charlm gpt2 (12L 12H d768 T1024 b8) in fp16 against PyTorch, 20
+#      steps, 1 round: tokens/s, both profiles and both activation memories
+#      (the 24 GiB question), unless --vkamp-only leaves PyTorch out;
 #   7. the attention kernels alone (vkamp-bench attention): charlm medium's
 #      and gpt2's shapes, the materialized path and the fused ones (fused,
 #      mma) at each tile size of a sweep (the defaults among them), fp16; then
@@ -52,7 +52,7 @@ done
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
 gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1 peer_quick=()
 attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128x32,256x16)
-gpt2_set=(--rounds 1 --workloads gpt2 --steps 20)
+gpt2_set=(--rounds 1 --workloads gpt2 --steps 20 --precisions fp16)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
