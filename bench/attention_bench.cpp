@@ -25,11 +25,12 @@ const char* const kAttentionHelp =
     "batched GEMMs around a stored softmax), fused (FlashAttention-2's tiles)\n"
     "at each of --tiles, and in fp16 mma (the fused path on 16 x 16 fragments:\n"
     "tensor cores where the GEMM has them, else emulated) at each of --tiles\n"
-    "(multiples of 16 only; others are listed as refused). Batch: tiny and small 16, medium 64, gpt2 8 (as\n"
-    "bench/gpu_vs_torch.sh). GFLOP/s counts the four causal products of the\n"
-    "backward and two of the forward (2 flops a multiply-add over the\n"
-    "T (T + 1) / 2 pairs), the same count for both paths; MiB is what the path\n"
-    "keeps from forward to backward plus its backward's scratch.\n";
+    "(multiples of 16 only; others are listed as refused). Batch: tiny and\n"
+    "small 16, medium 64, gpt2 8 (as bench/gpu_vs_torch.sh). GFLOP/s counts\n"
+    "the four causal products of the backward and two of the forward (2 flops\n"
+    "a multiply-add over the T (T + 1) / 2 pairs), the same count for every\n"
+    "path; MiB is what the path keeps from forward to backward plus its\n"
+    "backward's scratch.\n";
 
 namespace {
 

@@ -431,7 +431,9 @@ TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
     ScopedEnv e("VKAMP_ATTENTION", nullptr);
     by_default = ops::attention_fused(ctx(), channels, heads);
   }
-  if (ctx().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) EXPECT_FALSE(by_default) << "CPU drivers: materialized";
+  if (ctx().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    EXPECT_FALSE(by_default) << "CPU drivers: materialized";
+  }
   {
     ScopedEnv e("VKAMP_ATTENTION", "");
     EXPECT_EQ(ops::attention_fused(ctx(), channels, heads), by_default) << "empty is unset";
@@ -456,10 +458,6 @@ TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
   EXPECT_THROW(ops::attention_fused(ctx(), channels, heads), ConfigError);
 }
 
-// Any tile size a sweep may set (VKAMP_ATTENTION_TILES=RxT: vkamp-bench
-// attention --tiles) gives the reference's results: rows that do not divide
-// the tile's values (the staging loop's last share), one workgroup over
-// every query, tiles longer than the sequence; bad values are refused.
 // Forward and backward in fp16 at each of `tiles` (VKAMP_ATTENTION_TILES)
 // against the reference, on fresh inputs.
 void expect_reference_at_tiles(const AttentionShape& s, std::initializer_list<const char*> tiles) {
@@ -476,6 +474,10 @@ void expect_reference_at_tiles(const AttentionShape& s, std::initializer_list<co
   }
 }
 
+// Any tile size a sweep may set (VKAMP_ATTENTION_TILES=RxT: vkamp-bench
+// attention --tiles) gives the reference's results: rows that do not divide
+// the tile's values (the staging loop's last share), one workgroup over
+// every query, tiles longer than the sequence; bad values are refused.
 TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
   ScopedEnv fused("VKAMP_ATTENTION", "fused");
   const Format f = Format::F16;
