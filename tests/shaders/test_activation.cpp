@@ -21,9 +21,6 @@ namespace {
 
 using Act = ops::Activation;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-const double kNan = std::nan("");
-
 // f(x), or dy * f'(x) when dy is given: an inf or NaN dy times a zero
 // derivative is NaN, as the op promises.
 std::vector<double> reference(Act act, const std::vector<float>& x, const std::vector<float>* dy) {

@@ -14,9 +14,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
-
 std::vector<double> sum_of(const std::vector<float>& a, const std::vector<float>& b, Format fmt) {
   std::vector<double> out(a.size());
   for (size_t i = 0; i < a.size(); ++i) out[i] = round_reference(fmt, double(a[i]) + b[i]);

@@ -47,8 +47,6 @@ std::string shape_name(const AttentionShape& s) {
          std::to_string(s.heads);
 }
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-
 // The reference and, per output element, the two error magnitudes of
 // ErrorBudget (guarded.hpp): the rounding errors to the format on the way
 // to it, and the fp32 errors, each in units of that format's unit roundoff.

@@ -20,9 +20,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
-
 // Values after y that the in-place forward must leave alone.
 constexpr float kGuard[] = {1.5f, -2.5f, 3.5f};
 

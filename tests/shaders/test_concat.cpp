@@ -15,8 +15,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
 constexpr uint32_t kSecond = 3;  // columns of the second input
 
 class Concat : public MatrixShaderTest {

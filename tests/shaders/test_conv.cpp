@@ -22,9 +22,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 struct ConvShape {
   uint32_t n, h, w, c, oc, k, s, p;
 };

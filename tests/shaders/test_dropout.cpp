@@ -22,9 +22,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
-
 // Random123's kat_vectors, "philox4x32 10" lines: counter, key, result.
 TEST(Philox, MatchesRandom123KnownAnswers) {
   using W4 = std::array<uint32_t, 4>;

@@ -42,9 +42,6 @@ std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info)
   return std::string(format_name(std::get<0>(info.param))) + "_" + shape_name(std::get<1>(info.param));
 }
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 // Rounded once to fmt (1 ulp) after an fp32 sum whose k roundings random-walk to about sqrt(k) fp32 ulps.
 double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
   double ulps = roundings + std::sqrt(double(k)) * unit_roundoff(Format::F32) / unit_roundoff(fmt);

@@ -28,7 +28,6 @@ namespace vkamp::test {
 namespace {
 
 constexpr Format kF16 = Format::F16;
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 // Rounded once to fp16 (one more fp32 rounding where a bias is added) after
 // an fp32 sum whose k roundings random-walk to about sqrt(k) fp32 ulps

@@ -25,8 +25,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
 constexpr uint32_t kCols[] = {1, 5, 64, 127, 300};
 
 struct Reference {

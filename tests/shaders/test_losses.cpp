@@ -20,8 +20,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
 constexpr uint32_t kClasses[] = {2, 10, 33};
 // 1, a typical scale, and 2^127, the largest that PyTorch's rule can reach:
 // the 16-bit formats overflow to inf, fp32 must not overflow on the way.

@@ -29,9 +29,6 @@ namespace {
 
 using ops::PoolKind;
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 struct PoolShape {
   uint32_t n, h, w, c, window, stride;
 };

@@ -17,9 +17,6 @@
 namespace vkamp::test {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
-
 // Results go to one slot of a few; the others must keep their poison.
 constexpr uint32_t kSlots = 4;
 

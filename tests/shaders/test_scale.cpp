@@ -17,9 +17,6 @@ namespace {
 
 using ops::ScaleBy;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNan = std::nanf("");
-
 // y = x * (factor * {1, s, 1/s}), grouped as the definition reads; a value
 // past the format's range is stored as inf, finite ones stay exact.
 std::vector<double> reference(Format fmt, const std::vector<float>& x, double factor, ScaleBy by, double s) {

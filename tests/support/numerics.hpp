@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <span>
 #include <vector>
@@ -14,6 +15,11 @@
 #include "vkamp/float_formats.hpp"
 
 namespace vkamp::test {
+
+// inf and a quiet NaN for the tests' inputs (each converts exactly to
+// double where a reference wants one).
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 // Every byte pattern 0x7FC0 / 0x7FC07FC0 is a NaN in each of our formats, so
 // a poisoned element that the shader never wrote cannot pass.

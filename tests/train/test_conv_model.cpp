@@ -94,6 +94,8 @@ std::vector<double> reference_forward(const ModelSpec& spec, const std::vector<R
                 break;
               }
               case LayerKind::Flatten: v = x[size_t(n) * out.elements() + oc]; break;  // (h, w, c) order
+              case LayerKind::BatchNorm:
+              case LayerKind::Dropout: ADD_FAILURE() << "no reference here for this layer kind"; break;
             }
             if (L.has_params()) {
               double scale = std::abs(v) + std::abs(bias);
