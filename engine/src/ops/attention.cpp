@@ -11,7 +11,6 @@
 #include "row_plan.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm.hpp"
 
 namespace vkamp::ops {
@@ -79,11 +78,7 @@ void set_c(Gemm& g, const HeadColumns& h) {
 }  // namespace
 
 bool attention_fused(const Context& ctx, uint32_t channels, uint32_t heads) {
-  const bool cpu = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  const std::string path = env_text("VKAMP_ATTENTION") ? env_choice("VKAMP_ATTENTION")
-                                                       : detail::attention_defaults(cpu, ctx.info().vendor_id).path;
-  const bool fused = path != "materialized";
-  return heads != 0 && channels / heads <= detail::kFusedMaxHead && fused;
+  return heads != 0 && channels / heads <= detail::kFusedMaxHead && detail::attention_path(ctx) != "materialized";
 }
 
 uint64_t attention_kept_elements(const Context& ctx, Format fmt, uint32_t seq, uint32_t channels, uint32_t heads) {

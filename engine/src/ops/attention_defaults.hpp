@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "vkamp/context.hpp"
+
 namespace vkamp::ops::detail {
 
 struct AttentionDefaults {
@@ -17,5 +19,10 @@ struct AttentionDefaults {
 // A malformed table or one without a matching row is an Error (the tests
 // read every device type).
 AttentionDefaults attention_defaults(bool cpu, uint32_t vendor);
+
+// The path in effect on ctx: $VKAMP_ATTENTION, else the device's row, whose
+// mma falls back to fused where the GEMM has no tensor cores (their
+// emulation is for tests, never a default).
+std::string attention_path(const Context& ctx);
 
 }  // namespace vkamp::ops::detail

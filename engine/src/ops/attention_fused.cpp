@@ -48,30 +48,39 @@ Tiles tiles(const Context& ctx, uint32_t hd) {
   return t;
 }
 
-shader::AttentionFusedPush push_of(const AttentionShape& s, uint32_t queries, bool accumulate) {
-  return {s.heads, s.seq, queries, s.channels, 1.0f / std::sqrt(float(s.channels / s.heads)), accumulate ? 1u : 0u};
-}
-
-// lavapipe leaves a shader's loops after 65535 iterations in all,
-// silently; an invocation of either kernel runs about seq x (2 hd + 2)
-// (one key or query after another, two loops over the head each) plus
-// (2 hd + 2) per tile.
-constexpr uint64_t kCpuLoopLimit = 65535;
+// An invocation of either kernel runs about seq x (2 hd + 2) loop
+// iterations (one key or query after another, two loops over the head
+// each) plus (2 hd + 2) per tile.
 uint64_t loop_iterations(uint32_t seq, uint32_t hd, uint32_t tile) {
   return (uint64_t(seq) + div_up(seq, tile) + 2) * (2 * uint64_t(hd) + 2);
 }
 
 void check(const Context& ctx, const char* op, const AttentionShape& s) {
+  check_fused_shape(op, s);
   const uint32_t hd = s.channels / s.heads;
-  if (hd > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
-  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && loop_iterations(s.seq, hd, tiles(ctx, hd).tile) >= kCpuLoopLimit)
-    throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " + std::to_string(hd) +
-                " runs past a CPU driver's 65535 loop iterations in the fused kernels; set VKAMP_ATTENTION=materialized");
+  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    check_cpu_loops(ctx, op, s, loop_iterations(s.seq, hd, tiles(ctx, hd).tile), "fused kernels");
+}
+
+}  // namespace
+
+shader::AttentionFusedPush fused_push(const AttentionShape& s, uint32_t queries, bool accumulate) {
+  return {s.heads, s.seq, queries, s.channels, 1.0f / std::sqrt(float(s.channels / s.heads)), accumulate ? 1u : 0u};
+}
+
+void check_fused_shape(const char* op, const AttentionShape& s) {
+  if (s.channels / s.heads > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
   if (uint64_t(s.batch) * s.heads > kMaxGroups)
     throw Error(std::string(op) + ": more than 65535 (example, head) pairs in one dispatch");
 }
 
-}  // namespace
+void check_cpu_loops(const Context& ctx, const char* op, const AttentionShape& s, uint64_t iterations,
+                     const char* kernels) {
+  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && iterations >= 65535)
+    throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " +
+                std::to_string(s.channels / s.heads) + " runs past a CPU driver's 65535 loop iterations in the " +
+                kernels + "; set VKAMP_ATTENTION=materialized");
+}
 
 TilesRequest tiles_requested(const Context& ctx) {
   const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
@@ -95,7 +104,7 @@ void attention_fused_forward(Sequence& seq, Format fmt, BufferView qkv, BufferVi
   const uint32_t hd = s.channels / s.heads, queries = s.last_only ? 1 : s.seq;
   const Tiles t = tiles(seq.context(), hd);
   seq.dispatch(detail::kernel<shader::AttentionFusedShader>(seq, fmt, {t.rows, t.tile, hd}), {qkv, y, lse},
-               push_of(s, queries, false), {div_up(queries, t.rows), s.batch * s.heads, 1}, "attention_fused");
+               fused_push(s, queries, false), {div_up(queries, t.rows), s.batch * s.heads, 1}, "attention_fused");
 }
 
 void attention_fused_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
@@ -106,7 +115,7 @@ void attention_fused_backward(Sequence& seq, Format fmt, BufferView qkv, BufferV
   check(seq.context(), "attention_backward", s);
   const uint32_t hd = s.channels / s.heads;
   const Tiles t = tiles(seq.context(), hd);
-  const auto push = push_of(s, s.seq, accumulate);
+  const auto push = fused_push(s, s.seq, accumulate);
   const Groups groups{div_up(s.seq, t.rows), s.batch * s.heads, 1};
   // dq and D first (D is what the key pass reads), then dk and dv.
   for (uint32_t keys : {0u, 1u})

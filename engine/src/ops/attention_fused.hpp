@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "vkamp/buffer.hpp"
+#include "vkamp/gpu_abi/attention_fused.h"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/ops/attention.hpp"
 #include "vkamp/sequence.hpp"
@@ -30,6 +31,19 @@ struct TilesRequest {
   std::string text;
 };
 TilesRequest tiles_requested(const Context& ctx);
+
+// The push constants both fused families take (attention_fused.h), for
+// `queries` rows of output.
+shader::AttentionFusedPush fused_push(const AttentionShape& s, uint32_t queries, bool accumulate);
+
+// What both fused families refuse: a head over kFusedMaxHead, and more
+// (example, head) pairs than a dispatch has workgroups.
+void check_fused_shape(const char* op, const AttentionShape& s);
+// On a CPU driver, an invocation of `iterations` loop iterations: lavapipe
+// leaves a shader's loops after 65535 in all, silently. `kernels` names
+// the family in the message.
+void check_cpu_loops(const Context& ctx, const char* op, const AttentionShape& s, uint64_t iterations,
+                     const char* kernels);
 
 // Per example, in elements of fmt: one fp32 value per (head, position),
 // the logsumexp (kept) or D = dy . y (workspace).

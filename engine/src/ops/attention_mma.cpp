@@ -3,7 +3,6 @@
 // The ".coopmat" (or ".khr") build multiplies on tensor cores; the plain
 // build emulates that step, so lavapipe tests the same algorithm.
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "attention_defaults.hpp"
@@ -13,7 +12,6 @@
 #include "vkamp/context.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/gpu_abi/attention_fused.h"
-#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops::detail {
 
@@ -46,12 +44,17 @@ uint64_t shared_bytes(const MmaTiles& t, uint32_t hd, bool emulated) {
   return std::max(forward, keys);
 }
 
+// Tensor cores where the context's GEMM runs on them, else the emulation.
+bool on_tensor_cores(const Context& ctx) { return ctx.gemm_mma() == GemmMma::coopmat; }
+// The shaders' build for that: Context::gemm_mma_build(), or "" (the emulation).
+std::string build_of(const Context& ctx) { return on_tensor_cores(ctx) ? ctx.gemm_mma_build() : ""; }
+
 uint32_t lanes_of(const Context& ctx) {
-  return ctx.gemm_mma() == GemmMma::coopmat ? ctx.info().subgroup_size : gemm_mma_lanes(ctx);
+  return on_tensor_cores(ctx) ? ctx.info().subgroup_size : gemm_mma_lanes(ctx);
 }
 
 MmaTiles tiles(const Context& ctx, uint32_t hd, uint32_t lanes) {
-  const bool emulated = ctx.gemm_mma() != GemmMma::coopmat;
+  const bool emulated = !on_tensor_cores(ctx);
   const uint64_t limit = std::max<uint32_t>(ctx.info().max_shared_memory, 16384);
   const TilesRequest r = tiles_requested(ctx);
   if (r.dims) {
@@ -78,11 +81,9 @@ MmaTiles tiles(const Context& ctx, uint32_t hd, uint32_t lanes) {
   return t;
 }
 
-// lavapipe leaves a shader's loops after 65535 iterations in all, silently.
 // An emulated key pass (the longest kernel) runs per tile about 4 chunk
-// products of (DP / 16) fragments, each 256 / lanes elements of 17
+// products of (DP / 16) fragments, each 256 / lanes elements of 17 loop
 // iterations, and the lanes' output loops; this bounds it from above.
-constexpr uint64_t kCpuLoopLimit = 65535;
 uint64_t loop_iterations(uint32_t seq, uint32_t hd, const MmaTiles& t, uint32_t lanes) {
   const uint64_t dp = padded_head(hd), chunks = t.tile / 16, per_lane = 256 / lanes;
   const uint64_t per_tile = 4 * chunks * (dp / 16) * per_lane * 17 + 16 * dp / lanes * 17 + 4 * t.tile;
@@ -96,18 +97,13 @@ struct Plan {
 
 Plan plan(const Context& ctx, const char* op, const AttentionShape& s) {
   const uint32_t hd = s.channels / s.heads, lanes = lanes_of(ctx);
-  if (hd > kFusedMaxHead) throw Error(std::string(op) + ": the fused kernels take head sizes up to 128");
+  check_fused_shape(op, s);
   // Lanes 0-15 of a warp own its 16 rows' softmax statistics.
   if (lanes < 16 || 256 % lanes != 0)
     throw Error(std::string(op) + ": the mma kernels need warps of 16 to 256 lanes dividing 256, not " +
                 std::to_string(lanes));
   const MmaTiles t = tiles(ctx, hd, lanes);
-  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && loop_iterations(s.seq, hd, t, lanes) >= kCpuLoopLimit)
-    throw Error(std::string(op) + ": a sequence of " + std::to_string(s.seq) + " at head size " + std::to_string(hd) +
-                " runs past a CPU driver's 65535 loop iterations in the emulated mma kernels; set "
-                "VKAMP_ATTENTION=materialized");
-  if (uint64_t(s.batch) * s.heads > 65535)
-    throw Error(std::string(op) + ": more than 65535 (example, head) pairs in one dispatch");
+  check_cpu_loops(ctx, op, s, loop_iterations(s.seq, hd, t, lanes), "emulated mma kernels");
   return {t, lanes, hd};
 }
 
@@ -116,40 +112,27 @@ std::vector<uint32_t> constants(const Plan& p, uint32_t keys) {
   return {p.tiles.warps, p.tiles.tile, p.hd, keys, p.lanes, p.tiles.warps * p.lanes};
 }
 
-shader::AttentionFusedPush push_of(const AttentionShape& s, bool accumulate) {
-  return {s.heads, s.seq, s.seq, s.channels, 1.0f / std::sqrt(float(s.channels / s.heads)), accumulate ? 1u : 0u};
-}
-
 }  // namespace
 
 bool attention_mma_runs(const Context& ctx, Format fmt, const AttentionShape& s) {
-  // Asked for, or the device's default where the GEMM has tensor cores (the
-  // emulation is for tests: never a default).
-  const bool cpu = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  const bool asked = env_text("VKAMP_ATTENTION")
-                         ? env_choice("VKAMP_ATTENTION") == "mma"
-                         : attention_defaults(cpu, ctx.info().vendor_id).path == "mma" &&
-                               ctx.gemm_mma() == GemmMma::coopmat;
-  return asked && fmt == Format::F16 && ctx.variant(fmt) == "fp16" && !s.last_only;
+  return attention_path(ctx) == "mma" && fmt == Format::F16 && ctx.variant(fmt) == "fp16" && !s.last_only;
 }
 
 void attention_mma_forward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse,
                            const AttentionShape& s) {
   const Plan p = plan(seq.context(), "attention_forward", s);
-  const std::string build = seq.context().gemm_mma() == GemmMma::coopmat ? seq.context().gemm_mma_build() : "";
-  seq.dispatch(kernel<shader::AttentionMmaShader>(seq, fmt, constants(p, 0), build), {qkv, y, lse},
-               push_of(s, false), {div_up(s.seq, 16 * p.tiles.warps), s.batch * s.heads, 1}, "attention_mma");
+  seq.dispatch(kernel<shader::AttentionMmaShader>(seq, fmt, constants(p, 0), build_of(seq.context())), {qkv, y, lse},
+               fused_push(s, s.seq, false), {div_up(s.seq, 16 * p.tiles.warps), s.batch * s.heads, 1}, "attention_mma");
 }
 
 void attention_mma_backward(Sequence& seq, Format fmt, BufferView qkv, BufferView y, BufferView lse, BufferView dy,
                             BufferView dqkv, BufferView dsum, const AttentionShape& s, bool accumulate) {
   const Plan p = plan(seq.context(), "attention_backward", s);
-  const std::string build = seq.context().gemm_mma() == GemmMma::coopmat ? seq.context().gemm_mma_build() : "";
   const Groups groups{div_up(s.seq, 16 * p.tiles.warps), s.batch * s.heads, 1};
   // dq and D first (D is what the key pass reads), then dk and dv.
   for (uint32_t keys : {0u, 1u})
-    seq.dispatch(kernel<shader::AttentionMmaGradShader>(seq, fmt, constants(p, keys), build),
-                 {qkv, y, dy, dqkv, lse, dsum}, push_of(s, accumulate), groups,
+    seq.dispatch(kernel<shader::AttentionMmaGradShader>(seq, fmt, constants(p, keys), build_of(seq.context())),
+                 {qkv, y, dy, dqkv, lse, dsum}, fused_push(s, s.seq, accumulate), groups,
                  keys ? "attention_mma_grad_keys" : "attention_mma_grad_queries");
 }
 
