@@ -57,6 +57,19 @@ void stage_rows(uint at, uint part, uint first, uint count, uint last) {
   }
 }
 
+// s plus row x of the 16 x 16 block A at a_at (row stride a_ld) times
+// column y of B, over the k that row x keeps (keep 0: every k; 1: k <= x;
+// 2: k >= x), in fp32 fmas in k order. B's element (k, y) lies at
+// b_at + k b_ld + y, or at b_at + y b_ld + k when b_cols. Both fragment
+// backends sum this way: the emulation every element, tensor cores the
+// diagonal chunk (a masked product would still take 0 x NaN).
+float frag_row_dot(float s, uint x, uint y, uint a_at, uint a_ld, uint b_at, uint b_ld, bool b_cols, uint keep) {
+  for (uint q = 0u; q < 16u; ++q)
+    if (keep == 0u || (keep == 1u ? q <= x : q >= x))
+      s = fma(float(hs[a_at + x * a_ld + q]), float(hs[b_cols ? b_at + y * b_ld + q : b_at + q * b_ld + y]), s);
+  return s;
+}
+
 #if defined(VKAMP_COOPMAT)
 #include "fragment_coopmat.glsl"
 #else

@@ -37,20 +37,14 @@ void frag_mma(uint f, uint a_at, uint a_ld, uint b_at, uint b_ld, bool b_cols) {
 }
 
 // acc[f][x][y] += sum over the k = q that row x keeps (keep 1: q <= x,
-// keep 2: q >= x) of A[x][q] B[q][y], in plain fp32 fmas through the warp's
-// first 256 floats of fs at `scratch`: a product with a masked 0 would still
-// take 0 x NaN. Warp-uniform control flow only.
+// keep 2: q >= x) of A[x][q] B[q][y], in plain fp32 fmas (frag_row_dot)
+// through 256 floats of fs at `scratch`: a product with a masked 0 would
+// still take 0 x NaN. Warp-uniform control flow only.
 void frag_mma_masked(uint f, uint a_at, uint a_ld, uint b_at, uint b_ld, bool b_cols, uint keep, uint scratch) {
   coopMatStoreNV(frag_acc[f], fs, scratch, 16u, false);
   warp_sync();
-  for (uint e = gl_SubgroupInvocationID; e < 256u; e += LANES) {
-    const uint x = e / 16u, y = e % 16u;
-    float s = fs[scratch + e];
-    for (uint q = 0u; q < 16u; ++q)
-      if (keep == 1u ? q <= x : q >= x)
-        s = fma(float(hs[a_at + x * a_ld + q]), float(hs[b_cols ? b_at + y * b_ld + q : b_at + q * b_ld + y]), s);
-    fs[scratch + e] = s;
-  }
+  for (uint e = gl_SubgroupInvocationID; e < 256u; e += LANES)
+    fs[scratch + e] = frag_row_dot(fs[scratch + e], e / 16u, e % 16u, a_at, a_ld, b_at, b_ld, b_cols, keep);
   warp_sync();
   coopMatLoadNV(frag_acc[f], fs, scratch, 16u, false);
   warp_sync();

@@ -24,20 +24,11 @@ void frag_zero(uint f) {
   for (uint t = 0u; t < FRAG_PER_LANE; ++t) FRAG(f, t) = 0.0;
 }
 
-// B's element (q, y) of frag_mma's operand.
-uint frag_b_at(uint b_at, uint b_ld, bool b_cols, uint q, uint y) {
-  return b_cols ? b_at + y * b_ld + q : b_at + q * b_ld + y;
-}
-
-// keep 0: every k; 1: k <= row; 2: k >= row.
+// keep: frag_row_dot's (0 every k; 1 k <= row; 2 k >= row).
 void frag_mma_kept(uint f, uint a_at, uint a_ld, uint b_at, uint b_ld, bool b_cols, uint keep) {
   for (uint t = 0u; t < FRAG_PER_LANE; ++t) {
-    const uint e = lane_id() + LANES * t, x = e / 16u, y = e % 16u;
-    float s = FRAG(f, t);
-    for (uint q = 0u; q < 16u; ++q)
-      if (keep == 0u || (keep == 1u ? q <= x : q >= x))
-        s = fma(float(hs[a_at + x * a_ld + q]), float(hs[frag_b_at(b_at, b_ld, b_cols, q, y)]), s);
-    FRAG(f, t) = s;
+    const uint e = lane_id() + LANES * t;
+    FRAG(f, t) = frag_row_dot(FRAG(f, t), e / 16u, e % 16u, a_at, a_ld, b_at, b_ld, b_cols, keep);
   }
 }
 void frag_mma(uint f, uint a_at, uint a_ld, uint b_at, uint b_ld, bool b_cols) {
