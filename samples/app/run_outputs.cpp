@@ -1,13 +1,15 @@
 #include "app/run_outputs.hpp"
 
+#include <filesystem>
+
 namespace vkamp::app {
 
 std::string numbered_output(const std::string& path, unsigned run) {
   if (path.empty() || run <= 1) return path;
-  const size_t name = path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1;
-  size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || dot <= name) dot = path.size();  // no extension, or a leading dot
-  return path.substr(0, dot) + "-run" + std::to_string(run) + path.substr(dot);
+  // std::filesystem's stem and extension: "a.tar.gz" -> "a.tar" + ".gz", and
+  // a leading dot is part of the stem (".hidden" has no extension).
+  std::filesystem::path p(path);
+  return p.replace_filename(p.stem().string() + "-run" + std::to_string(run) + p.extension().string()).string();
 }
 
 RunOptions with_numbered_outputs(RunOptions cfg, unsigned run) {
