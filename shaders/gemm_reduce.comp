@@ -4,9 +4,8 @@
 // c[i] = sum over z of partial[z][i] (+ c[i] when accumulate), the partials
 // added in z order in fp32 and rounded once, so the result is deterministic.
 // A split GEMM's epilogue runs here, as gemm.comp runs it unsplit: BIAS = 1
-// adds bias[column] (c is m x p.cols) before the rounding, ACT (a code of
-// activation_fn.glsl, 0 none) stores f(z) of the rounded z, and p.keep_z
-// keeps z in `preact`.
+// adds bias[column] (c is m x p.cols) before the rounding, and ACT applies
+// gemm_epilogue.glsl's activation step (f, keeping z, or the backward form).
 #include "types.glsl"
 #include "nonfinite.glsl"
 #include "activation_fn.glsl"
@@ -17,8 +16,9 @@ layout(constant_id = 1) const uint ACT = ACT_NONE;
 layout(std430, binding = 0) readonly buffer Partial { float partial[]; };
 layout(std430, binding = 1) buffer C { sfp c[]; };
 layout(std430, binding = 2) readonly buffer Bias { sfp bias[]; };
-layout(std430, binding = 3) writeonly buffer Preact { sfp preact[]; };
+layout(std430, binding = 3) buffer Z { sfp zs[]; };
 #include "vkamp/gpu_abi/gemm_reduce.h"
+#include "gemm_epilogue.glsl"
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.count; i += gl_NumWorkGroups.x * 256u) {
@@ -26,10 +26,6 @@ void main() {
     for (uint z = 0u; z < p.splits; ++z) v += partial[z * p.count + i];
     if (p.accumulate != 0u) v += sfp2f(c[i]);
     if (BIAS != 0u) v += sfp2f(bias[i % p.cols]);
-    if (ACT != ACT_NONE) {
-      if (p.keep_z != 0u) preact[i] = f2sfp(v);
-      v = activate(ACT, round_to_sfp(v));
-    }
-    c[i] = f2sfp(v);
+    c[i] = f2sfp(activation_epilogue(v, i));
   }
 }

@@ -23,8 +23,9 @@ layout(constant_id = 12) const uint ACT = ACT_NONE;
 layout(std430, binding = 2) buffer C { sfp c[]; };
 layout(std430, binding = 3) writeonly buffer Partial { float partial[]; };
 layout(std430, binding = 4) readonly buffer Bias { sfp bias[]; };
-layout(std430, binding = 5) writeonly buffer Preact { sfp preact[]; };
+layout(std430, binding = 5) buffer Z { sfp zs[]; };  // the epilogue's z (gemm_epilogue.glsl)
 #include "vkamp/gpu_abi/gemm.h"
+#include "gemm_epilogue.glsl"
 
 uint k_end;       // one past the last k this workgroup sums
 uint a0, b0, c0;  // this product's first element of A, B and C
@@ -53,12 +54,9 @@ float load_b(uint kk, uint j) {
 }
 
 // Output (i, j) of this product from its fp32 sum `acc` (i < m, j < n).
-// Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp, from
-// the same activation_fn.glsl): BIAS = 1 adds bias[j] in fp32 before the
-// single rounding, and ACT stores f(z) for z = alpha acc + bias rounded to
-// the format: the unfused GEMM, bias_add and activation, less the rounding
-// of alpha acc before the bias (none in fp32). With p.keep_z, z itself
-// (rounded) also goes to `preact`, for a backward that needs f'(z).
+// Epilogue (SPLIT_K = 0; a split product runs it in gemm_reduce.comp):
+// BIAS = 1 adds bias[j] in fp32 before the single rounding, and ACT applies
+// gemm_epilogue.glsl's activation step (f, keeping z, or the backward form).
 void store_c(uint i, uint j, float acc) {
   float v = p.alpha * acc;
   if (SPLIT_K != 0u) {
@@ -67,11 +65,7 @@ void store_c(uint i, uint j, float acc) {
   }
   if ((p.accumulate & 1u) != 0u) v += sfp2f(c[c0 + i * p.ldc + j]);
   if (BIAS != 0u) v += sfp2f(bias[j]);
-  if (ACT != ACT_NONE) {
-    if (p.keep_z != 0u) preact[i * p.n + j] = f2sfp(v);
-    v = activate(ACT, round_to_sfp(v));
-  }
-  c[c0 + i * p.ldc + j] = f2sfp(v);
+  c[c0 + i * p.ldc + j] = f2sfp(activation_epilogue(v, i * p.n + j));
 }
 
 #endif

@@ -15,22 +15,28 @@ namespace {
 class GraphFusion : public GpuTest {};
 
 // Fusion on or off for the scope of one model (the executor reads the
-// switch when it is built and when it records); the process's own setting
-// (the graph_unfused_epilogues run) comes back after.
-class FusionSwitch : ScopedEnv {
+// switches when it is built and when it records), the activations'
+// backward in the next GEMM (VKAMP_FUSE_ACT_GRAD) with it unless said;
+// the process's own settings (the graph_unfused_epilogues run) come back
+// after.
+class FusionSwitch {
  public:
-  explicit FusionSwitch(bool fuse) : ScopedEnv("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0") {}
+  explicit FusionSwitch(bool fuse, bool act_grad)
+      : epilogue_("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0"), act_grad_("VKAMP_FUSE_ACT_GRAD", act_grad ? "1" : "0") {}
+
+ private:
+  ScopedEnv epilogue_, act_grad_;
 };
 
 struct Step {
   float loss = 0;
   std::vector<float> grads;
-  uint32_t forward_dispatches = 0;
+  uint32_t forward_dispatches = 0, backward_dispatches = 0;
 };
 
 // One forward and backward of softmax cross-entropy over a seeded batch.
-Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes) {
-  FusionSwitch fusion(fuse);
+Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes, bool act_grad = true) {
+  FusionSwitch fusion(fuse, act_grad);
   train::Model model(ctx(), std::move(g), fmt, rows, /*seed=*/41, false, false);
   // The biases start at zero: shift every parameter by a seeded amount so
   // the epilogue's bias is not a no-op.
@@ -59,7 +65,9 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
   model.record_forward(s, x, rows);
   ops::softmax_xent_forward(s, fmt, model.output(), y, row_loss, loss, rows, classes);
   ops::softmax_xent_backward(s, fmt, model.output(), y, one, model.doutput(), rows, classes);
+  const uint32_t before_backward = s.dispatch_count();
   model.record_backward(s, x, rows, false);
+  out.backward_dispatches = s.dispatch_count() - before_backward;
   s.end();
   s.run();
   out.loss = loss.read<float>()[0];
@@ -96,6 +104,23 @@ TEST_F(GraphFusion, Bf16StaysWithinRoundingOfTheUnfusedStep) {
     std::vector<double> ref(plain.grads.begin(), plain.grads.end());
     EXPECT_TRUE(close_to(fused.grads, ref, nmse_bound(Format::BF16, 8)));
   }
+}
+
+// The activation's backward in the next GEMM's epilogue: the rounded
+// product times f'(z), as activation.comp computes it from the stored dY,
+// so the same bits in every format, in one backward dispatch fewer: fc1's
+// activation, which fc2 alone reads (act2 feeds the residual add, and
+// ReLU's backward reads y, so theirs stay passes of their own).
+TEST_F(GraphFusion, ActivationBackwardInTheNextGemmChangesNoBit) {
+  for (Format fmt : {Format::F32, Format::F16, Format::BF16})
+    for (ops::Activation act : ops::kActivations) {
+      SCOPED_TRACE(std::string(format_name(fmt)) + " " + ops::activation_name(act));
+      Step fused = step(true, fmt, residual_mlp(6, 9, 4, act), 7, 4, true);
+      Step apart = step(true, fmt, residual_mlp(6, 9, 4, act), 7, 4, false);
+      EXPECT_EQ(fused.loss, apart.loss);
+      EXPECT_EQ(fused.grads, apart.grads);
+      EXPECT_EQ(fused.backward_dispatches + (act == ops::Activation::ReLU ? 0 : 1), apart.backward_dispatches);
+    }
 }
 
 // A linear read by something besides its activation, or that is the

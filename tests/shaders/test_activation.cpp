@@ -30,15 +30,6 @@ std::vector<double> reference(Act act, const std::vector<float>& x, const std::v
   return out;
 }
 
-// Where f' crosses zero as two of its terms cancel (GELU at -0.7518, SiLU at
-// -1.2785): fp32 keeps a small absolute error there but no relative one,
-// and at n = 1 that element is the whole NMSE. NaN: nowhere.
-double cancelling_root(Act act) {
-  if (act == Act::GELU) return -0.7518;
-  if (act == Act::SiLU) return -1.2785;
-  return kNan;
-}
-
 // Upstream gradients of either sign, |dy| in [0.25, 2).
 std::vector<float> upstream(size_t n, Format fmt) {
   std::vector<float> dy = random_values(n, 0.25f, 2, fmt);

@@ -1,10 +1,10 @@
 // gemm: the three products of a linear layer Y = X W^T (forward, dX = dY W,
 // dW = dY^T X, with and without accumulation), the generic gemm's alpha and
 // transposes, its batched form (strides, k ranges, more products than one
-// dispatch holds), inf/NaN propagation along rows and columns, the fused
-// epilogue of a linear forward (bias, activation, kept pre-activation; split
-// over k or not). The finite-difference check of the backward products is
-// test_gemm_grad.cpp's; the tensor-core family's tests are test_gemm_mma.cpp's.
+// dispatch holds), inf/NaN propagation along rows and columns. The fused
+// epilogue's tests are test_gemm_epilogue.cpp's, the finite-difference check
+// of the backward products test_gemm_grad.cpp's, and the tensor-core
+// family's test_gemm_mma.cpp's.
 //
 // A shape names the GEMM it runs: the output is m x n and each output sums
 // k products. So for LinearForward m,n,k = batch,out,in; for
@@ -26,7 +26,7 @@
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
-#include "shaders/gemm_shapes.hpp"
+#include "shaders/gemm_reference.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
@@ -36,18 +36,6 @@
 namespace vkamp::test {
 namespace {
 
-using FormatShape = std::tuple<Format, Shape>;
-
-std::string format_shape_name(const ::testing::TestParamInfo<FormatShape>& info) {
-  return std::string(format_name(std::get<0>(info.param))) + "_" + shape_name(std::get<1>(info.param));
-}
-
-// Rounded once to fmt (1 ulp) after an fp32 sum whose k roundings random-walk to about sqrt(k) fp32 ulps.
-double gemm_bound(Format fmt, uint32_t k, double roundings = 1.0) {
-  double ulps = roundings + std::sqrt(double(k)) * unit_roundoff(Format::F32) / unit_roundoff(fmt);
-  return nmse_bound(fmt, ulps);
-}
-
 // Initial values for an accumulating output, given the sign of what will be
 // added to them: a sum that cancels (4 - 3.99) has an error relative to its
 // summands, not to itself, so a relative bound on it would measure the
@@ -56,44 +44,6 @@ std::vector<float> initial_like(const std::vector<double>& added, float max_magn
   auto v = random_values(added.size(), 0, max_magnitude, fmt);
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::copysign(v[i], float(added[i]));
   return v;
-}
-
-// References in double, from the definitions of the linear layer's products.
-// y[b,o] = sum_i x[b,i] w[o,i]
-std::vector<double> ref_forward(const std::vector<float>& x, const std::vector<float>& w, uint32_t batch,
-                                uint32_t in, uint32_t out) {
-  std::vector<double> y(size_t(batch) * out);
-  for (uint32_t b = 0; b < batch; ++b)
-    for (uint32_t o = 0; o < out; ++o) {
-      double s = 0;
-      for (uint32_t i = 0; i < in; ++i) s += double(x[b * in + i]) * w[o * in + i];
-      y[b * out + o] = s;
-    }
-  return y;
-}
-// dx[b,i] = sum_o dy[b,o] w[o,i]
-std::vector<double> ref_backward_input(const std::vector<float>& dy, const std::vector<float>& w,
-                                       uint32_t batch, uint32_t in, uint32_t out) {
-  std::vector<double> dx(size_t(batch) * in);
-  for (uint32_t b = 0; b < batch; ++b)
-    for (uint32_t i = 0; i < in; ++i) {
-      double s = 0;
-      for (uint32_t o = 0; o < out; ++o) s += double(dy[b * out + o]) * w[o * in + i];
-      dx[b * in + i] = s;
-    }
-  return dx;
-}
-// dw[o,i] = sum_b dy[b,o] x[b,i]
-std::vector<double> ref_backward_weight(const std::vector<float>& dy, const std::vector<float>& x,
-                                        uint32_t batch, uint32_t in, uint32_t out) {
-  std::vector<double> dw(size_t(out) * in);
-  for (uint32_t o = 0; o < out; ++o)
-    for (uint32_t i = 0; i < in; ++i) {
-      double s = 0;
-      for (uint32_t b = 0; b < batch; ++b) s += double(dy[b * out + o]) * x[b * in + i];
-      dw[o * in + i] = s;
-    }
-  return dw;
 }
 
 class Gemm : public GpuTestP<FormatShape> {};
@@ -514,155 +464,6 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
   }
 }
 
-// The fused epilogue of a linear layer's forward: Y = f(Z), Z = X W^T + b,
-// one GEMM. References in double from the definitions
-// (support/reference.hpp, with their values at +-inf).
-using ops::Activation;
-double act_ref(std::optional<Activation> act, double z) { return act ? activation_reference(*act, z) : z; }
-double act_grad_ref(std::optional<Activation> act, double z) {  // f'(z), by a central difference in double
-  double h = 1e-6 * std::max(1.0, std::abs(z));
-  return (act_ref(act, z + h) - act_ref(act, z - h)) / (2 * h);
-}
-
-struct EpilogueCase {
-  bool bias;
-  std::optional<Activation> act;
-  bool keep_z;
-};
-// The cases at shape `s` (its index in kShapes): no activation, ReLU (its
-// NaN select), and two of the other activations of ops::kActivations in
-// turn, the second with a bias, keeping Z as their backward needs. Every
-// activation runs at several shapes in every format, while each shape
-// compiles four pipelines however long the list grows (BIAS and ACT are
-// specialization constants; keep_z is a push constant): lavapipe takes
-// minutes to compile those of the 16 x 8 blocks at 127 x 127.
-std::vector<EpilogueCase> epilogues_at(const Shape& s) {
-  size_t at = 0;
-  while (at < std::size(kShapes) && !(kShapes[at].m == s.m && kShapes[at].n == s.n && kShapes[at].k == s.k)) ++at;
-  std::vector<Activation> others;
-  for (Activation act : ops::kActivations)
-    if (act != Activation::ReLU) others.push_back(act);
-  std::vector<EpilogueCase> cases = {{true, std::nullopt, false}, {true, Activation::ReLU, false}};
-  for (size_t i : {2 * at, 2 * at + 1}) {
-    Activation act = others[i % others.size()];
-    cases.push_back({i % 2 == 1, act, ops::backward_needs_input(act)});
-  }
-  return cases;
-}
-
-std::string epilogue_name(const EpilogueCase& e) {
-  return std::string(e.bias ? "bias" : "nobias") + "_" + (e.act ? ops::activation_name(*e.act) : "identity");
-}
-
-// One fused forward: y (and z when kept) for x {batch, in}, w {out, in}, b {out}.
-struct EpilogueRun {
-  std::vector<float> y, z;
-};
-EpilogueRun run_epilogue(Format fmt, const EpilogueCase& e, const std::vector<float>& x, const std::vector<float>& w,
-                         const std::vector<float>& b, uint32_t batch, uint32_t in, uint32_t out) {
-  Buffer bx = guarded_input(fmt, x), bw = guarded_input(fmt, w), bb = guarded_input(fmt, b);
-  Buffer by = guarded_output(fmt, size_t(batch) * out), bz = guarded_output(fmt, size_t(batch) * out);
-  ops::GemmEpilogue epi;
-  if (e.bias) epi.bias = BufferView(bb);
-  epi.act = e.act;
-  if (e.keep_z) epi.preact = BufferView(bz);
-  run_once([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out, epi); });
-  EpilogueRun r{guarded_result(by, fmt, size_t(batch) * out), {}};
-  if (e.keep_z) r.z = guarded_result(bz, fmt, size_t(batch) * out);
-  return r;
-}
-
-// z = x w^T + b in double, per output.
-std::vector<double> ref_preact(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-                               bool bias, uint32_t batch, uint32_t in, uint32_t out) {
-  std::vector<double> z = ref_forward(x, w, batch, in, out);
-  if (bias)
-    for (size_t i = 0; i < z.size(); ++i) z[i] += b[i % out];
-  return z;
-}
-
-// The error bound of y = f(round(z~)), z~ = p~ + b, p~ the fp32 sum of the
-// in products (p exactly), in the NMSE terms of gemm_bound. p~ errs by
-// about sqrt(in) fp32 roundings of p (gemm_bound's model), adding the bias
-// by one fp32 rounding of z, and z~'s rounding to the format by one more
-// of z. Relative to z, p's error grows by |p| / |z|: the bias can cancel p
-// (a single product and a bias, at m = n = k = 1, can land far below
-// both). An error d z_i reaches y_i as f'(z_i) d z_i, so over all outputs
-// a relative error of size e in v (v = p or z) grows into Y by
-// A_v = sqrt(sum (v f'(z))^2 / sum f(z)^2); for v = z that is at most 1
-// for ReLU and tanh (z sech^2 z <= tanh z), above 1 for GELU only where
-// z < 0, which the sums weigh against the positive outputs. Then y is
-// rounded once more, after f's own fp32 error (32 fp32 ulps;
-// test_activation.cpp). Without f (z itself), A_v = sqrt(sum v^2 / sum z^2).
-double epilogue_bound(Format fmt, const std::vector<double>& z, const std::vector<double>& p,
-                      std::optional<Activation> act, uint32_t in) {
-  double num_z = 0, num_p = 0, den = 0;
-  for (size_t i = 0; i < z.size(); ++i) {
-    if (!std::isfinite(z[i])) continue;
-    double g = act_grad_ref(act, z[i]), y = act_ref(act, z[i]);
-    num_z += z[i] * g * z[i] * g;
-    num_p += p[i] * g * p[i] * g;
-    den += y * y;
-  }
-  double growth_z = den > 0 ? std::max(1.0, std::sqrt(num_z / den)) : 1.0;
-  double growth_p = den > 0 ? std::max(1.0, std::sqrt(num_p / den)) : 1.0;
-  const double fp32_ulp = unit_roundoff(Format::F32) / unit_roundoff(fmt);  // in the format's ulps
-  double ulps = growth_z * (1 + fp32_ulp) + growth_p * std::sqrt(double(in)) * fp32_ulp;
-  double f_ulps = act ? 1 + 32 * fp32_ulp : 0;
-  return nmse_bound(fmt, ulps + f_ulps);
-}
-
-TEST_P(Gemm, FusedEpilogueMatchesTheReference) {
-  auto [fmt, s] = GetParam();
-  uint32_t batch = s.m, out = s.n, in = s.k;
-  for (const EpilogueCase& e : epilogues_at(s)) {
-    SCOPED_TRACE(epilogue_name(e));
-    auto x = random_values(size_t(batch) * in, -1, 1, fmt);
-    auto w = random_values(size_t(out) * in, -1, 1, fmt);
-    auto b = random_values(out, -1, 1, fmt);
-    EpilogueRun r = run_epilogue(fmt, e, x, w, b, batch, in, out);
-    std::vector<double> z = ref_preact(x, w, b, e.bias, batch, in, out), y(z.size());
-    const std::vector<double> p = ref_forward(x, w, batch, in, out);  // the products' sums, before the bias
-    for (size_t i = 0; i < z.size(); ++i) y[i] = act_ref(e.act, z[i]);
-    EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, p, e.act, in))) << "y";
-    if (e.keep_z) {
-      EXPECT_TRUE(close_to(r.z, z, epilogue_bound(fmt, z, p, std::nullopt, in)))
-          << "z: the sum and the bias, rounded once";
-    }
-  }
-}
-
-// A NaN in X's row r reaches exactly row r of Y and Z; an inf in W's row o
-// makes column o of Z +-inf, and of Y f(+-inf) (0 for ReLU and GELU at
-// -inf, +-1 for tanh; support/reference.hpp): close_to checks every inf and
-// NaN position.
-TEST_P(Gemm, FusedEpilogueKeepsNanToItsRow) {
-  auto [fmt, s] = GetParam();
-  uint32_t batch = s.m, out = s.n, in = s.k;
-  auto pick = [&](size_t n) { return uint32_t(std::uniform_int_distribution<size_t>(0, n - 1)(rng())); };
-  for (const EpilogueCase& e : epilogues_at(s)) {
-    SCOPED_TRACE(epilogue_name(e));
-    auto x = random_values(size_t(batch) * in, -1, 1, fmt);
-    auto w = random_values(size_t(out) * in, -1, 1, fmt);
-    auto b = random_values(out, -1, 1, fmt);
-    uint32_t nan_row = pick(batch);
-    x[size_t(nan_row) * in + pick(in)] = kNan;
-    if (out > 1) w[size_t(pick(out)) * in + pick(in)] = kInf;
-    EpilogueRun r = run_epilogue(fmt, e, x, w, b, batch, in, out);
-    std::vector<double> z = ref_preact(x, w, b, e.bias, batch, in, out), y(z.size());
-    const std::vector<double> p = ref_forward(x, w, batch, in, out);  // the products' sums, before the bias
-    for (size_t i = 0; i < z.size(); ++i) y[i] = act_ref(e.act, z[i]);
-    for (uint32_t i = 0; i < batch; ++i)
-      for (uint32_t j = 0; j < out; ++j)
-        ASSERT_EQ(std::isnan(r.y[size_t(i) * out + j]), i == nan_row || std::isnan(y[size_t(i) * out + j]))
-            << "row " << i << " column " << j;
-    EXPECT_TRUE(close_to(r.y, y, epilogue_bound(fmt, z, p, e.act, in))) << "y";
-    if (e.keep_z) {
-      EXPECT_TRUE(close_to(r.z, z, epilogue_bound(fmt, z, p, std::nullopt, in))) << "z";
-    }
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
                          format_shape_name);
@@ -688,17 +489,26 @@ TEST_F(GemmBatch, MoreProductsThanOneDispatchHasWorkgroups) {
   EXPECT_TRUE(close_to(guarded_result(bc, f, ref.size()), ref, gemm_bound(f, g.k), smallest_normal(f)));
 }
 
-// The epilogue cannot combine with accumulation or a batch, and a kept
-// pre-activation needs an activation: Error, before anything is recorded.
+// The epilogue cannot combine with accumulation or a batch, a kept
+// pre-activation needs an activation, and the backward form needs z, no
+// bias, and an activation whose backward reads z: Error, before anything
+// is recorded.
 TEST_F(GemmBatch, EpilogueRejectsWhatItCannotDo) {
   const Format f = Format::F32;
   Buffer a = upload(ctx(), f, std::vector<float>(8, 1)), c = upload(ctx(), f, std::vector<float>(8, 0));
   Sequence seq(ctx());
   seq.begin();
-  ops::GemmEpilogue relu{.act = ops::Activation::ReLU}, z_only{.bias = BufferView(a), .preact = BufferView(c)};
+  using ops::Activation;
+  const ops::Gemm g{.m = 2, .n = 2, .k = 2};
+  ops::GemmEpilogue relu{.act = Activation::ReLU}, z_only{.bias = BufferView(a), .z = BufferView(c)};
   EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2, .accumulate = true}, a, a, c, relu), Error);
   EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2, .batch = 2}, a, a, c, relu), Error);
-  EXPECT_THROW(ops::gemm(seq, f, {.m = 2, .n = 2, .k = 2}, a, a, c, z_only), Error);
+  EXPECT_THROW(ops::gemm(seq, f, g, a, a, c, z_only), Error);
+  for (const ops::GemmEpilogue& backward :
+       {ops::GemmEpilogue{.act = Activation::GELU, .act_grad = true},
+        ops::GemmEpilogue{.bias = BufferView(a), .act = Activation::GELU, .z = BufferView(c), .act_grad = true},
+        ops::GemmEpilogue{.act = Activation::ReLU, .z = BufferView(c), .act_grad = true}})
+    EXPECT_THROW(ops::gemm(seq, f, g, a, a, c, backward), Error);
   seq.end();
 }
 

@@ -100,6 +100,12 @@ double activation_grad_reference(ops::Activation act, double x) {
   return std::nan("");
 }
 
+double cancelling_root(ops::Activation act) {
+  if (act == ops::Activation::GELU) return -0.7518;
+  if (act == ops::Activation::SiLU) return -1.2785;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 }  // namespace vkamp::test

@@ -24,6 +24,10 @@ double round_reference(Format fmt, double x);
 // needs its case in both.
 double activation_reference(ops::Activation act, double x);
 double activation_grad_reference(ops::Activation act, double x);
+// Where f' crosses zero as two of its terms cancel (GELU at -0.7518, SiLU at
+// -1.2785): fp32 keeps a small absolute error there but no relative one,
+// and at n = 1 that element is the whole NMSE. NaN: nowhere.
+double cancelling_root(ops::Activation act);
 
 // Inputs rounded to the storage format, as doubles.
 std::vector<double> to_double(const std::vector<float>& v);

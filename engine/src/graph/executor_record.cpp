@@ -53,6 +53,8 @@ class Executor::Run : public OpRun {
   }
   BufferView out() override { return value(e_.index(node_.name)); }
   BufferView kept() override { return workspace_slot(state_.kept); }
+  const Node& producer(size_t i) override { return e_.steps_[producer_step(i)]; }
+  BufferView producer_kept(size_t i) override { return workspace_slot(e_.nodes_[producer_step(i)]->kept); }
   BufferView workspace() override { return workspace_slot(state_.work); }
   BufferView dout() override { return gradient(e_.index(node_.name)); }
   bool wants_grad(size_t i) override { return state_.shapes.grads.at(i); }
@@ -86,6 +88,11 @@ class Executor::Run : public OpRun {
 
  private:
   int index(size_t i) const { return e_.index(node_.inputs.at(i)); }
+  size_t producer_step(size_t i) const {
+    const int p = e_.producer_[index(i)];
+    if (p < 0) throw Error("graph: input '" + node_.inputs.at(i) + "' of node '" + node_.name + "' has no producer");
+    return size_t(p);
+  }
 
   BufferView value(int t) {
     int r = e_.root_[t];

@@ -1,11 +1,16 @@
 #include "fuse_epilogues.hpp"
 
 #include "vkamp/knobs.hpp"
+#include "vkamp/ops/activation.hpp"
 
 namespace vkamp::graph {
 
 bool epilogue_fusion_enabled() {
   return env_switch("VKAMP_FUSE_EPILOGUE", true);
+}
+
+bool act_grad_fusion_enabled() {
+  return epilogue_fusion_enabled() && env_switch("VKAMP_FUSE_ACT_GRAD", true);
 }
 
 std::vector<Node> fuse_epilogues(const Graph& g) {
@@ -38,6 +43,21 @@ std::vector<Node> fuse_epilogues(const Graph& g) {
   std::vector<Node> out;
   for (size_t k = 0; k < fused.size(); ++k)
     if (!absorbed[k]) out.push_back(std::move(fused[k]));
+  if (!act_grad_fusion_enabled()) return out;
+  // The backward pairs: a fused node whose only reader is a linear (as its
+  // input x; reads still counts the merged nodes' inputs, which are the
+  // activations' own).
+  std::vector<int> producer(g.tensors().size(), -1);
+  for (size_t k = 0; k < out.size(); ++k) producer[g.tensor_index(out[k].name)] = int(k);
+  for (Node& lin : out) {
+    if (lin.op != "linear") continue;
+    const int t = g.tensor_index(lin.inputs[0]), p = producer[t];
+    if (p < 0 || reads[t] != 1 || t == g.output_index()) continue;
+    Node& act = out[p];
+    if (act.op != "linear" || !act.attrs.activate || !ops::backward_needs_input(act.attrs.act)) continue;
+    lin.attrs.dx_is_dz = true;
+    act.attrs.dout_is_dz = true;
+  }
   return out;
 }
 

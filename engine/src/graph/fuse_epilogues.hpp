@@ -12,6 +12,9 @@ namespace vkamp::graph {
 // VKAMP_FUSE_EPILOGUE=0 turns fusion off (the bias too: a linear then runs
 // a separate bias_add), for tests and benchmarks against the plain path.
 bool epilogue_fusion_enabled();
+// VKAMP_FUSE_ACT_GRAD=0 (or fusion off) keeps each fused activation's
+// backward a pass of its own instead of the next GEMM's epilogue.
+bool act_grad_fusion_enabled();
 
 // The nodes the executor runs, in an order that is still topological: the
 // graph's, where each linear whose output is read by exactly one node, an
@@ -19,6 +22,12 @@ bool epilogue_fusion_enabled();
 // linear with attrs.activate, under the activation's name, so the tensor
 // users and probes see keeps its name. The linear's own output tensor is
 // then produced by no node. Parameters and the Graph itself do not change.
+// Then, where such a fused node's output is read only by another linear,
+// and its activation keeps z (every one but ReLU): that linear's backward
+// GEMM for its input applies f'(z) as it stores (attrs.dx_is_dz), and the
+// fused node's backward skips its own pass (attrs.dout_is_dz). The stored
+// gradient dX of the activation's output is never written: one pass over
+// it less, and the same bits.
 std::vector<Node> fuse_epilogues(const Graph& g);
 
 }  // namespace vkamp::graph

@@ -162,16 +162,18 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
   const bool fused = !epilogue.empty();
   if (fused && g.accumulate) throw Error("gemm: an epilogue (bias, activation) cannot accumulate into C");
   if (fused && g.batch != 1) throw Error("gemm: an epilogue (bias, activation) needs a single product");
-  if (epilogue.preact && !epilogue.act) throw Error("gemm: a pre-activation output needs an activation");
+  if (epilogue.z && !epilogue.act) throw Error("gemm: a pre-activation z needs an activation");
+  if (epilogue.act_grad && (!epilogue.z || epilogue.bias || epilogue.act == Activation::ReLU))
+    throw Error("gemm: an activation's backward in the epilogue needs z, no bias, and an activation other than ReLU");
   if (epilogue.bias) detail::require("gemm", "bias", *epilogue.bias, g.n, eb);
-  if (epilogue.preact) detail::require("gemm", "preact", *epilogue.preact, uint64_t(g.m) * g.n, eb);
+  if (epilogue.z) detail::require("gemm", "z", *epilogue.z, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
   // kc (split-k) and the texel views' lead are the path's to fill in.
   shader::GemmPush push{g.m, g.n, g.k, g.alpha, g.accumulate, 0,
                         uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,
                         uint32_t(pa.first), uint32_t(pb.first), uint32_t(pc.first), pa.ld, pb.ld, pc.ld,
                         inner, uint32_t(pa.outer_stride), uint32_t(pb.outer_stride), uint32_t(pc.outer_stride),
-                        epilogue.preact.has_value()};
+                        detail::z_mode(epilogue)};
   if (kernel.mma) {
     if (!gemm_takes_mma(seq.context(), fmt, g))
       throw Error("gemm: the tensor-core kernel " + kernel.name() + " runs fp16 products with VKAMP_COOPMAT on");
@@ -226,14 +228,14 @@ void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader:
                    shader::GemmPush push, uint32_t tiles_n, uint32_t tiles_m, uint32_t splits, BufferView a,
                    BufferView b, BufferView c, const GemmEpilogue& epilogue, const char* label) {
   // Bindings the shader does not touch (no bias, no z, no split) hold C.
-  const BufferView bias = epilogue.bias.value_or(c), preact = epilogue.preact.value_or(c);
+  const BufferView bias = epilogue.bias.value_or(c), z = epilogue.z.value_or(c);
   Groups groups{tiles_n, tiles_m, splits};
   if (splits == 1) {
     // Binding 3 (the partials) is never touched without SPLIT_K; C fills the slot.
     for (uint32_t z0 = 0; z0 < g.batch; z0 += 65535) {
       push.z0 = z0;
       groups.z = std::min(g.batch - z0, 65535u);
-      seq.dispatch(kern, {a, b, c, c, bias, preact}, push, groups, label);
+      seq.dispatch(kern, {a, b, c, c, bias, z}, push, groups, label);
     }
     return;
   }
@@ -251,8 +253,8 @@ void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, Buffe
 }
 
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
-                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate) {
-  gemm(seq, fmt, {.m = batch, .n = in, .k = out, .accumulate = accumulate}, dy, w, dx);
+                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate, const GemmEpilogue& epilogue) {
+  gemm(seq, fmt, {.m = batch, .n = in, .k = out, .accumulate = accumulate}, dy, w, dx, epilogue);
 }
 
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,

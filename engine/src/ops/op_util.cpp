@@ -12,13 +12,17 @@ namespace vkamp::ops::detail {
 
 void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
                   bool accumulate, const char* label, const GemmEpilogue& epilogue, uint32_t cols) {
-  const shader::GemmReducePush push{count, splits, accumulate ? 1u : 0u, std::max(cols, 1u),
-                                    epilogue.preact.has_value()};
+  const shader::GemmReducePush push{count, splits, accumulate ? 1u : 0u, std::max(cols, 1u), z_mode(epilogue)};
   const uint32_t act = epilogue.act ? uint32_t(*epilogue.act) : 0;  // gemm_reduce.comp's ACT; 0 none
   auto reduce = kernel<shader::GemmReduceShader>(seq, fmt, {epilogue.bias.has_value(), act});
   // Bindings the shader does not touch (no bias, no z) hold out.
-  seq.dispatch(reduce, {partial, out, epilogue.bias.value_or(out), epilogue.preact.value_or(out)}, push,
+  seq.dispatch(reduce, {partial, out, epilogue.bias.value_or(out), epilogue.z.value_or(out)}, push,
                {std::min(div_up(count, 256), 65535u)}, label);
+}
+
+uint32_t z_mode(const GemmEpilogue& epilogue) {
+  if (!epilogue.z) return kGemmZNone;
+  return epilogue.act_grad ? kGemmZGrad : kGemmZKeep;
 }
 
 bool path_chosen(const char* var, const char* path, bool by_default) {

@@ -56,6 +56,8 @@ void require(const char* op, const char* operand, const BufferView& v, uint64_t 
 // (the epilogue's bias length).
 void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out, uint32_t count, uint32_t splits,
                   bool accumulate, const char* label, const GemmEpilogue& epilogue = {}, uint32_t cols = 1);
+// The epilogue's use of its z binding: vkamp/gpu_abi/gemm_epilogue.h's kGemmZ*.
+uint32_t z_mode(const GemmEpilogue& epilogue);
 
 // The multiplier and shifts with which fast_div() in
 // shaders/common/fastdiv.glsl divides by d >= 1 (Granlund and Montgomery

@@ -2,6 +2,7 @@
 // of `count` values in order, and runs a split GEMM's epilogue.
 #ifndef VKAMP_INTERFACE_GEMM_REDUCE_H
 #define VKAMP_INTERFACE_GEMM_REDUCE_H
+#include "gemm_epilogue.h"
 #include "macros.h"
 
 VKAMP_PUSH(GemmReducePush)
@@ -9,9 +10,9 @@ VKAMP_PUSH(GemmReducePush)
   uint splits;
   uint accumulate;
   uint cols;
-  uint keep_z;
+  uint z_mode;  // gemm_epilogue.h's kGemmZ*
 VKAMP_PUSH_END(GemmReducePush, p, 20)
 
-VKAMP_SHADER(GemmReduceShader, gemm_reduce, 4, GemmReducePush)  // partial, c, bias, preact
+VKAMP_SHADER(GemmReduceShader, gemm_reduce, 4, GemmReducePush)  // partial, c, bias, z
 
 #endif

@@ -64,6 +64,14 @@ struct Attributes {
   // and the activation that alone reads it into one such node
   // (fuse_epilogues.hpp); a graph may also say so itself.
   bool activate = false;
+  // The executor's fusion of an activation's backward into the GEMM before
+  // it (fuse_epilogues.hpp), never a graph's own: this linear's input is
+  // the output of a linear with `activate` that nothing else reads, and the
+  // gradient this linear writes for it is already that linear's dZ =
+  // dX f'(z) (dx_is_dz; z read from its producer's kept scratch), ...
+  bool dx_is_dz = false;
+  // ... which that producer then takes as it is (dout_is_dz).
+  bool dout_is_dz = false;
   bool operator==(const Attributes&) const = default;
 };
 

@@ -95,6 +95,11 @@ class OpRun {
   virtual Buffer& train_state() = 0;
   virtual BufferView out() = 0;
   virtual BufferView kept() = 0;        // op scratch kept from forward to backward
+  // The node that computed input i, and its kept scratch, for a backward
+  // that finishes that node's (attrs.dx_is_dz); Error for a parameter,
+  // the graph's input, or a producer without kept scratch.
+  virtual const Node& producer(size_t i) = 0;
+  virtual BufferView producer_kept(size_t i) = 0;
   virtual BufferView workspace() = 0;   // op scratch for the backward only
   virtual BufferView dout() = 0;
   virtual bool wants_grad(size_t i) = 0;

@@ -49,11 +49,18 @@ struct Gemm {
 // What the product does to each output as it stores it (a fused linear
 // layer's forward): C = f(z), z = alpha op(A) op(B) + bias, the bias added
 // in fp32 and z rounded to the format before f, as a separate bias_add and
-// activation would see it. Not with accumulate or a batch (Error).
+// activation would see it. Or, with act_grad, an activation's backward in
+// the GEMM that computes dY: C = dY f'(z), dY the product rounded to the
+// format and z read from `z`, as activation_backward computes it from a
+// stored dY (not for ReLU, whose backward reads y and is a select). Not
+// with accumulate or a batch (Error).
 struct GemmEpilogue {
-  std::optional<BufferView> bias;    // n values, added to every row
-  std::optional<Activation> act;     // f; without it the identity
-  std::optional<BufferView> preact;  // m x n: z too, for a backward that needs f'(z); needs act
+  std::optional<BufferView> bias;  // n values, added to every row
+  std::optional<Activation> act;   // f; without it the identity
+  // m x n: z too, for a backward that needs f'(z) (needs act); with
+  // act_grad, the z that f'(z) is read from.
+  std::optional<BufferView> z;
+  bool act_grad = false;  // the backward form: needs act and z, no bias
   bool empty() const { return !bias && !act; }
 };
 
@@ -108,9 +115,12 @@ bool gemm_texel_loads(const DeviceInfo& info);
 // Y = f(X W^T + b) with an epilogue (bias {out}, activation, Z = X W^T + b).
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
                     uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue = {});
-// dX = dY W (+ dX when accumulate: X feeds another op too)
+// dX = dY W (+ dX when accumulate: X feeds another op too); an epilogue in
+// its backward form (act_grad) turns dX into the dZ of the activation that
+// made X.
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
-                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);
+                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false,
+                           const GemmEpilogue& epilogue = {});
 // dW = dY^T X (+ dW when accumulate)
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,
                             uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);

@@ -2,7 +2,9 @@
 // position is a row), weight {out, in}, optional bias {out}. f is the
 // identity, or attrs.act when attrs.activate (the executor's fusion of a
 // linear and its activation, fuse_epilogues.hpp): the bias and f then run in
-// the GEMM's epilogue, and the backward first turns dY into dZ = dY f'(z).
+// the GEMM's epilogue, and the backward first turns dY into dZ = dY f'(z),
+// unless the next linear's backward did (attrs.dout_is_dz: its dX GEMM
+// applied f'(z) as it stored, attrs.dx_is_dz).
 #include <stdexcept>
 
 #include "../fuse_epilogues.hpp"
@@ -50,13 +52,15 @@ OpDef linear_op() {
   };
   d.kept_per_row = [](const OpShapes& s) { return keeps_z(s) ? out_elements(s) : 0; };
   // dZ, when f is not the identity.
-  d.workspace_per_row = [](const OpShapes& s) { return s.node.attrs.activate ? out_elements(s) : 0; };
+  d.workspace_per_row = [](const OpShapes& s) {
+    return s.node.attrs.activate && !s.node.attrs.dout_is_dz ? out_elements(s) : 0;
+  };
   d.forward = [](OpRun& r) {
     const Attributes& a = r.shapes.node.attrs;
     uint32_t in = r.shapes.in[0]->shape.c, out = r.shapes.out.c, rows = r.rows * r.shapes.out.positions();
     ops::GemmEpilogue epilogue;
     if (a.activate) epilogue.act = a.act;
-    if (keeps_z(r.shapes)) epilogue.preact = r.kept();
+    if (keeps_z(r.shapes)) epilogue.z = r.kept();
     // The bias rides in the epilogue unless fusion is off (then: today's bias_add).
     bool separate_bias = has_bias(r.shapes) && !a.activate && !epilogue_fusion_enabled();
     if (has_bias(r.shapes) && !separate_bias) epilogue.bias = r.in(2);
@@ -67,7 +71,7 @@ OpDef linear_op() {
     const Attributes& a = r.shapes.node.attrs;
     uint32_t in = r.shapes.in[0]->shape.c, out = r.shapes.out.c, rows = r.rows * r.shapes.out.positions();
     BufferView dz = r.dout();
-    if (a.activate) {
+    if (a.activate && !a.dout_is_dz) {
       dz = r.workspace();
       ops::activation_backward(r.seq, r.fmt, a.act, keeps_z(r.shapes) ? r.kept() : r.out(), r.dout(), dz,
                                rows * out);
@@ -80,7 +84,9 @@ OpDef linear_op() {
     }
     if (r.wants_grad(0)) {
       GradTarget dx = r.grad(0);
-      ops::linear_backward_input(r.seq, r.fmt, dz, r.in(1), dx.view, rows, in, out, dx.accumulate);
+      ops::GemmEpilogue epilogue;
+      if (a.dx_is_dz) epilogue = {.act = r.producer(0).attrs.act, .z = r.producer_kept(0), .act_grad = true};
+      ops::linear_backward_input(r.seq, r.fmt, dz, r.in(1), dx.view, rows, in, out, dx.accumulate, epilogue);
     }
   };
   return d;
