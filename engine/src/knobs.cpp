@@ -65,6 +65,9 @@ const std::vector<EnvKnob>& env_knobs() {
      "(vkamp-bench attention --tiles sweeps them; mma: multiples of 16)"},
     {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
      "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
+    {"VKAMP_FUSE_RESIDUAL_GRAD", {"0", "1"}, "", "1", "graph",
+     "0: a residual add's backward copies dY into each input's gradient instead of leaving it in dY's buffer, "
+     "where the stream's LayerNorm backward adds its part"},
     {"VKAMP_FUSE_ACT_GRAD", {"0", "1"}, "", "1", "graph",
      "0: a fused activation's backward (dZ = dY f'(z)) runs as its own kernel, not in the epilogue of the "
      "next linear's dX GEMM (on only with VKAMP_FUSE_EPILOGUE)"},

@@ -21,22 +21,25 @@ class GraphFusion : public GpuTest {};
 // after.
 class FusionSwitch {
  public:
-  explicit FusionSwitch(bool fuse, bool act_grad)
-      : epilogue_("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0"), act_grad_("VKAMP_FUSE_ACT_GRAD", act_grad ? "1" : "0") {}
+  FusionSwitch(bool fuse, bool act_grad, bool residual_grad)
+      : epilogue_("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0"), act_grad_("VKAMP_FUSE_ACT_GRAD", act_grad ? "1" : "0"),
+        residual_grad_("VKAMP_FUSE_RESIDUAL_GRAD", residual_grad ? "1" : "0") {}
 
  private:
-  ScopedEnv epilogue_, act_grad_;
+  ScopedEnv epilogue_, act_grad_, residual_grad_;
 };
 
 struct Step {
   float loss = 0;
   std::vector<float> grads;
   uint32_t forward_dispatches = 0, backward_dispatches = 0;
+  uint64_t activation_buffers_bytes = 0;  // before the memory plan shares them
 };
 
 // One forward and backward of softmax cross-entropy over a seeded batch.
-Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes, bool act_grad = true) {
-  FusionSwitch fusion(fuse, act_grad);
+Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes, bool act_grad = true,
+          bool residual_grad = true) {
+  FusionSwitch fusion(fuse, act_grad, residual_grad);
   train::Model model(ctx(), std::move(g), fmt, rows, /*seed=*/41, false, false);
   // The biases start at zero: shift every parameter by a seeded amount so
   // the epilogue's bias is not a no-op.
@@ -72,6 +75,7 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
   s.run();
   out.loss = loss.read<float>()[0];
   out.grads = download(model.grads(), fmt, model.param_elements());
+  out.activation_buffers_bytes = model.memory().activations_unshared;
   return out;
 }
 
@@ -121,6 +125,49 @@ TEST_F(GraphFusion, ActivationBackwardInTheNextGemmChangesNoBit) {
       EXPECT_EQ(fused.grads, apart.grads);
       EXPECT_EQ(fused.backward_dispatches + (act == ops::Activation::ReLU ? 0 : 1), apart.backward_dispatches);
     }
+}
+
+// Two pre-LayerNorm residual blocks (a GPT's, without attention) over a
+// linear embedding, so the stream has a gradient.
+graph::Graph residual_norm_blocks(uint32_t width, uint32_t hidden, uint32_t classes) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(width));
+  g.param("embed.weight", {width, width});
+  for (const char* b : {"b1.", "b2."}) {
+    const std::string p = b;
+    g.param(p + "fc.weight", {hidden, width});
+    g.param(p + "proj.weight", {width, hidden});
+    g.param(p + "ln.weight", {width}, graph::Init::One);
+    g.param(p + "ln.bias", {width}, graph::Init::Zero);
+  }
+  g.param("head.weight", {classes, width});
+  std::string x = g.linear("embed", "x", "embed.weight");
+  for (const char* b : {"b1.", "b2."}) {
+    const std::string p = b;
+    std::string h = g.layer_norm(p + "ln", x, p + "ln.weight", p + "ln.bias");
+    h = g.activation(p + "gelu", g.linear(p + "fc", h, p + "fc.weight"), ops::Activation::GELU);
+    x = g.add(p + "residual", x, g.linear(p + "proj", h, p + "proj.weight"));
+  }
+  g.linear("head", x, "head.weight");
+  g.set_output("head");
+  return g;
+}
+
+// The residual adds' input gradients in dY's own buffer, where each
+// block's LayerNorm backward adds its part: copies are exact, so the same
+// bits in every format; the two copies of each add's backward are gone,
+// and so is a gradient buffer per add (whether the pool shrinks too is the
+// memory plan's packing: not at these sizes).
+TEST_F(GraphFusion, ResidualGradientInTheSumsBufferChangesNoBit) {
+  for (Format fmt : {Format::F32, Format::F16, Format::BF16}) {
+    SCOPED_TRACE(format_name(fmt));
+    Step shared = step(true, fmt, residual_norm_blocks(6, 12, 4), 7, 4, true, true);
+    Step copied = step(true, fmt, residual_norm_blocks(6, 12, 4), 7, 4, true, false);
+    EXPECT_EQ(shared.loss, copied.loss);
+    EXPECT_EQ(shared.grads, copied.grads);
+    EXPECT_EQ(shared.backward_dispatches + 4, copied.backward_dispatches);
+    EXPECT_LT(shared.activation_buffers_bytes, copied.activation_buffers_bytes);
+  }
 }
 
 // A linear read by something besides its activation, or that is the

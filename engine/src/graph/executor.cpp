@@ -177,6 +177,7 @@ void Executor::plan() {
   // has none.
   value_slot_.assign(tensors.size(), -1);
   grad_slot_.assign(tensors.size(), -1);
+  std::vector<std::optional<Lifetime>> grads(tensors.size());
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t].kind != TensorKind::Activation || root_[t] != int(t) || int(t) == out_root) continue;
     if (producer_[t] < 0) continue;
@@ -200,12 +201,25 @@ void Executor::plan() {
       activation_lifetimes_.push_back(value);
       activation_fmt_.push_back(tensor_fmt_[t]);
     }
-    if (receives_grad_[t] && requires_grad_[t]) {
-      grad_slot_[t] = int(activation_lifetimes_.size());
-      activation_lifetimes_.push_back(grad);
-      activation_fmt_.push_back(tensor_fmt_[t]);
-    }
+    if (receives_grad_[t] && requires_grad_[t]) grads[t] = grad;
   }
+  // A sum's input gradient may live in the sum's own (executor_grad_alias.cpp):
+  // one buffer over all their lifetimes.
+  const std::vector<int> home = sum_gradient_homes(grads);
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (!grads[t] || home[t] == int(t)) continue;
+    Lifetime& h = *grads[home[t]];
+    h.first = std::min(h.first, grads[t]->first);
+    h.last = std::max(h.last, grads[t]->last);
+  }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (!grads[t] || home[t] != int(t)) continue;
+    grad_slot_[t] = int(activation_lifetimes_.size());
+    activation_lifetimes_.push_back(*grads[t]);
+    activation_fmt_.push_back(tensor_fmt_[t]);
+  }
+  for (size_t t = 0; t < tensors.size(); ++t)
+    if (grads[t]) grad_slot_[t] = grad_slot_[home[t]];
 
   // Op scratch, and a buffer for a contribution that a kernel can only
   // overwrite but that must be added (found by replaying the backward order).

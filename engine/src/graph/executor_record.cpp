@@ -66,8 +66,11 @@ class Executor::Run : public OpRun {
     if (!wants_grad(i)) throw Error("graph: node '" + node_.name + "' asked for a gradient nobody needs");
     int r = e_.root_[index(i)];
     bool acc = e_.written_[r] || (e_.tensors_[r].kind == TensorKind::Param && e_.accumulate_params_);
+    const int out = e_.root_[e_.index(node_.name)];
+    const bool holds_dout = !acc && e_.tensors_[r].kind == TensorKind::Activation && e_.grad_slot_[r] >= 0 &&
+                            e_.grad_slot_[r] == e_.grad_slot_[out];
     e_.written_[r] = true;
-    return {gradient(r), acc};
+    return {gradient(r), acc, holds_dout};
   }
 
   void overwrite_grad(size_t i, const std::function<void(BufferView)>& write) override {

@@ -111,6 +111,10 @@ class Executor {
   void insert_casts(const std::vector<Node>& nodes);
   void analyse();
   void plan();
+  // Per root tensor with a gradient (grads: its lifetime), the tensor whose
+  // gradient buffer holds it: itself, or the output of a sum it feeds
+  // (executor_grad_alias.cpp).
+  std::vector<int> sum_gradient_homes(const std::vector<std::optional<Lifetime>>& grads) const;
   int index(const std::string& tensor) const { return index_.at(tensor); }
 
   void run_node(uint32_t rows, size_t k, const std::function<void(OpRun&)>& what, Buffer* train_state = nullptr);

@@ -62,6 +62,10 @@ struct OpShapes {
 struct GradTarget {
   BufferView view;
   bool accumulate = false;
+  // The gradient is this node's dout, in the same buffer (the executor's
+  // home for a sum's inputs, executor_grad_alias.cpp): it already holds the
+  // contribution dY, and nothing needs writing.
+  bool holds_dout = false;
 };
 
 // One node's buffers while a step is recorded (implemented by Executor).

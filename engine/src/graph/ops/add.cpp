@@ -23,6 +23,7 @@ OpDef add_op() {
     for (size_t i = 0; i < 2; ++i) {
       if (!r.wants_grad(i)) continue;
       GradTarget dx = r.grad(i);
+      if (dx.holds_dout) continue;  // dY's own buffer: dX = dY already
       ops::add_backward(r.seq, r.fmt, r.dout(), dx.view, r.rows * r.shapes.out.elements(), dx.accumulate);
     }
   };
