@@ -3,7 +3,9 @@
 # SETTING (VAR=value, or several joined by commas) is a column, run once a
 # round for N rounds; then each column's median and its ratio to the first.
 # --baseline BIN adds a column: another build's charlm (say the one before a
-# change), with the same flags and none of the settings.
+# change), with the same flags and none of the settings. Each column runs
+# once first, untimed, so the pipeline cache holds its pipelines before
+# the rounds (a cold first run compiles them: several times slower).
 #   bench/charlm_turns.sh [--size S] [--steps N] [--rounds N] [--baseline BIN] SETTING... [-- charlm flags...]
 #   e.g. bench/charlm_turns.sh VKAMP_FUSE_ACT_GRAD=1 VKAMP_FUSE_ACT_GRAD=0
 # Prints each run's samples/s and the CPU steal share while it ran.
@@ -17,7 +19,7 @@ while [ $# -gt 0 ]; do
     --steps) steps="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --baseline) baseline="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *=*) settings+=("$1"); shift ;;
     *) echo "charlm_turns.sh: '$1' is no SETTING (VAR=value) or option; charlm's flags go after --" >&2; exit 2 ;;
@@ -46,12 +48,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
 columns=("${settings[@]}")
 [ -z "$baseline" ] || columns+=("baseline")
 echo "charlm --size $size, $steps steps, $rounds rounds in turns (samples/s: windows of the block size)"
+run_column() {  # INDEX
+  if [ "${columns[$1]}" = baseline ]; then run "$baseline" ""; else run "$bin" "${columns[$1]}"; fi
+}
+for c in "${!columns[@]}"; do run_column "$c" >/dev/null; done
 declare -A rates
 for i in $(seq "$rounds"); do
   line="round $i:"
   for c in "${!columns[@]}"; do
-    if [ "${columns[$c]}" = baseline ]; then read -r r s < <(run "$baseline" "")
-    else read -r r s < <(run "$bin" "${columns[$c]}"); fi
+    read -r r s < <(run_column "$c")
     rates[$c]+="$r "
     line+=" ${columns[$c]} $r (steal $s);"
   done

@@ -46,6 +46,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
                 cfg.lm.text_path.empty() ? app::kFortunesDir : cfg.lm.text_path.c_str(),
                 uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
                 data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
+  if (cfg.dry_run) return samples::report_dry_run("charlm", trainer);
 
   // The validation loss every --eval-every steps, with the weights of that
   // step (the trainer drains the steps before it), on the run's shared

@@ -58,6 +58,7 @@ using app::describe_run;
 using app::init_weights_from_file;
 using app::print_run_report;
 using app::print_summary;
+using app::report_dry_run;
 using app::report_failure;
 using app::save_weights;
 using app::underflow_summary;

@@ -18,7 +18,11 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VKAMP_VK(vkCreateBuffer(dev, &bci, nullptr, &buffer_));
+  const VkResult created = vkCreateBuffer(dev, &bci, nullptr, &buffer_);
+  if (created == VK_ERROR_OUT_OF_DEVICE_MEMORY || created == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw Error("out of memory creating a " + std::to_string(bytes) + "-byte buffer on " + ctx.info().name +
+                " (larger than the device allows one buffer, or than it has)");
+  VKAMP_VK(created);
 
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev, buffer_, &req);
@@ -44,6 +48,10 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
     VKAMP_VK(r);
     VKAMP_VK(vkBindBufferMemory(dev, buffer_, memory_, 0));
     if (map) VKAMP_VK(vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_));
+    if (memory == Memory::Device) {
+      device_bytes_ = req.size;
+      ctx.count_device_bytes(int64_t(device_bytes_));
+    }
   } catch (...) {
     if (memory_) vkFreeMemory(dev, memory_, nullptr);
     vkDestroyBuffer(dev, buffer_, nullptr);
@@ -53,10 +61,12 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
 
 Buffer::Buffer(Buffer&& o) noexcept
     : ctx_(o.ctx_), bytes_(o.bytes_), buffer_(std::exchange(o.buffer_, VK_NULL_HANDLE)),
-      memory_(std::exchange(o.memory_, VK_NULL_HANDLE)), mapped_(std::exchange(o.mapped_, nullptr)) {}
+      memory_(std::exchange(o.memory_, VK_NULL_HANDLE)), mapped_(std::exchange(o.mapped_, nullptr)),
+      device_bytes_(std::exchange(o.device_bytes_, 0)) {}
 
 Buffer::~Buffer() {
   if (!buffer_) return;
+  if (device_bytes_) ctx_->count_device_bytes(-int64_t(device_bytes_));
   VkDevice dev = ctx_->device();
   if (mapped_) vkUnmapMemory(dev, memory_);
   vkDestroyBuffer(dev, buffer_, nullptr);

@@ -246,6 +246,13 @@ uint32_t Context::memory_type(uint32_t bits, VkMemoryPropertyFlags required,
   throw Error("no Vulkan memory type has the flags vkamp needs");
 }
 
+void Context::count_device_bytes(int64_t delta) {
+  const uint64_t now = device_bytes_.fetch_add(uint64_t(delta)) + uint64_t(delta);
+  uint64_t peak = peak_device_bytes_.load();
+  while (now > peak && !peak_device_bytes_.compare_exchange_weak(peak, now)) {
+  }
+}
+
 void Context::run_now(void (*record)(VkCommandBuffer, void*), void* user) {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool_;

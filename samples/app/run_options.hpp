@@ -60,6 +60,7 @@ struct RunOptions : config::TrainConfig {
   bool progress = true;             // progress bar on stderr
   bool quiet = false;               // the final summary only: no progress bar, no per-epoch lines
   bool profile = false;             // the summary adds GPU time per kernel and commands per step
+  bool dry_run = false;             // set up, print the device memory, exit without training
   uint32_t early_stop = 0;          // stop after N evaluations without a better monitored value (0 = never)
   Monitor early_stop_monitor = Monitor::ValLoss;  // what --early-stop and --save-best watch
   double early_stop_min_delta = 0;  // an improvement is by more than this (Keras's min_delta)

@@ -114,6 +114,10 @@ void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunR
     if (c.fills) std::printf(", %u fills", c.fills);
     std::printf("\n");
   }
+  print_device_memory(trainer);
+}
+
+void print_device_memory(train::Trainer& trainer) {
   const graph::MemoryReport mem = trainer.model().memory();
   auto mib = [](uint64_t b) { return double(b) / (1 << 20); };
   std::string by_format;
@@ -127,6 +131,16 @@ void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunR
               mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
               by_format.c_str(), mib(mem.workspace), mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory");
+  const Context& ctx = trainer.context();
+  std::printf("  device memory held in all (MiB): %.2f, at most %.2f so far (every buffer: the above, the recorded "
+              "steps' scratch, evaluation)\n",
+              mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));
+}
+
+int report_dry_run(const char* name, train::Trainer& trainer) {
+  std::printf("%s: --dry-run: set up and recorded, not trained\n", name);
+  print_device_memory(trainer);
+  return 0;
 }
 
 void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s) {

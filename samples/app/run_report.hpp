@@ -25,6 +25,13 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
 // stopped, GPU time per step and device memory; with --profile also GPU
 // time per kernel and the commands per step.
 void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunResult& s);
+// The report's device memory lines: the model's plan (parameters,
+// optimizer state, activations, workspace, data) and every device buffer
+// the context holds, now and at most.
+void print_device_memory(train::Trainer& trainer);
+// --dry-run: says the run stopped before training, prints the device
+// memory, returns the exit status 0.
+int report_dry_run(const char* name, train::Trainer& trainer);
 
 // The summary's best-evaluation lines, each ending in a new line: "  best
 // val_loss 0.4123 at epoch 4 (val accuracy 93.40%)", and where --early-stop

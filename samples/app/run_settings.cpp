@@ -59,7 +59,7 @@ Row save_dtype_row() {
   return s;
 }
 
-// How a run reports and when it stops early: --quiet, --profile,
+// How a run reports and when it stops early: --quiet, --profile, --dry-run,
 // --early-stop (its monitor and min delta) and --save-best (app/run_loop.hpp).
 std::vector<Row> report_and_stop_rows() {
   Row save_best = config::toggle<RunOptions>(
@@ -82,6 +82,11 @@ std::vector<Row> report_and_stop_rows() {
                                 {config::kOutputGroup, "",
                                  "add GPU time per kernel and the commands per step to the summary"},
                                 VKAMP_FIELD(profile)),
+      config::toggle<RunOptions>("dry_run",
+                                {config::kOutputGroup, "",
+                                 "load the data, build the model and record its step, print the device memory "
+                                 "that takes, and exit without training (does it fit the card?)"},
+                                VKAMP_FIELD(dry_run)),
       config::count<RunOptions>("early_stop",
                                {config::kLoopGroup, "N",
                                 "stop after N held-out evaluations without improvement of --early-stop-monitor (0 "

@@ -12,8 +12,8 @@
 #      and dW, charlm medium and small, lenet5, mlp (VKAMP_COOPMAT at its
 #      default: the tuned kernels; charlm medium keeps its --profile);
 #   5. charlm medium on each attention path (fused, mma, materialized),
-#      then on the default one with VKAMP_FUSE_ACT_GRAD=0, --profile: the
-#      rates and the op classes' times;
+#      then on the default one with VKAMP_FUSE_ACT_GRAD=0 and with
+#      VKAMP_FUSE_RESIDUAL_GRAD=0, --profile: the rates and the op classes';
 #   6. charlm gpt2 (12L 12H d768 T1024 b8) in fp16 against PyTorch, 20
 #      steps, 1 round: tokens/s, both profiles and both activation memories
 #      (the 24 GiB question), unless --vkamp-only leaves PyTorch out;
@@ -99,12 +99,13 @@ timeout $((200 * slow)) "$B/bench/gpu_vs_torch.sh" "${bench_set[@]}" --log "$out
   tee "$out/bench.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the benchmark failed"; status=1; }
 
-step "charlm ${gpt[*]}, fp16, --profile: each attention path, then the default without the activation-backward fusion"
+step "charlm ${gpt[*]}, fp16, --profile: each attention path, then the default without each backward fusion"
 text=(); [ ! -f "$B/data/charlm-corpus.txt" ] || text=(--text "$B/data/charlm-corpus.txt")
 # Each run's rate and its profile's op classes: a fusion's saving (about
 # 0.1 ms a step by bytes, below one run's noise) shows in the classes'
 # timestamps, not in the rate.
-for setting in VKAMP_ATTENTION=fused VKAMP_ATTENTION=mma VKAMP_ATTENTION=materialized VKAMP_FUSE_ACT_GRAD=0; do
+for setting in VKAMP_ATTENTION=fused VKAMP_ATTENTION=mma VKAMP_ATTENTION=materialized VKAMP_FUSE_ACT_GRAD=0 \
+  VKAMP_FUSE_RESIDUAL_GRAD=0; do
   log="$out/charlm-${setting#VKAMP_}.txt"
   env "$setting" timeout $((45 * slow)) "$B/bin/charlm" "${gpt[@]}" --max-steps "$gpt_steps" --eval-every "$gpt_steps" \
     --generate 0 --precision fp16 --profile --no-progress "${text[@]}" >"$log" 2>&1

@@ -107,6 +107,30 @@ TEST_F(CharlmCli, EvalItersSamplesTheEvaluationsButNotTheFinalLoss) {
   EXPECT_EQ(final_loss(some.output), final_loss(all.output)) << some.output << "\n" << all.output;
 }
 
+// --dry-run: the model built and its step recorded, the device memory
+// printed (the plan, and every buffer held: at least the plan's
+// parameters, and never more now than at most), no step trained, exit 0.
+TEST_F(CharlmCli, DryRunPrintsTheDeviceMemoryAndTrainsNothing) {
+  const std::string text = write_text("t.txt", 300);
+  Result r = run_charlm("--text " + text + kTinyGpt + " --dry-run --save " + path("never.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("--dry-run: set up and recorded, not trained"), std::string::npos) << r.output;
+  const size_t plan = r.output.find("device memory (MiB): parameters ");
+  const size_t held = r.output.find("device memory held in all (MiB): ");
+  ASSERT_NE(plan, std::string::npos) << r.output;
+  ASSERT_NE(held, std::string::npos) << r.output;
+  const double parameters = std::strtod(r.output.c_str() + plan + std::strlen("device memory (MiB): parameters "), nullptr);
+  char* rest = nullptr;
+  const double now = std::strtod(r.output.c_str() + held + std::strlen("device memory held in all (MiB): "), &rest);
+  const double peak = std::strtod(std::strstr(rest, "at most ") + std::strlen("at most "), nullptr);
+  EXPECT_GT(parameters, 0);
+  EXPECT_GE(now, parameters);
+  EXPECT_GE(peak, now);
+  EXPECT_EQ(r.output.find("validation loss"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("--- sample:"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("never.safetensors")));
+}
+
 // --save-best with sampled evaluations (--eval-iters): the file holds the
 // best evaluation's weights, and its vkamp.val_loss is their loss over the
 // whole validation text, as a run that loads them (lr 0) computes it.

@@ -53,6 +53,7 @@ class Buffer {
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
+  size_t device_bytes_ = 0;  // the allocation, when it is Memory::Device (Context::device_bytes)
 };
 
 // A byte range of a buffer, bound as one storage buffer.

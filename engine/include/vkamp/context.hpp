@@ -145,6 +145,12 @@ class Context {
   // GPU (to reuse a command buffer): the queue never drains because of them.
   void count_pacing_wait() { pacing_waits_.fetch_add(1); }
   uint64_t pacing_waits() const { return pacing_waits_.load(); }
+  // Device memory held by this context's Memory::Device buffers (Buffer
+  // counts its allocation in and out), now and at most so far: what a run
+  // needs of a card, beside the driver's own.
+  void count_device_bytes(int64_t delta);
+  uint64_t device_bytes() const { return device_bytes_.load(); }
+  uint64_t peak_device_bytes() const { return peak_device_bytes_.load(); }
 
  private:
   void save_pipeline_cache();
@@ -167,6 +173,7 @@ class Context {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::atomic<uint64_t> host_waits_{0};
   std::atomic<uint64_t> pacing_waits_{0};
+  std::atomic<uint64_t> device_bytes_{0}, peak_device_bytes_{0};
 };
 
 }  // namespace vkamp
