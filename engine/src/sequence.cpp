@@ -55,6 +55,7 @@ void Sequence::begin() {
   texel_views_.clear();
   labels_.clear();
   scratch_.clear();
+  scratch_busy_.clear();
   counts_ = {};
   parallel_ = false;
   VKAMP_VK(vkResetCommandBuffer(cb_, 0));
@@ -179,8 +180,35 @@ void Sequence::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t s
 
 BufferView Sequence::scratch(size_t bytes) {
   if (!recording_) throw Error("Sequence::scratch outside begin()/end()");
-  scratch_.push_back(std::make_unique<Buffer>(ctx_, bytes));
-  return *scratch_.back();
+  // The smallest free buffer that holds `bytes`, else a new one.
+  size_t pick = scratch_.size();
+  for (size_t i = 0; i < scratch_.size(); ++i)
+    if (!scratch_busy_[i] && scratch_[i]->bytes() >= bytes &&
+        (pick == scratch_.size() || scratch_[i]->bytes() < scratch_[pick]->bytes()))
+      pick = i;
+  if (pick == scratch_.size()) {
+    scratch_.push_back(std::make_unique<Buffer>(ctx_, bytes));
+    scratch_busy_.push_back(false);
+  }
+  scratch_busy_[pick] = true;
+  if (!scopes_.empty()) scopes_.back().push_back(pick);
+  return BufferView(*scratch_[pick], 0, bytes);
+}
+
+Sequence::ScratchScope::~ScratchScope() {
+  std::vector<size_t> mine = std::move(seq_.scopes_.back());
+  seq_.scopes_.pop_back();
+  // Inside a parallel group the group's later commands may still run
+  // beside this scope's: keep them.
+  if (seq_.parallel_) return;
+  for (size_t i : mine)
+    if (i < seq_.scratch_busy_.size()) seq_.scratch_busy_[i] = false;
+}
+
+size_t Sequence::scratch_bytes() const {
+  size_t total = 0;
+  for (const auto& b : scratch_) total += b->bytes();
+  return total;
 }
 
 void Sequence::fill(const Buffer& dst, uint32_t pattern) {

@@ -111,6 +111,36 @@ TEST_F(Engine, RecordedOnceReplayedManyTimes) {
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(out[i], x[i] * 8.0f) << i;
 }
 
+// A scope's scratch goes back to the recording when the scope ends, for a
+// later scratch() that fits in it (every command waits for the earlier
+// ones); outside a scope, or in a parallel group, it stays held.
+TEST_F(Engine, ScratchScopeGivesItsBuffersBackForLaterScratch) {
+  Sequence seq(ctx());
+  seq.begin();
+  const Buffer* first = nullptr;
+  {
+    Sequence::ScratchScope scope(seq);
+    first = seq.scratch(1024).buffer;
+  }
+  const BufferView again = seq.scratch(512);
+  EXPECT_EQ(again.buffer, first) << "the freed 1024-byte buffer holds 512";
+  EXPECT_EQ(again.bytes, 512u);
+  EXPECT_NE(seq.scratch(512).buffer, first) << "taken outside a scope: still held";
+  EXPECT_EQ(seq.scratch_bytes(), 1024u + 512u);
+  seq.begin_parallel();
+  const Buffer* parallel = nullptr;
+  {
+    Sequence::ScratchScope scope(seq);
+    parallel = seq.scratch(256).buffer;
+  }
+  seq.end_parallel();
+  EXPECT_NE(seq.scratch(256).buffer, parallel) << "its group's later commands may still run beside it";
+  seq.end();
+  seq.begin();
+  EXPECT_EQ(seq.scratch_bytes(), 0u) << "a new recording starts with none";
+  seq.end();
+}
+
 TEST_F(Engine, CountsTheCommandsAndBarriersItRecords) {
   // One dispatch, then two in a parallel group (one barrier, before the
   // group, which must still see the first dispatch's result), a copy and a

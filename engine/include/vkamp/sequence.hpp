@@ -79,8 +79,26 @@ class Sequence {
   // A device buffer of `bytes` for intermediate results of the commands
   // being recorded (a split-k GEMM's partial sums). It belongs to this
   // recording, so replays never share it with another sequence, and is
-  // freed by the next begin().
+  // freed by the next begin(). It is valid until the innermost ScratchScope
+  // around the call ends; then later scratch() calls of this recording may
+  // reuse it, which is safe because every command waits for the earlier
+  // ones (barrier_before_command). A scope that ends inside a parallel
+  // group gives nothing back. Without a scope: until the next begin().
   BufferView scratch(size_t bytes);
+  // Around an op's scratch and the commands that use it: a recording then
+  // holds its largest op's scratch, not every op's at once.
+  class ScratchScope {
+   public:
+    explicit ScratchScope(Sequence& seq) : seq_(seq) { seq_.scopes_.emplace_back(); }
+    ~ScratchScope();
+    ScratchScope(const ScratchScope&) = delete;
+    ScratchScope& operator=(const ScratchScope&) = delete;
+
+   private:
+    Sequence& seq_;
+  };
+  // The device memory this recording's scratch holds.
+  size_t scratch_bytes() const;
   // Commands recorded between these two may run concurrently with each
   // other: the group's first command still waits for the earlier ones.
   void begin_parallel() {
@@ -128,6 +146,8 @@ class Sequence {
   uint32_t max_timed_ = 0;
   std::vector<std::string> labels_;
   std::vector<std::unique_ptr<Buffer>> scratch_;
+  std::vector<bool> scratch_busy_;               // per scratch_ buffer
+  std::vector<std::vector<size_t>> scopes_;      // per open ScratchScope: the buffers it handed out
   CommandCounts counts_;
   bool recording_ = false, recorded_ = false, pending_ = false, parallel_ = false;
   bool group_ordered_ = false;  // the parallel group's barrier is recorded

@@ -80,6 +80,7 @@ void batch_norm_statistics(Sequence& seq, Format fmt, BufferView x, BufferView s
   detail::require(op, "x", x, uint64_t(rows) * c, format_bytes(fmt));
   const Fp32Operand out = fp32_operand(op, "stats", stats, 2ull * c);
   const ColumnPlan plan = column_plan(seq, op, rows, c);
+  Sequence::ScratchScope scope(seq);
   BufferView partial = seq.scratch(size_t(plan.chunks) * 2 * c * sizeof(float));
   auto chunk_pass = detail::kernel<shader::BatchNormStatsShader>(seq, fmt, {plan.width});
   seq.dispatch(chunk_pass, {x, partial}, shader::BatchNormStatsPush{rows, c, plan.chunk_rows},
@@ -115,6 +116,7 @@ void batch_norm_grad_sums(Sequence& seq, Format fmt, BufferView x, BufferView me
   const Fp32Operand m = fp32_operand(op, "mean", mean, c), v = fp32_operand(op, "var", var, c);
   const Fp32Operand out = fp32_operand(op, "sums", sums, 2ull * c);
   const ColumnPlan plan = column_plan(seq, op, rows, c);
+  Sequence::ScratchScope scope(seq);
   BufferView partial = seq.scratch(size_t(plan.chunks) * 2 * c * sizeof(float));
   auto chunk_pass = detail::kernel<shader::BatchNormGradSumsShader>(seq, fmt, {plan.width});
   seq.dispatch(chunk_pass, {x, m.view, v.view, dy, partial},

@@ -32,6 +32,7 @@ void bias_add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView db, 
   const uint32_t chunks = std::max(1u, div_up(rows, chunk_rows));
   const shader::BiasGradPush push{rows, cols, accumulate, chunk_rows};
   const uint32_t partials = chunks > 1 ? 1 : 0;
+  Sequence::ScratchScope scope(seq);
   BufferView partial = partials ? seq.scratch(size_t(chunks) * cols * sizeof(float)) : db;
   auto k = detail::kernel<shader::BiasGradShader>(seq, fmt, {partials});
   seq.dispatch(k, {dy, db, partial}, push, {div_up(cols, 256), chunks}, "bias_grad");

@@ -68,6 +68,7 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     uint32_t n = (tokens ? vocab : seq_len) * cols;
     uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
     if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
+    Sequence::ScratchScope scope(seq);
     BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
     const shader::EmbeddingGradPush push{n, cols, rows, seq_len, kChunkRows};
     const bool sc = tokens && scatter(seq.context(), vocab);

@@ -240,6 +240,7 @@ void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader:
     return;
   }
   uint64_t count = uint64_t(g.m) * g.n;
+  Sequence::ScratchScope scope(seq);
   BufferView partial = seq.scratch(count * splits * sizeof(float));
   seq.dispatch(kern, {a, b, c, partial, c, c}, push, groups, label);
   add_partials(seq, fmt, partial, c, uint32_t(count), splits, g.accumulate, "gemm_reduce", epilogue, g.n);

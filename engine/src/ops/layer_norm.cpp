@@ -70,6 +70,7 @@ void layer_norm_backward_params(Sequence& seq, Format fmt, BufferView x, BufferV
   uint32_t chunks = std::max(1u, div_up(rows, chunk_rows));
   if (chunks > 65535)
     throw Error("layer_norm_backward_params: more than " + std::to_string(65535ull * kChunkRows) + " rows");
+  Sequence::ScratchScope scope(seq);
   BufferView pg = seq.scratch(size_t(chunks) * cols * sizeof(float));
   BufferView pb = seq.scratch(size_t(chunks) * cols * sizeof(float));
   const shader::LayerNormParamGradPush push{rows, cols, chunk_rows};

@@ -66,6 +66,7 @@ BufferView affine(OpRun& r, Sequence& seq, size_t i) {
 void round_statistics(OpRun& r, Sequence& seq, BufferView block) {
   if (!r.shapes.norm_in_16_bits) return;
   const uint32_t n = 2 * channels(r);
+  Sequence::ScratchScope scope(seq);
   BufferView wide = seq.scratch(size_t(n) * 4), narrow = seq.scratch(size_t(n) * format_bytes(r.fmt));
   seq.copy(*block.buffer, *wide.buffer, size_t(n) * 4, block.offset, wide.offset);
   ops::convert_from_f32(seq, r.fmt, wide, narrow, n);
