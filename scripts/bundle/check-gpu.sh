@@ -16,7 +16,8 @@
 #      VKAMP_FUSE_RESIDUAL_GRAD=0, --profile: the rates and the op classes';
 #   6. charlm gpt2 (12L 12H d768 T1024 b8) in fp16 against PyTorch, 20
 #      steps, 1 round: tokens/s, both profiles and both activation memories
-#      (the 24 GiB question), unless --vkamp-only leaves PyTorch out;
+#      (the 24 GiB question), unless --vkamp-only leaves PyTorch out; then
+#      what gpt2 holds on the fused and mma paths (charlm --dry-run);
 #   7. the attention kernels alone (vkamp-bench attention): charlm medium's
 #      and gpt2's shapes, the materialized path and the fused ones (fused,
 #      mma) at each tile size of a sweep (the defaults among them), fp16; then
@@ -53,13 +54,13 @@ done
 # charlm medium (6L 6H d384 T256 b64) for step 5; --quick: tiny.
 gpt=(--size medium --batch 64) gpt_steps=60 gemm_shape=4096x4096x4096 slow=1 peer_quick=()
 attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128x32,256x16)
-gpt2_set=(--rounds 1 --workloads gpt2 --steps 20 --precisions fp16)
+gpt2_set=(--rounds 1 --workloads gpt2 --steps 20 --precisions fp16) gpt2_dry=(--size gpt2 --batch 8)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick --torch-device cpu)
-  gpt2_set=(--quick --torch-device cpu --workloads tiny)
+  gpt2_set=(--quick --torch-device cpu --workloads tiny) gpt2_dry=(--size tiny)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
   attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
 fi
@@ -121,6 +122,12 @@ step "charlm ${gpt2_set[*]}: speed, profile and memory against PyTorch"
 timeout $((120 * slow)) "$B/bench/gpu_vs_torch.sh" "${gpt2_set[@]}" --log "$out/gpt2" "${bench_args[@]}" 2>&1 |
   tee "$out/gpt2.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the gpt2 run failed"; status=1; }
+# The run above took the default attention path; what the fused ones would
+# hold (the 24 GiB question) needs no training: --dry-run.
+for path in fused mma; do
+  echo "  $path: $(VKAMP_ATTENTION=$path timeout $((60 * slow)) "$B/bin/charlm" "${gpt2_dry[@]}" --precision fp16 \
+    --dry-run --no-progress "${text[@]}" 2>&1 | grep -E 'device memory|error' | tr -s ' ' | tr '\n' ';')"
+done | tee "$out/gpt2-memory.txt"
 
 step "attention kernels: vkamp-bench attention ${attn[*]}"
 timeout $((90 * slow)) "$B/bin/vkamp-bench" attention "${attn[@]}" 2>&1 | tee "$out/attention-kernels.txt"
