@@ -253,13 +253,13 @@ charlm_turn() {  # ROUND SIZE
 }
 # The memory of both sides from the logs of one round: vkamp fp16's
 # activations + workspace (its summary's device memory line) and every
-# buffer it held at most (the next line: parameters, optimizer state and
-# scratch too, as PyTorch counts), and PyTorch's max_memory_allocated over
+# buffer it held at most (the same line's end: parameters, optimizer state
+# and scratch too, as PyTorch counts), and PyTorch's max_memory_allocated over
 # a step and the part above what it holds between steps.
 memory_line() {  # ROUND SIZE
   local vk="$log/r$1-charlm-$2-fp16.log" th="$log/r$1-charlm-$2-torch.log" a="-" h="-" t="-"
   [ -f "$vk" ] && a=$(sed -n 's/.*activations \([0-9.]*\) .*workspace \([0-9.]*\),.*/\1 + \2 MiB/p' "$vk" | head -1)
-  [ -f "$vk" ] && h=$(sed -n 's/.*device memory held in all (MiB): [0-9.]*, at most \([0-9.]*\) .*/\1 MiB/p' "$vk" | head -1)
+  [ -f "$vk" ] && h=$(sed -n 's/.*device memory (MiB):.*every buffer held [0-9.]* now, \([0-9.]*\) at most.*/\1 MiB/p' "$vk" | head -1)
   [ -f "$th" ] && t=$(sed -n 's/^memory *max_memory_allocated \([0-9.]*\) MiB.*; \([0-9.]*\) MiB above.*/\1 MiB (\2 above what it holds between steps)/p' "$th")
   printf '  round %s  charlm %s memory: vkamp-fp16 activations + workspace %s, held at most %s; %s max_memory_allocated %s\n' \
     "$1" "$2" "${a:--}" "${h:--}" "$torch_col" "${t:--}"

@@ -25,7 +25,7 @@ int report_failure(const char* name, const config::TrainConfig& cfg, const train
 // stopped, GPU time per step and device memory; with --profile also GPU
 // time per kernel and the commands per step.
 void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunResult& s);
-// The report's device memory lines: the model's plan (parameters,
+// The report's device memory line: the model's plan (parameters,
 // optimizer state, activations, workspace, data) and every device buffer
 // the context holds, now and at most.
 void print_device_memory(train::Trainer& trainer);
