@@ -71,11 +71,14 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     trainer_.reset();
     exit_status_ = 0;
     set(SessionState::Idle, "loading " + job.name);
-    // charlm's --generate-only samples a saved model without training:
-    // there is no run to show (vkamp-generate does it).
+    // charlm's --generate-only samples a saved model, and --dry-run only
+    // sets a run up: neither trains, so there is no run to show.
     if (cfg.lm.generate_only)
       throw vkamp::ConfigError("--generate-only samples a saved GPT without training, which the studio cannot show: "
                                "run vkamp-generate --weights FILE (or charlm --generate-only) instead");
+    if (cfg.dry_run)
+      throw vkamp::ConfigError("--dry-run prints a run's device memory without training, which the studio cannot "
+                               "show: run the job's program (charlm, a sample, vkamp-train) with --dry-run instead");
     if (!ctx_ || ctx_device_ != cfg.device) {
       ctx_.reset();
       ContextOptions opt;

@@ -340,6 +340,12 @@ TEST_F(Studio, RefusesGenerateOnlyWithExitTwo) {
   EXPECT_NE(r.output.find("vkamp-generate"), std::string::npos) << r.output;
 }
 
+TEST_F(Studio, RefusesDryRunWithExitTwo) {
+  Result r = run_studio("--sample fashion_mlp --dry-run --frames 3 --probe " + path("probe.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--dry-run"), std::string::npos) << r.output;
+}
+
 TEST_F(Studio, TrainsCharlmAndShowsItsGeneratedText) {
   {
     std::ofstream f(path("t.txt"));
