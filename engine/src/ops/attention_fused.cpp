@@ -58,8 +58,7 @@ uint64_t loop_iterations(uint32_t seq, uint32_t hd, uint32_t tile) {
 void check(const Context& ctx, const char* op, const AttentionShape& s) {
   check_fused_shape(op, s);
   const uint32_t hd = s.channels / s.heads;
-  if (ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU)
-    check_cpu_loops(ctx, op, s, loop_iterations(s.seq, hd, tiles(ctx, hd).tile), "fused kernels");
+  check_cpu_loops(ctx, op, s, loop_iterations(s.seq, hd, tiles(ctx, hd).tile), "fused kernels");
 }
 
 }  // namespace
