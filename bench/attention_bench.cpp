@@ -1,12 +1,12 @@
 // vkamp-bench attention: causal attention's forward and backward at a
 // GPT's shapes, the materialized path against the fused one at each tile
 // size asked for, GPU-timed (bench/timed_copies.hpp), with the memory each
-// keeps from forward to backward. The paths and tiles are the knobs every
-// run reads (VKAMP_ATTENTION, VKAMP_ATTENTION_TILES), set per case while
-// it is recorded.
+// keeps from forward to backward. Each path and tile size runs on a context
+// of its own (KernelPaths::attention and attention_tiles), all timed in turns.
 #include "attention_bench.hpp"
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -14,7 +14,6 @@
 
 #include "app/charlm.hpp"
 #include "timed_copies.hpp"
-#include "vkamp/knobs.hpp"
 #include "vkamp/ops/attention.hpp"
 
 namespace vkamp::bench {
@@ -45,14 +44,17 @@ struct Case {
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::unique_ptr<TimedCopies> timed;
   std::string refused;  // why the case did not run
+  Context* ctx = nullptr;  // one with this case's path and tiles
 };
 
-void build(Context& ctx, Case& c, std::mt19937& gen) {
+AttentionPath path_named(const std::string& p) {
+  return p == "fused" ? AttentionPath::fused : p == "mma" ? AttentionPath::mma : AttentionPath::materialized;
+}
+
+void build(Case& c, std::mt19937& gen) {
+  Context& ctx = *c.ctx;
   const ops::AttentionShape s = c.shape;
   const uint64_t rows = uint64_t(s.batch) * s.seq, eb = format_bytes(c.fmt);
-  // The knobs the recording reads ("" tiles: the device's own).
-  ScopedEnv path("VKAMP_ATTENTION", c.path.c_str());
-  ScopedEnv tiles("VKAMP_ATTENTION_TILES", c.tiles.empty() ? nullptr : c.tiles.c_str());
   const uint64_t kept = s.batch * ops::attention_kept_elements(ctx, c.fmt, s.seq, s.channels, s.heads);
   const uint64_t work = s.batch * ops::attention_workspace_elements(ctx, c.fmt, s.seq, s.channels, s.heads);
   c.mib = double(kept + work) * eb / (1 << 20);
@@ -73,7 +75,19 @@ void build(Context& ctx, Case& c, std::mt19937& gen) {
 
 int run_attention(const std::string& device, int repeats, const std::vector<std::string>& sizes,
                   const std::vector<std::string>& tiles, std::vector<Format> formats) {
-  Context ctx(bench_context_options(device));
+  // A context per path and tile size ("" tiles: the device's own), made on first use.
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Context>> contexts;
+  auto context_for = [&](const std::string& path, const std::string& tiles) -> Context& {
+    auto& c = contexts[{path, tiles}];
+    if (!c) {
+      ContextOptions opt = bench_context_options(device);
+      opt.paths.attention = path_named(path);
+      if (!tiles.empty()) opt.paths.attention_tiles = tiles;
+      c = std::make_unique<Context>(opt);
+    }
+    return *c;
+  };
+  Context& ctx = context_for("materialized", "");
   const auto& info = ctx.info();
   if (repeats == 0) repeats = 5;
   std::printf("device   [%u] %s (%s)\n", info.index, info.name.c_str(), info.driver.c_str());
@@ -107,7 +121,8 @@ int run_attention(const std::string& device, int repeats, const std::vector<std:
                 c.tiles.c_str());
     std::fflush(stdout);
     try {
-      build(ctx, c, gen);
+      c.ctx = &context_for(c.path, c.tiles);
+      build(c, gen);
     } catch (const std::exception& e) {  // a shape the path refuses here (a CPU driver's loop limit)
       c.refused = e.what();
       c.buffers.clear();

@@ -31,7 +31,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-# charlm's sizes (samples/app/charlm.cpp) and bench/gpu_vs_torch.sh's batches.
+# charlm's sizes (app/charlm.cpp) and bench/gpu_vs_torch.sh's batches.
 SIZES = {  # name: (batch, T, C, heads)
     "tiny": (16, 64, 64, 4),
     "small": (16, 128, 128, 4),

@@ -1,26 +1,15 @@
-// What every vkamp-bench command shares: random operands and the median.
+// What every vkamp-bench command shares: random operands and the median
+// (the engine's, which the GEMM tuner times with too), and its context.
 #pragma once
-#include <algorithm>
-#include <random>
 #include <string>
-#include <vector>
 
-#include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
-#include "vkamp/float_formats.hpp"
+#include "vkamp/measure.hpp"
 
 namespace vkamp::bench {
 
-// A device buffer of n random values in [-1, 1), in the format.
-inline Buffer random_buffer(Context& ctx, Format fmt, size_t n, std::mt19937& gen) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  auto bytes = pack(fmt, v);
-  Buffer b(ctx, std::max<size_t>(bytes.size(), 4));
-  b.write(bytes.data(), bytes.size());
-  return b;
-}
+using vkamp::median;
+using vkamp::random_buffer;
 
 // The context a benchmark runs on: the device chosen by `device`, with the
 // validation layer off (a benchmark measures the driver, not the layer).
@@ -29,13 +18,6 @@ inline ContextOptions bench_context_options(const std::string& device) {
   opt.device = device;
   opt.validation = false;
   return opt;
-}
-
-// The median of v (the mean of the middle two for an even count).
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 }  // namespace vkamp::bench

@@ -40,7 +40,7 @@ int run_gemm_tune(const std::string& device, const std::vector<std::array<uint32
                 ctx.info().name.c_str());
     return 0;
   }
-  ops::GemmTuner& tuner = ctx.gemm_tuner();
+  ops::GemmTuner& tuner = vkamp::ops::gemm_tuner(ctx);
   const uint32_t lanes = tuner.lanes();
   std::vector<ops::GemmKernel> candidates = ops::gemm_candidates(ctx.info(), lanes);
   // Each --shapes MxNxK in every form (as vkamp-bench gemm --shape: the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vkamp against PyTorch CUDA on one NVIDIA GPU, side by side (issue 21, part 3).
+# vkamp against PyTorch CUDA on one NVIDIA GPU, side by side.
 #   bench/gpu_vs_torch.sh [options]
 # In turns (run i of every column before run i+1 of any), --rounds times:
 #   fashion_mlp (b128), lenet5 (b64): samples/s

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 §2 on an NVIDIA GPU: lenet5 and charlm tiny in fp16 with each
+# The loss-scale modes on an NVIDIA GPU: lenet5 and charlm tiny in fp16 with each
 # loss-scale mode (dynamic: GradScaler's defaults; auto; the static scale
 # that --loss-scale suggest prints), then PyTorch CUDA AMP with GradScaler's
 # defaults on the same recipe (bench/torch_loss_scale.py, torch_charlm.py).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 §2: the loss-scale modes side by side on lenet5 and charlm, fp16:
+# The loss-scale modes side by side on lenet5 and charlm, fp16:
 # dynamic (PyTorch GradScaler's defaults: 2^16, x2 every 2000 clean steps,
 # /2 on an overflow), auto (dynamic for --auto-warmup steps, then the
 # chooser's power of two, re-checked on the GPU), and the static scale

@@ -1,4 +1,4 @@
-// per-layer-scaling-bench (issue 24 §3): a deliberately hard case for one
+// per-layer-scaling-bench: a deliberately hard case for one
 // loss scale, a deep narrow tanh MLP started with small weights, whose early
 // layers' gradients are many binades below the last layer's. Trains it in
 // fp32 (no scaling), fp16 with one dynamic scale, and fp16 with per-layer

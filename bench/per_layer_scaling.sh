@@ -1,5 +1,5 @@
 #!/bin/sh
-# One global loss scale against per-layer scaling (issue 24 §3) on a deep
+# One global loss scale against per-layer scaling on a deep
 # narrow tanh MLP with small weights (bench/per_layer_scaling.cpp): the
 # validation loss and accuracy, skipped steps and the underflow of the
 # stored fp16 gradients, with fp32 as the reference. Results: bench/NOTES.md,

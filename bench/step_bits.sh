@@ -3,12 +3,12 @@
 # for STEPS applied steps (default 40) from each build tree, with the same
 # seed, and compares every step record of --metrics (less its wall time,
 # "step_time") and the saved weights, byte for byte. For refactors that must
-# not change a bit (issue 22, issue 36):
+# not change a bit:
 #
 #   bench/step_bits.sh BEFORE_BUILD AFTER_BUILD [STEPS]
 #
 # The environment reaches both sides: on a GPU, against a build older than
-# the fused attention (issue 34, which sums in another order by design),
+# the fused attention (which sums in another order by design),
 # compare with VKAMP_ATTENTION=materialized (CPU drivers' default).
 #
 # Exit status 1 if any sample differs, 2 on bad arguments.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The PyTorch side of bench/loss_scale_modes.sh (issue 24 §2), for a CUDA
+"""The PyTorch side of bench/loss_scale_modes.sh (the loss-scale modes side by side), for a CUDA
 GPU: lenet5 (torch_peer.py's network, Fashion-MNIST, momentum SGD with the
 cosine schedule, batch 64) under torch.autocast("cuda", float16) with
 GradScaler's defaults (2^16, x2 every 2000 clean steps, /2 on an

@@ -5,7 +5,7 @@ on a CSV, as an independent check that the file means what vkamp says:
 Needs python3-torch (Debian), nothing else: the safetensors file is read with
 struct and json. MLP model strings only (784-256r-256r-10); the metadata
 gives the feature columns, the label column, the classes and the
-standardization (samples/app/saved_model.hpp). Prints the accuracy (or the
+standardization (app/saved_model.hpp). Prints the accuracy (or the
 mean squared error) in fp32."""
 import csv
 import json

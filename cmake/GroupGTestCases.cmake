@@ -81,4 +81,28 @@ foreach(group IN LISTS groups)
     "set_tests_properties([==[${group}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${ENV}]==]"
     "${fixture} TIMEOUT ${TIMEOUT} COST ${count_${group}})\n")
 endforeach()
+# The binary's path variants (tests/support/path_variants.hpp): one entry
+# each, <label>_<name>, run as `EXE --vkamp_variant=<name>` with the
+# variant's driver and layer variables added to the environment. The binary
+# prints NAME<tab>VAR=value|VAR=value<tab>COST a line.
+execute_process(COMMAND "${EXE}" --vkamp_list_variants OUTPUT_VARIABLE variants RESULT_VARIABLE rc TIMEOUT 60)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} --vkamp_list_variants failed (${rc}):\n${variants}")
+endif()
+string(REPLACE "\n" ";" variant_lines "${variants}")
+foreach(line IN LISTS variant_lines)
+  if(NOT line MATCHES "^([^\t]+)\t([^\t]*)\t([0-9]+)$")
+    continue()
+  endif()
+  set(name "${LABEL}_${CMAKE_MATCH_1}")
+  set(env "${ENV}")
+  if(NOT CMAKE_MATCH_2 STREQUAL "")
+    string(REPLACE "|" ";" extra "${CMAKE_MATCH_2}")
+    set(env "${ENV};${extra}")
+  endif()
+  string(APPEND script
+    "add_test([==[${name}]==] [==[${EXE}]==] [==[--vkamp_variant=${CMAKE_MATCH_1}]==])\n"
+    "set_tests_properties([==[${name}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${env}]==]"
+    "${fixture} COST ${CMAKE_MATCH_3})\n")
+endforeach()
 file(WRITE "${OUT}" "${script}")

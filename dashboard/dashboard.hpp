@@ -19,7 +19,7 @@ struct DashboardState {
 // Fills the whole display with one window: a header, `controls` (when
 // given) in a column on the left, and the panels. `probe`, when given,
 // receives every series drawn this frame.
-void draw_dashboard(const RunHistory& h, DashboardState& state, PlotProbe* probe,
+void draw_dashboard(const app::RunHistory& h, DashboardState& state, PlotProbe* probe,
                     const std::function<void()>& controls = {});
 
 // "2^15" for powers of two, "%g" otherwise.

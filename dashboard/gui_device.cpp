@@ -4,6 +4,7 @@
 
 #include "vkamp/device_info.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/one_shot.hpp"
 
 namespace vkamp::ui {
 
@@ -74,23 +75,7 @@ uint32_t GuiDevice::memory_type(uint32_t type_bits, VkMemoryPropertyFlags flags)
 }
 
 void GuiDevice::run_now(const std::function<void(VkCommandBuffer)>& record) {
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool_;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cmd;
-  VKAMP_VK(vkAllocateCommandBuffers(device_, &ai, &cmd));
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VKAMP_VK(vkBeginCommandBuffer(cmd, &bi));
-  record(cmd);
-  VKAMP_VK(vkEndCommandBuffer(cmd));
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  VKAMP_VK(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE));
-  VKAMP_VK(vkQueueWaitIdle(queue_));
-  vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+  run_one_shot(device_, queue_, pool_, record);
 }
 
 }  // namespace vkamp::ui

@@ -10,7 +10,7 @@
 
 namespace vkamp::ui {
 
-PlotProbe render_report(const RunHistory& h, const ReportOptions& opt) {
+PlotProbe render_report(const app::RunHistory& h, const ReportOptions& opt) {
   Instance instance(validation_requested_by_env());
   GuiDevice dev(instance, opt.device);
   OffscreenTarget target(dev, opt.width, opt.height);

@@ -17,6 +17,6 @@ struct ReportOptions {
 
 // Draws `h` and writes the PNG. Returns what the frame plotted (for tests
 // and for a one-line summary). Throws vkamp::Error on failure.
-PlotProbe render_report(const RunHistory& h, const ReportOptions& opt);
+PlotProbe render_report(const app::RunHistory& h, const ReportOptions& opt);
 
 }  // namespace vkamp::ui

@@ -7,7 +7,7 @@ namespace vkamp::app {
 
 bool dashboard_built() { return true; }
 
-void write_report_picture(const ui::RunHistory& h, const std::string& path, const std::string& device) {
+void write_report_picture(const app::RunHistory& h, const std::string& path, const std::string& device) {
   ui::ReportOptions opt;
   opt.path = path;
   opt.device = device;

@@ -2,7 +2,7 @@
 // trained on the text of Debian's fortunes package, or --text FILE, in fp16
 // with dynamic loss scaling by default. Prints the training and validation
 // loss at every evaluation, then a sample of generated text. The job's data
-// and recipe are in samples/app/workloads.cpp and app/charlm.hpp, shared
+// and recipe are in app/workloads.cpp and app/charlm.hpp, shared
 // with vkamp-studio.
 #include <cstdio>
 
@@ -52,7 +52,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
   // step (the trainer drains the steps before it), on the run's shared
   // per-evaluation line (samples/sample_main.hpp).
   trainer.set_held_out(data.test);
-  ui::RunHistory history;
+  app::RunHistory history;
   history.eval_name = "val loss";
   const samples::RunResult s = samples::train_with_progress(trainer, cfg, "charlm", {}, &history);
   if (s.failed) {

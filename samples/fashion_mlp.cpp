@@ -1,7 +1,7 @@
 // fashion_mlp: trains a 784-256-256-10 ReLU MLP on Fashion-MNIST in mixed
 // precision (fp16 with dynamic loss scaling by default) and reports test
 // accuracy, skipped steps and the final loss scale. The job itself is
-// defined in samples/app/workloads.cpp, shared with vkamp-studio.
+// defined in app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
 
 int main(int argc, char** argv) {

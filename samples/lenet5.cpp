@@ -4,7 +4,7 @@
 // ReLU after each conv and hidden layer, momentum SGD with a cosine
 // learning-rate schedule. Reports the test accuracy, the skipped steps and
 // the final loss scale. The job itself is defined in
-// samples/app/workloads.cpp, shared with vkamp-studio.
+// app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
 
 int main(int argc, char** argv) {

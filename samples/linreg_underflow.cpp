@@ -23,7 +23,7 @@ struct Run {
   samples::RunResult summary;
 };
 
-void train_run(Context& ctx, Run& r, const data::HostData& data, ui::RunHistory* history = nullptr) {
+void train_run(Context& ctx, Run& r, const data::HostData& data, app::RunHistory* history = nullptr) {
   auto spec = models::parse_model("16-1");
   spec.init = graph::Init::Zero;
   train::Trainer trainer(ctx, r.cfg, spec, train::LossKind::MSE, data);
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     runs[1].cfg.metrics_path.clear();
     runs[0].cfg.save_path.clear();  // --save, like --report, keeps the scaled run
     runs[1].cfg.save_path.clear();
-    ui::RunHistory scaled;  // --report draws the scaled run
+    app::RunHistory scaled;  // --report draws the scaled run
     for (Run& r : runs) {
       train_run(ctx, r, data, &r == &runs[2] ? &scaled : nullptr);
       if (r.summary.failed) return samples::report_failure("linreg_underflow", r.cfg, r.summary);

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     std::vector<train::StepMetrics> steps;
     samples::Observers obs;
     obs.step = [&](const train::StepMetrics& m) { steps.push_back(m); };
-    ui::RunHistory history;
+    app::RunHistory history;
     auto s = samples::train_with_progress(trainer, cfg, "overflow_storm", obs, &history);
 
     uint32_t backoffs = 0, growths = 0;

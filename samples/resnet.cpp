@@ -5,7 +5,7 @@
 // a linear classifier, trained with momentum SGD, weight decay and a cosine
 // schedule. Reports the test accuracy every epoch and exports the weights
 // (PyTorch's names, BatchNorm's running statistics included). The job
-// itself is defined in samples/app/workloads.cpp, shared with vkamp-studio.
+// itself is defined in app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
 
 int main(int argc, char** argv) {

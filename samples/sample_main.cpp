@@ -105,6 +105,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     if (!comm.distributed() || comm.first_failed() == comm.rank()) std::fprintf(stderr, "%s%s\n", who.c_str(), text.c_str());
     return status;
   };
+  // No usable device, or a bad kernel-path variable: exit 2, saying which.
+  auto no_context = [&](const std::exception& e) {
+    if (comm.distributed()) return fail(vkamp::ConfigError(e.what()));
+    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
+    return 2;
+  };
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions opt;
@@ -114,9 +120,9 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
     if (comm.distributed()) opt.local_rank = comm.local_rank();
     ctx = std::make_unique<Context>(opt);
   } catch (const Error& e) {
-    if (comm.distributed()) return fail(vkamp::ConfigError(e.what()));
-    std::fprintf(stderr, "%s: %s\n", info.name, e.what());
-    return 2;
+    return no_context(e);
+  } catch (const vkamp::ConfigError& e) {
+    return no_context(e);
   }
   const GemmMma mma = ctx->gemm_mma();
   if (!cfg.quiet)
@@ -139,7 +145,7 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
 }
 
 RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg, const std::string& label,
-                              const Observers& also, ui::RunHistory* history) {
+                              const Observers& also, app::RunHistory* history) {
   if (history) {
     history->title = label + " · " + describe_run(cfg);
     history->samples_per_step = cfg.batch * cfg.grad_accum * uint32_t(dist::Communicator::world().size());
@@ -173,7 +179,7 @@ RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cf
   return result;
 }
 
-void write_report(const app::RunOptions& cfg, const ui::RunHistory& history) {
+void write_report(const app::RunOptions& cfg, const app::RunHistory& history) {
   if (cfg.report_path.empty()) return;
   app::write_report_picture(history, cfg.report_path, cfg.device);
   std::printf("  dashboard picture written to %s\n", cfg.report_path.c_str());
@@ -198,7 +204,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
                   data.train.count, data.test.count, batch.c_str(), app::run_length_text(cfg, trainer.budget()).c_str(),
                   describe_run(cfg).c_str());
     if (cfg.dry_run) return report_dry_run(workload, trainer);
-    ui::RunHistory history;
+    app::RunHistory history;
     const RunResult s = train_with_progress(trainer, cfg, workload, {}, &history);
     if (s.failed) {
       write_report(cfg, history);

@@ -46,11 +46,11 @@ using app::RunResult;
 // bar labelled `label`, --loss-scale suggest), recording the run into
 // `history` when given (for --report). The trainer stays usable afterwards.
 RunResult train_with_progress(train::Trainer& trainer, const app::RunOptions& cfg, const std::string& label,
-                              const Observers& also = {}, ui::RunHistory* history = nullptr);
+                              const Observers& also = {}, app::RunHistory* history = nullptr);
 
 // --report FILE.png: draws the dashboard of `history` offscreen and writes
 // it (nothing when cfg.report_path is empty). Prints where it went.
-void write_report(const app::RunOptions& cfg, const ui::RunHistory& history);
+void write_report(const app::RunOptions& cfg, const app::RunHistory& history);
 
 // What the app layer shares with vkamp-studio: app/run_report.hpp and
 // app/run_weights.hpp.

@@ -57,8 +57,10 @@ std::string tensor_cores(const vkamp::DeviceInfo& d, vkamp::CoopmatApi api) {
 std::string fp16_gemm(const vkamp::DeviceInfo& d) {
   if (d.path() != vkamp::PrecisionPath::Fp16Arithmetic) return "shader GEMM (the fp16 storage path computes in fp32)";
   try {
-    const std::optional<vkamp::GemmMma> want = vkamp::gemm_mma_requested();
-    const std::optional<vkamp::CoopmatApi> forced = vkamp::coopmat_api_requested();
+    const vkamp::KernelPaths paths = vkamp::kernel_paths_from_env();
+    const std::optional<vkamp::GemmMma> want = paths.gemm_mma;
+    const std::optional<vkamp::CoopmatApi> forced =
+        want == vkamp::GemmMma::coopmat ? paths.coopmat_api : std::nullopt;
     if (want == vkamp::GemmMma::emulated) return "emulated (the tensor-core tiling in plain GLSL: VKAMP_COOPMAT=emulate)";
     const vkamp::CoopmatApi api = forced.value_or(d.tensor_core_api());
     const std::string gap = forced ? d.tensor_core_gap(*forced) : d.tensor_core_gap();
@@ -75,7 +77,7 @@ std::string fp16_gemm(const vkamp::DeviceInfo& d) {
                          "this device measured them faster, else the shader GEMM (VKAMP_COOPMAT=auto" + why_khr +
                          "; =1 forces them, =0 turns them off)"
                        : "shader GEMM (no tensor cores for vkamp)";
-  } catch (const vkamp::Error& e) {
+  } catch (const std::exception& e) {
     return std::string("unknown: ") + e.what();
   }
 }
@@ -107,8 +109,8 @@ std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 void print_gemm_kernels(const vkamp::DeviceInfo& d, bool validation) {
   try {
     // Listing never tunes: VKAMP_GEMM_TUNE=on reads the cache as cached does.
-    if (vkamp::ops::gemm_tune_mode() == vkamp::ops::GemmTuneMode::on) setenv("VKAMP_GEMM_TUNE", "cached", 1);
     vkamp::ContextOptions opt;
+    if (vkamp::kernel_paths_from_env().gemm_tune == vkamp::GemmTuneMode::on) opt.paths.gemm_tune = vkamp::GemmTuneMode::cached;
     opt.device = std::to_string(d.index);
     opt.validation = validation;
     opt.pipeline_cache = "none";
@@ -117,7 +119,7 @@ void print_gemm_kernels(const vkamp::DeviceInfo& d, bool validation) {
       std::printf("      GEMM kernels    the shader GEMM for every class (no tensor-core GEMM on this context)\n");
       return;
     }
-    auto& tuner = ctx.gemm_tuner();
+    auto& tuner = vkamp::ops::gemm_tuner(ctx);
     using vkamp::ops::Gemm;
     std::vector<Gemm> products;
     for (const auto& [cls, c] : tuner.table()) products.push_back(vkamp::ops::gemm_class_example(cls));

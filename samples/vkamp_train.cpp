@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     if (!cfg.quiet && data.target_standardizer)
       std::printf("  (the per-epoch val mse is on the standardized targets; the final held-out figure is in the "
                   "targets' units too)\n");
-    ui::RunHistory history;
+    app::RunHistory history;
     const samples::RunResult s = samples::train_with_progress(*trainer, cfg, "vkamp-train", {}, &history);
     if (s.failed) {
       samples::write_report(cfg, history);

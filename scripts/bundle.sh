@@ -114,10 +114,11 @@ left_out=()
       "$exe" --gtest_list_tests "${args% *}" |
         awk -v b="$base" -v env="$env" '/^[^ ]/ {suite = $1} /^  [^ ]/ {print b "\t" env "\t" b "\t" suite $1}'
     elif [[ $gtest_bins == *" $exe "* ]]; then
-      # A path variant: the cases its filter picks, less the X-server ones.
+      # A path variant (--vkamp_variant=NAME): the cases its filter picks,
+      # less the X-server ones, each then run with the variant's flag.
       filter=$(sed -n 's/.*--gtest_filter=\([^ ]*\).*/\1/p' <<<"$args")
       rest=$(sed 's/--gtest_filter=[^ ]*//; s/  */ /g; s/^ //; s/ $//' <<<"$args")
-      "$exe" --gtest_list_tests ${filter:+"--gtest_filter=$filter"} |
+      "$exe" $rest --gtest_list_tests ${filter:+"--gtest_filter=$filter"} |
         awk -v e="$name" -v env="$env" -v c="$base${rest:+ $rest}" '
           /^[^ ]/ {suite = $1} /^  [^ ]/ && suite != "Studio." {print e "\t" env "\t" c "\t" suite $1}'
     else
@@ -135,7 +136,7 @@ for f in "$build"/samples/*; do
 done
 [ -x "$B/bin/vkamp-info" ] || { echo "bundle: $build/samples/vkamp-info is missing"; exit 1; }
 
-# bench/gpu_vs_torch.sh and what it runs (issue 21): vkamp-bench, the
+# bench/gpu_vs_torch.sh and what it runs: vkamp-bench, the
 # PyTorch peers with the GPT reference at the same place relative to them,
 # and charlm's default text, which a machine without Debian's fortunes lacks:
 # its files concatenated as charlm reads them (by name, byte order).

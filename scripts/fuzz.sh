@@ -47,7 +47,7 @@ case "$target" in
   checkpoint)  sources=(train/checkpoint_file.cpp); extra=(-lz) ;;
   config)      sources=(config/settings_file.cpp config/model_zoo_layout.cpp config/model_zoo_args.cpp config/train_config.cpp
                         config/training_settings.cpp config/setting_values.cpp config/setting_suggestions.cpp
-                        graph/amp_level_names.cpp float_formats.cpp); extra=(-lyaml-cpp) ;;
+                        amp_level.cpp float_formats.cpp); extra=(-lyaml-cpp) ;;
   *) echo "fuzz.sh: unknown target '$target'; targets: safetensors idx csv npy checkpoint config" >&2; exit 2 ;;
 esac
 

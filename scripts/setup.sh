@@ -18,7 +18,7 @@ packages=(
 # zipcmp, zipmerge and ziptool: Debian 12's libzip CMake package refuses to
 # load without them (its targets file checks the tools exist).
 # fortunes: charlm's default text (plain files under /usr/share/games/fortunes).
-# openmpi-bin, libopenmpi-dev: data-parallel training under mpirun (issue 13);
+# openmpi-bin, libopenmpi-dev: data-parallel training under mpirun;
 # without them CMake turns VKAMP_WITH_MPI off and everything runs single-process.
 # Extra packages for a caller that needs them (e.g. the PyTorch peer in bench/).
 packages+=("$@")

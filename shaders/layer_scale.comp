@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Per-layer loss scaling (issue 24 §3), after step_control: every scale
+// Per-layer loss scaling, after step_control: every scale
 // group (graph/scale_groups.hpp) notes the 1/S_g its gradients carried this
 // step (for optimizer.comp), then, unless the step was idle or the group is
 // fixed, records its unscaled amax in a window of kLayerAmaxHistory steps

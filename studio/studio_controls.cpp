@@ -157,7 +157,7 @@ void live_knobs(StudioControls& c, TrainingSession& session) {
   if (!dynamic) ImGui::TextDisabled("(this run does not use dynamic scaling)");
 }
 
-void files(StudioControls& c, TrainingSession& session, const RunHistory& history) {
+void files(StudioControls& c, TrainingSession& session, const app::RunHistory& history) {
   section("Save");
   path_field("##ckpt", c.checkpoint_path, sizeof c.checkpoint_path, "Checkpoint");
   SessionState s = session.state();
@@ -174,7 +174,7 @@ void files(StudioControls& c, TrainingSession& session, const RunHistory& histor
 
 }  // namespace
 
-void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory& history) {
+void draw_controls(StudioControls& c, TrainingSession& session, const app::RunHistory& history) {
   // Room on the right for the longest flag label (--fail-after-overflows).
   ImGui::PushItemWidth(100);
   run_buttons(c, session);

@@ -28,6 +28,6 @@ struct StudioControls {
 };
 
 // Draws the column; acts through `session`. `history` is the UI's copy.
-void draw_controls(StudioControls& c, TrainingSession& session, const RunHistory& history);
+void draw_controls(StudioControls& c, TrainingSession& session, const app::RunHistory& history);
 
 }  // namespace vkamp::ui

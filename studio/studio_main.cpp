@@ -25,7 +25,7 @@ namespace {
 // The test hook: every series the last frame drew, with its point count
 // and range (null where inf or NaN), and where its plot sits in the picture.
 // One JSON object (nlohmann-json: titles and status messages escaped).
-void write_probe(const std::string& path, const PlotProbe& probe, const RunHistory& h) {
+void write_probe(const std::string& path, const PlotProbe& probe, const app::RunHistory& h) {
   using Json = nlohmann::ordered_json;
   Json j;
   j["title"] = h.title;
@@ -41,7 +41,7 @@ void write_probe(const std::string& path, const PlotProbe& probe, const RunHisto
   if (!h.bn_layers.empty()) {
     j["bn_step"] = h.bn_step;
     j["bn_layers"] = Json::array();
-    for (const BnLayerStats& l : h.bn_layers)
+    for (const app::BnLayerStats& l : h.bn_layers)
       j["bn_layers"].push_back({{"layer", l.layer},
                                 {"channels", l.channels},
                                 {"running_mean", {l.running_mean.min, l.running_mean.mean, l.running_mean.max}},
@@ -69,7 +69,7 @@ constexpr double kIdleWait = 0.25;
 constexpr double kMaxFps = 60;
 
 struct ReportDraw {
-  const RunHistory* h;
+  const app::RunHistory* h;
   DashboardState state;
 };
 
@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  SharedHistory shared;
-  RunHistory history;
+  app::SharedHistory shared;
+  app::RunHistory history;
   DashboardState dash;
   PlotProbe probe;
   StudioControls controls;

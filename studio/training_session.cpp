@@ -23,7 +23,7 @@ const char* state_name(SessionState s) {
   return "?";
 }
 
-TrainingSession::TrainingSession(SharedHistory& history) : history_(history), thread_([this] { worker(); }) {}
+TrainingSession::TrainingSession(app::SharedHistory& history) : history_(history), thread_([this] { worker(); }) {}
 
 TrainingSession::~TrainingSession() {
   {
@@ -95,7 +95,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     trainer_ = app::make_trainer(*ctx_, run, app::job_model(job, cfg, data_), job.loss, data_.train);
     app::init_weights_from_file(cfg, *trainer_);
     trainer_->set_held_out(data_.test);  // evaluated every epoch or --eval-every, over --eval-iters batches
-    RunHistory blank;
+    app::RunHistory blank;
     char title[256];
     std::snprintf(title, sizeof title, "%s · %s, %s loss scaling · %s", job.name.c_str(), format_name(cfg.precision),
                   cfg.scaler.mode == config::LossScaleMode::None ? "no" : config::scale_mode_name(cfg.scaler.mode),
@@ -238,7 +238,7 @@ void TrainingSession::end_run() {
 void TrainingSession::read_bn_layers() {
   const train::Model& model = trainer_->model();
   if (model.buffers().empty()) return;
-  history_.set_bn_layers(uint32_t(steps_done_.load()), bn_layer_stats(model.buffer_tensors(), model.read_buffers()));
+  history_.set_bn_layers(uint32_t(steps_done_.load()), app::bn_layer_stats(model.buffer_tensors(), model.read_buffers()));
 }
 
 void TrainingSession::run_command_safely(const std::function<void()>& cmd) {

@@ -28,7 +28,7 @@ const char* state_name(SessionState s);
 
 class TrainingSession {
  public:
-  explicit TrainingSession(SharedHistory& history);
+  explicit TrainingSession(app::SharedHistory& history);
   ~TrainingSession();  // stops the run and joins the worker
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -57,7 +57,7 @@ class TrainingSession {
   void read_bn_layers();
   void set(SessionState s, const std::string& msg = {});
 
-  SharedHistory& history_;
+  app::SharedHistory& history_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> commands_;

@@ -11,49 +11,21 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
-#include "vkamp/ops/gemm_tuner.hpp"
+#include "vkamp/one_shot.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp {
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
 std::string default_cache_path(const DeviceInfo& info) {
-  std::string dir = env_or("XDG_CACHE_HOME", "");
-  if (dir.empty()) {
-    std::string home = env_or("HOME", "");
-    if (home.empty()) return "";
-    dir = home + "/.cache";
-  }
+  const std::string dir = platform::user_cache_dir();
+  if (dir.empty()) return "";
   char uuid[2 * VK_UUID_SIZE + 1];
   for (unsigned i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", info.pipeline_cache_uuid[i]);
-  return dir + "/vkamp/pipelines-" + uuid + ".bin";
+  return dir + "/pipelines-" + uuid + ".bin";
 }
 
 }  // namespace
-
-std::optional<GemmMma> gemm_mma_requested() {
-  std::string v;
-  // Raised as the device errors it sits among, which every caller of a
-  // Context catches.
-  try {
-    v = env_choice("VKAMP_COOPMAT");
-  } catch (const ConfigError& e) {
-    throw Error(e.what());
-  }
-  if (v == "auto") return std::nullopt;
-  if (v == "1" || v == "khr") return GemmMma::coopmat;
-  if (v == "emulate") return GemmMma::emulated;
-  return GemmMma::off;
-}
-
-std::optional<CoopmatApi> coopmat_api_requested() {
-  if (gemm_mma_requested() == GemmMma::coopmat && env_choice("VKAMP_COOPMAT") == "khr") return CoopmatApi::khr;
-  return std::nullopt;
-}
 
 const char* Context::gemm_mma_build() const {
   if (gemm_mma_ != GemmMma::coopmat) return "";
@@ -61,7 +33,8 @@ const char* Context::gemm_mma_build() const {
 }
 
 Context::Context(ContextOptions opt)
-    : instance_(opt.validation.value_or(validation_requested_by_env())) {
+    : paths_(opt.paths.or_else(kernel_paths_from_env())),
+      instance_(opt.validation.value_or(validation_requested_by_env())) {
   auto devices = probe_devices(instance_);
   std::string selector = opt.device.empty() ? env_text("VKAMP_DEVICE").value_or("") : opt.device;
   if (selector.empty() && opt.local_rank >= 0) {
@@ -101,7 +74,7 @@ Context::Context(ContextOptions opt)
   // Float controls are properties, not features: a Vulkan 1.2 device has
   // them in core (the instance asks for 1.2); a 1.1 device needs the
   // extension enabled before a shader may declare the execution mode.
-  if (env_switch("VKAMP_INF_NAN_PRESERVE", true))
+  if (opt.inf_nan_preserve.value_or(env_switch("VKAMP_INF_NAN_PRESERVE", true)))
     inf_nan_preserve_ = {info_.float_controls && info_.inf_nan_preserve[0],
                          info_.float_controls && info_.inf_nan_preserve[1]};
   if (inf_nan_preserve_.any() && info_.float_controls_ext)
@@ -112,13 +85,11 @@ Context::Context(ContextOptions opt)
   // builds also need their extension and the Vulkan memory model, which
   // glslang declares for GL_NV_cooperative_matrix. NV where the device runs
   // that build, else KHR (the same kernel, written from it by
-  // tools/spirv_khr); VKAMP_COOPMAT=khr forces KHR. Options given in code
-  // leave the environment unread. Asked for nothing (auto), coopmat where
+  // tools/spirv_khr); a coopmat_api forces one. Asked for nothing, coopmat where
   // the device has it: the GEMM tuner then runs the shader GEMM for every
   // class but those a tuning on this device measured faster on tensor cores.
-  const std::optional<GemmMma> asked = opt.gemm_mma ? opt.gemm_mma : gemm_mma_requested();
-  std::optional<CoopmatApi> forced = opt.coopmat_api;
-  if (!forced && !opt.gemm_mma) forced = coopmat_api_requested();
+  const std::optional<GemmMma> asked = paths_.gemm_mma;
+  const std::optional<CoopmatApi> forced = paths_.coopmat_api;
   coopmat_api_ = forced.value_or(info_.tensor_core_api());
   const std::string gap = forced ? info_.tensor_core_gap(coopmat_api_) : info_.tensor_core_gap();
   gemm_mma_auto_ = !asked && gap.empty();
@@ -187,13 +158,8 @@ Context::Context(ContextOptions opt)
   }
 }
 
-ops::GemmTuner& Context::gemm_tuner() {
-  if (!gemm_tuner_) gemm_tuner_ = std::make_unique<ops::GemmTuner>(*this);
-  return *gemm_tuner_;
-}
-
 Context::~Context() {
-  gemm_tuner_.reset();
+  extensions_.clear();
   if (device_) vkDeviceWaitIdle(device_);
   kernels_.clear();
   save_pipeline_cache();
@@ -206,6 +172,21 @@ void Context::save_pipeline_cache() {
   if (cache_path_.empty() || !cache_) return;
   size_t size = 0;
   if (vkGetPipelineCacheData(device_, cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  // What another context or process saved since this one opened is merged
+  // in first, so the last to save keeps every kernel, not only its own.
+  {
+    std::ifstream in(cache_path_, std::ios::binary);
+    const std::vector<char> saved((std::istreambuf_iterator<char>(in)), {});
+    VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    cci.initialDataSize = saved.size();
+    cci.pInitialData = saved.data();
+    VkPipelineCache other = VK_NULL_HANDLE;
+    if (saved.size() > 32 && vkCreatePipelineCache(device_, &cci, nullptr, &other) == VK_SUCCESS) {
+      vkMergePipelineCaches(device_, cache_, 1, &other);
+      vkDestroyPipelineCache(device_, other, nullptr);
+    }
+    if (vkGetPipelineCacheData(device_, cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  }
   std::vector<char> blob(size);
   if (vkGetPipelineCacheData(device_, cache_, &size, blob.data()) != VK_SUCCESS) return;
   // Written to a temporary name and renamed, so parallel test processes never
@@ -254,32 +235,8 @@ void Context::count_device_bytes(int64_t delta) {
 }
 
 void Context::run_now(void (*record)(VkCommandBuffer, void*), void* user) {
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool_;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cb;
-  VKAMP_VK(vkAllocateCommandBuffers(device_, &ai, &cb));
-  VkFence fence = VK_NULL_HANDLE;
-  VkResult r = VK_SUCCESS;
-  do {
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    if ((r = vkBeginCommandBuffer(cb, &bi)) != VK_SUCCESS) break;
-    record(cb, user);
-    if ((r = vkEndCommandBuffer(cb)) != VK_SUCCESS) break;
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if ((r = vkCreateFence(device_, &fci, nullptr, &fence)) != VK_SUCCESS) break;
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    if ((r = vkQueueSubmit(queue_, 1, &si, fence)) != VK_SUCCESS) break;
-    count_host_wait();
-    r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
-  } while (false);
-  if (fence) vkDestroyFence(device_, fence, nullptr);
-  vkFreeCommandBuffers(device_, pool_, 1, &cb);
-  if (r != VK_SUCCESS) throw_vk_error(r, "Context::run_now", __FILE__, __LINE__);
+  count_host_wait();
+  run_one_shot(device_, queue_, pool_, [&](VkCommandBuffer cb) { record(cb, user); });
 }
 
 }  // namespace vkamp

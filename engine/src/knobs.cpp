@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp {
 
@@ -33,42 +34,43 @@ const std::vector<EnvKnob>& env_knobs() {
      "(cached), or also tuned on first use and saved (on)"},
     {"VKAMP_PIPELINE_CACHE", {}, "a file, or none", "$XDG_CACHE_HOME (else ~/.cache)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
-    // ---- which kernel an op takes (ops, graph): for tests and benchmarks
-    {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "ops",
+    // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
+    // (kernel_paths.cpp) where the code leaves a field unset
+    {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "engine",
      "the GEMM through shared-memory tiles (1) or direct loads (0; any value but 1)"},
-    {"VKAMP_GEMM_KERNEL", {}, "shader or mma-wW-fMxN-kK-db|sb", "the tuner's choice", "ops",
+    {"VKAMP_GEMM_KERNEL", {}, "shader or mma-wW-fMxN-kK-db|sb", "the tuner's choice", "engine",
      "every fp16 GEMM that may take tensor cores on this kernel (tests, benchmarks)"},
-    {"VKAMP_GEMM_BLOCK", {}, "RxC, each 1 to 16", "16x8 where C is at least 64 x 64, else 4x4", "ops",
+    {"VKAMP_GEMM_BLOCK", {}, "RxC, each 1 to 16", "16x8 where C is at least 64 x 64, else 4x4", "engine",
      "the direct GEMM's outputs per thread (other values are ignored)"},
-    {"VKAMP_GEMM_SG", {"0", "1"}, "", "1", "ops",
+    {"VKAMP_GEMM_SG", {"0", "1"}, "", "1", "engine",
      "0: the direct GEMM's 16-row blocks load all of A, with no subgroup broadcast"},
-    {"VKAMP_GEMM_LOADS", {"texel", "storage"}, "", "texel on CPU drivers, storage elsewhere", "ops",
+    {"VKAMP_GEMM_LOADS", {"texel", "storage"}, "", "texel on CPU drivers, storage elsewhere", "engine",
      "how the direct GEMM reads its operands (any value but texel: storage)"},
-    {"VKAMP_ROW_KERNEL", {"thread", "group"}, "", "thread on CPU drivers, group elsewhere", "ops",
+    {"VKAMP_ROW_KERNEL", {"thread", "group"}, "", "thread on CPU drivers, group elsewhere", "engine",
      "the row kernels (LayerNorm, softmax): one invocation or one workgroup per row"},
-    {"VKAMP_EMBEDDING_GRAD", {"scan", "scatter"}, "", "scatter on CPU drivers, scan elsewhere", "ops",
+    {"VKAMP_EMBEDDING_GRAD", {"scan", "scatter"}, "", "scatter on CPU drivers, scan elsewhere", "engine",
      "how the embedding's token gradient is summed (the same bits either way)"},
-    {"VKAMP_POOL_GRAD", {"window", "gather"}, "", "window where windows do not overlap", "ops",
+    {"VKAMP_POOL_GRAD", {"window", "gather"}, "", "window where windows do not overlap", "engine",
      "the pooling backward: one invocation per window or per input (the same bits)"},
-    {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "ops",
+    {"VKAMP_COLUMN_SUM", {"gpu", "cpu"}, "", "gpu on GPUs, cpu on CPU drivers", "engine",
      "how column sums (bias and LayerNorm gradients) split their rows"},
-    {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "ops",
+    {"VKAMP_MMA_LANES", {"16", "32", "64"}, "", "32", "engine",
      "the emulated tensor-core GEMM's and attention's warp width (Intel's subgroups are 16 wide, AMD's 64); "
      "tensor cores take the device's subgroup size"},
     {"VKAMP_ATTENTION", {"fused", "mma", "materialized"}, "",
-     "attention_defaults.txt: materialized (the fused paths are unmeasured on GPUs)", "ops",
+     "attention_defaults.txt: materialized (the fused paths are unmeasured on GPUs)", "engine",
      "attention through FlashAttention-2 tiles (fused; head sizes up to 128), the same on 16 x 16 fp16 fragments "
      "(mma: tensor cores where the GEMM has them, else their emulation; fp16 only, else fused), or stored "
      "probabilities"},
-    {"VKAMP_ATTENTION_TILES", {}, "gpu, cpu or RxT (e.g. 64x32)", "cpu on CPU drivers, gpu elsewhere", "ops",
+    {"VKAMP_ATTENTION_TILES", {}, "gpu, cpu or RxT (e.g. 64x32)", "cpu on CPU drivers, gpu elsewhere", "engine",
      "the fused attention's tile sizes: 64 rows a workgroup x 32 keys a tile (gpu), 16 x 16 (cpu), or R x T "
      "(vkamp-bench attention --tiles sweeps them; mma: multiples of 16)"},
-    {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "graph",
+    {"VKAMP_FUSE_EPILOGUE", {"0", "1"}, "", "1", "engine",
      "0: bias and activation run as their own kernels, not in the GEMM's epilogue"},
-    {"VKAMP_FUSE_RESIDUAL_GRAD", {"0", "1"}, "", "1", "graph",
+    {"VKAMP_FUSE_RESIDUAL_GRAD", {"0", "1"}, "", "1", "engine",
      "0: a residual add's backward copies dY into each input's gradient instead of leaving it in dY's buffer, "
      "where the stream's LayerNorm backward adds its part"},
-    {"VKAMP_FUSE_ACT_GRAD", {"0", "1"}, "", "1", "graph",
+    {"VKAMP_FUSE_ACT_GRAD", {"0", "1"}, "", "1", "engine",
      "0: a fused activation's backward (dZ = dY f'(z)) runs as its own kernel, not in the epilogue of the "
      "next linear's dX GEMM (on only with VKAMP_FUSE_EPILOGUE)"},
     // ---- the applications
@@ -127,22 +129,22 @@ bool env_switch(const char* name, bool fallback) {
   return v ? *v != "0" : fallback;
 }
 
-bool env_picks(const char* name, const char* value, bool fallback) {
-  const std::optional<std::string> v = env_knob(name);
-  return v ? *v == value : fallback;
-}
-
 std::string env_choice(const char* name) {
   const EnvKnob& row = env_knob_row(name);
   const std::optional<std::string> v = env_text(name);
   if (!v) return row.fallback;
+  return knob_choice(name, *v);
+}
+
+std::string knob_choice(const char* name, const std::string& value) {
+  const EnvKnob& row = env_knob_row(name);
   for (const std::string& c : row.choices)
-    if (*v == c) return *v;
+    if (value == c) return value;
   // "VKAMP_COOPMAT is auto, 0, 1, emulate or khr, not "x"".
   std::string list;
   for (size_t i = 0; i < row.choices.size(); ++i)
     list += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") + row.choices[i];
-  throw ConfigError(std::string(name) + " is " + list + ", not \"" + *v + "\"");
+  throw ConfigError(std::string(name) + " is " + list + ", not \"" + value + "\"");
 }
 
 std::optional<std::pair<uint32_t, uint32_t>> parse_dims(const std::string& text) {
@@ -154,13 +156,9 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_dims(const std::string& text)
 
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
   if (const char* old = std::getenv(name)) old_ = old;
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
+  platform::set_env(name, value);
 }
 
-ScopedEnv::~ScopedEnv() {
-  if (old_) setenv(name_, old_->c_str(), 1);
-  else unsetenv(name_);
-}
+ScopedEnv::~ScopedEnv() { platform::set_env(name_, old_ ? old_->c_str() : nullptr); }
 
 }  // namespace vkamp

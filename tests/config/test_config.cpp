@@ -49,13 +49,13 @@ TEST(ConfigSetting, CerebrasKeysMap) {
 // --amp-level (amp_level) and Cerebras's precision_opt_level, vkamp's
 // mapping: 0 -> O1, 1 -> O2, 2 -> O3.
 TEST(ConfigSetting, AmpLevelAndPrecisionOptLevel) {
-  EXPECT_EQ(TrainConfig{}.amp_level, graph::AmpLevel::O2);
-  EXPECT_EQ(with("amp_level", "O0").amp_level, graph::AmpLevel::O0);
-  EXPECT_EQ(with("amp_level", "o1").amp_level, graph::AmpLevel::O1);
-  EXPECT_EQ(with("amp_level", "O3").amp_level, graph::AmpLevel::O3);
-  EXPECT_EQ(with("precision_opt_level", "0").amp_level, graph::AmpLevel::O1);
-  EXPECT_EQ(with("precision_opt_level", "1").amp_level, graph::AmpLevel::O2);
-  EXPECT_EQ(with("precision_opt_level", "2").amp_level, graph::AmpLevel::O3);
+  EXPECT_EQ(TrainConfig{}.amp_level, AmpLevel::O2);
+  EXPECT_EQ(with("amp_level", "O0").amp_level, AmpLevel::O0);
+  EXPECT_EQ(with("amp_level", "o1").amp_level, AmpLevel::O1);
+  EXPECT_EQ(with("amp_level", "O3").amp_level, AmpLevel::O3);
+  EXPECT_EQ(with("precision_opt_level", "0").amp_level, AmpLevel::O1);
+  EXPECT_EQ(with("precision_opt_level", "1").amp_level, AmpLevel::O2);
+  EXPECT_EQ(with("precision_opt_level", "2").amp_level, AmpLevel::O3);
   // A bad value names the closest level.
   std::string m = error_of([] { with("amp_level", "02"); });
   EXPECT_CONTAINS(m, "amp_level: unknown level '02' (expected O0 | O1 | O2 | O3; did you mean O2?)");
@@ -74,15 +74,15 @@ TEST(ConfigCross, AmpLevels) {
   RunOptions o;
   ASSERT_FALSE(parse({"--precision", "bf16", "--amp-level", "O0"}, o).help);
   EXPECT_EQ(o.precision, Format::F32);
-  EXPECT_EQ(o.amp_level, graph::AmpLevel::O0);
+  EXPECT_EQ(o.amp_level, AmpLevel::O0);
   RunOptions o1;
   parse({"--amp-level", "O1", "--precision", "bf16"}, o1);
   EXPECT_EQ(o1.precision, Format::BF16);
   TrainConfig c;
-  c.amp_level = graph::AmpLevel::O0;
+  c.amp_level = AmpLevel::O0;
   EXPECT_CONTAINS(error_of([&] { validate(c); }), "--amp-level O0 (amp_level) runs everything in fp32");
   c = TrainConfig{};
-  c.amp_level = graph::AmpLevel::O1;
+  c.amp_level = AmpLevel::O1;
   c.scaler.mode = LossScaleMode::PerLayer;
   EXPECT_CONTAINS(error_of([&] { validate(c); }), "--loss-scale per-layer is not supported with --amp-level O1");
 }
@@ -92,8 +92,8 @@ TEST(ConfigYaml, PrecisionOptLevelMapsOntoAmpLevels) {
   RunOptions a, b;
   apply_config_file(dir.write("c.yaml", "trainer:\n  init:\n    precision:\n      precision_opt_level: 0\n"), a);
   apply_config_file(dir.write("f.yaml", "amp_level: O1\n"), b);
-  EXPECT_EQ(a.amp_level, graph::AmpLevel::O1);
-  EXPECT_EQ(b.amp_level, graph::AmpLevel::O1);
+  EXPECT_EQ(a.amp_level, AmpLevel::O1);
+  EXPECT_EQ(b.amp_level, AmpLevel::O1);
 }
 
 TEST(ConfigSetting, LossScalingFactor) {

@@ -209,10 +209,11 @@ class GemmTunerOnDevice : public GpuTest {
     std::filesystem::remove_all(dir_);
     GpuTest::TearDown();
   }
-  std::unique_ptr<Context> emulated_context() {
+  std::unique_ptr<Context> emulated_context(std::optional<GemmTuneMode> tune = {}) {
     ContextOptions opt;
     opt.validation = ctx().validation();
-    opt.gemm_mma = GemmMma::emulated;
+    opt.paths.gemm_mma = GemmMma::emulated;
+    opt.paths.gemm_tune = tune;
     return std::make_unique<Context>(opt);
   }
   void write_cache(const std::string& text) {
@@ -244,13 +245,13 @@ TEST_F(GemmTunerOnDevice, TheCacheFileDecidesTheKernel) {
   table[ops::gemm_class(g)] = {GemmKernel{}, *GemmKernel::parse("mma-w4-f1x2-k32-db"), 1, 1};
   write_cache(ops::format_tune_file(ops::gemm_tune_key(ctx().info()), table));
   auto c = emulated_context();
-  EXPECT_TRUE(c->gemm_tuner().warning().empty()) << c->gemm_tuner().warning();
-  EXPECT_EQ(c->gemm_tuner().choose(Format::F16, g).name(), "mma-w4-f1x2-k32-db")
+  EXPECT_TRUE(ops::gemm_tuner(*c).warning().empty()) << ops::gemm_tuner(*c).warning();
+  EXPECT_EQ(ops::gemm_tuner(*c).choose(Format::F16, g).name(), "mma-w4-f1x2-k32-db")
       << "VKAMP_COOPMAT=emulate runs the best tensor-core shape";
-  const auto used = c->gemm_tuner().used();
+  const auto used = ops::gemm_tuner(*c).used();
   ASSERT_EQ(used.size(), 1u);
   EXPECT_EQ(used[0].source, "cache");
-  EXPECT_EQ(c->gemm_tuner().choose(Format::F32, g).name(), "shader") << "fp32 never takes the tensor-core GEMM";
+  EXPECT_EQ(ops::gemm_tuner(*c).choose(Format::F32, g).name(), "shader") << "fp32 never takes the tensor-core GEMM";
 }
 
 TEST_F(GemmTunerOnDevice, CorruptOrForeignFilesWarnOnceAndAreIgnored) {
@@ -263,18 +264,18 @@ TEST_F(GemmTunerOnDevice, CorruptOrForeignFilesWarnOnceAndAreIgnored) {
     write_cache(text);
     ::testing::internal::CaptureStderr();
     auto c = emulated_context();
-    const GemmKernel k = c->gemm_tuner().choose(Format::F16, g);
-    c->gemm_tuner().choose(Format::F16, {.m = 500, .n = 80, .k = 48});
+    const GemmKernel k = ops::gemm_tuner(*c).choose(Format::F16, g);
+    ops::gemm_tuner(*c).choose(Format::F16, {.m = 500, .n = 80, .k = 48});
     const std::string err = ::testing::internal::GetCapturedStderr();
     size_t warnings = 0;
     for (size_t at = err.find("ignoring the GEMM tuning cache"); at != std::string::npos;
          at = err.find("ignoring the GEMM tuning cache", at + 1))
       ++warnings;
     EXPECT_EQ(warnings, 1u) << err;
-    EXPECT_FALSE(c->gemm_tuner().warning().empty());
+    EXPECT_FALSE(ops::gemm_tuner(*c).warning().empty());
     EXPECT_EQ(k, ops::gemm_default_choice(ctx().info().vendor_id, ops::gemm_class(g)).best_mma)
         << "the compiled-in choice, not the file's";
-    EXPECT_EQ(c->gemm_tuner().used()[0].source, "default");
+    EXPECT_EQ(ops::gemm_tuner(*c).used()[0].source, "default");
   }
 }
 
@@ -288,10 +289,9 @@ TEST_F(GemmTunerOnDevice, ATunedRunGivesTheBitsOfItsKernelRunDirectly) {
   std::vector<float> tuned;
   std::string kernel;
   {
-    ScopedEnv on("VKAMP_GEMM_TUNE", "on");
-    auto c = emulated_context();
+    auto c = emulated_context(GemmTuneMode::on);
     tuned = run_gemm(*c, g, a, b);
-    const auto used = c->gemm_tuner().used();
+    const auto used = ops::gemm_tuner(*c).used();
     ASSERT_EQ(used.size(), 1u);
     EXPECT_EQ(used[0].source, "tuned");
     kernel = used[0].kernel;
@@ -300,9 +300,9 @@ TEST_F(GemmTunerOnDevice, ATunedRunGivesTheBitsOfItsKernelRunDirectly) {
   ASSERT_TRUE(saved) << "the tuned class was not saved";
   auto c = emulated_context();
   const auto cached = run_gemm(*c, g, a, b);
-  ASSERT_EQ(c->gemm_tuner().used().size(), 1u);
-  EXPECT_EQ(c->gemm_tuner().used()[0].source, "cache");
-  EXPECT_EQ(c->gemm_tuner().used()[0].kernel, kernel);
+  ASSERT_EQ(ops::gemm_tuner(*c).used().size(), 1u);
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].source, "cache");
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].kernel, kernel);
   const GemmKernel k = *GemmKernel::parse(kernel);
   const auto direct = run_gemm(*c, g, a, b, &k);
   ASSERT_EQ(tuned.size(), direct.size());

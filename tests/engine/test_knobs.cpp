@@ -9,6 +9,7 @@
 #include <string>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/kernel_paths.hpp"
 #include "vkamp/knobs.hpp"
 
 namespace vkamp {
@@ -72,18 +73,78 @@ TEST(Knobs, SwitchIsOffOnlyForZero) {
   EXPECT_TRUE(env_switch(name, false));
 }
 
-TEST(Knobs, PicksNamesOnePathAnyOtherValueTheOther) {
-  const char* name = "VKAMP_ROW_KERNEL";
+// The environment's kernel paths (kernel_paths_from_env): a two-way
+// variable names one path, any other value the other; unset or empty leaves
+// the field to the device; a switch is off only at 0; values with a form
+// are checked here, once.
+TEST(Knobs, KernelPathsFromTheEnvironment) {
   {
-    Env e(name, nullptr);
-    EXPECT_TRUE(env_picks(name, "thread", true));
+    Env e("VKAMP_ROW_KERNEL", nullptr);
+    EXPECT_FALSE(kernel_paths_from_env().row_per_thread.has_value());
   }
   {
-    Env e(name, "thread");
-    EXPECT_TRUE(env_picks(name, "thread", false));
+    Env e("VKAMP_ROW_KERNEL", "");
+    EXPECT_FALSE(kernel_paths_from_env().row_per_thread.has_value()) << "empty is unset";
   }
-  Env e(name, "group");
-  EXPECT_FALSE(env_picks(name, "thread", true));
+  {
+    Env e("VKAMP_ROW_KERNEL", "thread");
+    EXPECT_EQ(kernel_paths_from_env().row_per_thread, true);
+  }
+  {
+    Env e("VKAMP_ROW_KERNEL", "group");
+    EXPECT_EQ(kernel_paths_from_env().row_per_thread, false);
+  }
+  {
+    Env e("VKAMP_FUSE_ACT_GRAD", "0");
+    EXPECT_EQ(kernel_paths_from_env().fuse_act_grad, false);
+  }
+  {
+    Env e("VKAMP_COOPMAT", "khr");
+    const KernelPaths p = kernel_paths_from_env();
+    EXPECT_EQ(p.gemm_mma, GemmMma::coopmat);
+    EXPECT_EQ(p.coopmat_api, CoopmatApi::khr);
+  }
+  {
+    Env e("VKAMP_COOPMAT", "auto");
+    EXPECT_FALSE(kernel_paths_from_env().gemm_mma.has_value());
+  }
+  {
+    Env e("VKAMP_GEMM_BLOCK", "4x8");
+    EXPECT_EQ(kernel_paths_from_env().gemm_block, KernelPaths::Dims(4, 8));
+  }
+  for (const char* bad : {"16x8abc", "32x8", "0x4", "8", "x"}) {
+    Env e("VKAMP_GEMM_BLOCK", bad);
+    EXPECT_THROW(kernel_paths_from_env(), ConfigError) << bad;
+  }
+  Env e("VKAMP_ATTENTION", "flash");
+  EXPECT_THROW(kernel_paths_from_env(), ConfigError);
+}
+
+// vkamp-bench --paths: the variables' names (VKAMP_ optional) with the
+// environment's rules; anything else is refused naming the known names.
+TEST(Knobs, KernelPathsFromSettings) {
+  const KernelPaths p = kernel_paths_from_settings("GEMM_TILED=0,VKAMP_GEMM_LOADS=storage,COOPMAT=emulate");
+  EXPECT_EQ(p.gemm_tiled, false);
+  EXPECT_EQ(p.gemm_texel_loads, false);
+  EXPECT_EQ(p.gemm_mma, GemmMma::emulated);
+  EXPECT_EQ(kernel_paths_from_settings("default"), KernelPaths{});
+  for (const char* bad : {"GEMM_TILE=0", "GEMM_TILED", "COOPMAT=2", "GEMM_BLOCK=32x8", "PATH=x"})
+    EXPECT_THROW(kernel_paths_from_settings(bad), ConfigError) << bad;
+}
+
+// Code's choices win over the environment's, field by field; describe()
+// names what is set as the variables that would set it.
+TEST(Knobs, KernelPathsInCodeWinOverTheEnvironment) {
+  KernelPaths code;
+  code.attention = AttentionPath::fused;
+  KernelPaths env;
+  env.attention = AttentionPath::materialized;
+  env.gemm_tiled = false;
+  const KernelPaths p = code.or_else(env);
+  EXPECT_EQ(p.attention, AttentionPath::fused);
+  EXPECT_EQ(p.gemm_tiled, false);
+  EXPECT_EQ(describe(p), "VKAMP_GEMM_TILED=0 VKAMP_ATTENTION=fused");
+  EXPECT_EQ(describe(KernelPaths{}), "");
 }
 
 TEST(Knobs, ChoiceRejectsAnUnknownValueNamingTheVariableAndItsValues) {

@@ -23,7 +23,7 @@ writer, holding:
     adamw.step3.<p>     after 3 steps of AdamW, from init
     adamw.losses [3]
 
-resbn.safetensors (a conv-BN-ReLU net with a residual add, issue 23) holds
+resbn.safetensors (a conv-BN-ReLU net with a residual add) holds
 no AdamW run but BatchNorm's buffers besides (PyTorch's state_dict names):
 
     init.<p>, init.<bn>.running_mean/running_var/num_batches_tracked

@@ -1,4 +1,4 @@
-// The BatchNorm golden test (issue 23): tests/golden/make_fixtures.py wrote,
+// The BatchNorm golden test: tests/golden/make_fixtures.py wrote,
 // with fp32 PyTorch, a small conv-BN-ReLU net with a residual add (ResBN:
 // conv0 3->8 k3p1, bn0, ReLU; conv1 8->8, bn1, ReLU; conv2 8->8, bn2, + the
 // block's input, ReLU; flatten; fc 512->10) on 16 8x8x3 images: its initial

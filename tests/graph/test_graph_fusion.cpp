@@ -15,18 +15,21 @@ namespace {
 class GraphFusion : public GpuTest {};
 
 // Fusion on or off for the scope of one model (the executor reads the
-// switches when it is built and when it records), the activations'
-// backward in the next GEMM (VKAMP_FUSE_ACT_GRAD) with it unless said;
-// the process's own settings (the graph_unfused_epilogues run) come back
-// after.
+// context's paths when it is built and when it records), the activations'
+// backward in the next GEMM (fuse_act_grad) with it unless said.
 class FusionSwitch {
  public:
-  FusionSwitch(bool fuse, bool act_grad, bool residual_grad)
-      : epilogue_("VKAMP_FUSE_EPILOGUE", fuse ? "1" : "0"), act_grad_("VKAMP_FUSE_ACT_GRAD", act_grad ? "1" : "0"),
-        residual_grad_("VKAMP_FUSE_RESIDUAL_GRAD", residual_grad ? "1" : "0") {}
+  FusionSwitch(bool fuse, bool act_grad, bool residual_grad) : use_(paths(fuse, act_grad, residual_grad)) {}
 
  private:
-  ScopedEnv epilogue_, act_grad_, residual_grad_;
+  static KernelPaths paths(bool fuse, bool act_grad, bool residual_grad) {
+    KernelPaths p;
+    p.fuse_epilogue = fuse;
+    p.fuse_act_grad = act_grad;
+    p.fuse_residual_grad = residual_grad;
+    return p;
+  }
+  UsePaths use_;
 };
 
 struct Step {

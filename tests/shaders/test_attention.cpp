@@ -417,43 +417,48 @@ TEST_P(AttentionGrad, BackwardMatchesFiniteDifferences) {
 }
 
 // Which path runs (ops/attention.hpp): the device's row of
-// attention_defaults.txt unless VKAMP_ATTENTION names one (an empty value
-// counts as unset), and the materialized one past the fused kernels' head
-// size; what the forward keeps follows the path.
+// attention_defaults.txt unless the context's KernelPaths names one (the
+// environment's spelling is checked in test_knobs), and the materialized
+// one past the fused kernels' head size; what the forward keeps follows
+// the path.
 class AttentionPath : public GpuTest {};
+
+// ctx() on attention path `p` while the result lives.
+UsePaths attention_on(vkamp::AttentionPath p, std::optional<std::string> tiles = {}) {
+  KernelPaths paths;
+  paths.attention = p;
+  paths.attention_tiles = std::move(tiles);
+  return UsePaths(paths);
+}
 
 TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
   const uint32_t seq = 40, channels = 64, heads = 4;
   bool by_default = false;
   {
-    ScopedEnv e("VKAMP_ATTENTION", nullptr);
-    by_default = ops::attention_fused(ctx(), channels, heads);
+    ScopedEnv e("VKAMP_ATTENTION", nullptr);  // a context with the field unset everywhere
+    ContextOptions opt;
+    opt.device = std::to_string(ctx().info().index);
+    opt.validation = true;
+    Context plain(opt);
+    by_default = ops::attention_fused(plain, channels, heads);
   }
   if (ctx().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
     EXPECT_FALSE(by_default) << "CPU drivers: materialized";
   }
   {
-    ScopedEnv e("VKAMP_ATTENTION", "");
-    EXPECT_EQ(ops::attention_fused(ctx(), channels, heads), by_default) << "empty is unset";
-  }
-  {
-    ScopedEnv e("VKAMP_ATTENTION", "fused");
+    UsePaths use = attention_on(vkamp::AttentionPath::fused);
     EXPECT_TRUE(ops::attention_fused(ctx(), channels, heads));
     EXPECT_FALSE(ops::attention_fused(ctx(), 2 * 129, 2)) << "a head of 129";
     EXPECT_EQ(ops::attention_kept_elements(ctx(), Format::F16, seq, channels, heads), uint64_t(heads) * seq * 2)
         << "an fp32 logsumexp per head and position, in fp16 elements";
   }
   {
-    ScopedEnv e("VKAMP_ATTENTION", "materialized");
+    UsePaths use = attention_on(vkamp::AttentionPath::materialized);
     EXPECT_FALSE(ops::attention_fused(ctx(), channels, heads));
     EXPECT_EQ(ops::attention_kept_elements(ctx(), Format::F16, seq, channels, heads), uint64_t(heads) * seq * seq);
   }
-  {
-    ScopedEnv e("VKAMP_ATTENTION", "mma");
-    EXPECT_TRUE(ops::attention_fused(ctx(), channels, heads)) << "the fused path on fragments";
-  }
-  ScopedEnv e("VKAMP_ATTENTION", "flash");
-  EXPECT_THROW(ops::attention_fused(ctx(), channels, heads), ConfigError);
+  UsePaths use = attention_on(vkamp::AttentionPath::mma);
+  EXPECT_TRUE(ops::attention_fused(ctx(), channels, heads)) << "the fused path on fragments";
 }
 
 // Forward and backward in fp16 at each of `tiles` (VKAMP_ATTENTION_TILES)
@@ -463,7 +468,9 @@ void expect_reference_at_tiles(const AttentionShape& s, std::initializer_list<co
   const size_t tokens = size_t(s.batch) * s.seq * s.channels;
   for (const char* t : tiles) {
     SCOPED_TRACE(t);
-    ScopedEnv e("VKAMP_ATTENTION_TILES", t);
+    KernelPaths paths;
+    paths.attention_tiles = t;
+    UsePaths use(paths);
     auto qkv = random_values(3 * tokens, -1, 1, f), dy = random_values(tokens, -1, 1, f);
     Result out = run(f, s, qkv, dy);
     Reference ref = reference(f, qkv, dy, s);
@@ -477,14 +484,14 @@ void expect_reference_at_tiles(const AttentionShape& s, std::initializer_list<co
 // the tile's values (the staging loop's last share), one workgroup over
 // every query, tiles longer than the sequence; bad values are refused.
 TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
-  ScopedEnv fused("VKAMP_ATTENTION", "fused");
+  UsePaths fused = attention_on(vkamp::AttentionPath::fused);
   const Format f = Format::F16;
   expect_reference_at_tiles({.batch = 2, .seq = 33, .channels = 48, .heads = 3}, {"5x3", "33x64", "1x1"});
   const std::string too_many = std::to_string(ctx().info().max_workgroup_invocations + 1) + "x4";
   for (const std::string& bad : {std::string("0x4"), std::string("64x"), std::string("64x32x"), std::string("x"),
                                  std::string("64x257"), too_many, std::string("64x256")}) {
     SCOPED_TRACE(bad);
-    ScopedEnv e("VKAMP_ATTENTION_TILES", bad.c_str());
+    UsePaths use = attention_on(vkamp::AttentionPath::fused, bad);
     // 64x256 at a head of 128 asks for 264 KiB of shared memory.
     const AttentionShape wide{.batch = 1, .seq = 4, .channels = 128, .heads = 1};
     Buffer qkv(ctx(), 3 * 4 * 128 * 2), y(ctx(), 4 * 128 * 2), kept(ctx(), 4 * 4);
@@ -498,7 +505,7 @@ TEST_F(AttentionPath, AnyTileSizeMatchesTheReference) {
 // where the GEMM has them, else their emulation) runs where the format
 // computes in fp16 and every row is computed; elsewhere the fused kernels.
 TEST_F(AttentionPath, MmaRunsWhereItCan) {
-  ScopedEnv mma("VKAMP_ATTENTION", "mma");
+  UsePaths mma = attention_on(vkamp::AttentionPath::mma);
   EXPECT_TRUE(ops::attention_fused(ctx(), 48, 3)) << "mma keeps the fused path's logsumexp";
   const bool fp16_math = ctx().variant(Format::F16) == "fp16";
   auto first_kernel = [&](Format f, bool last_only) {
@@ -524,13 +531,13 @@ TEST_F(AttentionPath, MmaRunsWhereItCan) {
 // warp's diagonal in some tile but its first), against the reference;
 // rows or tiles off multiples of 16 are refused.
 TEST_F(AttentionPath, MmaTileSizesMatchTheReference) {
-  ScopedEnv mma("VKAMP_ATTENTION", "mma");
+  UsePaths mma = attention_on(vkamp::AttentionPath::mma);
   const Format f = Format::F16;
   expect_reference_at_tiles({.batch = 2, .seq = 67, .channels = 48, .heads = 3}, {"48x16", "32x48", "16x32"});
   if (ctx().variant(f) != "fp16") GTEST_SKIP() << "fp16 storage only: the mma kernels do not run";
   for (const char* bad : {"24x16", "32x24", "16x8"}) {
     SCOPED_TRACE(bad);
-    ScopedEnv e("VKAMP_ATTENTION_TILES", bad);
+    UsePaths use = attention_on(vkamp::AttentionPath::mma, bad);
     Buffer qkv(ctx(), 3 * 4 * 48 * 2), y(ctx(), 4 * 48 * 2), kept(ctx(), 3 * 4 * 4);
     Sequence seq(ctx());
     seq.begin();

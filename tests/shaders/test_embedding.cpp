@@ -180,11 +180,13 @@ TEST_P(Embedding, ScanAndScatterGiveTheSameBits) {
     std::vector<uint32_t> ids = random_ids(d);
     ids.back() = d.vocab;  // past the vocabulary: no dwte row either way
     std::vector<float> dy = upstream(d);
-    auto with = [&](const char* scheme) {
-      ScopedEnv e("VKAMP_EMBEDDING_GRAD", scheme);
+    auto with = [&](bool scatter) {
+      KernelPaths p;
+      p.embedding_scatter = scatter;
+      UsePaths use(p);
       return backward(d, ids, dy).first;
     };
-    std::vector<float> scan = with("scan"), scatter = with("scatter");
+    std::vector<float> scan = with(false), scatter = with(true);
     EXPECT_EQ(0, std::memcmp(scan.data(), scatter.data(), scan.size() * sizeof(float)));
   });
 }

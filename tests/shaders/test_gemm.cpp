@@ -358,15 +358,11 @@ TEST_P(Gemm, BatchedAtEveryTransposeAndKRange) {
   }
 }
 
-// The GEMM reads its overrides at every call.
-using EnvSetting = ScopedEnv;
-
 // The direct path reads the same operand values through texel buffers and
 // storage buffers, and sums them in the same order: the same bits, NaN and
 // inf included, at every transpose, accumulating or not.
 TEST_P(Gemm, TexelAndStorageLoadsGiveTheSameBits) {
   auto [fmt, s] = GetParam();
-  EnvSetting direct("VKAMP_GEMM_TILED", "0");
   for (const bool trans : {false, true}) {
     SCOPED_TRACE(trans ? "A^T B^T, accumulating" : "A B");
     ops::Gemm g{.m = s.m, .n = s.n, .k = s.k, .trans_a = trans, .trans_b = trans, .alpha = 0.75f,
@@ -376,14 +372,17 @@ TEST_P(Gemm, TexelAndStorageLoadsGiveTheSameBits) {
     auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng()); };
     a[pick(a.size())] = kNan;
     b[pick(b.size())] = std::numeric_limits<float>::infinity();
-    Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b);
-    auto product = [&](const char* loads) {
-      EnvSetting setting("VKAMP_GEMM_LOADS", loads);
+    auto product = [&](bool texel_loads) {
+      KernelPaths paths;
+      paths.gemm_tiled = false;
+      paths.gemm_texel_loads = texel_loads;
+      UsePaths use(paths);
+      Buffer ba = guarded_input(fmt, a), bb = guarded_input(fmt, b);
       Buffer bc = guarded_output(fmt, c0.size(), &c0);
       run_once([&](Sequence& seq) { ops::gemm(seq, fmt, g, ba, bb, bc); });
       return guarded_result(bc, fmt, c0.size());
     };
-    const std::vector<float> texel = product("texel"), storage = product("storage");
+    const std::vector<float> texel = product(true), storage = product(false);
     ASSERT_EQ(texel.size(), storage.size());
     EXPECT_EQ(0, std::memcmp(texel.data(), storage.data(), texel.size() * sizeof(float)));
   }
@@ -536,21 +535,15 @@ TEST(GemmPlan, ThinOutputsGetThinTiles) {
   EXPECT_LE(ops::gemm_plan({.m = 4099, .n = 6, .k = 25}, true).tile_m(), 64u);
 }
 
-// VKAMP_GEMM_BLOCK forces the direct path's block, and refuses what is not
-// RxC with each 1 to 16 (it used to ignore such values, or the text after
-// a valid one).
-TEST(GemmPlan, BlockKnobSetsTheBlockOrIsRefused) {
+// KernelPaths::gemm_block forces the direct path's block, and refuses
+// sides outside 1 to 16 (the environment's text is checked in test_knobs).
+TEST(GemmPlan, BlockSetsTheBlockOrIsRefused) {
   const ops::Gemm g{.m = 512, .n = 512, .k = 512};
-  {
-    ScopedEnv e("VKAMP_GEMM_BLOCK", "4x8");
-    const ops::GemmPlan p = ops::gemm_plan(g, false);
-    EXPECT_EQ(p.bm, 4u);
-    EXPECT_EQ(p.bn, 8u);
-  }
-  for (const char* bad : {"16x8abc", "32x8", "0x4", "8", "x"}) {
-    ScopedEnv e("VKAMP_GEMM_BLOCK", bad);
-    EXPECT_THROW(ops::gemm_plan(g, false), ConfigError) << bad;
-  }
+  const ops::GemmPlan p = ops::gemm_plan(g, false, KernelPaths::Dims{4, 8});
+  EXPECT_EQ(p.bm, 4u);
+  EXPECT_EQ(p.bn, 8u);
+  for (KernelPaths::Dims bad : {KernelPaths::Dims{32, 8}, {0, 4}, {4, 17}})
+    EXPECT_THROW(ops::gemm_plan(g, false, bad), ConfigError) << bad.first << "x" << bad.second;
 }
 
 TEST(GemmPlan, SmallOutputsWithLongKAreSplit) {

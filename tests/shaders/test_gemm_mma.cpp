@@ -229,10 +229,7 @@ TEST_F(GemmMmaFamily, TakesFp16ProductsOnly) {
       << "causal products run on the family too";
   EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::BF16, plain)) << "cooperative matrices here are fp16 only";
   EXPECT_FALSE(ops::gemm_takes_mma(ctx(), Format::F32, plain));
-  const char* env = std::getenv("VKAMP_COOPMAT");
-  if (env && std::string(env) == "emulate") {
-    EXPECT_TRUE(emulated()) << "the variant must run what it names";
-  }
+  if (ctx().paths().gemm_mma == GemmMma::emulated) EXPECT_TRUE(emulated()) << "the variant must run what it names";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -273,9 +274,16 @@ TEST_P(Pool, PropagatesInfAndNan) {
 // term added to 0.0 turns -0 into +0 both ways).
 class PoolWindows : public Pool {};
 
+// ctx() runs the backward per window or per input while `use` lives.
+void window_paths(std::optional<UsePaths>& use, bool per_window) {
+  KernelPaths p;
+  p.pool_grad_window = per_window;
+  use.reset();
+  use.emplace(p);
+}
+
 TEST_P(PoolWindows, GatherAndPerWindowGiveTheSameBits) {
-  const char* before = std::getenv("VKAMP_POOL_GRAD");
-  const std::string saved = before ? before : "";
+  std::optional<UsePaths> use;
   for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
     SCOPED_TRACE(kind == PoolKind::Max ? "max" : "average");
     ops::Pool2d p = pool(kind);
@@ -290,15 +298,13 @@ TEST_P(PoolWindows, GatherAndPerWindowGiveTheSameBits) {
     for (float& v : dy)
       if (pick(4) == 0) v = dy_specials[pick(5)];
     dy[0] = -0.0f;
-    setenv("VKAMP_POOL_GRAD", "gather", 1);
+    window_paths(use, false);
     std::vector<float> gather = backward(p, x, dy);
-    setenv("VKAMP_POOL_GRAD", "window", 1);
+    window_paths(use, true);
     std::vector<float> window = backward(p, x, dy);
     ASSERT_EQ(gather.size(), window.size());
     EXPECT_EQ(0, std::memcmp(gather.data(), window.data(), gather.size() * sizeof(float)));
   }
-  if (before) setenv("VKAMP_POOL_GRAD", saved.c_str(), 1);
-  else unsetenv("VKAMP_POOL_GRAD");
 }
 
 // The bits of the quiet NaN the shaders write (nonfinite.glsl's
@@ -313,8 +319,7 @@ uint32_t canonical_nan_bits(Format fmt) {
 // (NVIDIA gives 0x7FFFFFFF for 0.0 + NaN, x86 keeps the payload), and the
 // two ways must agree bit for bit on every driver.
 TEST_P(PoolWindows, NanGradientsAreTheCanonicalQuietNan) {
-  const char* before = std::getenv("VKAMP_POOL_GRAD");
-  const std::string saved = before ? before : "";
+  std::optional<UsePaths> use;
   const float payload_nan = std::bit_cast<float>(0xFFC12345u);
   const uint32_t want = canonical_nan_bits(fmt());
   for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
@@ -322,9 +327,9 @@ TEST_P(PoolWindows, NanGradientsAreTheCanonicalQuietNan) {
     std::vector<float> x = random_values(p.input_elements(), -1, 1, fmt());
     x[0] = kNan;  // the first window also takes the has-NaN route
     std::vector<float> dy(p.output_elements(), payload_nan);
-    for (const char* path : {"gather", "window"}) {
-      SCOPED_TRACE(std::string(kind == PoolKind::Max ? "max, " : "average, ") + path);
-      setenv("VKAMP_POOL_GRAD", path, 1);
+    for (bool per_window : {false, true}) {
+      SCOPED_TRACE(std::string(kind == PoolKind::Max ? "max, " : "average, ") + (per_window ? "window" : "gather"));
+      window_paths(use, per_window);
       std::vector<float> dx = backward(p, x, dy);
       size_t nans = 0;
       for (size_t i = 0; i < dx.size(); ++i)
@@ -335,8 +340,6 @@ TEST_P(PoolWindows, NanGradientsAreTheCanonicalQuietNan) {
       EXPECT_GE(nans, p.output_elements()) << "every window passes its NaN on";
     }
   }
-  if (before) setenv("VKAMP_POOL_GRAD", saved.c_str(), 1);
-  else unsetenv("VKAMP_POOL_GRAD");
 }
 
 // Central differences of L = sum(G .* pool(x)) with the forward in fp32,

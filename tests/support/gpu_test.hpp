@@ -10,8 +10,25 @@
 namespace vkamp::test {
 
 // Created by the test main, on $VKAMP_DEVICE, with validation on. Throws
-// vkamp::Error, saying why, where no usable device was found.
+// vkamp::Error, saying why, where no usable device was found. Inside a
+// UsePaths scope, the context with those kernel paths instead.
 Context& ctx();
+
+// While it lives, ctx() is a context on the same device whose options take
+// `paths` (the fields left unset as the current ctx() has them): made on
+// first use and kept to the end of the process, so a test over several
+// paths pays for each context once. Throws vkamp::Error where the device
+// cannot run them (tensor cores on a device without).
+class UsePaths {
+ public:
+  explicit UsePaths(const KernelPaths& paths);
+  ~UsePaths();
+  UsePaths(const UsePaths&) = delete;
+  UsePaths& operator=(const UsePaths&) = delete;
+
+ private:
+  Context* previous_;
+};
 // Why the test main found no usable device; empty when it did.
 const std::string& no_device_reason();
 // Why every GPU test skips on this device (VKAMP_COOPMAT=1 without tensor

@@ -1,4 +1,4 @@
-// vkamp-train and vkamp-predict on data as users bring it (issue 25): bad
+// vkamp-train and vkamp-predict on data as users bring it: bad
 // values named as data problems with exit status 2 (a NaN cell, a feature
 // past fp16's range, a regression target read as classes), standardized
 // regression targets round-tripping through vkamp-predict in the targets'

@@ -1,4 +1,4 @@
-// BatchNorm in training (issue 23): the running statistics against a CPU
+// BatchNorm in training: the running statistics against a CPU
 // double reference of PyTorch's rule (momentum 0.1, the unbiased variance,
 // num_batches_tracked), one update per micro-batch with --grad-accum; an
 // overflowed step commits nothing (skip: the run's statistics are those of

@@ -1,4 +1,4 @@
-// Per-layer loss scaling (issue 24 §3; --loss-scale per-layer): every layer
+// Per-layer loss scaling (--loss-scale per-layer): every layer
 // of a chain carries its own scale through the backward pass, and the
 // optimizer unscales each parameter by its own layer's scale.
 //

@@ -18,8 +18,8 @@
 namespace vkamp::test {
 namespace {
 
-using ui::BnLayerStats;
-using ui::bn_layer_stats;
+using app::BnLayerStats;
+using app::bn_layer_stats;
 
 class BnStatistics : public GpuTest {};
 
@@ -30,11 +30,11 @@ const graph::ParamTensor& tensor(const std::vector<graph::ParamTensor>& ts, cons
 }
 
 // Checks one layer's row against the flat host read, element by element.
-void expect_row_is_read(const BnLayerStats& s, const std::vector<graph::ParamTensor>& ts,
+void expect_row_is_read(const app::BnLayerStats& s, const std::vector<graph::ParamTensor>& ts,
                         const std::vector<float>& flat) {
   for (const char* which : {"running_mean", "running_var"}) {
     const graph::ParamTensor& t = tensor(ts, s.layer + "." + which);
-    const ui::Spread& got = std::string(which) == "running_mean" ? s.running_mean : s.running_var;
+    const app::Spread& got = std::string(which) == "running_mean" ? s.running_mean : s.running_var;
     ASSERT_EQ(s.channels, t.size) << s.layer;
     float lo = INFINITY, hi = -INFINITY;
     double sum = 0;
@@ -65,7 +65,7 @@ TEST_F(BnStatistics, RowsOfAShortConvBatchNormRunAreTheBufferStoresHostRead) {
   ASSERT_FALSE(summary.failed) << summary.failure;
   const std::vector<float> flat = t.model().read_buffers();
   const std::vector<graph::ParamTensor>& ts = t.model().buffer_tensors();
-  const std::vector<BnLayerStats> rows = bn_layer_stats(ts, flat);
+  const std::vector<app::BnLayerStats> rows = app::bn_layer_stats(ts, flat);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].layer, "bn1");
   EXPECT_EQ(rows[0].channels, 4u);
@@ -88,7 +88,7 @@ TEST_F(BnStatistics, TwoLayersInTheBuffersOrderWithWrittenValues) {
   g.set_output("second");
   graph::BufferStore store(ctx(), g);
   // Their starts: mean 0, var 1, no batches.
-  std::vector<BnLayerStats> rows = bn_layer_stats(store.tensors(), store.read());
+  std::vector<app::BnLayerStats> rows = app::bn_layer_stats(store.tensors(), store.read());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].layer, "first");
   EXPECT_EQ(rows[1].layer, "second");
@@ -103,9 +103,9 @@ TEST_F(BnStatistics, TwoLayersInTheBuffersOrderWithWrittenValues) {
   store.write(v);
   const std::vector<float> flat = store.read();
   ASSERT_EQ(flat, v);
-  rows = bn_layer_stats(store.tensors(), flat);
+  rows = app::bn_layer_stats(store.tensors(), flat);
   ASSERT_EQ(rows.size(), 2u);
-  for (const BnLayerStats& r : rows) expect_row_is_read(r, store.tensors(), flat);
+  for (const app::BnLayerStats& r : rows) expect_row_is_read(r, store.tensors(), flat);
   const graph::ParamTensor& var2 = tensor(store.tensors(), "second.running_var");
   EXPECT_EQ(rows[1].running_var.min, float(var2.offset) - 1.0f);
   EXPECT_EQ(rows[1].running_var.max, float(var2.offset) + 0.0f);
@@ -120,7 +120,7 @@ TEST_F(BnStatistics, AModelWithoutBatchNormHasNoRows) {
   const data::HostData d = data::HostData::classification(data::make_classification(16, 36, 3, 8));
   train::Trainer t(ctx(), c, models::parse_model("6x6x1-c4k3p1r-m2-f-3"), train::LossKind::SoftmaxXent, d);
   EXPECT_TRUE(t.model().buffer_tensors().empty());
-  EXPECT_TRUE(bn_layer_stats(t.model().buffer_tensors(), t.model().read_buffers()).empty());
+  EXPECT_TRUE(app::bn_layer_stats(t.model().buffer_tensors(), t.model().read_buffers()).empty());
 }
 
 }  // namespace

@@ -30,8 +30,8 @@ namespace fs = std::filesystem;
 // Underflow: of 1024 gradient elements (fc1.weight 1000, fc1.bias 24), 10
 // + s / 10 are saved by the scale at step s, and the largest |g| is 2^-4 S;
 // per tensor every 10 steps, fc1.bias losing 12 of its 24.
-ui::RunHistory synthetic_run() {
-  ui::RunHistory h;
+app::RunHistory synthetic_run() {
+  app::RunHistory h;
   h.title = "synthetic";
   h.samples_per_step = 64;
   h.budget = 298;
@@ -99,7 +99,7 @@ class Report : public ::testing::Test {
 };
 
 TEST_F(Report, PlotsEverySeriesOfTheRun) {
-  ui::RunHistory h = synthetic_run();
+  app::RunHistory h = synthetic_run();
   ui::ReportOptions opt;
   opt.path = path_;
   ui::PlotProbe probe = ui::render_report(h, opt);
@@ -163,7 +163,7 @@ TEST_F(Report, PlotsEverySeriesOfTheRun) {
 // the elements, and the headroom in doublings, with the tensor picked in
 // the histogram table (the first, fc1.weight) drawn at its histogram steps.
 TEST_F(Report, PlotsUnderflowAndHeadroomUnderTheScale) {
-  ui::RunHistory h = synthetic_run();
+  app::RunHistory h = synthetic_run();
   ui::ReportOptions opt;
   opt.path = path_;
   ui::PlotProbe probe = ui::render_report(h, opt);
@@ -204,7 +204,7 @@ TEST_F(Report, PlotsUnderflowAndHeadroomUnderTheScale) {
 
 // A history without an UnderflowScope (a library user's) plots no underflow.
 TEST_F(Report, WithoutAScopeTheUnderflowPanelIsEmpty) {
-  ui::RunHistory h;
+  app::RunHistory h;
   train::StepMetrics m;
   m.lost_unscaled = 5;
   h.add(m);
@@ -218,7 +218,7 @@ TEST_F(Report, WithoutAScopeTheUnderflowPanelIsEmpty) {
 }
 
 TEST_F(Report, AnEmptyRunStillDrawsTheFrame) {
-  ui::RunHistory h;
+  app::RunHistory h;
   h.title = "nothing yet";
   ui::ReportOptions opt;
   opt.path = path_;
@@ -239,9 +239,9 @@ TEST_F(Report, AnEmptyRunStillDrawsTheFrame) {
 // A regression's evaluations are mean squared errors: the panel names the
 // metric ("test mse") and plots the values as they are, not as a percentage.
 TEST_F(Report, ARegressionPanelIsTitledByItsMetric) {
-  ui::RunHistory h = synthetic_run();
+  app::RunHistory h = synthetic_run();
   h.evals = {{150, 3772.78, 1, "mse"}, {300, 1200.5, 2, "mse"}};
-  EXPECT_EQ(ui::eval_label(h), "test mse");
+  EXPECT_EQ(app::eval_label(h), "test mse");
   ui::ReportOptions opt;
   opt.path = path_;
   ui::PlotProbe probe = ui::render_report(h, opt);
@@ -253,12 +253,12 @@ TEST_F(Report, ARegressionPanelIsTitledByItsMetric) {
 }
 
 TEST(EvalLabel, ANameGivenWinsOverTheMetrics) {
-  ui::RunHistory h;
-  EXPECT_EQ(ui::eval_label(h), "test accuracy") << "no evaluation yet";
+  app::RunHistory h;
+  EXPECT_EQ(app::eval_label(h), "test accuracy") << "no evaluation yet";
   h.evals = {{10, 2.5, 0, "loss"}};
-  EXPECT_EQ(ui::eval_label(h), "test loss");
+  EXPECT_EQ(app::eval_label(h), "test loss");
   h.eval_name = "val loss";
-  EXPECT_EQ(ui::eval_label(h), "val loss");
+  EXPECT_EQ(app::eval_label(h), "val loss");
 }
 
 TEST_F(Report, AnUnwritablePathIsAnError) {
@@ -276,7 +276,7 @@ namespace {
 // The app's "export metrics" writes what --metrics writes: the step records,
 // and each epoch's evaluation right after the step that ended the epoch.
 TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
-  ui::RunHistory h;
+  app::RunHistory h;
   for (uint32_t s = 0; s < 4; ++s) {
     train::StepMetrics m;
     m.step = s;
@@ -303,7 +303,7 @@ TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
 // With the run's scope the export carries the underflow as --metrics does:
 // the step's fractions, then each tensor's record at its step.
 TEST(RunHistoryExport, UnderflowRecordsFollowTheirStep) {
-  ui::RunHistory h;
+  app::RunHistory h;
   h.gradients.precision = Format::F16;
   h.gradients.tensors = {"w", "b"};
   h.gradients.elements = {6, 2};

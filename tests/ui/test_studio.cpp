@@ -217,7 +217,7 @@ TEST_F(Studio, TrainsTheResNetFromThePickerWithBatchNormHistograms) {
   EXPECT_EQ(var->points, layers.size());
 }
 
-// A bad flag or settings file exits 2 before any window opens (issue 37):
+// A bad flag or settings file exits 2 before any window opens:
 // nothing is drawn, so no probe is written.
 TEST_F(Studio, BadFlagValueExitsTwoBeforeAnyWindow) {
   Result r = run_studio("--batch 0 --frames 3 --probe " + path("probe.json"));
@@ -276,7 +276,7 @@ TEST_F(Studio, TrainsTheUsersCsvWithTrain) {
   EXPECT_GE(p.records, 8u);
 }
 
-// The studio trains through the samples' run loop (samples/app/run_loop.hpp),
+// The studio trains through the samples' run loop (app/run_loop.hpp),
 // so the run flags do what they do in vkamp-train. At lr 0 the held-out
 // loss never improves on the first epoch's: --early-stop 2 ends the run
 // after epoch 3 of 10, --save-best keeps epoch 1's weights for --save (with

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeindex>
 #include <utility>
 #include <vector>
 #include <vulkan/vulkan.h>
@@ -14,30 +15,18 @@
 #include "vkamp/float_formats.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/kernel.hpp"
+#include "vkamp/kernel_paths.hpp"
 #include "vkamp/spirv_float_controls.hpp"
 
 namespace vkamp {
-namespace ops {
-class GemmTuner;
-}
 
-// How fp16 GEMMs run (gemm_mma.comp): on the ordinary GEMM (off), on the
-// tensor-core GEMM with cooperative matrices (coopmat: through
-// VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix, CoopmatApi), or on
-// the same tiled GEMM with its multiply-accumulate emulated in plain GLSL
-// (emulated: any device; the tests use it). Unset (or auto), coopmat where
-// the device offers fp16 x fp16 -> fp32 cooperative matrices, and the GEMM
-// tuner then picks per class of product between them and the shader GEMM
-// (Context::gemm_mma_auto); its compiled-in choice is the shader GEMM for
-// every class, so only a tuning measured on the device moves a class.
-enum class GemmMma { off, emulated, coopmat };
-// The path $VKAMP_COOPMAT asks for (unset or auto: nullopt, the device
-// decides; 1 and khr: coopmat); an Error for any value but auto, 0, 1,
-// emulate and khr.
-std::optional<GemmMma> gemm_mma_requested();
-// KHR where $VKAMP_COOPMAT=khr forces the KHR build; unset otherwise (the
-// device's choice: DeviceInfo::tensor_core_api).
-std::optional<CoopmatApi> coopmat_api_requested();
+// State a layer above keeps per context (ops' GEMM tuner), owned by the
+// context so that it lives and dies with the device, before it, without
+// the context knowing its type.
+class ContextExtension {
+ public:
+  virtual ~ContextExtension() = default;
+};
 
 struct ContextOptions {
   // Index or name substring; empty means $VKAMP_DEVICE, then the best device
@@ -49,21 +38,21 @@ struct ContextOptions {
   // Khronos validation layer; unset means $VKAMP_VALIDATION.
   std::optional<bool> validation;
   // Pipeline cache file; empty means $VKAMP_PIPELINE_CACHE, then
-  // $XDG_CACHE_HOME/vkamp (or ~/.cache/vkamp); "none" keeps it in memory.
+  // platform::user_cache_dir() (XDG, or %LOCALAPPDATA%\vkamp); "none" keeps it in memory.
   std::string pipeline_cache;
   // Take the fp16-storage path even where shaderFloat16 exists (tests the
   // fallback). $VKAMP_FP16_STORAGE_ONLY=1 sets it too.
   bool fp16_storage_only = false;
-  // The fp16 GEMM path; unset means $VKAMP_COOPMAT (0 off, 1 coopmat,
-  // emulate), and unset there too, coopmat where the device has it (the
-  // tuner choosing per class), else off. Asking for coopmat on a device
-  // without it (DeviceInfo::tensor_core_gap) is an Error. On the
-  // fp16-storage path every GEMM stays off.
-  std::optional<GemmMma> gemm_mma;
-  // The cooperative-matrix build the coopmat path takes; unset means KHR
-  // under $VKAMP_COOPMAT=khr (when gemm_mma is unset too), else the device's
-  // choice. A device that cannot run the one forced is an Error.
-  std::optional<CoopmatApi> coopmat_api;
+  // Kernels with the SignedZeroInfNanPreserve mode where the device offers
+  // it; unset means $VKAMP_INF_NAN_PRESERVE (on unless 0). Off tests the
+  // shaders' exponent-bit decisions as a device without the mode runs them.
+  std::optional<bool> inf_nan_preserve;
+  // Which kernel each op takes and which fusions the graph makes
+  // (kernel_paths.hpp). Fields left unset are read from the environment,
+  // then left to the device. gemm_mma coopmat on a device without tensor
+  // cores (DeviceInfo::tensor_core_gap), or a coopmat_api it cannot run, is
+  // an Error; on the fp16-storage path every GEMM stays off.
+  KernelPaths paths;
 };
 
 class Context {
@@ -75,6 +64,9 @@ class Context {
 
   const DeviceInfo& info() const { return info_; }
   PrecisionPath path() const { return path_; }
+  // The options' paths, filled in from the environment: what every op and
+  // the graph read (a field still unset: the device's default).
+  const KernelPaths& paths() const { return paths_; }
   GemmMma gemm_mma() const { return gemm_mma_; }
   // Which extension the coopmat path speaks (meaningful when gemm_mma() is coopmat).
   CoopmatApi coopmat_api() const { return coopmat_api_; }
@@ -84,9 +76,14 @@ class Context {
   // for: the tuner then keeps a class on the shader GEMM unless a tuning on
   // this device measured them faster.
   bool gemm_mma_auto() const { return gemm_mma_auto_; }
-  // The kernel choices of this context's GEMMs (ops/gemm_tuner.hpp), made
-  // on first use.
-  ops::GemmTuner& gemm_tuner();
+  // The context's T (a ContextExtension made from the context), made on
+  // first use: ops::gemm_tuner(ctx) is one.
+  template <class T>
+  T& extension() {
+    std::unique_ptr<ContextExtension>& slot = extensions_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_unique<T>(*this);
+    return static_cast<T&>(*slot);
+  }
   bool validation() const { return instance_.validation(); }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
@@ -104,8 +101,7 @@ class Context {
   // The float widths for which every kernel runs with the
   // SignedZeroInfNanPreserve execution mode (spirv_float_controls.hpp):
   // those the device reports shaderSignedZeroInfNanPreserveFloat16/32 for,
-  // none with $VKAMP_INF_NAN_PRESERVE=0 (which tests the shaders' exponent-bit
-  // decisions as a device without the mode runs them).
+  // none with ContextOptions::inf_nan_preserve off.
   FloatControlWidths inf_nan_preserve() const { return inf_nan_preserve_; }
 
   // A compiled kernel, built once per spec and cached.
@@ -154,10 +150,11 @@ class Context {
 
  private:
   void save_pipeline_cache();
+  KernelPaths paths_;
   GemmMma gemm_mma_ = GemmMma::off;
   CoopmatApi coopmat_api_ = CoopmatApi::nv;
   bool gemm_mma_auto_ = false;
-  std::unique_ptr<ops::GemmTuner> gemm_tuner_;
+  std::map<std::type_index, std::unique_ptr<ContextExtension>> extensions_;
 
   Instance instance_;
   DeviceInfo info_;

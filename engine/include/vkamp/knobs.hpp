@@ -17,7 +17,7 @@ struct EnvKnob {
   std::vector<std::string> choices;  // the values it takes; empty: free-form, described by `values`
   const char* values;                // how a free-form value looks ("RxC", "a file"); "" with choices
   const char* fallback;              // what applies while it is unset, in words
-  const char* reader;                // the layer that reads it: engine, ops, graph, samples, tests, scripts
+  const char* reader;                // the layer that reads it: engine, samples, tests, scripts
   const char* purpose;               // one line
 
   bool test_only() const;            // read by the tests alone
@@ -40,13 +40,11 @@ std::optional<std::string> env_text(const char* name);
 // A 0/1 switch: unset or empty gives `fallback`, "0" false, any other value true.
 bool env_switch(const char* name, bool fallback);
 
-// One of two paths: while set, whether it names `value` (any other value
-// takes the other path); unset, `fallback`.
-bool env_picks(const char* name, const char* value, bool fallback);
-
 // One of the row's choices; unset or empty gives the row's default. Any
 // other value throws vkamp::ConfigError naming the variable and its values.
 std::string env_choice(const char* name);
+// `value` where it is one of the row's choices; else the same ConfigError.
+std::string knob_choice(const char* name, const std::string& value);
 
 // A value of the form "RxC" (VKAMP_ATTENTION_TILES, vkamp-bench attention
 // --tiles): two whole numbers above 0 joined by 'x', nothing after them;
@@ -54,8 +52,8 @@ std::string env_choice(const char* name);
 std::optional<std::pair<uint32_t, uint32_t>> parse_dims(const std::string& text);
 
 // Sets (or, with nullptr, unsets) a variable for its lifetime and restores
-// what was there: tests and benchmarks that run one process under several
-// settings of a knob (vkamp-bench attention's paths and tiles).
+// what was there: tests of how the environment is read. Kernel paths are
+// chosen by making a Context with them (KernelPaths), never this way.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value);

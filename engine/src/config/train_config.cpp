@@ -69,18 +69,18 @@ void apply_config_file(const std::string& path, TrainConfig& cfg) {
 
 // Each setting's own range is its row's; only the rules across settings are here.
 void resolve_amp_level(TrainConfig& cfg) {
-  if (cfg.amp_level == graph::AmpLevel::O0) cfg.precision = Format::F32;
+  if (cfg.amp_level == AmpLevel::O0) cfg.precision = Format::F32;
 }
 
 void validate(const TrainConfig& cfg) {
   check_rows(training_settings(), cfg);
   // The per-layer groups follow the graph's nodes; O1's cast steps are not
   // among them.
-  if (cfg.amp_level == graph::AmpLevel::O0 && cfg.precision != Format::F32)
+  if (cfg.amp_level == AmpLevel::O0 && cfg.precision != Format::F32)
     throw ConfigError("--amp-level O0 (amp_level) runs everything in fp32 but --precision is " +
                       std::string(format_name(cfg.precision)) + " (command lines and files resolve this; call "
                       "config::resolve_amp_level)");
-  if (cfg.scaler.mode == LossScaleMode::PerLayer && cfg.amp_level == graph::AmpLevel::O1)
+  if (cfg.scaler.mode == LossScaleMode::PerLayer && cfg.amp_level == AmpLevel::O1)
     throw ConfigError("--loss-scale per-layer is not supported with --amp-level O1 (amp_level) yet: use O2 or "
                       "--loss-scale dynamic");
   // Gradient clipping: one knob or none (Cerebras: max_gradient_norm xor max_gradient_value).
@@ -89,7 +89,7 @@ void validate(const TrainConfig& cfg) {
                       "cannot both be set: clip by the global norm or by value, not both (got " +
                       fmt(cfg.clip.max_norm) + " and " + fmt(cfg.clip.max_value) + ")");
   check_scale_bounds(cfg.scaler);
-  // Per-layer scaling (issue 24 §3): the global norm is summed by amp_check
+  // Per-layer scaling: the global norm is summed by amp_check
   // from gradients that each carry their own layer's scale, and unscaled by
   // one S; until it unscales per tensor, clipping by norm would clip wrongly.
   if (cfg.scaler.mode == LossScaleMode::PerLayer && cfg.clip.max_norm > 0)

@@ -59,7 +59,7 @@ Row amp_level_row() {
        "O2 (activations and working weights in --precision) | O3 (O2 plus BatchNorm's weight, bias and batch "
        "statistics in --precision, its running buffers fp32; every other op as O2)"});
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
-    auto level = graph::parse_amp_level(trim(v));
+    auto level = parse_amp_level(trim(v));
     if (!level) {
       const std::string hint = closest_match(lower(trim(v)), {"o0", "o1", "o2", "o3"});
       fail(l, "unknown level '" + v + "' (expected O0 | O1 | O2 | O3" +
@@ -68,7 +68,7 @@ Row amp_level_row() {
     }
     c.amp_level = *level;
   };
-  s.show = [](const TrainConfig& c) { return std::string(graph::amp_level_name(c.amp_level)); };
+  s.show = [](const TrainConfig& c) { return std::string(amp_level_name(c.amp_level)); };
   return s;
 }
 
@@ -80,12 +80,12 @@ Row precision_opt_level_row() {
       "precision_opt_level", {kGeneralGroup, "N", "Cerebras name: 0 | 1 | 2 (sets --amp-level O1 | O2 | O3)"});
   s.parse = [](TrainConfig& c, const std::string& v, const std::string& l) {
     const std::string t = trim(v);
-    if (t == "0") c.amp_level = graph::AmpLevel::O1;
-    else if (t == "1") c.amp_level = graph::AmpLevel::O2;
-    else if (t == "2") c.amp_level = graph::AmpLevel::O3;
+    if (t == "0") c.amp_level = AmpLevel::O1;
+    else if (t == "1") c.amp_level = AmpLevel::O2;
+    else if (t == "2") c.amp_level = AmpLevel::O3;
     else
       fail(l, "unknown value '" + v + "' (expected 0 | 1 | 2: vkamp runs them as --amp-level O1 | O2 | O3" +
-                  (graph::parse_amp_level(t) ? "; or give amp_level: " + t : std::string()) + ")");
+                  (parse_amp_level(t) ? "; or give amp_level: " + t : std::string()) + ")");
   };
   s.show = [](const TrainConfig&) { return std::string(); };
   return s;

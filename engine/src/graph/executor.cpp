@@ -33,7 +33,7 @@ Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, 
   const Tensor& out = graph_.output_tensor();
   // O1 runs activations in fp32, apart from the GEMM that a fused epilogue
   // would apply them in.
-  insert_casts(level == AmpLevel::O1 ? g.nodes() : fuse_epilogues(g));
+  insert_casts(level == AmpLevel::O1 ? g.nodes() : fuse_epilogues(g, ctx.paths()));
   analyse();
   plan();
   size_t eb = format_bytes(fmt);

@@ -4,12 +4,11 @@
 // buffer instead, and whatever else reads a (a residual stream's LayerNorm)
 // then adds its part there, in its own kernel. Along a chain of residual
 // blocks the stream's gradient stays in one buffer and no copy is made.
-// VKAMP_FUSE_RESIDUAL_GRAD=0 keeps the copies.
+// KernelPaths::fuse_residual_grad off keeps the copies.
 #include <algorithm>
 #include <numeric>
 
 #include "vkamp/graph/executor.hpp"
-#include "vkamp/knobs.hpp"
 #include "executor_state.hpp"
 
 namespace vkamp::graph {
@@ -17,7 +16,7 @@ namespace vkamp::graph {
 std::vector<int> Executor::sum_gradient_homes(const std::vector<std::optional<Lifetime>>& grads) const {
   std::vector<int> home(tensors_.size());
   std::iota(home.begin(), home.end(), 0);
-  if (!env_switch("VKAMP_FUSE_RESIDUAL_GRAD", true)) return home;
+  if (!ctx_.paths().fuse_residual_grad.value_or(true)) return home;
   const int out_root = root_[graph_.output_index()];
   // Per root tensor: the steps whose backward adds to its gradient.
   std::vector<std::vector<size_t>> writers(tensors_.size());

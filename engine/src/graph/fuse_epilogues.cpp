@@ -1,21 +1,18 @@
 #include "fuse_epilogues.hpp"
 
-#include "vkamp/knobs.hpp"
 #include "vkamp/ops/activation.hpp"
 
 namespace vkamp::graph {
 
-bool epilogue_fusion_enabled() {
-  return env_switch("VKAMP_FUSE_EPILOGUE", true);
+bool epilogue_fusion_enabled(const KernelPaths& paths) { return paths.fuse_epilogue.value_or(true); }
+
+bool act_grad_fusion_enabled(const KernelPaths& paths) {
+  return epilogue_fusion_enabled(paths) && paths.fuse_act_grad.value_or(true);
 }
 
-bool act_grad_fusion_enabled() {
-  return epilogue_fusion_enabled() && env_switch("VKAMP_FUSE_ACT_GRAD", true);
-}
-
-std::vector<Node> fuse_epilogues(const Graph& g) {
+std::vector<Node> fuse_epilogues(const Graph& g, const KernelPaths& paths) {
   const std::vector<Node>& nodes = g.nodes();
-  if (!epilogue_fusion_enabled()) return nodes;
+  if (!epilogue_fusion_enabled(paths)) return nodes;
   // Per tensor: how many inputs name it, and the last node that does.
   std::vector<int> reads(g.tensors().size(), 0), reader(g.tensors().size(), -1);
   for (size_t k = 0; k < nodes.size(); ++k)
@@ -43,7 +40,7 @@ std::vector<Node> fuse_epilogues(const Graph& g) {
   std::vector<Node> out;
   for (size_t k = 0; k < fused.size(); ++k)
     if (!absorbed[k]) out.push_back(std::move(fused[k]));
-  if (!act_grad_fusion_enabled()) return out;
+  if (!act_grad_fusion_enabled(paths)) return out;
   // The backward pairs: a fused node whose only reader is a linear (as its
   // input x; reads still counts the merged nodes' inputs, which are the
   // activations' own).

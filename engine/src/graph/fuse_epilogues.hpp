@@ -6,15 +6,16 @@
 #include <vector>
 
 #include "vkamp/graph/graph.hpp"
+#include "vkamp/kernel_paths.hpp"
 
 namespace vkamp::graph {
 
-// VKAMP_FUSE_EPILOGUE=0 turns fusion off (the bias too: a linear then runs
-// a separate bias_add), for tests and benchmarks against the plain path.
-bool epilogue_fusion_enabled();
-// VKAMP_FUSE_ACT_GRAD=0 (or fusion off) keeps each fused activation's
+// KernelPaths::fuse_epilogue off turns fusion off (the bias too: a linear
+// then runs a separate bias_add), for tests and benchmarks against the plain path.
+bool epilogue_fusion_enabled(const KernelPaths& paths);
+// fuse_act_grad off (or fusion off) keeps each fused activation's
 // backward a pass of its own instead of the next GEMM's epilogue.
-bool act_grad_fusion_enabled();
+bool act_grad_fusion_enabled(const KernelPaths& paths);
 
 // The nodes the executor runs, in an order that is still topological: the
 // graph's, where each linear whose output is read by exactly one node, an
@@ -28,6 +29,6 @@ bool act_grad_fusion_enabled();
 // fused node's backward skips its own pass (attrs.dout_is_dz). The stored
 // gradient dX of the activation's output is never written: one pass over
 // it less, and the same bits.
-std::vector<Node> fuse_epilogues(const Graph& g);
+std::vector<Node> fuse_epilogues(const Graph& g, const KernelPaths& paths);
 
 }  // namespace vkamp::graph

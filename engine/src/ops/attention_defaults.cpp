@@ -52,7 +52,7 @@ AttentionDefaults attention_defaults(bool cpu, uint32_t vendor) {
 }
 
 std::string attention_path(const Context& ctx) {
-  if (env_text("VKAMP_ATTENTION")) return env_choice("VKAMP_ATTENTION");
+  if (ctx.paths().attention) return attention_path_name(*ctx.paths().attention);
   const std::string path =
       attention_defaults(ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU, ctx.info().vendor_id).path;
   return path == "mma" && ctx.gemm_mma() != GemmMma::coopmat ? "fused" : path;

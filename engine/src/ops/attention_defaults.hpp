@@ -20,7 +20,7 @@ struct AttentionDefaults {
 // read every device type).
 AttentionDefaults attention_defaults(bool cpu, uint32_t vendor);
 
-// The path in effect on ctx: $VKAMP_ATTENTION, else the device's row, whose
+// The path in effect on ctx: KernelPaths::attention, else the device's row, whose
 // mma falls back to fused where the GEMM has no tensor cores (their
 // emulation is for tests, never a default).
 std::string attention_path(const Context& ctx);

@@ -82,7 +82,7 @@ void check_cpu_loops(const Context& ctx, const char* op, const AttentionShape& s
 }
 
 TilesRequest tiles_requested(const Context& ctx) {
-  const std::optional<std::string> v = env_text("VKAMP_ATTENTION_TILES");
+  const std::optional<std::string>& v = ctx.paths().attention_tiles;
   if (!v || *v == "gpu" || *v == "cpu") return {v ? *v == "cpu" : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU, {}, ""};
   const auto dims = parse_dims(*v);
   if (!dims || dims->second > 256 || dims->first > ctx.info().max_workgroup_invocations)

@@ -28,11 +28,11 @@ constexpr uint32_t kChunkRows = 1024;
 uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256), 65535u)); }
 
 // The tokens pass scatters (embedding_grad.comp SCATTER) on CPU drivers and
-// scans elsewhere, the same bits either way; VKAMP_EMBEDDING_GRAD=scan|scatter
+// scans elsewhere, the same bits either way; KernelPaths::embedding_scatter
 // overrides, for tests. A scattering invocation loops vocab + kChunkRows
 // times, so large vocabularies scan (lavapipe's 65535-iteration limit).
 bool scatter(const Context& ctx, uint32_t vocab) {
-  return detail::path_chosen("VKAMP_EMBEDDING_GRAD", "scatter", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) &&
+  return ctx.paths().embedding_scatter.value_or(ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU) &&
          uint64_t(vocab) + kChunkRows < 60000;
 }
 

@@ -8,7 +8,6 @@
 #include "op_util.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 
 namespace vkamp::ops {
@@ -30,7 +29,7 @@ constexpr uint32_t kBigBlockMin = 64;
 
 }  // namespace
 
-GemmPlan gemm_plan(const Gemm& g, bool tiled) {
+GemmPlan gemm_plan(const Gemm& g, bool tiled, std::optional<KernelPaths::Dims> block) {
   GemmPlan plan;
   // The direct path (CPU drivers) gives each thread 16 x 8 outputs where C
   // has room for them: lavapipe pays per lane for every load, and a 16 x 8
@@ -38,14 +37,14 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled) {
   // on lavapipe (2 cores), fp32, 512^3: 16 x 8 about 1.2x 8 x 8, 8 x 8 about
   // 1.7x 4 x 4; 8 x 16 and 16 x 16 no better than 16 x 8.
   // Thin outputs keep 4 x 4, which pads them less.
-  // VKAMP_GEMM_BLOCK=RxC (e.g. 4x4, 16x8) forces a block, for tests and benchmarks.
+  // `block` (e.g. 4x4, 16x8) forces one, for tests and benchmarks.
   if (!tiled) {
     if (g.m >= kBigBlockMin && g.n >= kBigBlockMin) plan.bm = 16, plan.bn = 8;
-    if (const auto e = env_text("VKAMP_GEMM_BLOCK")) {
-      const auto dims = parse_dims(*e);
-      if (!dims || dims->first > 16 || dims->second > 16)
-        throw ConfigError("VKAMP_GEMM_BLOCK is RxC, each 1 to 16 (e.g. 16x8), not \"" + *e + "\"");
-      plan.bm = dims->first, plan.bn = dims->second;
+    if (block) {
+      if (block->first < 1 || block->first > 16 || block->second < 1 || block->second > 16)
+        throw ConfigError("the GEMM block is RxC, each 1 to 16 (e.g. 16x8), not " + std::to_string(block->first) +
+                          "x" + std::to_string(block->second));
+      plan.bm = block->first, plan.bn = block->second;
     }
   }
   // As many threads along n as n needs, up to 16 (a 64-wide tile), so a
@@ -137,13 +136,13 @@ bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm&) {
   return ctx.gemm_mma() != GemmMma::off && fmt == Format::F16;
 }
 
-bool gemm_texel_loads(const DeviceInfo& info) {
-  return detail::path_chosen("VKAMP_GEMM_LOADS", "texel", info.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
+bool gemm_texel_loads(const Context& ctx) {
+  return ctx.paths().gemm_texel_loads.value_or(ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
 }
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
           const GemmEpilogue& epilogue) {
-  const GemmKernel kernel = seq.context().gemm_tuner().choose(fmt, g);
+  const GemmKernel kernel = gemm_tuner(seq.context()).choose(fmt, g);
   gemm_with(seq, fmt, g, kernel, a, b, c, epilogue);
 }
 
@@ -179,26 +178,25 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
       throw Error("gemm: the tensor-core kernel " + kernel.name() + " runs fp16 products with VKAMP_COOPMAT on");
     return detail::gemm_mma(seq, fmt, g, kernel.shape, lanes, push, a, b, c, epilogue);
   }
-  // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp);
-  // VKAMP_GEMM_TILED=0/1 overrides, for benchmarks.
-  bool tiled = seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  tiled = env_picks("VKAMP_GEMM_TILED", "1", tiled);
+  // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp).
+  const KernelPaths& paths = seq.context().paths();
+  const bool tiled = paths.gemm_tiled.value_or(seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU);
   // A split product runs its epilogue in the reduction (gemm_reduce.comp),
   // so fusing keeps the split's parallelism.
-  const GemmPlan plan = gemm_plan(g, tiled);
+  const GemmPlan plan = gemm_plan(g, tiled, paths.gemm_block);
   const bool split = plan.splits > 1;
   const auto& info = seq.context().info();
   // The direct path reads the operands through texel views (CPU drivers)
   // where each fits one (maxTexelBufferElements).
-  const bool texel = !tiled && gemm_texel_loads(info) &&
+  const bool texel = !tiled && gemm_texel_loads(seq.context()) &&
                      a.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements &&
                      b.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements;
   // Through storage buffers, 16-row blocks on a driver with subgroups of 8
   // (lavapipe on AVX2/AVX-512): the 8 lanes along x share their 16 A values,
   // so each loads 2 and broadcasts them (gemm.comp SG_A). Texel fetches of
-  // all 16 were as fast (bench/NOTES.md). VKAMP_GEMM_SG=0 turns it off.
+  // all 16 were as fast (bench/NOTES.md). KernelPaths::gemm_subgroup_a turns it off.
   const bool sg_a = !tiled && !texel && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
-                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && env_switch("VKAMP_GEMM_SG", true);
+                    (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && paths.gemm_subgroup_a.value_or(true);
   const bool batched = g.batch > 1;
   uint32_t a_lead = 0, b_lead = 0;
   if (texel) {

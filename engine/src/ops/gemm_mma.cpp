@@ -7,7 +7,6 @@
 #include "gemm_detail.hpp"
 #include "op_util.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops {
 namespace {
@@ -18,7 +17,7 @@ bool multiple_of_8(uint64_t v) { return v % 8 == 0; }
 
 uint32_t gemm_mma_lanes(const Context& ctx) {
   if (ctx.gemm_mma() == GemmMma::coopmat) return ctx.info().subgroup_size;
-  return uint32_t(std::stoul(env_choice("VKAMP_MMA_LANES")));
+  return ctx.paths().mma_lanes.value_or(32);
 }
 
 GemmMmaPlan gemm_mma_plan(const Gemm& g, const GemmMmaShape& shape) {

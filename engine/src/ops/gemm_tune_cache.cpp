@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "vkamp/ops/gemm_tuner.hpp"
+#include "vkamp/platform.hpp"
 
 #ifndef VKAMP_VERSION
 #error "VKAMP_VERSION: engine/CMakeLists.txt defines it for this file"
@@ -44,13 +45,11 @@ GemmTuneKey gemm_tune_key(const DeviceInfo& info) {
 }
 
 std::string gemm_tune_path(const DeviceInfo& info) {
-  std::string dir;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache";
-  else return "";
+  const std::string dir = platform::user_cache_dir();
+  if (dir.empty()) return "";
   char name[64];
   std::snprintf(name, sizeof name, "gemm-tune-%04x-%04x.txt", info.vendor_id, info.device_id);
-  return dir + "/vkamp/" + name;
+  return dir + "/" + name;
 }
 
 std::string format_tune_file(const GemmTuneKey& key, const GemmTuneTable& table) {

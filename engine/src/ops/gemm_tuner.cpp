@@ -13,7 +13,7 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
-#include "vkamp/knobs.hpp"
+#include "vkamp/measure.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {
@@ -25,33 +25,10 @@ constexpr double kFirstUseBudgetS = 3.0;
 // Dispatches per timed run, and timed runs per candidate.
 constexpr uint32_t kRepeats = 8;
 constexpr int kRuns = 3;
-
-Buffer random_operand(Context& ctx, Format fmt, size_t n, std::mt19937& gen) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  auto bytes = pack(fmt, v);
-  Buffer b(ctx, std::max<size_t>(bytes.size(), 16));
-  b.write(bytes.data(), bytes.size());
-  return b;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+// Where a class's kernel came from when KernelPaths::gemm_kernel forced it.
+constexpr const char* kForcedSource = "VKAMP_GEMM_KERNEL";
 
 }  // namespace
-
-GemmTuneMode gemm_tune_mode() {
-  std::string v;
-  try {
-    v = env_choice("VKAMP_GEMM_TUNE");
-  } catch (const ConfigError& e) {
-    throw Error(e.what());
-  }
-  return v == "off" ? GemmTuneMode::off : v == "on" ? GemmTuneMode::on : GemmTuneMode::cached;
-}
 
 std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gemm& g,
                                              const std::vector<GemmKernel>& candidates, double budget_s) {
@@ -60,7 +37,7 @@ std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gem
   Gemm t{.m = std::max(g.m * std::max(g.batch, 1u), 1u), .n = std::max(g.n, 1u), .k = std::max(g.k, 1u),
          .trans_a = g.trans_a, .trans_b = g.trans_b, .k_range = g.k_range};
   std::mt19937 gen(12345);
-  Buffer a = random_operand(ctx, fmt, size_t(t.m) * t.k, gen), b = random_operand(ctx, fmt, size_t(t.k) * t.n, gen);
+  Buffer a = random_buffer(ctx, fmt, size_t(t.m) * t.k, gen), b = random_buffer(ctx, fmt, size_t(t.k) * t.n, gen);
   Buffer c(ctx, std::max<size_t>(size_t(t.m) * t.n * format_bytes(fmt), 16));
   std::vector<GemmTiming> out;
   for (const GemmKernel& k : candidates) {
@@ -100,7 +77,8 @@ GemmChoice choice_from(const std::vector<GemmTiming>& timings) {
   return c;
 }
 
-GemmTuner::GemmTuner(Context& ctx) : ctx_(ctx), mode_(gemm_tune_mode()), path_(gemm_tune_path(ctx.info())) {
+GemmTuner::GemmTuner(Context& ctx)
+    : ctx_(ctx), mode_(ctx.paths().gemm_tune.value_or(GemmTuneMode::cached)), path_(gemm_tune_path(ctx.info())) {
   if (mode_ == GemmTuneMode::off || path_.empty()) return;
   std::ifstream in(path_, std::ios::binary);
   if (!in) return;  // not tuned yet: the defaults
@@ -130,13 +108,13 @@ GemmKernel GemmTuner::pick(const GemmChoice& c) const {
 GemmKernel GemmTuner::choose(Format fmt, const Gemm& g) {
   if (!gemm_takes_mma(ctx_, fmt, g)) return {};
   const std::string cls = gemm_class(g);
-  if (const auto forced = env_text("VKAMP_GEMM_KERNEL")) {
+  if (const auto& forced = ctx_.paths().gemm_kernel) {
     const auto k = GemmKernel::parse(*forced);
-    if (!k) throw Error("VKAMP_GEMM_KERNEL is shader or mma-wW-fMxN-kK-db|sb, not \"" + *forced + "\"");
-    used_.try_emplace(cls, Use{cls, k->name(), "VKAMP_GEMM_KERNEL"});
+    if (!k) throw Error("the GEMM kernel (VKAMP_GEMM_KERNEL) is shader or mma-wW-fMxN-kK-db|sb, not \"" + *forced + "\"");
+    used_.try_emplace(cls, Use{cls, k->name(), kForcedSource});
     return *k;
   }
-  if (const auto it = used_.find(cls); it != used_.end() && it->second.source != "VKAMP_GEMM_KERNEL")
+  if (const auto it = used_.find(cls); it != used_.end() && it->second.source != kForcedSource)
     return *GemmKernel::parse(it->second.kernel);
   std::string source = "cache";
   auto it = table_.find(cls);

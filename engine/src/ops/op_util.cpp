@@ -6,7 +6,6 @@
 
 #include "vkamp/gpu_abi/gemm_reduce.h"
 #include "vkamp/error.hpp"
-#include "vkamp/knobs.hpp"
 
 namespace vkamp::ops::detail {
 
@@ -25,13 +24,9 @@ uint32_t z_mode(const GemmEpilogue& epilogue) {
   return epilogue.act_grad ? kGemmZGrad : kGemmZKeep;
 }
 
-bool path_chosen(const char* var, const char* path, bool by_default) {
-  return env_picks(var, path, by_default);
-}
-
 uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t max_rows) {
   const uint32_t min_rows = std::min(64u, max_rows), col_groups = std::max(1u, div_up(cols, 256));
-  if (path_chosen("VKAMP_COLUMN_SUM", "gpu", ctx.info().type != VK_PHYSICAL_DEVICE_TYPE_CPU)) {
+  if (ctx.paths().column_sum_gpu.value_or(ctx.info().type != VK_PHYSICAL_DEVICE_TYPE_CPU)) {
     // An H100 has 132 multiprocessors of up to 2048 threads: 1024 groups of
     // 256 are about one full wave.
     const uint32_t chunks = std::max(1u, 1024 / col_groups);
@@ -40,7 +35,7 @@ uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols,
   // llvmpipe runs a workgroup's invocations 8 at a time, each batch over
   // the whole chunk: a chunk of at most 2 MiB (as fp32) is still in cache
   // when the next batch reads the neighbouring columns. Narrow sums keep
-  // one long chunk: more chunks only add a pass (bench/NOTES.md, issue 21).
+  // one long chunk: more chunks only add a pass (bench/NOTES.md).
   return std::clamp((2u << 20) / (4 * std::max(cols, 1u)), min_rows, max_rows);
 }
 

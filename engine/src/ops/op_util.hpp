@@ -25,11 +25,6 @@ TypedKernel<typename Shader::Push> kernel(Sequence& seq, Format fmt, std::vector
   return seq.context().kernel<Shader>(fmt, std::move(constants), build, std::move(texel_formats));
 }
 
-// A kernel path: `by_default`, unless the environment variable `var` is set
-// (VKAMP_ROW_KERNEL=thread|group and the like, for tests and benchmarks);
-// then whether it names `path`.
-bool path_chosen(const char* var, const char* path, bool by_default);
-
 // Rows per chunk of a column sum (bias_grad.comp, layer_norm_param_grad.comp:
 // one invocation per column in 256-wide workgroups, one workgroup row per
 // chunk, the chunks' fp32 partials then added in order by add_partials).

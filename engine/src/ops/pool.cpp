@@ -50,10 +50,10 @@ const char* label(const Pool2d& p, bool backward) {
 
 // The backward per window (pool_grad.comp WINDOWS) wherever windows do not
 // overlap: each window is scanned once instead of once per input in it, and
-// the bits are the gather's. VKAMP_POOL_GRAD=gather|window overrides, for
+// the bits are the gather's. KernelPaths::pool_grad_window overrides, for
 // tests; overlapping windows always gather.
-bool per_window(const Pool2d& p) {
-  return detail::path_chosen("VKAMP_POOL_GRAD", "window", true) && p.stride >= p.window;
+bool per_window(const Context& ctx, const Pool2d& p) {
+  return ctx.paths().pool_grad_window.value_or(true) && p.stride >= p.window;
 }
 
 }  // namespace
@@ -85,7 +85,7 @@ void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, B
   if (p.kind == PoolKind::Max) detail::require("pool2d_backward", "x", x, p.input_elements(), eb);
   detail::require("pool2d_backward", "dy", dy, p.output_elements(), eb);
   detail::require("pool2d_backward", "dx", dx, p.input_elements(), eb);
-  const bool windows = per_window(p);
+  const bool windows = per_window(seq.context(), p);
   const uint64_t threads = windows ? p.output_elements() : p.input_elements();
   const shader::PoolPush push = push_for(p, threads);
   auto k = detail::kernel<shader::PoolGradShader>(seq, fmt, {uint32_t(p.kind), uint32_t(windows)});

@@ -16,7 +16,7 @@ constexpr uint64_t kLoopLimit = 65535;      // lavapipe leaves a loop after this
 }  // namespace
 
 RowPlan row_plan(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t passes) {
-  bool thread = path_chosen("VKAMP_ROW_KERNEL", "thread", ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
+  bool thread = ctx.paths().row_per_thread.value_or(ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU);
   // Every loop of one invocation counts against lavapipe's limit (it seems
   // to be shared), so bound the rows it strides over times their columns.
   const uint64_t rows_each = div_up(rows, uint64_t(kGroupSize) * kMaxGroups);

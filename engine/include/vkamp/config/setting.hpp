@@ -1,7 +1,7 @@
 // One row per setting: its YAML key, flag, help line, parser, the default
 // --help shows and the single-field rule validate() applies, all declared
 // together so that a new knob is one row (training_settings.cpp for the
-// trainer's knobs, samples/app/run_settings.cpp for the application's).
+// trainer's knobs, app/run_settings.cpp for the application's).
 // `Root` is the struct the row writes into: TrainConfig, or the
 // application's RunOptions, which extends it.
 #pragma once

@@ -10,7 +10,7 @@
 // files go and which GPU it uses (data, metrics, report, device, progress
 // bar, the weights files of --save/--init-from and their --save-dtype: the
 // samples read and write those, the trainer only holds the weights) belong
-// to the application: samples/app/run_options.hpp extends this struct with
+// to the application: app/run_options.hpp extends this struct with
 // them. Checkpoints stay here: the trainer writes them itself (every N
 // steps, and on fail-fast) and --resume restores its step, optimizer and
 // scaler state. The settings-file reader stays in the engine too
@@ -25,7 +25,7 @@
 
 #include "vkamp/config_error.hpp"
 #include "vkamp/float_formats.hpp"
-#include "vkamp/graph/precision_plan.hpp"
+#include "vkamp/amp_level.hpp"
 
 namespace vkamp::config {
 
@@ -34,7 +34,7 @@ namespace vkamp::config {
 // suggest_steps steps call for (auto's first choice; and stops).
 // Auto: dynamic for auto_warmup steps, then that power of two, re-checked
 // every auto_recheck steps on the GPU (gpu_abi/scale_choice.h).
-// PerLayer (issue 24 §3): one scale per layer of a chain of layers, each
+// PerLayer: one scale per layer of a chain of layers, each
 // following its own gradients' amax history (train/layer_scales.hpp).
 enum class LossScaleMode { None, Static, Dynamic, Suggest, Auto, PerLayer };
 enum class OverflowPolicy { Skip, Apply, Retry };
@@ -105,9 +105,9 @@ struct StepRange {
 
 struct TrainConfig {
   Format precision = Format::F16;    // fp32 | float16 | bfloat16 | cbfloat16
-  // Which ops run in `precision` and which in fp32 (graph/precision_plan.hpp).
+  // Which ops run in `precision` and which in fp32 (amp_level.hpp, graph/precision_plan.hpp).
   // O0 runs everything in fp32: resolve_amp_level sets precision to fp32.
-  graph::AmpLevel amp_level = graph::AmpLevel::O2;
+  AmpLevel amp_level = AmpLevel::O2;
   ScalerConfig scaler;
   OptimizerConfig optimizer;
   ClipConfig clip;
@@ -150,7 +150,7 @@ struct TrainConfig {
 
 // These read and write the training settings only; the application's
 // RunOptions has the same functions over its own keys too (device, data,
-// metrics, ...: samples/app/run_options.hpp).
+// metrics, ...: app/run_options.hpp).
 
 // Applies a YAML settings file to cfg: flat `key: value` lines and/or the
 // Cerebras trainer layout (settings_file.hpp). Unknown keys, bad values,

@@ -1,4 +1,4 @@
-// Per-layer loss scaling's state on the GPU (issue 24 §3): one LayerScale
+// Per-layer loss scaling's state on the GPU: one LayerScale
 // per scale group. (layer_scale.h beside it is layer_scale.comp's push
 // constants.) Written once for both sides like train_state.h: valid GLSL
 // (layer_scale.comp, amp_check.comp and optimizer.comp include it) and C++

@@ -25,8 +25,8 @@
 //     static constexpr bool per_format = true;       // built per storage format
 //     using Push = ...;                              // void: no push constants
 //   };
-// for a shader compiled once per storage format (FORMATS in
-// shaders/CMakeLists.txt); VKAMP_SHADER_ONE_BUILD for one compiled once.
+// for a shader compiled once per storage format (FORMATS on its line in
+// ops.cmake, or in shaders/CMakeLists.txt for the training step's); VKAMP_SHADER_ONE_BUILD for one compiled once.
 // Context::kernel<Handle>() builds it and returns a TypedKernel<Push>,
 // which Sequence::dispatch runs only with a Push (engine/include/vkamp/).
 #ifndef VKAMP_INTERFACE_MACROS_H

@@ -27,16 +27,15 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/amp_level.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/graph/graph.hpp"
 
 namespace vkamp::graph {
 
-enum class AmpLevel { O0, O1, O2, O3 };
-
-const char* amp_level_name(AmpLevel level);  // "O2"
-// "O0".."O3", case-insensitive; nullopt otherwise.
-std::optional<AmpLevel> parse_amp_level(const std::string& text);
+using vkamp::AmpLevel;
+using vkamp::amp_level_name;
+using vkamp::parse_amp_level;
 
 // The format each of `steps` (a graph's nodes, in order) runs in, for a run
 // in `fmt` (the 16-bit format, or fp32) at `level`. A view step (flatten)

@@ -1,4 +1,4 @@
-// Per-layer loss scaling (issue 24 §3; Zhao et al. 2019, "Adaptive Loss
+// Per-layer loss scaling (Zhao et al. 2019, "Adaptive Loss
 // Scaling for Mixed Precision Training"): the scale groups of a graph. Each
 // node that owns parameters (linear, conv2d, layer_norm, embedding...)
 // starts a group; a node without parameters joins the group of the nodes

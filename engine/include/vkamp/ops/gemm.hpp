@@ -8,6 +8,7 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/device_info.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/kernel_paths.hpp"
 #include "vkamp/ops/activation.hpp"
 #include "vkamp/ops/gemm_kernel.hpp"
 #include "vkamp/sequence.hpp"
@@ -82,8 +83,8 @@ struct GemmPlan {
   uint32_t tile_n() const { return bn * wx; }
 };
 // `tiled`: the shared-memory variant (GPUs), whose tiles are capped at 64 rows.
-// Not tiled: the direct variant (CPU drivers); VKAMP_GEMM_BLOCK=RxC forces its block.
-GemmPlan gemm_plan(const Gemm& g, bool tiled);
+// Not tiled: the direct variant (CPU drivers); `block` (KernelPaths::gemm_block) forces its block.
+GemmPlan gemm_plan(const Gemm& g, bool tiled, std::optional<KernelPaths::Dims> block = {});
 // How the tensor-core GEMM (gemm_mma.comp) runs a product in one of its
 // shapes: the tile, and split-k as gemm_plan's (k_chunk a multiple of the
 // shape's BK; never with a k range, whose slices start at tile rows).
@@ -99,7 +100,7 @@ GemmMmaPlan gemm_mma_plan(const Gemm& g, const GemmMmaShape& shape);
 // choice: ops/gemm_tuner.hpp).
 bool gemm_takes_mma(const Context& ctx, Format fmt, const Gemm& g);
 // The tensor-core GEMM's warp width: the device's subgroup size on tensor
-// cores, $VKAMP_MMA_LANES (16, 32 or 64; 32 unset) in the emulation.
+// cores, KernelPaths::mma_lanes (16, 32 or 64; 32 unset) in the emulation.
 uint32_t gemm_mma_lanes(const Context& ctx);
 // gemm() on a given kernel (the tuner times candidates through this; tests
 // compare kernels). An mma kernel needs gemm_takes_mma; `lanes` (emulated
@@ -107,8 +108,8 @@ uint32_t gemm_mma_lanes(const Context& ctx);
 void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kernel, BufferView a, BufferView b,
                BufferView c, const GemmEpilogue& epilogue = {}, uint32_t lanes = 0);
 // Whether the direct path reads A and B through uniform texel buffers
-// (CPU drivers; VKAMP_GEMM_LOADS=texel|storage overrides).
-bool gemm_texel_loads(const DeviceInfo& info);
+// (CPU drivers, unless KernelPaths::gemm_texel_loads says otherwise).
+bool gemm_texel_loads(const Context& ctx);
 
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.

@@ -21,11 +21,7 @@
 
 namespace vkamp::ops {
 
-enum class GemmTuneMode { off, cached, on };
-// $VKAMP_GEMM_TUNE: off (defaults only), cached (default: the cache file,
-// else the defaults) or on (also tune a class missing from the cache on
-// first use, and save it). An Error for any other value.
-GemmTuneMode gemm_tune_mode();
+// The tune mode is KernelPaths::gemm_tune (GemmTuneMode: off, cached, on).
 
 struct GemmChoice {
   GemmKernel winner;    // fastest of all candidates, the shader GEMM included
@@ -42,8 +38,8 @@ struct GemmTuneKey {
   bool operator==(const GemmTuneKey&) const = default;
 };
 GemmTuneKey gemm_tune_key(const DeviceInfo& info);
-// $XDG_CACHE_HOME (else ~/.cache)/vkamp/gemm-tune-<vendor>-<device>.txt;
-// empty without either variable.
+// platform::user_cache_dir()/gemm-tune-<vendor>-<device>.txt;
+// empty where user_cache_dir() is.
 std::string gemm_tune_path(const DeviceInfo& info);
 std::string format_tune_file(const GemmTuneKey& key, const GemmTuneTable& table);
 // The table a file's text holds, or nullopt and why ("corrupt: ..." or
@@ -64,11 +60,11 @@ std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gem
 // The fastest overall and the fastest mma of timings (ties: the earlier).
 GemmChoice choice_from(const std::vector<GemmTiming>& timings);
 
-class GemmTuner {
+class GemmTuner : public ContextExtension {
  public:
   explicit GemmTuner(Context& ctx);
   // The kernel gemm() runs for g (the shader GEMM where gemm_takes_mma is
-  // false). $VKAMP_GEMM_KERNEL, where set, wins (for tests and benchmarks).
+  // false). KernelPaths::gemm_kernel, where set, wins (for tests and benchmarks).
   GemmKernel choose(Format fmt, const Gemm& g);
   struct Use {
     std::string cls, kernel, source;  // source: cache, tuned, default, VKAMP_GEMM_KERNEL
@@ -95,5 +91,8 @@ class GemmTuner {
   GemmTuneTable table_;
   std::map<std::string, Use> used_;
 };
+
+// The kernel choices of ctx's GEMMs, made on first use and kept with ctx.
+inline GemmTuner& gemm_tuner(Context& ctx) { return ctx.extension<GemmTuner>(); }
 
 }  // namespace vkamp::ops

@@ -1,4 +1,4 @@
-// Per-layer loss scaling (issue 24 §3; --loss-scale per-layer): one loss
+// Per-layer loss scaling (--loss-scale per-layer): one loss
 // scale per scale group of the model (graph/scale_groups.hpp), kept on the
 // GPU with its amax history (layer_scale.h) and updated every step by
 // layer_scale.comp, with no host read. The backward multiplies each

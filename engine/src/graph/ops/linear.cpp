@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "../fuse_epilogues.hpp"
+#include "vkamp/context.hpp"
 #include "vkamp/graph/op.hpp"
 #include "vkamp/ops/activation.hpp"
 #include "vkamp/ops/bias.hpp"
@@ -62,7 +63,7 @@ OpDef linear_op() {
     if (a.activate) epilogue.act = a.act;
     if (keeps_z(r.shapes)) epilogue.z = r.kept();
     // The bias rides in the epilogue unless fusion is off (then: today's bias_add).
-    bool separate_bias = has_bias(r.shapes) && !a.activate && !epilogue_fusion_enabled();
+    bool separate_bias = has_bias(r.shapes) && !a.activate && !epilogue_fusion_enabled(r.seq.context().paths());
     if (has_bias(r.shapes) && !separate_bias) epilogue.bias = r.in(2);
     ops::linear_forward(r.seq, r.fmt, r.in(0), r.in(1), r.out(), rows, in, out, epilogue);
     if (separate_bias) ops::bias_add_forward(r.seq, r.fmt, r.out(), r.in(2), rows, out);

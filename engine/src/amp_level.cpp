@@ -3,9 +3,9 @@
 // registry and its kernels.
 #include <cctype>
 
-#include "vkamp/graph/precision_plan.hpp"
+#include "vkamp/amp_level.hpp"
 
-namespace vkamp::graph {
+namespace vkamp {
 
 const char* amp_level_name(AmpLevel level) {
   switch (level) {
@@ -24,4 +24,4 @@ std::optional<AmpLevel> parse_amp_level(const std::string& text) {
   return std::nullopt;
 }
 
-}  // namespace vkamp::graph
+}  // namespace vkamp

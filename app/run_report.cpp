@@ -90,7 +90,7 @@ void print_run_report(const RunOptions& cfg, train::Trainer& trainer, const RunR
               s.gpu_ms_per_step, s.amp_ms_per_step,
               s.gpu_ms_per_step > 0 ? 100 * s.amp_ms_per_step / s.gpu_ms_per_step : 0.0);
   // Which kernel each class of fp16 product ran on (ops/gemm_tuner.hpp).
-  const auto gemms = trainer.context().gemm_tuner().used();
+  const auto gemms = vkamp::ops::gemm_tuner(trainer.context()).used();
   if (!gemms.empty()) {
     std::printf("  GEMM kernels (class: kernel, from):");
     for (const auto& u : gemms) std::printf(" %s: %s, %s;", u.cls.c_str(), u.kernel.c_str(), u.source.c_str());

@@ -8,7 +8,7 @@
 
 #include "vkamp/graph/param_layout.hpp"
 
-namespace vkamp::ui {
+namespace vkamp::app {
 
 struct Spread {
   float min = 0, mean = 0, max = 0;
@@ -27,4 +27,4 @@ struct BnLayerStats {
 std::vector<BnLayerStats> bn_layer_stats(const std::vector<graph::ParamTensor>& tensors,
                                          const std::vector<float>& flat);
 
-}  // namespace vkamp::ui
+}  // namespace vkamp::app

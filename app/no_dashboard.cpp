@@ -7,7 +7,7 @@ namespace vkamp::app {
 
 bool dashboard_built() { return false; }
 
-void write_report_picture(const ui::RunHistory&, const std::string& path, const std::string&) {
+void write_report_picture(const RunHistory&, const std::string& path, const std::string&) {
   throw Error("--report " + path + ": this build has no dashboard (configured with -DVKAMP_BUILD_UI=OFF)");
 }
 

@@ -5,7 +5,7 @@
 
 #include "vkamp/io/metrics_log.hpp"
 
-namespace vkamp::ui {
+namespace vkamp::app {
 namespace {
 
 // Exponential moving average of the loss; long enough to read a trend
@@ -189,4 +189,4 @@ RunHistory SharedHistory::snapshot() {
   return h_;
 }
 
-}  // namespace vkamp::ui
+}  // namespace vkamp::app

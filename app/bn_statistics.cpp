@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-namespace vkamp::ui {
+namespace vkamp::app {
 namespace {
 
 constexpr std::string_view kMean = ".running_mean";
@@ -45,4 +45,4 @@ std::vector<BnLayerStats> bn_layer_stats(const std::vector<graph::ParamTensor>& 
   return out;
 }
 
-}  // namespace vkamp::ui
+}  // namespace vkamp::app

@@ -13,7 +13,7 @@
 #include "vkamp/train/trainer.hpp"
 #include "vkamp/train/underflow_scope.hpp"
 
-namespace vkamp::ui {
+namespace vkamp::app {
 
 enum class ScaleChange : uint8_t { Backoff, Growth };
 
@@ -116,4 +116,4 @@ class SharedHistory {
   uint64_t pulled_generation_ = ~0ull;
 };
 
-}  // namespace vkamp::ui
+}  // namespace vkamp::app

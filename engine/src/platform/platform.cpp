@@ -1,0 +1,35 @@
+#include "vkamp/platform.hpp"
+
+#include <cstdlib>
+
+namespace vkamp::platform {
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+std::string user_cache_dir() {
+#ifdef _WIN32
+  const std::string local = env_or_empty("LOCALAPPDATA");
+  return local.empty() ? "" : local + "\\vkamp";
+#else
+  if (const std::string xdg = env_or_empty("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/vkamp";
+  if (const std::string home = env_or_empty("HOME"); !home.empty()) return home + "/.cache/vkamp";
+  return "";
+#endif
+}
+
+void set_env(const char* name, const char* value) {
+#ifdef _WIN32
+  _putenv_s(name, value ? value : "");
+#else
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+#endif
+}
+
+}  // namespace vkamp::platform
