@@ -44,6 +44,27 @@ const common = [
   'x=1;y=22;z=333;w=4444',
 ];
 
+// Random strings from pieces that meet at the patterns' edges (a seeded
+// generator, so the fixtures are the same at every run); `extra` adds the
+// fixture's special tokens to the pool.
+function randomTexts(seed, extra) {
+  const pool = ['a', 'Z', 'word', ' the', 'I', "'s", "'LL", "'t", '0', '7', '42', '1234', ' ', '  ', '\t', '\n',
+                '\r\n', '\r', '.', ',', '!?', '--', '(', ')', '"', "'", '_', '#', '\u00e9', 'e\u0301', '\u0308',
+                '\u00df', '\u0130', '\u017f', '\u212a', '\u65e5\u672c', '\u4e2d', '\ud55c', '\u1100\u1161', '\u0e01\u0e34',
+                '\u0928\u093f', '\u05e9', '\u0627\u0644', '\ud83d\ude00', '\u200d', '\ud83d\udc69\u200d\ud83d\udcbb',
+                '\u2764\ufe0f', '\ud83c\uddfa\ud83c\uddf8', '\u00a0', '\u3000', '\u2028', '\u0660\u0661', '\u2167', '\u00bd',
+                '\ud835\udd18', '\u00ad', '\u0000', '\u007f', ...extra];
+  let x = seed >>> 0;
+  const next = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0));
+  const texts = [];
+  for (let i = 0; i < 40; ++i) {
+    let t = '';
+    for (let n = 1 + (next() % 16); n > 0; --n) t += pool[next() % pool.length];
+    texts.push(t);
+  }
+  return texts;
+}
+
 function expected(tokenizer, texts) {
   return texts.map((text) => {
     const ids = tokenizer.encode(text).ids;
@@ -56,6 +77,8 @@ function expected(tokenizer, texts) {
 }
 
 function write(name, tokenizerJson, config, texts, note) {
+  const specials = tokenizerJson.added_tokens.slice(0, 3).map((t) => t.content);
+  texts = [...texts, ...randomTexts([...name].reduce((h, c) => h * 31 + c.charCodeAt(0), 7), specials)];
   const dir = path.join(out, name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson));
