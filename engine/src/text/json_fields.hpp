@@ -78,9 +78,10 @@ inline const json& array_member(const json& obj, const std::string& key, const W
   return j;
 }
 
-// A component's "type", refused unless `supported` (a list for the message) names it.
+// A component's "type" (which the caller then checks against what it reads).
 inline std::string component_type(const json& obj, const Where& w) { return string_member(obj, "type", w); }
 
+// Refuses a component by name; `supported` lists what vkamp reads instead.
 [[noreturn]] inline void unsupported(const Where& w, const std::string& component, const std::string& type,
                                      const std::string& supported) {
   w.fail("the " + component + " \"" + type + "\" is not supported by vkamp (it reads " + supported + ")");
