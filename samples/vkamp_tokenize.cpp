@@ -1,0 +1,122 @@
+// vkamp-tokenize: a Hugging Face model folder's tokenizer (tokenizer.json,
+// vkamp/text/tokenizer.hpp) as a filter: each line on stdin becomes its
+// token ids, space-separated, on one line of stdout; with --decode, each
+// line of ids becomes its text. No GPU: the tokenizer is host code.
+// Exit status: 0, 1 (a runtime failure), 2 (bad flags, files or input).
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#ifdef _WIN32
+#include <fcntl.h>
+#include <io.h>
+#endif
+
+#include "app/flags.hpp"
+#include "app/tool_main.hpp"
+#include "vkamp/config/setting.hpp"
+#include "vkamp/config_error.hpp"
+#include "vkamp/text/tokenizer.hpp"
+
+namespace {
+
+using namespace vkamp;
+
+const char* kAbout =
+    "Tokenizes text as Hugging Face's tokenizers do, from a model folder's tokenizer.json (and\n"
+    "tokenizer_config.json): byte-level BPE (GPT-2, Llama 3, Qwen2) and SentencePiece-style BPE\n"
+    "(Llama 2, TinyLlama, Mistral). Each line of standard input (without its \\n or \\r\\n) is printed as\n"
+    "its token ids, space-separated, one line each; with --decode, each line of ids as its text.\n"
+    "Special tokens written in the text (<s>, <|endoftext|>) become their ids. Input that is not\n"
+    "UTF-8, or an id outside the vocabulary, stops with exit status 2 naming the line.";
+
+const char* kTokenizeGroup = "Tokenizer";
+
+struct Options {
+  std::string model;
+  bool decode = false;
+  bool special = true;  // encode: the BOS/EOS the tokenizer adds; decode: the special tokens' text
+};
+
+std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
+  static const std::vector<config::Setting<Options>> rows = [] {
+    auto model = config::text<Options>(
+        "model", {kTokenizeGroup, "DIR", "a Hugging Face model folder with tokenizer.json"}, VKAMP_FIELD(model),
+        "required");
+    model.check = [](const Options& o) {
+      if (o.model.empty()) throw ConfigError("--model DIR is required (a folder with tokenizer.json)");
+    };
+    auto decode = config::toggle<Options>(
+        "decode", {kTokenizeGroup, "", "read lines of token ids and print their text"}, VKAMP_FIELD(decode));
+    auto special = config::toggle<Options>(
+        "special",
+        {kTokenizeGroup, "",
+         "no BOS/EOS added (those the tokenizer adds: BOS for Llama 2); with --decode, special tokens left out"},
+        VKAMP_FIELD(special), "added", "none");
+    special.help_shows_negation = true;
+    return std::vector<config::Setting<Options>>{model, decode, special};
+  }();
+  return app::bind_rows(rows, o, defaults);
+}
+
+// The ids of one line of --decode input; `where` names the line.
+std::vector<int32_t> parse_ids(const std::string& line, const std::string& where) {
+  std::vector<int32_t> ids;
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] == ' ' || line[i] == '\t') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    const std::string word = line.substr(i, end - i);
+    char* stop = nullptr;
+    const long long v = std::strtoll(word.c_str(), &stop, 10);
+    if (*stop || word.empty() || word[0] == '+' || v < 0 || v > 0x7FFFFFFF)
+      throw ConfigError(where + ": \"" + word + "\" is not a token id (expected integers from 0, space-separated)");
+    ids.push_back(static_cast<int32_t>(v));
+    i = end;
+  }
+  return ids;
+}
+
+int run(const Options& o) {
+#ifdef _WIN32
+  // Bytes in, bytes out: no CRLF translation of the UTF-8.
+  _setmode(_fileno(stdin), _O_BINARY);
+  _setmode(_fileno(stdout), _O_BINARY);
+#endif
+  const text::Tokenizer tok = text::Tokenizer::load(o.model);
+  std::string line;
+  for (std::size_t n = 1; std::getline(std::cin, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = "standard input, line " + std::to_string(n);
+    std::string out;
+    try {
+      if (o.decode) {
+        out = tok.decode(parse_ids(line, where), !o.special);
+      } else {
+        for (int32_t id : tok.encode(line, o.special)) out += (out.empty() ? "" : " ") + std::to_string(id);
+      }
+    } catch (const text::TokenizerError& e) {
+      throw ConfigError(where + ": " + e.what());
+    }
+    out += '\n';
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);  // a line at a time, for a program reading the other end
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const Options defaults = o;
+  const std::vector<app::Flag> flags = flags_for(o, defaults);
+  const app::Program program{"vkamp-tokenize", "--model DIR [--decode] [--no-special] < lines", kAbout, false, ""};
+  if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
+  return app::tool_main("vkamp-tokenize", [&] { return run(o); });
+}

@@ -1,0 +1,115 @@
+// vkamp-tokenize as a filter: lines in, ids out (and back with --decode),
+// checked against the ids Hugging Face gives (the llama2 and gpt2
+// fixtures); bad input exits 2 naming the line.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/child_process.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/test_paths.hpp"
+
+namespace vkamp::test {
+namespace {
+
+std::string program() { return VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-tokenize"; }
+std::string fixture(const std::string& name) { return VKAMP_TEST_DIR(VKAMP_TEXT_FIXTURES) + "/" + name; }
+
+std::string ids_line(const nlohmann::json& ids) {
+  std::string s;
+  for (const auto& id : ids) s += (s.empty() ? "" : " ") + std::to_string(id.get<int>());
+  return s;
+}
+
+// The fixture's one-line cases: the text, its ids with and without BOS.
+struct Lines {
+  std::string text, ids, ids_plain, decoded_plain;
+};
+
+Lines one_line_cases(const std::string& name) {
+  std::ifstream in(fixture(name) + "/expected.json");
+  const auto expected = nlohmann::json::parse(in);
+  Lines l;
+  for (const auto& c : expected["cases"]) {
+    const std::string text = c["text"];
+    if (text.find_first_of("\r\n") != std::string::npos) continue;
+    l.text += text + "\n";
+    l.ids += ids_line(c["ids"]) + "\n";
+    l.ids_plain += ids_line(c["ids_plain"]) + "\n";
+    l.decoded_plain += c["decoded_plain"].get<std::string>() + "\n";
+  }
+  return l;
+}
+
+ChildResult tokenize(const ScratchDir& dir, const std::string& input, const std::string& args) {
+  const std::string file = dir.write("input.txt", input);
+  return run_child(program() + " " + args + " < " + file);
+}
+
+TEST(TokenizeCli, PrintsTheIdsHuggingFaceGives) {
+  ScratchDir dir("vkamp-tokenize");
+  for (const char* name : {"llama2", "gpt2"}) {
+    SCOPED_TRACE(name);
+    const Lines l = one_line_cases(name);
+    const ChildResult with_bos = tokenize(dir, l.text, "--model " + fixture(name));
+    EXPECT_EQ(with_bos.status, 0) << with_bos.output;
+    EXPECT_EQ(with_bos.output, l.ids);
+    const ChildResult plain = tokenize(dir, l.text, "--model " + fixture(name) + " --no-special");
+    EXPECT_EQ(plain.output, l.ids_plain);
+    const ChildResult back = tokenize(dir, l.ids_plain, "--model " + fixture(name) + " --decode");
+    EXPECT_EQ(back.status, 0) << back.output;
+    EXPECT_EQ(back.output, l.decoded_plain);
+  }
+}
+
+TEST(TokenizeCli, CrLfLinesAndSpecialTokens) {
+  ScratchDir dir("vkamp-tokenize");
+  const ChildResult r = tokenize(dir, "Hello world\r\n<s>Hello</s>\n", "--model " + fixture("llama2"));
+  EXPECT_EQ(r.output, "1 15043 3186\n1 1 15043 2\n");
+  const ChildResult d = tokenize(dir, "1 15043 3186 2\n", "--model " + fixture("llama2") + " --decode --no-special");
+  EXPECT_EQ(d.output, "Hello world\n");
+}
+
+TEST(TokenizeCli, BadInputExitsTwoNamingTheLine) {
+  ScratchDir dir("vkamp-tokenize");
+  const ChildResult utf8 = tokenize(dir, "fine\nbad \xFF byte\n", "--model " + fixture("gpt2"));
+  EXPECT_EQ(utf8.status, 2) << utf8.output;
+  EXPECT_NE(utf8.output.find("line 2"), std::string::npos) << utf8.output;
+  EXPECT_NE(utf8.output.find("not valid UTF-8"), std::string::npos) << utf8.output;
+  const ChildResult word = tokenize(dir, "1 2\n3 x4\n", "--model " + fixture("gpt2") + " --decode");
+  EXPECT_EQ(word.status, 2) << word.output;
+  EXPECT_NE(word.output.find("line 2: \"x4\" is not a token id"), std::string::npos) << word.output;
+  const ChildResult id = tokenize(dir, "99999999\n", "--model " + fixture("gpt2") + " --decode");
+  EXPECT_EQ(id.status, 2) << id.output;
+  EXPECT_NE(id.output.find("token id 99999999"), std::string::npos) << id.output;
+  const ChildResult folder = tokenize(dir, "", "--model " + dir.file("nothing"));
+  EXPECT_EQ(folder.status, 2) << folder.output;
+  EXPECT_NE(folder.output.find("not a folder"), std::string::npos) << folder.output;
+  const ChildResult none = tokenize(dir, "", "");
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_NE(none.output.find("--model DIR is required"), std::string::npos) << none.output;
+}
+
+// The one parser's behaviour (tests/tools/test_every_cli.cpp checks it for
+// the programs with --device; this one has no device).
+TEST(TokenizeCli, VersionAndMisspeltFlag) {
+  const ChildResult v = run_child(program() + " --version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_EQ(v.output.rfind("vkamp-tokenize ", 0), 0u) << v.output;
+  const ChildResult m = run_child(program() + " --modle x");
+  EXPECT_EQ(m.status, 2) << m.output;
+  EXPECT_NE(m.output.find("did you mean --model?"), std::string::npos) << m.output;
+}
+
+TEST(TokenizeCli, HelpNamesEveryFlag) {
+  const ChildResult r = run_child(program() + " --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* flag : {"usage: vkamp-tokenize", "--model DIR", "--decode", "--no-special"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace vkamp::test
