@@ -6,7 +6,7 @@
 
 #include "app/run_outputs.hpp"
 #include "app/workloads.hpp"
-#include "setting_labels.hpp"
+#include "dashboard/setting_labels.hpp"
 
 namespace vkamp::ui {
 namespace {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "app/run_history.hpp"
-#include "training_session.hpp"
 #include "app/run_options.hpp"
 #include "app/workloads.hpp"
+#include "training_session.hpp"
 #include "vkamp/config/train_config.hpp"
 
 namespace vkamp::ui {

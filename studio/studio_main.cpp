@@ -6,10 +6,10 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
-#include "app/workloads.hpp"
-#include "dashboard.hpp"
-#include "offscreen_target.hpp"
 #include "app/run_history.hpp"
+#include "app/workloads.hpp"
+#include "dashboard/dashboard.hpp"
+#include "dashboard/offscreen_target.hpp"
 #include "studio_controls.hpp"
 #include "studio_options.hpp"
 #include "studio_window.hpp"

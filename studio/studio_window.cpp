@@ -6,7 +6,7 @@
 #define GLFW_INCLUDE_VULKAN
 #include <GLFW/glfw3.h>
 
-#include "offscreen_target.hpp"
+#include "dashboard/offscreen_target.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ui {

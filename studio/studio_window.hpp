@@ -7,8 +7,8 @@
 #include <vector>
 #include <vulkan/vulkan.h>
 
-#include "gui_device.hpp"
-#include "imgui_backend.hpp"
+#include "dashboard/gui_device.hpp"
+#include "dashboard/imgui_backend.hpp"
 #include "vkamp/instance.hpp"
 
 struct GLFWwindow;

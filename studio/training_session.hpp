@@ -14,11 +14,11 @@
 #include <string>
 #include <thread>
 
+#include "app/run_history.hpp"
 #include "app/run_loop.hpp"
 #include "app/workloads.hpp"
-#include "app/run_history.hpp"
-#include "vkamp/context.hpp"
 #include "vkamp/config/train_config.hpp"
+#include "vkamp/context.hpp"
 #include "vkamp/train/trainer.hpp"
 
 namespace vkamp::ui {

@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   // 19.6, test_graph 34.5 -> 20.1, test_golden 39.3 -> 31.9, test_training
   // 69.0 -> 60.5, the samples' cases 65.2 -> 51.8, the emulated tensor-core
   // GEMM 67.8 -> 61.8; the row kernels' group path 18.4 -> 22.0, which keeps
-  // the passes (tests/CMakeLists.txt, shaders_row_group_path_*). It is the
+  // the passes (tests/shaders/path_variants.cpp, row_group_path). It is the
   // same IEEE arithmetic either way.
   if (!std::getenv("GALLIVM_PERF")) vkamp::platform::set_env("GALLIVM_PERF", "nopt");
   if (vkamp::test::g_variant) GTEST_FLAG_SET(filter, vkamp::test::g_variant->filter);
