@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // LayerNorm's input gradient, a workgroup or an invocation per row, fp32:
 //   g = dy * gamma, xhat = (x - mean) * rstd (mean and rstd saved by the forward),
-//   dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))  (+ dx when accumulate).
+//   dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))  (+ dx when accumulate);
+// RMSNorm (p.centered 0, mean 0 saved) has no mean_c(g) term.
 // The two row means come from one fixed-order sum (row_sum.glsl).
 // g is `precise` (NoContraction), so that both loops round it alike: fused
 // into g - mean_c(g) as fma(dy, gamma, -mean), the product would enter
@@ -33,7 +34,7 @@ void main() {
     for (uint c = lid; c < p.cols; c += kRowThreads) {
       precise float g = sfp2f(dy[base + c]) * sfp2f(gamma[c]);
       float xhat = (sfp2f(x[base + c]) - st.x) * st.y;
-      float v = st.y * (g - s.x - xhat * s.y);
+      float v = st.y * (g - (p.centered != 0u ? s.x : 0.0) - xhat * s.y);
       if (p.accumulate != 0u) v += sfp2f(dx[base + c]);
       dx[base + c] = f2sfp(v);
     }

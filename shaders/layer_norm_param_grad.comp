@@ -31,5 +31,5 @@ void main() {
     sb += g;
   }
   partial_gamma[chunk * p.cols + col] = sg;
-  partial_beta[chunk * p.cols + col] = sb;
+  if (p.centered != 0u) partial_beta[chunk * p.cols + col] = sb;
 }

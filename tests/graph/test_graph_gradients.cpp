@@ -1,7 +1,7 @@
 // Whole-graph gradients against central differences: a residual block (with
 // tanh, GELU, sigmoid and SiLU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
-// two ops (the sum of both gradients), dropout, concat, and layer_norm (inside the
+// two ops (the sum of both gradients), dropout, concat, layer_norm and rms_norm (inside the
 // network, and on the model input, where no input gradient is wanted), and
 // batch_norm in training mode (conv-BN and linear-BN, whose batch statistics
 // depend on the weights, and on the model input).
@@ -115,6 +115,25 @@ TEST_F(GraphGradients, LayerNormMatchesFiniteDifferences) {
   g.linear("head", "a", "head.weight");
   g.set_output("head");
   expect_gradients_match(check_gradients(std::move(g), 6, 3, 25));
+}
+
+// RMSNorm (Llama's) at its input and between two linears, its weights drawn
+// normal (not Llama's 1s, and not 0: with no bias, a zero weight would
+// stop every gradient) so that no gradient hides behind them.
+TEST_F(GraphGradients, RmsNormMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::vector(5));
+  g.param("in_norm.weight", {5}, graph::Init::Normal, 0.7);
+  g.param("fc1.weight", {8, 5});
+  g.param("norm.weight", {8}, graph::Init::Normal, 0.7);
+  g.param("head.weight", {3, 8});
+  g.rms_norm("in_norm", "x", "in_norm.weight", 1e-6);
+  g.linear("fc1", "in_norm", "fc1.weight");
+  g.rms_norm("norm", "fc1", "norm.weight", 1e-5);
+  g.activation("a", "norm", ops::Activation::SiLU);
+  g.linear("head", "a", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 6, 3, 26));
 }
 
 // BatchNorm's weight and bias start at 1 and 0 in PyTorch; drawn normal

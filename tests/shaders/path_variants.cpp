@@ -130,16 +130,17 @@ std::vector<PathVariant> variants() {
                           p.gemm_texel_loads = true;
                         })));
 
-  // The row kernels (LayerNorm, attention's softmax) both ways: one
+  // The row kernels (LayerNorm, RMSNorm, attention's softmax) both ways: one
   // workgroup per row (GPUs) and one invocation per row (CPU drivers), on
   // attention's materialized path (the softmax's row kernel). The group path
   // keeps LLVM's passes (GALLIVM_PERF empty; support/test_main.cpp).
-  add(all, by_format("row_group_path", "Shaders/LayerNorm*:Shaders/Attention*", paths([](KernelPaths& p) {
+  const std::string row_tests = "Shaders/LayerNorm*:Shaders/RmsNorm*:Shaders/Attention*";
+  add(all, by_format("row_group_path", row_tests, paths([](KernelPaths& p) {
                        p.row_per_thread = false;
                        p.attention = AttentionPath::materialized;
                      }),
                      {"GALLIVM_PERF="}));
-  add(all, by_format("row_thread_path", "Shaders/LayerNorm*:Shaders/Attention*", paths([](KernelPaths& p) {
+  add(all, by_format("row_thread_path", row_tests, paths([](KernelPaths& p) {
                        p.row_per_thread = true;
                        p.attention = AttentionPath::materialized;
                      })));
@@ -176,9 +177,9 @@ std::vector<PathVariant> variants() {
     all.push_back({"attention_mma_emulated_" + std::to_string(lanes) + "_lanes", filter, p});
   }
 
-  // The column sums (bias, LayerNorm's parameters, BatchNorm) in GPUs' many
-  // short chunks of rows.
-  add(all, by_format("column_sum_gpu", "Shaders/Bias*:Shaders/LayerNorm*:Shaders/BatchNorm*",
+  // The column sums (bias, LayerNorm's and RMSNorm's parameters, BatchNorm)
+  // in GPUs' many short chunks of rows.
+  add(all, by_format("column_sum_gpu", "Shaders/Bias*:Shaders/LayerNorm*:Shaders/RmsNorm*:Shaders/BatchNorm*",
                      paths([](KernelPaths& p) { p.column_sum_gpu = true; })));
   // The embedding's token gradient both ways.
   for (bool scatter : {false, true}) {

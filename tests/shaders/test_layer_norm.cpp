@@ -1,4 +1,5 @@
-// LayerNorm over the last dimension (rows x cols) and its gradients against
+// LayerNorm (and RMSNorm, the same kernels without the mean and the bias)
+// over the last dimension (rows x cols) and its gradients against
 // double references, at every awkward row count and cols 1 (degenerate: the
 // variance is 0, so y = beta, dx = 0, dgamma = 0, as in PyTorch), 5, 64,
 // 127 (one lane of the 128-wide row workgroup idle) and 300 (each lane sums
@@ -348,7 +349,189 @@ TEST_P(LayerNormFp32, BackwardMatchesFiniteDifferencesFarFromZero) {
   }
 }
 
+// RMSNorm (Llama's): the same kernels without the mean and the bias,
+// y = x rstd w with rstd = 1 / sqrt(mean(x^2) + eps), dx = rstd (g - xhat
+// mean(g xhat)) with g = dy w, dw = sum_r dy xhat; at Llama's eps (1e-6)
+// and at 1e-5. The bounds are LayerNorm's, which round more: one pass of
+// sums of squares, no cancelling mean.
+struct RmsReference {
+  std::vector<double> y, rstd, dx, dw, dw_size;
+  double dx_scale = 0;  // the largest rstd |g| of an element: cols 1's absolute term
+};
+
+RmsReference rms_reference(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
+                           uint32_t rows, uint32_t cols, float eps) {
+  RmsReference ref;
+  ref.y.resize(x.size());
+  ref.dx.resize(x.size());
+  ref.dw.assign(cols, 0.0);
+  ref.dw_size.assign(cols, 0.0);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float* xr = &x[size_t(r) * cols];
+    const float* dyr = &dy[size_t(r) * cols];
+    double ms = 0;
+    for (uint32_t c = 0; c < cols; ++c) ms += double(xr[c]) * xr[c];
+    const double rstd = 1.0 / std::sqrt(ms / cols + double(eps));
+    ref.rstd.push_back(rstd);
+    double mgx = 0;
+    for (uint32_t c = 0; c < cols; ++c) {
+      const double xhat = xr[c] * rstd, g = double(dyr[c]) * w[c];
+      ref.y[size_t(r) * cols + c] = xhat * w[c];
+      mgx += g * xhat / cols;
+      ref.dw[c] += dyr[c] * xhat;
+      ref.dw_size[c] += std::abs(dyr[c] * xhat);
+    }
+    for (uint32_t c = 0; c < cols; ++c) {
+      const double xhat = xr[c] * rstd, g = double(dyr[c]) * w[c];
+      ref.dx[size_t(r) * cols + c] = rstd * (g - xhat * mgx);
+      if (std::isfinite(rstd * g)) ref.dx_scale = std::max(ref.dx_scale, std::abs(rstd * g));
+    }
+  }
+  return ref;
+}
+
+class RmsNorm : public LayerNorm {
+ protected:
+  struct RmsResult {
+    std::vector<float> y, rstd, dx, dw;
+  };
+  // Forward then backward in one recording; `old` (dx, dw) makes the backward accumulate.
+  RmsResult run_rms(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
+                    uint32_t cols, float eps, const RmsResult* old = nullptr) {
+    const Format f = fmt();
+    const uint32_t n = rows() * cols;
+    Buffer xb = upload(ctx(), f, x), wb = upload(ctx(), f, w), dyb = upload(ctx(), f, dy);
+    Buffer yb = poisoned(ctx(), f, n), stats = poisoned(ctx(), Format::F32, 2 * size_t(rows()));
+    Buffer dxb = old ? upload(ctx(), f, old->dx) : poisoned(ctx(), f, n);
+    Buffer dwb = old ? upload(ctx(), f, old->dw) : poisoned(ctx(), f, cols);
+    Sequence seq(ctx());
+    seq.begin();
+    ops::rms_norm_forward(seq, f, xb, wb, yb, stats, rows(), cols, eps);
+    ops::rms_norm_backward_input(seq, f, xb, wb, stats, dyb, dxb, rows(), cols, old != nullptr);
+    ops::rms_norm_backward_weight(seq, f, xb, stats, dyb, dwb, rows(), cols, old != nullptr);
+    seq.end();
+    seq.run();
+    RmsResult out{download(yb, f, n), {}, download(dxb, f, n), download(dwb, f, cols)};
+    const std::vector<float> st = download(stats, Format::F32, 2 * size_t(rows()));
+    for (uint32_t r = 0; r < rows(); ++r) {
+      EXPECT_EQ(st[2 * r], 0.0f) << "RMSNorm keeps a mean of 0 for the backward";
+      out.rstd.push_back(st[2 * r + 1]);
+    }
+    return out;
+  }
+  // dx's absolute term: at cols 1, dx = rstd g (1 - xhat^2) = rstd g eps /
+  // (x^2 + eps), a cancellation that fp32 resolves only to its rounding of
+  // the two terms, each about rstd |g| times the roundings dx_bound counts.
+  double dx_abs_error(uint32_t cols, const RmsReference& ref) const {
+    const double roundings = 2 * (sum_depth(cols) + 6 + 6);
+    return (cols == 1 ? roundings * 0x1p-24 * ref.dx_scale : 0.0) + smallest_normal(fmt());
+  }
+  void expect_reference(const RmsResult& out, const RmsReference& ref, uint32_t cols, const RmsResult* old = nullptr) {
+    const double more = old ? nmse_bound(Format::F32, 1) : 0.0;  // the accumulating add
+    std::vector<double> dx = ref.dx, dw = ref.dw;
+    if (old) dx = plus(dx, old->dx), dw = plus(dw, old->dw);
+    EXPECT_TRUE(close_to(out.y, ref.y, forward_bound(fmt(), cols), smallest_normal(fmt())));
+    EXPECT_TRUE(close_to(out.rstd, ref.rstd, nmse_bound(Format::F32, sum_depth(cols) + 2)));
+    EXPECT_TRUE(close_to(out.dx, dx, dx_bound(cols) + more, dx_abs_error(cols, ref)));
+    EXPECT_TRUE(close_to(out.dw, dw, column_bound(cols) + more,
+                         column_abs_error(cols, ref.dw_size, old ? &old->dw : nullptr)));
+  }
+};
+
+TEST_P(RmsNorm, ForwardAndBackward) {
+  for (float eps : {1e-6f, 1e-5f}) {
+    SCOPED_TRACE(::testing::Message() << "eps " << eps);
+    for_each_layer_cols([&](uint32_t cols) {
+      Inputs in = inputs(cols);
+      expect_reference(run_rms(in.x, in.gamma, in.dy, cols, eps), rms_reference(in.x, in.gamma, in.dy, rows(), cols, eps),
+                       cols);
+    });
+  }
+}
+
+TEST_P(RmsNorm, BackwardAccumulatesAndRepeatsItsBits) {
+  for_each_layer_cols([&](uint32_t cols) {
+    Inputs in = inputs(cols);
+    const size_t n = size_t(rows()) * cols;
+    const RmsResult old{{}, {}, random_values(n, -1, 1, fmt()), random_values(cols, 0, 4, fmt())};
+    const RmsResult a = run_rms(in.x, in.gamma, in.dy, cols, 1e-6f, &old);
+    expect_reference(a, rms_reference(in.x, in.gamma, in.dy, rows(), cols, 1e-6f), cols, &old);
+    const RmsResult b = run_rms(in.x, in.gamma, in.dy, cols, 1e-6f, &old);
+    for (auto m : {&RmsResult::y, &RmsResult::rstd, &RmsResult::dx, &RmsResult::dw})
+      EXPECT_EQ(0, std::memcmp((a.*m).data(), (b.*m).data(), (a.*m).size() * sizeof(float)));
+  });
+}
+
+// An inf or NaN in x reaches its row and dw's columns exactly where the
+// double reference has NaN; -0 in x gives -0 in y (no bias is added).
+TEST_P(RmsNorm, NonFiniteInputPoisonsOnlyItsRowAndZerosKeepTheirSign) {
+  for (float special : {kInf, -kInf, kNan}) {
+    for_each_layer_cols([&](uint32_t cols) {
+      SCOPED_TRACE(::testing::Message() << "x special " << special);
+      Inputs in = inputs(cols);
+      const uint32_t bad = std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng());
+      in.x[size_t(bad) * cols + std::uniform_int_distribution<uint32_t>(0, cols - 1)(rng())] = special;
+      // NaN makes the whole row NaN; an inf makes rstd 0, so its own y NaN
+      // and the row's others 0 (as PyTorch), and the row's dx NaN.
+      const RmsReference ref = rms_reference(in.x, in.gamma, in.dy, rows(), cols, 1e-6f);
+      ASSERT_TRUE(std::isnan(ref.dx[size_t(bad) * cols]));
+      expect_reference(run_rms(in.x, in.gamma, in.dy, cols, 1e-6f), ref, cols);
+    });
+  }
+  const uint32_t cols = 5;
+  Inputs in = inputs(cols);
+  in.x[0] = -0.0f;
+  in.gamma[0] = 1.0f;
+  const RmsResult out = run_rms(in.x, in.gamma, in.dy, cols, 1e-6f);
+  EXPECT_TRUE(std::signbit(out.y[0]) && out.y[0] == 0.0f) << out.y[0];
+}
+
+// The backward against central differences of the GPU forward, fp32, along
+// a random direction v of L(x) = sum(r * y(x)) with dy = r.
+TEST_P(RmsNorm, BackwardMatchesFiniteDifferences) {
+  if (fmt() != Format::F32) GTEST_SKIP() << "the differences are taken in fp32";
+  const float h = 1e-2f;
+  for (uint32_t cols : {5u, 64u, 300u}) {
+    SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
+    const size_t n = size_t(rows()) * cols;
+    // |x| in [1, 3): every row's rms is at least 1, so the step is small
+    // against it.
+    std::vector<float> x = random_values(n, 1, 3, Format::F32), w = random_values(cols, 0.5f, 1.5f, Format::F32),
+                       r = random_values(n, -1, 1, Format::F32), v = random_values(n, -1, 1, Format::F32);
+    for (size_t i = 0; i < n; i += 2) x[i] = -x[i];
+    std::vector<float> xp(n), xm(n);
+    for (size_t i = 0; i < n; ++i) xp[i] = x[i] + h * v[i], xm[i] = x[i] - h * v[i];
+    double size = 0;  // sum |r y| of the evaluations, which their roundings scale with
+    auto loss = [&](const std::vector<float>& at) {
+      const std::vector<float> y = run_rms(at, w, r, cols, 1e-6f).y;
+      double l = 0;
+      for (size_t i = 0; i < n; ++i) l += double(r[i]) * y[i], size += std::abs(double(r[i]) * y[i]);
+      return l;
+    };
+    const double fd = loss(xp) - loss(xm);
+    const std::vector<float> dx = run_rms(x, w, r, cols, 1e-6f).dx;
+    double dot = 0, dx_norm = 0, step_norm = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double step = double(xp[i]) - xm[i];
+      dot += dx[i] * step;
+      dx_norm += double(dx[i]) * dx[i];
+      step_norm += step * step;
+    }
+    // Against |dx| |step|: truncation, the central difference's third-order
+    // term, about (h |v|)^2 / rms^2 times a small constant, rms >= 1 here:
+    // 10 h^2 = 1e-3; each forward's roundings, at most 32 fp32 ulps of
+    // every y (forward_bound's count with room), summed without
+    // cancelling; the backward's, 1e-6 of |dx| (dx_bound). A dx that takes
+    // LayerNorm's mean_c(g) off as well errs by about 1 / sqrt(cols) here,
+    // one without xhat mean_c(g xhat) by order 1.
+    const double scale = std::sqrt(dx_norm * step_norm);
+    const double rel = 10 * h * h + 32 * 0x1p-24 * size / scale + 1e-6;
+    EXPECT_LE(std::abs(dot - fd) / scale, rel) << "<dx, step> " << dot << ", central difference " << fd;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shaders, LayerNorm, all_formats_and_sizes(), format_size_name);
+INSTANTIATE_TEST_SUITE_P(Shaders, RmsNorm, all_formats_and_sizes(), format_size_name);
 INSTANTIATE_TEST_SUITE_P(Shaders, LayerNormFp32,
                          ::testing::Combine(::testing::Values(Format::F32), ::testing::ValuesIn(kSizes)),
                          format_size_name);

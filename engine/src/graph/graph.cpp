@@ -164,6 +164,10 @@ std::string Graph::layer_norm(const std::string& name, const std::string& x, con
   return node(name, "layer_norm", {x, gamma, beta});
 }
 
+std::string Graph::rms_norm(const std::string& name, const std::string& x, const std::string& weight, double eps) {
+  return node(name, "rms_norm", {x, weight}, {.eps = eps});
+}
+
 std::string Graph::batch_norm(const std::string& name, const std::string& x) {
   int t = tensor_index(x);
   if (t < 0) fail(name, "unknown input '" + x + "'");

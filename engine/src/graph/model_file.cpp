@@ -35,6 +35,7 @@ Attributes attributes_of(const Graph& g, const std::string& name, const YAML::No
   if (n["pad"]) a.pad = n["pad"].as<uint32_t>();
   if (n["heads"]) a.heads = n["heads"].as<uint32_t>();
   if (n["p"]) a.p = n["p"].as<double>();
+  if (n["eps"]) a.eps = n["eps"].as<double>();
   return a;
 }
 

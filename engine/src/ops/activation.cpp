@@ -14,7 +14,7 @@ void run(Sequence& seq, Format fmt, Activation act, uint32_t backward, BufferVie
   detail::require("activation", "out", out, n, eb);
   const shader::ActivationPush push{n};
   auto k = detail::kernel<shader::ActivationShader>(seq, fmt, {uint32_t(act), backward});
-  seq.dispatch(k, {x, dy, out}, push, {std::min(div_up(n, 256), 65535u)}, activation_name(act));
+  seq.dispatch(k, {x, dy, out}, push, detail::grid_stride_groups(n), activation_name(act));
 }
 }  // namespace
 

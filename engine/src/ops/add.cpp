@@ -13,7 +13,7 @@ void add_forward(Sequence& seq, Format fmt, BufferView a, BufferView b, BufferVi
   detail::require("add", "y", y, n, eb);
   const shader::AddPush push{n};
   auto k = detail::kernel<shader::AddShader>(seq, fmt);
-  seq.dispatch(k, {a, b, y}, push, {std::min(div_up(n, 256), 65535u)}, "add");
+  seq.dispatch(k, {a, b, y}, push, detail::grid_stride_groups(n), "add");
 }
 
 void add_backward(Sequence& seq, Format fmt, BufferView dy, BufferView dx, uint32_t n, bool accumulate) {

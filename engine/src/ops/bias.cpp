@@ -15,7 +15,7 @@ void bias_add_forward(Sequence& seq, Format fmt, BufferView y, BufferView b, uin
   detail::require("bias_add_forward", "bias", b, cols, eb);
   const shader::BiasAddPush push{n, cols};
   auto k = detail::kernel<shader::BiasAddShader>(seq, fmt);
-  seq.dispatch(k, {y, b}, push, {std::min(div_up(n, 256), 65535u)}, "bias_add");
+  seq.dispatch(k, {y, b}, push, detail::grid_stride_groups(n), "bias_add");
 }
 
 // The most rows per chunk: below llvmpipe's 65,535 loop iterations

@@ -13,7 +13,7 @@ void copy_columns(Sequence& seq, Format fmt, const ColumnCopy& c, BufferView src
   detail::require("concat", "source", src, uint64_t(c.rows) * c.src_cols, eb);
   detail::require("concat", "destination", dst, uint64_t(c.rows) * c.dst_cols, eb);
   auto k = detail::kernel<shader::ConcatShader>(seq, fmt);
-  seq.dispatch(k, {src, dst}, c, {std::min(div_up(uint64_t(c.rows) * c.width, 256), 65535u)}, "concat");
+  seq.dispatch(k, {src, dst}, c, detail::grid_stride_groups(uint64_t(c.rows) * c.width), "concat");
 }
 
 uint32_t total_cols(const std::vector<ConcatPart>& parts) {

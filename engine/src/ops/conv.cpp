@@ -21,10 +21,6 @@ std::string describe(const Conv2d& c) {
          std::to_string(c.pad);
 }
 
-// The shaders index with 32-bit unsigned integers, and a grid-stride loop
-// steps up to 2^24 past its last element: 2^31 keeps both from wrapping.
-constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
-
 // The shape as im2col.comp and col2im.comp take it (vkamp/gpu_abi/conv.h).
 shader::ConvPush push_for(const Conv2d& c, uint64_t n) {
   using detail::fast_divisor;
@@ -49,8 +45,6 @@ shader::ConvPush push_for(const Conv2d& c, uint64_t n) {
   return p;
 }
 
-// A grid-stride 1-D grid of 256-wide groups over n elements.
-Groups groups_for(uint64_t n) { return {std::min(div_up(n, 256), 65535u)}; }
 
 }  // namespace
 
@@ -60,13 +54,13 @@ void validate(const Conv2d& c) {
     throw Error(describe(c) + ": every size, the kernel and the stride must be at least 1");
   // In 64 bits, before Conv2d's own 32-bit arithmetic (out_h(), col_cols()) can wrap.
   const uint64_t padded_h = uint64_t(c.in_h) + 2ull * c.pad, padded_w = uint64_t(c.in_w) + 2ull * c.pad;
-  if (padded_h > kMaxElements || padded_w > kMaxElements ||
-      uint64_t(c.kernel) * c.kernel * c.in_c > kMaxElements)
+  if (padded_h > detail::kMaxIndexedElements || padded_w > detail::kMaxIndexedElements ||
+      uint64_t(c.kernel) * c.kernel * c.in_c > detail::kMaxIndexedElements)
     throw Error(describe(c) + ": a padded size or patch of 2^31 or more (the shaders index in 32 bits)");
   if (c.kernel > padded_h || c.kernel > padded_w)
     throw Error(describe(c) + ": the kernel is larger than the padded input");
-  if (c.col_elements() > kMaxElements || c.input_elements() > kMaxElements ||
-      c.output_elements() > kMaxElements || c.weight_elements() > kMaxElements)
+  if (c.col_elements() > detail::kMaxIndexedElements || c.input_elements() > detail::kMaxIndexedElements ||
+      c.output_elements() > detail::kMaxIndexedElements || c.weight_elements() > detail::kMaxIndexedElements)
     throw Error(describe(c) + ": a tensor of 2^31 elements or more (the shaders index in 32 bits)");
 }
 
@@ -79,7 +73,7 @@ void im2col(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView
   const uint64_t threads = c.col_rows() * c.kernel;
   const shader::ConvPush push = push_for(c, threads);
   auto k = detail::kernel<shader::Im2colShader>(seq, fmt);
-  seq.dispatch(k, {x, col}, push, groups_for(threads), "im2col");
+  seq.dispatch(k, {x, col}, push, detail::grid_stride_groups(threads), "im2col");
 }
 
 void col2im(Sequence& seq, Format fmt, const Conv2d& c, BufferView dcol, BufferView dx) {
@@ -89,7 +83,7 @@ void col2im(Sequence& seq, Format fmt, const Conv2d& c, BufferView dcol, BufferV
   detail::require("col2im", "dx", dx, c.input_elements(), eb);
   const shader::ConvPush push = push_for(c, c.input_elements());
   auto k = detail::kernel<shader::Col2imShader>(seq, fmt);
-  seq.dispatch(k, {dcol, dx}, push, groups_for(c.input_elements()), "col2im");
+  seq.dispatch(k, {dcol, dx}, push, detail::grid_stride_groups(c.input_elements()), "col2im");
 }
 
 void conv2d_forward(Sequence& seq, Format fmt, const Conv2d& c, BufferView x, BufferView w, BufferView b,
@@ -117,7 +111,7 @@ void conv2d_forward_direct(Sequence& seq, Format fmt, const Conv2d& c, BufferVie
                                     c.out_c, c.kernel, c.stride, c.pad, detail::fast_divisor(c.out_c),
                                     detail::fast_divisor(c.out_w()), detail::fast_divisor(c.out_h())};
   auto k = detail::kernel<shader::ConvDirectShader>(seq, fmt);
-  seq.dispatch(k, {x, w, b, y}, push, groups_for(c.output_elements()), "conv_direct");
+  seq.dispatch(k, {x, w, b, y}, push, detail::grid_stride_groups(c.output_elements()), "conv_direct");
 }
 
 void conv2d_backward(Sequence& seq, Format fmt, const Conv2d& c, BufferView dy, BufferView col, BufferView w,

@@ -32,7 +32,7 @@ void dropout(Sequence& seq, Format fmt, BufferView x, BufferView y, uint32_t n, 
                                  key.salt};
   auto k = detail::kernel<shader::DropoutShader>(seq, fmt);
   const uint32_t groups = n / 4 + (n % 4 != 0);
-  seq.dispatch(k, {x, y, *key.counter}, push, {std::min(div_up(groups, 256), 65535u)}, "dropout");
+  seq.dispatch(k, {x, y, *key.counter}, push, detail::grid_stride_groups(groups), "dropout");
 }
 
 }  // namespace vkamp::ops

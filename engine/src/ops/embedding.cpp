@@ -25,8 +25,6 @@ void check(const char* op, uint32_t rows, uint32_t seq_len, uint32_t cols, uint3
 // lavapipe's 65535-iteration loop limit.
 constexpr uint32_t kChunkRows = 1024;
 
-uint32_t groups(uint64_t n) { return uint32_t(std::min<uint64_t>(div_up(n, 256), 65535u)); }
-
 // The tokens pass scatters (embedding_grad.comp SCATTER) on CPU drivers and
 // scans elsewhere, the same bits either way; KernelPaths::embedding_scatter
 // overrides, for tests. A scattering invocation loops vocab + kChunkRows
@@ -50,7 +48,7 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
   if (n == 0) return;
   const shader::EmbeddingPush push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
   auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt);
-  seq.dispatch(k, {ids, wte, wpe, y}, push, {groups(n)}, "embedding");
+  seq.dispatch(k, {ids, wte, wpe, y}, push, detail::grid_stride_groups(n), "embedding");
 }
 
 void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
@@ -73,7 +71,7 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     const shader::EmbeddingGradPush push{n, cols, rows, seq_len, kChunkRows};
     const bool sc = tokens && scatter(seq.context(), vocab);
     auto k = detail::kernel<shader::EmbeddingGradShader>(seq, fmt, {tokens, sc});
-    seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : groups(n), chunks},
+    seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : detail::grid_stride_groups(n).x, chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
     detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
                          "embedding_grad_reduce");

@@ -45,7 +45,7 @@ void mse_backward(Sequence& seq, Format fmt, BufferView y, BufferView t, BufferV
   detail::require("mse_backward", "dy", dy, n, eb);
   const shader::MseGradPush push{n};
   auto k = detail::kernel<shader::MseGradShader>(seq, fmt);
-  seq.dispatch(k, {y, t, scale, dy}, push, {std::min(div_up(n, 256), 65535u)}, "mse_grad");
+  seq.dispatch(k, {y, t, scale, dy}, push, detail::grid_stride_groups(n), "mse_grad");
 }
 
 }  // namespace vkamp::ops

@@ -16,7 +16,7 @@ void add_partials(Sequence& seq, Format fmt, BufferView partial, BufferView out,
   auto reduce = kernel<shader::GemmReduceShader>(seq, fmt, {epilogue.bias.has_value(), act});
   // Bindings the shader does not touch (no bias, no z) hold out.
   seq.dispatch(reduce, {partial, out, epilogue.bias.value_or(out), epilogue.z.value_or(out)}, push,
-               {std::min(div_up(count, 256), 65535u)}, label);
+               grid_stride_groups(count), label);
 }
 
 uint32_t z_mode(const GemmEpilogue& epilogue) {

@@ -1,6 +1,7 @@
 // Shared plumbing for the op wrappers: picking the shader variant for a
 // format and checking that buffers are large enough for the problem.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,6 +25,14 @@ TypedKernel<typename Shader::Push> kernel(Sequence& seq, Format fmt, std::vector
                                           const std::string& build = "", std::vector<VkFormat> texel_formats = {}) {
   return seq.context().kernel<Shader>(fmt, std::move(constants), build, std::move(texel_formats));
 }
+
+// The shaders index with 32-bit unsigned integers, and a grid-stride loop
+// steps up to 2^24 past its last element: tensors below 2^31 elements keep
+// both from wrapping.
+inline constexpr uint64_t kMaxIndexedElements = (uint64_t(1) << 31) - 1;
+
+// A grid-stride 1-D grid over n elements: 256-wide workgroups, at most 65535.
+inline Groups grid_stride_groups(uint64_t n) { return {uint32_t(std::min<uint64_t>((n + 255) / 256, 65535))}; }
 
 // Rows per chunk of a column sum (bias_grad.comp, layer_norm_param_grad.comp:
 // one invocation per column in 256-wide workgroups, one workgroup row per

@@ -17,9 +17,6 @@ std::string describe(const Pool2d& p) {
          ", window " + std::to_string(p.window) + ", stride " + std::to_string(p.stride);
 }
 
-// As in conv.cpp: 32-bit indices and grid-stride loops that must not wrap.
-constexpr uint64_t kMaxElements = uint64_t(std::numeric_limits<int32_t>::max());
-
 // The shape as pool.comp and pool_grad.comp take it (vkamp/gpu_abi/pool.h).
 shader::PoolPush push_for(const Pool2d& p, uint64_t n) {
   using detail::fast_divisor;
@@ -40,8 +37,6 @@ shader::PoolPush push_for(const Pool2d& p, uint64_t n) {
   q.by_stride = fast_divisor(p.stride);
   return q;
 }
-
-Groups groups_for(uint64_t n) { return {std::min(div_up(n, 256), 65535u)}; }
 
 const char* label(const Pool2d& p, bool backward) {
   if (p.kind == PoolKind::Max) return backward ? "maxpool_grad" : "maxpool";
@@ -64,7 +59,7 @@ void validate(const Pool2d& p) {
   if (p.batch == 0 || p.in_h == 0 || p.in_w == 0 || p.channels == 0 || p.window == 0 || p.stride == 0)
     throw Error(describe(p) + ": every size, the window and the stride must be at least 1");
   if (p.window > p.in_h || p.window > p.in_w) throw Error(describe(p) + ": the window is larger than the input");
-  if (p.input_elements() > kMaxElements)
+  if (p.input_elements() > detail::kMaxIndexedElements)
     throw Error(describe(p) + ": 2^31 input elements or more (the shaders index in 32 bits)");
 }
 
@@ -75,7 +70,7 @@ void pool2d_forward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, Bu
   detail::require("pool2d_forward", "y", y, p.output_elements(), eb);
   const shader::PoolPush push = push_for(p, p.output_elements());
   auto k = detail::kernel<shader::PoolShader>(seq, fmt, {uint32_t(p.kind)});
-  seq.dispatch(k, {x, y}, push, groups_for(p.output_elements()), label(p, false));
+  seq.dispatch(k, {x, y}, push, detail::grid_stride_groups(p.output_elements()), label(p, false));
 }
 
 void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, BufferView dy, BufferView dx) {
@@ -89,7 +84,7 @@ void pool2d_backward(Sequence& seq, Format fmt, const Pool2d& p, BufferView x, B
   const uint64_t threads = windows ? p.output_elements() : p.input_elements();
   const shader::PoolPush push = push_for(p, threads);
   auto k = detail::kernel<shader::PoolGradShader>(seq, fmt, {uint32_t(p.kind), uint32_t(windows)});
-  seq.dispatch(k, {x, dy, dx}, push, groups_for(threads), label(p, true));
+  seq.dispatch(k, {x, dy, dx}, push, detail::grid_stride_groups(threads), label(p, true));
 }
 
 }  // namespace vkamp::ops

@@ -18,7 +18,7 @@ void scale(Sequence& seq, Format fmt, BufferView x, BufferView y, uint32_t n, fl
   auto k = detail::kernel<shader::ScaleShader>(seq, fmt, {uint32_t(by)});
   // The constant form still binds a buffer; x is as good as any.
   BufferView sv = s ? BufferView(*s) : x;
-  seq.dispatch(k, {x, y, sv}, push, {std::min(div_up(n, 256), 65535u)}, "scale");
+  seq.dispatch(k, {x, y, sv}, push, detail::grid_stride_groups(n), "scale");
 }
 
 }  // namespace vkamp::ops

@@ -14,7 +14,7 @@ std::string kernel_class(std::string_view label) {
   auto starts = [&](std::string_view prefix) { return label.substr(0, prefix.size()) == prefix; };
   if (starts("gemm") || starts("im2col") || starts("col2im") || starts("conv")) return "gemm";
   if (starts("attention")) return "attention";
-  if (starts("layer_norm")) return "layer_norm";
+  if (starts("layer_norm") || starts("rms_norm")) return "layer_norm";  // the normalisations
   if (starts("softmax")) return "softmax";
   if (starts("optimizer")) return "optimizer";
   if (starts("amp_check") || starts("step_control") || starts("inject_overflow") || starts("layer_scale"))

@@ -59,6 +59,7 @@ struct Attributes {
   uint32_t pad = 0;     // conv2d
   uint32_t heads = 1;   // attention
   double p = 0;         // dropout: each element's probability of being dropped
+  double eps = 1e-6;    // rms_norm: added to mean(x^2) (config.json's rms_norm_eps)
   ops::Activation act = ops::Activation::ReLU;  // activation; a linear with `activate`
   // linear: apply act in its GEMM's epilogue. The executor fuses a linear
   // and the activation that alone reads it into one such node
@@ -111,6 +112,8 @@ class Graph {
   // LayerNorm over the last dimension (c), with params gamma {c} and beta {c}.
   std::string layer_norm(const std::string& name, const std::string& x, const std::string& gamma,
                          const std::string& beta);
+  // RMSNorm over the last dimension (c), with param weight {c}: Llama's.
+  std::string rms_norm(const std::string& name, const std::string& x, const std::string& weight, double eps);
 
   // BatchNorm (BatchNorm2d over an image's channels, BatchNorm1d over a
   // vector's features) with PyTorch's names: declares params
