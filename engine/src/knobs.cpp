@@ -32,7 +32,8 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_GEMM_TUNE", {"off", "cached", "on"}, "", "cached", "engine",
      "GEMM kernels per class: compiled-in (off), from the per-device cache vkamp-bench gemm --tune writes "
      "(cached), or also tuned on first use and saved (on)"},
-    {"VKAMP_PIPELINE_CACHE", {}, "a file, or none", "$XDG_CACHE_HOME (else ~/.cache)/vkamp/pipelines-<uuid>.bin",
+    {"VKAMP_PIPELINE_CACHE", {}, "a file, or none",
+     "$XDG_CACHE_HOME (else ~/.cache; Windows: %LOCALAPPDATA%)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
     // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
     // (kernel_paths.cpp) where the code leaves a field unset
@@ -41,7 +42,7 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_GEMM_KERNEL", {}, "shader or mma-wW-fMxN-kK-db|sb", "the tuner's choice", "engine",
      "every fp16 GEMM that may take tensor cores on this kernel (tests, benchmarks)"},
     {"VKAMP_GEMM_BLOCK", {}, "RxC, each 1 to 16", "16x8 where C is at least 64 x 64, else 4x4", "engine",
-     "the direct GEMM's outputs per thread (other values are ignored)"},
+     "the direct GEMM's outputs per thread (other values are refused)"},
     {"VKAMP_GEMM_SG", {"0", "1"}, "", "1", "engine",
      "0: the direct GEMM's 16-row blocks load all of A, with no subgroup broadcast"},
     {"VKAMP_GEMM_LOADS", {"texel", "storage"}, "", "texel on CPU drivers, storage elsewhere", "engine",

@@ -29,6 +29,7 @@ class UsePaths {
  private:
   Context* previous_;
 };
+
 // Why the test main found no usable device; empty when it did.
 const std::string& no_device_reason();
 // Why every GPU test skips on this device (VKAMP_COOPMAT=1 without tensor
