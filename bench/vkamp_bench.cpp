@@ -5,40 +5,24 @@
 // direct convolution), reduce (reduce_bench.cpp: a charlm step's column
 // sums and norms), generate (generate_bench.cpp: a GPT's tokens with and
 // without the KV cache), attention (attention_bench.cpp: its paths and tiles).
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
-#include <map>
-#include <sstream>
-#include <stdexcept>
-#include <memory>
-#include <optional>
-#include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "app/charlm.hpp"
 #include "app/cli.hpp"
-#include "vkamp/buffer.hpp"
-#include "vkamp/context.hpp"
-#include "vkamp/error.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/kernel_paths.hpp"
 #include "vkamp/knobs.hpp"
-#include "vkamp/ops/gemm.hpp"
-#include "vkamp/sequence.hpp"
-#include "bench_util.hpp"
+#include "attention_bench.hpp"
 #include "conv_bench.hpp"
 #include "gemm_bench.hpp"
 #include "gemm_tune_bench.hpp"
 #include "generate_bench.hpp"
-#include "attention_bench.hpp"
 #include "reduce_bench.hpp"
 
 namespace {

@@ -9,15 +9,11 @@
 #include <string>
 #include <vector>
 
-#ifdef _WIN32
-#include <fcntl.h>
-#include <io.h>
-#endif
-
 #include "app/flags.hpp"
 #include "app/tool_main.hpp"
 #include "vkamp/config/setting.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/platform.hpp"
 #include "vkamp/text/tokenizer.hpp"
 
 namespace {
@@ -83,11 +79,7 @@ std::vector<int32_t> parse_ids(const std::string& line, const std::string& where
 }
 
 int run(const Options& o) {
-#ifdef _WIN32
-  // Bytes in, bytes out: no CRLF translation of the UTF-8.
-  _setmode(_fileno(stdin), _O_BINARY);
-  _setmode(_fileno(stdout), _O_BINARY);
-#endif
+  platform::binary_stdio();  // bytes in, bytes out: no CRLF translation of the UTF-8
   const text::Tokenizer tok = text::Tokenizer::load(o.model);
   std::string line;
   for (std::size_t n = 1; std::getline(std::cin, line); ++n) {

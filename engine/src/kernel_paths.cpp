@@ -1,7 +1,9 @@
 #include "vkamp/kernel_paths.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "vkamp/config_error.hpp"
 #include "vkamp/knobs.hpp"
@@ -32,14 +34,17 @@ std::optional<std::string> choice_of(const Lookup& get, const char* name) {
   return knob_choice(name, *v);
 }
 
-// The variables a KernelPaths is read from, in describe()'s order.
-constexpr const char* kPathVariables[] = {
-    "VKAMP_COOPMAT", "VKAMP_MMA_LANES", "VKAMP_GEMM_TUNE", "VKAMP_GEMM_KERNEL", "VKAMP_GEMM_TILED",
-    "VKAMP_GEMM_BLOCK", "VKAMP_GEMM_SG", "VKAMP_GEMM_LOADS", "VKAMP_ROW_KERNEL", "VKAMP_COLUMN_SUM",
-    "VKAMP_EMBEDDING_GRAD", "VKAMP_POOL_GRAD", "VKAMP_ATTENTION", "VKAMP_ATTENTION_TILES", "VKAMP_FUSE_EPILOGUE",
-    "VKAMP_FUSE_ACT_GRAD", "VKAMP_FUSE_RESIDUAL_GRAD"};
-
 KernelPaths kernel_paths_from(const Lookup& get);
+
+// The variables a KernelPaths is read from: the ones kernel_paths_from asks for.
+std::vector<std::string> path_variables() {
+  std::vector<std::string> names;
+  kernel_paths_from([&](const char* name) -> std::optional<std::string> {
+    names.emplace_back(name);
+    return std::nullopt;
+  });
+  return names;
+}
 
 }  // namespace
 
@@ -92,11 +97,10 @@ KernelPaths kernel_paths_from_settings(const std::string& text) {
     const size_t eq = item.find('=');
     std::string name = item.substr(0, eq);
     if (name.rfind("VKAMP_", 0) != 0) name = "VKAMP_" + name;
-    bool known = false;
-    for (const char* v : kPathVariables) known = known || name == v;
-    if (eq == std::string::npos || !known) {
+    const std::vector<std::string> variables = path_variables();
+    if (eq == std::string::npos || std::find(variables.begin(), variables.end(), name) == variables.end()) {
       std::string names;
-      for (const char* v : kPathVariables) names += (names.empty() ? "" : ", ") + std::string(v + 6);
+      for (const std::string& v : variables) names += (names.empty() ? "" : ", ") + v.substr(6);
       throw ConfigError("a kernel path is NAME=value pairs, comma-separated, with NAME one of " + names +
                         " (or default), not \"" + item + "\"");
     }
@@ -144,33 +148,5 @@ KernelPaths kernel_paths_from(const Lookup& get) {
 }
 
 }  // namespace
-
-std::string describe(const KernelPaths& p) {
-  std::string s;
-  auto add = [&](const char* name, const std::string& value) { s += (s.empty() ? "" : " ") + std::string(name) + "=" + value; };
-  auto bit = [](bool b) { return std::string(b ? "1" : "0"); };
-  auto dims = [](const KernelPaths::Dims& d) { return std::to_string(d.first) + "x" + std::to_string(d.second); };
-  if (p.gemm_mma) {
-    const bool khr = p.coopmat_api == CoopmatApi::khr;
-    add("VKAMP_COOPMAT", *p.gemm_mma == GemmMma::off ? "0" : *p.gemm_mma == GemmMma::emulated ? "emulate" : khr ? "khr" : "1");
-  }
-  if (p.mma_lanes) add("VKAMP_MMA_LANES", std::to_string(*p.mma_lanes));
-  if (p.gemm_tune) add("VKAMP_GEMM_TUNE", *p.gemm_tune == GemmTuneMode::off ? "off" : *p.gemm_tune == GemmTuneMode::on ? "on" : "cached");
-  if (p.gemm_kernel) add("VKAMP_GEMM_KERNEL", *p.gemm_kernel);
-  if (p.gemm_tiled) add("VKAMP_GEMM_TILED", bit(*p.gemm_tiled));
-  if (p.gemm_block) add("VKAMP_GEMM_BLOCK", dims(*p.gemm_block));
-  if (p.gemm_subgroup_a) add("VKAMP_GEMM_SG", bit(*p.gemm_subgroup_a));
-  if (p.gemm_texel_loads) add("VKAMP_GEMM_LOADS", *p.gemm_texel_loads ? "texel" : "storage");
-  if (p.row_per_thread) add("VKAMP_ROW_KERNEL", *p.row_per_thread ? "thread" : "group");
-  if (p.column_sum_gpu) add("VKAMP_COLUMN_SUM", *p.column_sum_gpu ? "gpu" : "cpu");
-  if (p.embedding_scatter) add("VKAMP_EMBEDDING_GRAD", *p.embedding_scatter ? "scatter" : "scan");
-  if (p.pool_grad_window) add("VKAMP_POOL_GRAD", *p.pool_grad_window ? "window" : "gather");
-  if (p.attention) add("VKAMP_ATTENTION", attention_path_name(*p.attention));
-  if (p.attention_tiles) add("VKAMP_ATTENTION_TILES", *p.attention_tiles);
-  if (p.fuse_epilogue) add("VKAMP_FUSE_EPILOGUE", bit(*p.fuse_epilogue));
-  if (p.fuse_act_grad) add("VKAMP_FUSE_ACT_GRAD", bit(*p.fuse_act_grad));
-  if (p.fuse_residual_grad) add("VKAMP_FUSE_RESIDUAL_GRAD", bit(*p.fuse_residual_grad));
-  return s;
-}
 
 }  // namespace vkamp

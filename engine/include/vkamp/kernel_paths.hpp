@@ -82,8 +82,4 @@ KernelPaths kernel_paths_from_env();
 // name or a bad value throws ConfigError.
 KernelPaths kernel_paths_from_settings(const std::string& text);
 
-// "VKAMP_ATTENTION=fused VKAMP_GEMM_TILED=0": the set fields, as the
-// variables that would ask for them (for reports and test names).
-std::string describe(const KernelPaths& p);
-
 }  // namespace vkamp

@@ -14,4 +14,8 @@ std::string user_cache_dir();
 // Sets (value non-null) or removes an environment variable of this process.
 void set_env(const char* name, const char* value);
 
+// Standard input and output as bytes: no CRLF translation on Windows
+// (a program that reads and writes UTF-8 text line by line).
+void binary_stdio();
+
 }  // namespace vkamp::platform

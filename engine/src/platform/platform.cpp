@@ -1,6 +1,11 @@
 #include "vkamp/platform.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#ifdef _WIN32
+#include <fcntl.h>
+#include <io.h>
+#endif
 
 namespace vkamp::platform {
 namespace {
@@ -29,6 +34,13 @@ void set_env(const char* name, const char* value) {
 #else
   if (value) setenv(name, value, 1);
   else unsetenv(name);
+#endif
+}
+
+void binary_stdio() {
+#ifdef _WIN32
+  _setmode(_fileno(stdin), _O_BINARY);
+  _setmode(_fileno(stdout), _O_BINARY);
 #endif
 }
 
