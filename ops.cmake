@@ -21,6 +21,10 @@ vkamp_add_op(concat)
 vkamp_add_op(layer_norm SHADERS layer_norm layer_norm_grad layer_norm_param_grad)
 # RMSNorm: LayerNorm's kernels without the mean and the bias (its graph op; tests in test_layer_norm.cpp).
 vkamp_add_op(rms_norm)
+# Llama's rotary embedding and grouped-query layout before attention.
+vkamp_add_op(rope)
+# Gated linear units: Llama's SwiGLU MLP.
+vkamp_add_op(glu)
 vkamp_add_op(embedding SHADERS embedding embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
 # Attention fused FlashAttention-style (VKAMP_ATTENTION=fused): its kernel, no graph op of its own.

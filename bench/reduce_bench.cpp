@@ -122,7 +122,7 @@ int run_reduce(const std::string& device, int repeats, uint32_t batch, std::vect
         c.add(Buffer(ctx, ids.size() * 4)).write(ids);
         return;
       }
-      ops::embedding_backward(*s, c.fmt(), c.at(3), c.at(0), c.at(1), c.at(2), rows, kSeqLen, kEmbd, kVocab);
+      ops::embedding_backward(*s, c.fmt(), c.at(3), c.at(0), c.at(1), BufferView(c.at(2)), rows, kSeqLen, kEmbd, kVocab);
     }));
     const uint32_t n = rows * kVocab;
     cases.push_back(std::make_unique<Case>(ctx, "sumsq " + std::to_string(n), f, eb * n,

@@ -1,13 +1,16 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Token plus learned position embedding:
-//   y[b, t, :] = wte[ids[b, t], :] + wpe[t, :],  rows r = b * T + t.
+//   y[b, t, :] = wte[ids[b, t], :] + wpe[t, :],  rows r = b * T + t,
+// or the token embedding alone (POSITIONS = 0: wpe is not read).
 // An id >= vocab reads nothing and gives a NaN row, as a label out of range
 // does in softmax_xent: the bad data shows up in the loss instead of being
 // silently clamped to some real token.
 #include "types.glsl"
 #include "fastdiv.glsl"
 #include "elementwise.glsl"
+
+layout(constant_id = 0) const uint POSITIONS = 1;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) readonly buffer Wte { sfp wte[]; };
@@ -22,6 +25,7 @@ void main() {
     uint t = r - fast_div(r, p.by_seq_len) * p.seq_len;
     uint id = ids[r];
     float v = id < p.vocab ? sfp2f(wte[id * p.cols + c]) : uintBitsToFloat(0x7FC00000u);
-    y[i] = f2sfp(v + sfp2f(wpe[t * p.cols + c]));
+    if (POSITIONS != 0u) v += sfp2f(wpe[t * p.cols + c]);
+    y[i] = f2sfp(v);
   }
 }

@@ -2,9 +2,12 @@
 // tanh, GELU, sigmoid and SiLU, each linear fused with its activation), a
 // parameter used by two nodes (the sum of both uses), an activation feeding
 // two ops (the sum of both gradients), dropout, concat, layer_norm and rms_norm (inside the
-// network, and on the model input, where no input gradient is wanted), and
+// network, and on the model input, where no input gradient is wanted),
 // batch_norm in training mode (conv-BN and linear-BN, whose batch statistics
-// depend on the weights, and on the model input).
+// depend on the weights, and on the model input), and a Llama block (rope
+// with grouped-query heads, attention, glu).
+#include <tuple>
+
 #include "graph_models.hpp"
 
 namespace vkamp::test {
@@ -134,6 +137,32 @@ TEST_F(GraphGradients, RmsNormMatchesFiniteDifferences) {
   g.linear("head", "a", "head.weight");
   g.set_output("head");
   expect_gradients_match(check_gradients(std::move(g), 6, 3, 26));
+}
+
+// A Llama block on a sequence of 4 positions: q, k and v projections
+// (2 query heads sharing 1 key/value head), the rotary embedding, causal
+// attention, the output projection, and a SwiGLU MLP into the residual
+// stream. The gradient reaches every projection through rope's turn back
+// and its sum over the shared key/value head.
+TEST_F(GraphGradients, LlamaBlockWithRopeGqaAndSwigluMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::sequence(4, 6));
+  for (auto [name, out, in] : {std::tuple{"q_proj", 8u, 6u}, std::tuple{"k_proj", 4u, 6u},
+                               std::tuple{"v_proj", 4u, 6u}, std::tuple{"o_proj", 6u, 8u},
+                               std::tuple{"gate_proj", 10u, 6u}, std::tuple{"up_proj", 10u, 6u},
+                               std::tuple{"down_proj", 6u, 10u}})
+    g.param(std::string(name) + ".weight", {out, in});
+  g.param("head.weight", {3, 24});
+  auto linear = [&](const std::string& name, const std::string& x) { return g.linear(name, x, name + ".weight"); };
+  const std::string qkv = g.rope("rope", linear("q_proj", "x"), linear("k_proj", "x"), linear("v_proj", "x"), 2, 1,
+                                 ops::Rope{.theta = 100});
+  const std::string h = g.add("attn.residual", "x", linear("o_proj", g.attention("attn", qkv, 2)));
+  const std::string m = g.glu("mlp", linear("gate_proj", h), linear("up_proj", h), ops::Activation::SiLU);
+  g.add("mlp.residual", h, linear("down_proj", m));
+  g.flatten("flat", "mlp.residual");
+  g.linear("head", "flat", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 47));
 }
 
 // BatchNorm's weight and bias start at 1 and 0 in PyTorch; drawn normal

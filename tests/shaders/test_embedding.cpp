@@ -84,7 +84,7 @@ class Embedding : public GpuTestP<Format> {
     Buffer yb = poisoned(ctx(), f, size_t(d.rows()) * d.cols);
     Sequence seq(ctx());
     seq.begin();
-    ops::embedding_forward(seq, f, ib, teb, peb, yb, d.rows(), d.seq_len, d.cols, d.vocab);
+    ops::embedding_forward(seq, f, ib, teb, BufferView(peb), yb, d.rows(), d.seq_len, d.cols, d.vocab);
     seq.end();
     seq.run();
     return download(yb, f, size_t(d.rows()) * d.cols);
@@ -101,7 +101,7 @@ class Embedding : public GpuTestP<Format> {
     Buffer peb = old_pe ? upload(ctx(), fmt(), *old_pe) : poisoned(ctx(), fmt(), npe);
     Sequence seq(ctx());
     seq.begin();
-    ops::embedding_backward(seq, fmt(), ib, dyb, teb, peb, d.rows(), d.seq_len, d.cols, d.vocab,
+    ops::embedding_backward(seq, fmt(), ib, dyb, teb, BufferView(peb), d.rows(), d.seq_len, d.cols, d.vocab,
                             {old_te != nullptr, old_pe != nullptr});
     seq.end();
     seq.run();
@@ -153,6 +153,30 @@ TEST_P(Embedding, Forward) {
     std::vector<float> wte = random_values(size_t(d.vocab) * d.cols, -2, 2, fmt()),
                        wpe = random_values(size_t(d.seq_len) * d.cols, 1, 3, fmt());
     EXPECT_TRUE(close_to(forward(fmt(), d, ids, wte, wpe), forward_reference(d, ids, wte, wpe), forward_bound()));
+  });
+}
+
+// Llama's embed_tokens: no position table. The rows are wte's own values
+// (a copy, exact), and the backward's dwte is what it is with positions.
+TEST_P(Embedding, WithoutPositions) {
+  for_each_dims([&](const Dims& d) {
+    const std::vector<uint32_t> ids = random_ids(d);
+    const std::vector<float> wte = random_values(size_t(d.vocab) * d.cols, -2, 2, fmt());
+    Buffer ib = upload_ids(ids), teb = upload(ctx(), fmt(), wte);
+    Buffer yb = poisoned(ctx(), fmt(), size_t(d.rows()) * d.cols);
+    const std::vector<float> dy = upstream(d);
+    Buffer dyb = upload(ctx(), fmt(), dy), dteb = poisoned(ctx(), fmt(), size_t(d.vocab) * d.cols);
+    Sequence seq(ctx());
+    seq.begin();
+    ops::embedding_forward(seq, fmt(), ib, teb, std::nullopt, yb, d.rows(), d.seq_len, d.cols, d.vocab);
+    ops::embedding_backward(seq, fmt(), ib, dyb, dteb, std::nullopt, d.rows(), d.seq_len, d.cols, d.vocab);
+    seq.end();
+    seq.run();
+    const std::vector<float> y = download(yb, fmt(), size_t(d.rows()) * d.cols);
+    for (uint32_t r = 0; r < d.rows(); ++r)
+      for (uint32_t c = 0; c < d.cols; ++c) ASSERT_EQ(y[size_t(r) * d.cols + c], wte[size_t(ids[r]) * d.cols + c]);
+    EXPECT_TRUE(close_to(download(dteb, fmt(), size_t(d.vocab) * d.cols), backward_reference(d, ids, dy).dwte,
+                         sum_bound(most_rows_per_key(d, ids))));
   });
 }
 

@@ -63,6 +63,13 @@ void Executor::set_micro_batches(uint32_t micro_batches) {
   if (total) {
     node_state_ = std::make_unique<Buffer>(ctx_, total * 4);
     node_state_->fill(0);
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      const NodeState& s = *nodes_[k];
+      if (!s.def->initial_state || node_state_offset_[k] < 0) continue;
+      const std::vector<float> v = s.def->initial_state(s.shapes);
+      if (v.size() > size_t(node_state_floats_[k])) throw Error("graph: node state's initial values overflow it");
+      node_state_->write(v, size_t(node_state_offset_[k]) * 4);
+    }
   }
 }
 

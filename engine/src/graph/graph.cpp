@@ -164,6 +164,15 @@ std::string Graph::layer_norm(const std::string& name, const std::string& x, con
   return node(name, "layer_norm", {x, gamma, beta});
 }
 
+std::string Graph::rope(const std::string& name, const std::string& q, const std::string& k, const std::string& v,
+                        uint32_t heads, uint32_t kv_heads, const ops::Rope& rope) {
+  return node(name, "rope", {q, k, v}, {.heads = heads, .kv_heads = kv_heads, .rope = rope});
+}
+
+std::string Graph::glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act) {
+  return node(name, "glu", {gate, up}, {.act = act});
+}
+
 std::string Graph::rms_norm(const std::string& name, const std::string& x, const std::string& weight, double eps) {
   return node(name, "rms_norm", {x, weight}, {.eps = eps});
 }
@@ -183,6 +192,7 @@ std::string Graph::batch_norm(const std::string& name, const std::string& x) {
 
 std::string Graph::embedding(const std::string& name, const std::string& ids, const std::string& wte,
                              const std::string& wpe) {
+  if (wpe.empty()) return node(name, "embedding", {ids, wte});
   return node(name, "embedding", {ids, wte, wpe});
 }
 

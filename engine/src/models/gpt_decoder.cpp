@@ -61,7 +61,7 @@ std::vector<float> GptDecoder::append(uint32_t token) {
   const BufferView wpe = weight("transformer.wpe.weight");
   seq.fill(*ids_, token);
   seq.copy(working_, *pos_, C * eb, wpe.offset + size_t(p) * C * eb, 0);
-  ops::embedding_forward(seq, fmt_, *ids_, weight("transformer.wte.weight"), *pos_, *x_, 1, 1, C, c_.vocab_size);
+  ops::embedding_forward(seq, fmt_, *ids_, weight("transformer.wte.weight"), BufferView(*pos_), *x_, 1, 1, C, c_.vocab_size);
   auto linear = [&](const std::string& name, BufferView in, BufferView out, uint32_t n_in, uint32_t n_out,
                     std::optional<ops::Activation> act = std::nullopt) {
     ops::GemmEpilogue e;

@@ -36,33 +36,36 @@ bool scatter(const Context& ctx, uint32_t vocab) {
 
 }  // namespace
 
-void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, BufferView wpe, BufferView y,
+void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, std::optional<BufferView> wpe, BufferView y,
                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab) {
   size_t eb = format_bytes(fmt);
   check("embedding_forward", rows, seq_len, cols, vocab);
   detail::require("embedding_forward", "ids", ids, rows, sizeof(uint32_t));
   detail::require("embedding_forward", "wte", wte, uint64_t(vocab) * cols, eb);
-  detail::require("embedding_forward", "wpe", wpe, uint64_t(seq_len) * cols, eb);
+  if (wpe) detail::require("embedding_forward", "wpe", *wpe, uint64_t(seq_len) * cols, eb);
   detail::require("embedding_forward", "y", y, uint64_t(rows) * cols, eb);
   uint32_t n = rows * cols;
   if (n == 0) return;
   const shader::EmbeddingPush push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
-  auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt);
-  seq.dispatch(k, {ids, wte, wpe, y}, push, detail::grid_stride_groups(n), "embedding");
+  // Without positions, wte stands in for the wpe the shader does not read.
+  auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt, {uint32_t(wpe.has_value())});
+  seq.dispatch(k, {ids, wte, wpe.value_or(wte), y}, push, detail::grid_stride_groups(n), "embedding");
 }
 
-void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
+void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte,
+                        std::optional<BufferView> dwpe,
                         uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab, EmbeddingAccumulate accumulate) {
   size_t eb = format_bytes(fmt);
   check("embedding_backward", rows, seq_len, cols, vocab);
   detail::require("embedding_backward", "ids", ids, rows, sizeof(uint32_t));
   detail::require("embedding_backward", "dy", dy, uint64_t(rows) * cols, eb);
   detail::require("embedding_backward", "dwte", dwte, uint64_t(vocab) * cols, eb);
-  detail::require("embedding_backward", "dwpe", dwpe, uint64_t(seq_len) * cols, eb);
+  if (dwpe) detail::require("embedding_backward", "dwpe", *dwpe, uint64_t(seq_len) * cols, eb);
   // The same shader twice: TOKENS groups the rows by id, else by position.
   // Rows (tokens) or batches (positions) in chunks of kChunkRows, a partial
   // sum per chunk, then the chunks added in order by gemm_reduce.
   for (uint32_t tokens : {1u, 0u}) {
+    if (!tokens && !dwpe) continue;
     uint32_t n = (tokens ? vocab : seq_len) * cols;
     uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
     if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
@@ -73,7 +76,7 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
     auto k = detail::kernel<shader::EmbeddingGradShader>(seq, fmt, {tokens, sc});
     seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : detail::grid_stride_groups(n).x, chunks},
                  tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
-    detail::add_partials(seq, fmt, partial, tokens ? dwte : dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
+    detail::add_partials(seq, fmt, partial, tokens ? dwte : *dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
                          "embedding_grad_reduce");
   }
 }

@@ -25,6 +25,7 @@
 
 #include "vkamp/graph/shape.hpp"
 #include "vkamp/ops/activation.hpp"
+#include "vkamp/ops/rope.hpp"
 
 namespace vkamp::graph {
 
@@ -57,7 +58,9 @@ struct Attributes {
   uint32_t window = 0;  // pooling window
   uint32_t stride = 1;  // conv2d and pooling (pooling: 0 means the window)
   uint32_t pad = 0;     // conv2d
-  uint32_t heads = 1;   // attention
+  uint32_t heads = 1;   // attention, rope
+  uint32_t kv_heads = 0;  // rope: key/value heads (grouped-query attention); 0: as many as heads
+  ops::Rope rope;       // rope: config.json's rope_theta and rope_scaling
   double p = 0;         // dropout: each element's probability of being dropped
   double eps = 1e-6;    // rms_norm: added to mean(x^2) (config.json's rms_norm_eps)
   ops::Activation act = ops::Activation::ReLU;  // activation; a linear with `activate`
@@ -123,11 +126,17 @@ class Graph {
   std::string batch_norm(const std::string& name, const std::string& x);
 
   // GPT's input layer: token ids (a tokens input) through wte {vocab, c},
-  // plus wpe {positions, c}.
+  // plus wpe {positions, c} unless it is "" (Llama's).
   std::string embedding(const std::string& name, const std::string& ids, const std::string& wte,
-                        const std::string& wpe);
+                        const std::string& wpe = "");
   // Causal multi-head self-attention over a sequence of q | k | v (3c features).
   std::string attention(const std::string& name, const std::string& qkv, uint32_t heads);
+  // Llama's attention input: q, k and v rotated (k and v of kv_heads heads,
+  // repeated to heads) into the q | k | v attention reads.
+  std::string rope(const std::string& name, const std::string& q, const std::string& k, const std::string& v,
+                   uint32_t heads, uint32_t kv_heads, const ops::Rope& rope);
+  // A gated linear unit act(gate) * up (SwiGLU with SiLU).
+  std::string glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act);
 
   void set_output(const std::string& name);
 

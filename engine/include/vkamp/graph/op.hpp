@@ -11,6 +11,7 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/graph/graph.hpp"
+#include "vkamp/ops/grad_write.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::graph {
@@ -120,6 +121,15 @@ class OpRun {
   virtual Sequence& sync(BufferView v, HostSync rule) = 0;
 };
 
+// Input i's gradient as a kernel with ops::GradWrite takes it: Skip where
+// none is wanted, else `view` set to it and Write or Add.
+inline ops::GradWrite grad_write(OpRun& r, size_t i, BufferView& view) {
+  if (!r.wants_grad(i)) return ops::GradWrite::Skip;
+  const GradTarget t = r.grad(i);
+  view = t.view;
+  return t.accumulate ? ops::GradWrite::Add : ops::GradWrite::Write;
+}
+
 struct OpDef {
   std::string name;
   size_t min_inputs = 1, max_inputs = 1;
@@ -149,6 +159,9 @@ struct OpDef {
   // micro_batches micro-batches (OpRun::node_state; BatchNorm's pending
   // statistics); empty or 0: none.
   std::function<uint64_t(const OpShapes&, uint32_t micro_batches)> state_floats;
+  // The node state's first values, where it does not start at 0: constants
+  // the op computes once on the host (RoPE's cos and sin table, in double).
+  std::function<std::vector<float>(const OpShapes&)> initial_state;
   // Recorded in the step's update pass after the optimizer, predicated on
   // the same applied flag (BatchNorm's running statistics); may be empty.
   std::function<void(OpRun&)> commit;

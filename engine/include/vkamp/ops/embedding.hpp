@@ -2,11 +2,12 @@
 // over rows = batch * seq_len token ids (uint32, row r = b * seq_len + t):
 //   y[r, :] = wte[ids[r], :] + wpe[r % seq_len, :]
 // wte: vocab x cols, wpe: seq_len x cols, y: rows x cols, in the storage
-// format. An id >= vocab reads nothing: its row of y is NaN (as a label out
+// format. Without wpe (Llama, whose positions are rotary), y = wte[ids]. An id >= vocab reads nothing: its row of y is NaN (as a label out
 // of range in softmax_xent), so bad data shows in the loss instead of being
 // clamped to a real token; it adds to no row of dwte.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/float_formats.hpp"
@@ -14,7 +15,7 @@
 
 namespace vkamp::ops {
 
-void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, BufferView wpe, BufferView y,
+void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, std::optional<BufferView> wpe, BufferView y,
                        uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab);
 
 // dwte[v, :] = sum of dy[r, :] over rows with ids[r] == v; dwpe[t, :] = sum
@@ -26,7 +27,8 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
 struct EmbeddingAccumulate {
   bool wte = false, wpe = false;
 };
-void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte, BufferView dwpe,
+void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte,
+                        std::optional<BufferView> dwpe,
                         uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab,
                         EmbeddingAccumulate accumulate = {});
 
