@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-DTYPES = {torch.float32: "F32", torch.int64: "I64"}
+DTYPES = {torch.float32: "F32", torch.int64: "I64", torch.float16: "F16", torch.bfloat16: "BF16"}
 
 
 def write_safetensors(path, tensors, metadata):
@@ -22,7 +22,10 @@ def write_safetensors(path, tensors, metadata):
     blobs, offset = [], 0
     for name, t in tensors:
         t = t.detach().contiguous().cpu()
-        data = t.numpy().tobytes()  # little-endian on every machine torch runs on here
+        # little-endian on every machine torch runs on here; numpy has no
+        # bfloat16, so 16-bit tensors go out as their bits
+        bits = t.view(torch.int16) if t.dtype in (torch.float16, torch.bfloat16) else t
+        data = bits.numpy().tobytes()
         assert sys.byteorder == "little"
         header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(data)]}

@@ -128,6 +128,46 @@ TEST_F(Safetensors, ReadsAFileFromAnIndependentWriter) {
   EXPECT_EQ(v[2], 3);
 }
 
+// The header alone, and then one tensor at a time: the same names, dtypes,
+// shapes and bytes as reading the whole file.
+TEST_F(Safetensors, TheHeaderAloneThenEachTensorGivesWhatTheWholeFileDoes) {
+  const std::string p = VKAMP_TEST_DIR(VKAMP_IO_FIXTURES) + "/independent.safetensors";
+  const TensorFile whole = read_safetensors(p);
+  const TensorDirectory d = read_safetensors_header(p);
+  EXPECT_EQ(d.metadata, whole.metadata);
+  ASSERT_EQ(d.entries.size(), whole.tensors.size());
+  for (size_t i = 0; i < d.entries.size(); ++i) {
+    const TensorEntry& e = d.entries[i];
+    EXPECT_EQ(e.name, whole.tensors[i].name);
+    EXPECT_EQ(e.dtype, whole.tensors[i].dtype);
+    EXPECT_EQ(e.shape, whole.tensors[i].shape);
+    EXPECT_EQ(d.read(e), whole.tensors[i].data) << e.name;
+  }
+  EXPECT_EQ(d.find("bf"), &d.entries[2]);
+  EXPECT_EQ(d.find("nope"), nullptr);
+  EXPECT_EQ(to_floats(DType::BF16, d.read(*d.find("bf")), "bf"), (std::vector<float>{1.5f, -2.0f, 96.0f}));
+}
+
+// The header is checked against the file's size as a whole read checks it;
+// a file cut after its header was read fails that tensor's read, naming it.
+TEST_F(Safetensors, TheHeaderReaderRejectsWhatTheWholeReaderDoes) {
+  const std::string p = path("cut.safetensors");
+  {
+    std::vector<uint8_t> f = file_of(one_tensor("F32", "[6]", "[0, 24]"), 10);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(f.data()), std::streamsize(f.size()));
+  }
+  EXPECT_TRUE(test::rejected_with<FormatError>([&] { read_safetensors_header(p); }, p, "run past the end of the data"));
+  {
+    std::vector<uint8_t> f = file_of(one_tensor("F32", "[6]", "[0, 24]"), 24);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(f.data()), std::streamsize(f.size()));
+  }
+  const TensorDirectory d = read_safetensors_header(p);
+  fs::resize_file(p, fs::file_size(p) - 8);
+  EXPECT_TRUE(test::rejected_with<FormatError>([&] { d.read(d.entries[0]); }, p, "tensor 'w': read error"));
+  EXPECT_TRUE(test::rejected_with<FormatError>([&] { read_safetensors_header(path("absent.safetensors")); },
+                                               "absent.safetensors", "cannot open"));
+}
+
 TEST_F(Safetensors, FloatsNamesTheFileForAMissingTensorOrAnIntegerDtype) {
   TensorFile f;
   f.tensors.push_back({"ids", DType::I64, {1}, std::vector<uint8_t>(8, 0)});

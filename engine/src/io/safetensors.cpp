@@ -74,8 +74,10 @@ uint64_t checked_bytes(const std::vector<uint64_t>& shape, size_t element_bytes,
   return n;
 }
 
-Tensor parse_entry(const std::string& name, const Json& entry, const uint8_t* data, uint64_t data_size,
-                   const std::string& label) {
+// A tensor's header entry, checked against a data section of data_size
+// bytes; `range` gets its [begin, end) there. The data is not read.
+Tensor parse_entry(const std::string& name, const Json& entry, uint64_t data_size, const std::string& label,
+                   std::pair<uint64_t, uint64_t>& range) {
   const std::string where = "tensor '" + name + "': ";
   if (!entry.is_object()) bad(label, where + "header entry is not a JSON object");
   for (const char* field : {"dtype", "shape", "data_offsets"})
@@ -111,7 +113,7 @@ Tensor parse_entry(const std::string& name, const Json& entry, const uint8_t* da
   if (end - begin != bytes)
     bad(label, where + "data_offsets hold " + std::to_string(end - begin) + " bytes but shape " +
                    shape_text(t.shape) + " of " + dtype->name + " needs " + std::to_string(bytes));
-  t.data.assign(data + begin, data + end);
+  range = {begin, end};
   return t;
 }
 
@@ -160,28 +162,33 @@ const Tensor* TensorFile::find(const std::string& name) const {
 std::vector<float> TensorFile::floats(const std::string& name, const std::string& label) const {
   const Tensor* t = find(name);
   if (!t) bad(label, "no tensor '" + name + "'");
-  switch (t->dtype) {
-    case DType::F32: return unpack(Format::F32, t->data);
-    case DType::F16: return unpack(Format::F16, t->data);
-    case DType::BF16: return unpack(Format::BF16, t->data);
-    default:
-      bad(label, "tensor '" + name + "' has dtype " + dtype_name(t->dtype) + "; expected F32, F16 or BF16");
-  }
+  return to_floats(t->dtype, t->data, label + ": tensor '" + name + "'");
 }
 
-TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& label) {
+namespace {
+
+// The 8-byte length, checked against the file's size.
+uint64_t header_length(const uint8_t* first8, uint64_t size, const std::string& label) {
   if (size < 8)
     bad(label, "not a safetensors file: " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | bytes[i];
+  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | first8[i];
   if (header_len > kMaxHeaderBytes)
     bad(label, "not a safetensors file: header length " + std::to_string(header_len) + " is over the " +
                    std::to_string(kMaxHeaderBytes) + "-byte limit");
   if (header_len > size - 8)
     bad(label, "not a safetensors file or truncated: header length " + std::to_string(header_len) +
                    " runs past the end of the file (" + std::to_string(size) + " bytes)");
+  return header_len;
+}
 
-  const char* header = reinterpret_cast<const char*>(bytes + 8);
+struct Header {
+  std::map<std::string, std::string> metadata;
+  std::vector<Tensor> tensors;  // without their data
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // in the data section, per tensor
+};
+
+Header parse_header(const char* header, uint64_t header_len, uint64_t data_size, const std::string& label) {
   Json root;
   try {
     root = Json::parse(header, header + header_len);
@@ -189,23 +196,81 @@ TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::strin
     bad(label, std::string("header is not valid JSON: ") + e.what());
   }
   if (!root.is_object()) bad(label, "header is not a JSON object");
-
-  const uint8_t* data = bytes + 8 + header_len;
-  const uint64_t data_size = size - 8 - header_len;
-  TensorFile file;
-  std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> ranges;
+  Header h;
+  std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> named;
   for (const auto& [name, entry] : root.items()) {
     if (name == "__metadata__") {
-      file.metadata = parse_metadata(entry, label);
+      h.metadata = parse_metadata(entry, label);
       continue;
     }
-    Tensor t = parse_entry(name, entry, data, data_size, label);
-    const Json& offsets = entry["data_offsets"];
-    ranges.push_back({{offsets[0].get<uint64_t>(), offsets[1].get<uint64_t>()}, name});
-    file.tensors.push_back(std::move(t));
+    std::pair<uint64_t, uint64_t> range;
+    h.tensors.push_back(parse_entry(name, entry, data_size, label, range));
+    h.ranges.push_back(range);
+    named.push_back({range, name});
   }
-  check_no_overlap(ranges, label);
+  check_no_overlap(named, label);
+  return h;
+}
+
+}  // namespace
+
+TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& label) {
+  const uint64_t header_len = header_length(bytes, size, label);
+  const uint8_t* data = bytes + 8 + header_len;
+  Header h = parse_header(reinterpret_cast<const char*>(bytes + 8), header_len, size - 8 - header_len, label);
+  TensorFile file;
+  file.metadata = std::move(h.metadata);
+  for (size_t i = 0; i < h.tensors.size(); ++i) {
+    h.tensors[i].data.assign(data + h.ranges[i].first, data + h.ranges[i].second);
+    file.tensors.push_back(std::move(h.tensors[i]));
+  }
   return file;
+}
+
+TensorDirectory read_safetensors_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) bad(path, "cannot open: " + errno_text());
+  const uint64_t size = uint64_t(in.tellg());
+  uint8_t first8[8] = {};
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(first8), std::min<uint64_t>(8, size));
+  const uint64_t header_len = header_length(first8, size, path);
+  std::string header(header_len, '\0');
+  in.read(header.data(), std::streamsize(header_len));
+  if (!in) bad(path, "read error in the header: " + errno_text());
+  Header h = parse_header(header.data(), header_len, size - 8 - header_len, path);
+  TensorDirectory d;
+  d.path = path;
+  d.metadata = std::move(h.metadata);
+  for (size_t i = 0; i < h.tensors.size(); ++i)
+    d.entries.push_back({h.tensors[i].name, h.tensors[i].dtype, h.tensors[i].shape, 8 + header_len + h.ranges[i].first,
+                         h.ranges[i].second - h.ranges[i].first});
+  return d;
+}
+
+const TensorEntry* TensorDirectory::find(const std::string& name) const {
+  for (const TensorEntry& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<uint8_t> TensorDirectory::read(const TensorEntry& e) const {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open: " + errno_text());
+  std::vector<uint8_t> bytes(e.bytes);
+  in.seekg(std::streamoff(e.offset));
+  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(e.bytes));
+  if (!in) bad(path, "tensor '" + e.name + "': read error (file changed or truncated?)");
+  return bytes;
+}
+
+std::vector<float> to_floats(DType dtype, const std::vector<uint8_t>& data, const std::string& what) {
+  switch (dtype) {
+    case DType::F32: return unpack(Format::F32, data);
+    case DType::F16: return unpack(Format::F16, data);
+    case DType::BF16: return unpack(Format::BF16, data);
+    default: throw FormatError(what + " has dtype " + dtype_name(dtype) + "; expected F32, F16 or BF16");
+  }
 }
 
 TensorFile read_safetensors(const std::string& path) {

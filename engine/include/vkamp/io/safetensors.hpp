@@ -44,6 +44,31 @@ struct TensorFile {
   std::vector<float> floats(const std::string& name, const std::string& label) const;
 };
 
+// An F32, F16 or BF16 tensor's bytes as floats; FormatError naming `what`
+// for another dtype.
+std::vector<float> to_floats(DType dtype, const std::vector<uint8_t>& data, const std::string& what);
+
+// A file's header alone, each tensor's data left in the file until it is
+// read: a checkpoint of billions of parameters is never held twice.
+struct TensorEntry {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<uint64_t> shape;
+  uint64_t offset = 0, bytes = 0;  // in the file
+};
+struct TensorDirectory {
+  std::string path;
+  std::map<std::string, std::string> metadata;
+  std::vector<TensorEntry> entries;  // in header order
+
+  const TensorEntry* find(const std::string& name) const;
+  // One tensor's bytes; FormatError when the file no longer holds them.
+  std::vector<uint8_t> read(const TensorEntry& e) const;
+};
+// Checks the header as read_safetensors does (every entry against the
+// file's size), reading nothing past it.
+TensorDirectory read_safetensors_header(const std::string& path);
+
 // Parses a whole file held in memory; `label` names it in errors.
 TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& label);
 TensorFile read_safetensors(const std::string& path);

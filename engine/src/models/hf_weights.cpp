@@ -1,0 +1,103 @@
+// A Hugging Face folder's safetensors into the fp32 master layout, tensor
+// by tensor, every name and shape checked against the graph.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/io/safetensors.hpp"
+#include "vkamp/models/hf_checkpoint.hpp"
+#include "vkamp/utf8_path.hpp"
+
+namespace vkamp::models {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string dims_text(const std::vector<uint64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// The folder's safetensors files, headers only: model.safetensors, or the
+// shards model.safetensors.index.json's weight_map names.
+std::vector<io::TensorDirectory> read_directories(const fs::path& dir) {
+  const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+  std::vector<io::TensorDirectory> files;
+  try {
+    if (fs::exists(index)) {
+      std::ifstream in(index, std::ios::binary);
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(utf8_of(index) + ": not valid JSON: " + e.what());
+      }
+      if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+        throw ConfigError(utf8_of(index) + ": no \"weight_map\" object");
+      std::map<std::string, bool> shards;
+      for (const auto& [name, file] : j["weight_map"].items()) {
+        if (!file.is_string() || file.get<std::string>().find_first_of("/\\") != std::string::npos)
+          throw ConfigError(utf8_of(index) + ": weight_map entry '" + name + "' is not a file name in the folder");
+        shards[file.get<std::string>()] = true;
+      }
+      for (const auto& [file, unused] : shards) files.push_back(io::read_safetensors_header(utf8_of(dir / path_from_utf8(file))));
+    } else if (fs::exists(single)) {
+      files.push_back(io::read_safetensors_header(utf8_of(single)));
+    } else {
+      throw ConfigError(utf8_of(dir) + ": neither model.safetensors nor model.safetensors.index.json is there");
+    }
+  } catch (const io::FormatError& e) {
+    throw ConfigError(e.what());
+  }
+  return files;
+}
+
+// Tensors a checkpoint may carry that the graph does not: rotary tables
+// older exports saved, and a tied lm_head written out anyway.
+bool ignorable(const std::string& name, const graph::Graph& g) {
+  const std::string inv_freq = "rotary_emb.inv_freq";
+  if (name.size() >= inv_freq.size() && name.compare(name.size() - inv_freq.size(), inv_freq.size(), inv_freq) == 0)
+    return true;
+  return name == "lm_head.weight" && !g.has_tensor(name);
+}
+
+}  // namespace
+
+void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const std::vector<graph::ParamTensor>& layout,
+                     std::vector<float>& flat) {
+  const fs::path dir = path_from_utf8(dir_utf8);
+  const std::vector<io::TensorDirectory> files = read_directories(dir);
+  std::map<std::string, std::pair<const io::TensorDirectory*, const io::TensorEntry*>> found;
+  for (const io::TensorDirectory& f : files)
+    for (const io::TensorEntry& e : f.entries) {
+      if (found.count(e.name)) throw ConfigError(f.path + ": tensor '" + e.name + "' is also in " + found[e.name].first->path);
+      found[e.name] = {&f, &e};
+    }
+  for (const auto& [name, where] : found)
+    if (!g.has_tensor(name) && !ignorable(name, g))
+      throw ConfigError(where.first->path + ": tensor '" + name + "' is not a parameter of " + g.origin() +
+                        " as config.json describes it");
+  for (const graph::ParamTensor& p : layout) {
+    const graph::Tensor& t = g.tensor(p.name);
+    const std::vector<uint64_t> want(t.dims.begin(), t.dims.end());
+    auto it = found.find(p.name);
+    if (it == found.end())
+      throw ConfigError(utf8_of(dir) + ": tensor '" + p.name + "' " + dims_text(want) + " is missing from the safetensors");
+    const auto [file, entry] = it->second;
+    if (entry->shape != want)
+      throw ConfigError(file->path + ": tensor '" + p.name + "' is " + dims_text(entry->shape) + " but config.json implies " +
+                        dims_text(want));
+    try {
+      const std::vector<float> v = io::to_floats(entry->dtype, file->read(*entry), file->path + ": tensor '" + p.name + "'");
+      std::copy(v.begin(), v.end(), flat.begin() + p.offset);
+    } catch (const io::FormatError& e) {
+      throw ConfigError(e.what());
+    }
+  }
+}
+
+}  // namespace vkamp::models
