@@ -1,0 +1,55 @@
+// Generation with a KV cache for the Llama family (llama.hpp), one position
+// at a time, as GptDecoder does for the GPT: each layer keeps the attention
+// rows q' | k' | v' (rotated, key/value heads repeated) of the positions so
+// far, so a new token costs one row through every layer and one query
+// against the cached keys. Rotary positions are relative, so the cache
+// holds up to `max_positions` (at most max_position_embeddings) and never
+// needs recomputing. The logits are the full forward's at the same
+// position, up to summation order (tests/models/test_llama_decoder.cpp).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkamp/buffer.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/graph/param_layout.hpp"
+#include "vkamp/models/llama.hpp"
+
+namespace vkamp::models {
+
+class LlamaDecoder {
+ public:
+  // `working`: llama_graph(c, ...)'s parameters in format `fmt`, laid out
+  // as `tensors` (a train::Model's working() and tensors()); read at every
+  // append, never written.
+  LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, const Buffer& working,
+               const std::vector<graph::ParamTensor>& tensors, uint32_t max_positions);
+  ~LlamaDecoder();
+  LlamaDecoder(const LlamaDecoder&) = delete;
+  LlamaDecoder& operator=(const LlamaDecoder&) = delete;
+
+  uint32_t length() const { return length_; }
+  uint32_t max_positions() const { return max_positions_; }
+  void reset() { length_ = 0; }
+  // Runs `token` at position length() and caches its rows; returns the
+  // logits (vocab_size, fp32) for the next position. Throws Error when the
+  // cache is full or the token is out of range.
+  std::vector<float> append(uint32_t token);
+
+ private:
+  BufferView weight(const std::string& name) const;
+
+  Context& ctx_;
+  LlamaConfig c_;
+  Format fmt_;
+  const Buffer& working_;
+  std::vector<graph::ParamTensor> tensors_;
+  uint32_t max_positions_, length_ = 0;
+  std::unique_ptr<Buffer> ids_, x_, h_, q_, k_, v_, qkv_, att_, gate_, up_, probs_, logits_, stats_, table_;
+  std::vector<std::unique_ptr<Buffer>> cache_;
+};
+
+}  // namespace vkamp::models
