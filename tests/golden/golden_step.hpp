@@ -4,15 +4,33 @@
 // NaN and fails the comparison). Returns the loss.
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
+#include "vkamp/io/safetensors.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::test {
+
+// A fixture's I64 tensor of token ids (what PyTorch indexes with) as the
+// uint32 ids vkamp reads.
+inline std::vector<uint32_t> token_ids(const io::TensorFile& f, const std::string& name, const std::string& path) {
+  const io::Tensor* t = f.find(name);
+  if (!t || t->dtype != io::DType::I64) throw std::runtime_error(path + ": no I64 " + name);
+  std::vector<uint32_t> out(t->elements());
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t v;
+    std::memcpy(&v, t->data.data() + 8 * i, 8);
+    out[i] = uint32_t(v);
+  }
+  return out;
+}
 
 // `examples` rows of x (the model's rows); `positions` x `classes` logits
 // each, with a label per position in y.

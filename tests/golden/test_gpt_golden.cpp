@@ -68,25 +68,13 @@ struct GptGolden {
   }
 };
 
-std::vector<uint32_t> ids(const io::TensorFile& f, const std::string& name, const std::string& path) {
-  const io::Tensor* t = f.find(name);
-  if (!t || t->dtype != io::DType::I64) throw std::runtime_error(path + ": no I64 " + name);
-  std::vector<uint32_t> out(t->elements());
-  for (size_t i = 0; i < out.size(); ++i) {
-    int64_t v;
-    std::memcpy(&v, t->data.data() + 8 * i, 8);
-    out[i] = uint32_t(v);
-  }
-  return out;
-}
-
 GptGolden load() {
   GptGolden g;
   g.path = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/gpt.safetensors";
   g.file = io::read_safetensors(g.path);
   g.cfg = models::gpt_config_from_metadata(g.file.metadata, g.path);
-  g.idx = ids(g.file, "idx", g.path);
-  g.targets = ids(g.file, "targets", g.path);
+  g.idx = token_ids(g.file, "idx", g.path);
+  g.targets = token_ids(g.file, "targets", g.path);
   g.rows = uint32_t(g.idx.size());
   g.batch = g.rows / g.cfg.block_size;
   g.logits = g.file.floats("logits", g.path);

@@ -46,28 +46,17 @@ struct Fixture {
   uint32_t batch = 0, seq = 0;
 };
 
-std::vector<uint32_t> int_ids(const io::TensorFile& f, const std::string& name, uint32_t* rows = nullptr,
-                              uint32_t* cols = nullptr) {
-  const io::Tensor* t = f.find(name);
-  if (!t || t->dtype != io::DType::I64 || t->shape.size() != 2) throw std::runtime_error("fixture: no I64 [B, T] " + name);
-  if (rows) *rows = uint32_t(t->shape[0]);
-  if (cols) *cols = uint32_t(t->shape[1]);
-  std::vector<uint32_t> out(t->elements());
-  for (size_t i = 0; i < out.size(); ++i) {
-    int64_t v;
-    std::memcpy(&v, t->data.data() + 8 * i, 8);
-    out[i] = uint32_t(v);
-  }
-  return out;
-}
-
 Fixture load(const std::string& name) {
   Fixture f;
   f.dir = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/" + name;
   f.cfg = models::read_hf_config(f.dir);
   f.expected = io::read_safetensors(f.dir + "/expected.safetensors");
-  f.ids = int_ids(f.expected, "input_ids", &f.batch, &f.seq);
-  f.targets = int_ids(f.expected, "targets");
+  f.ids = token_ids(f.expected, "input_ids", f.dir);
+  f.targets = token_ids(f.expected, "targets", f.dir);
+  const io::Tensor* shape = f.expected.find("input_ids");
+  if (shape->shape.size() != 2) throw std::runtime_error(f.dir + ": input_ids is not [B, T]");
+  f.batch = uint32_t(shape->shape[0]);
+  f.seq = uint32_t(shape->shape[1]);
   return f;
 }
 

@@ -32,4 +32,11 @@ std::vector<ParamTensor> layout_buffers(const Graph& g, uint32_t* padded_total) 
   return layout(g, g.buffer_indices(), "buffers", padded_total);
 }
 
+BufferView tensor_view(const Buffer& flat, size_t element_bytes, const std::vector<ParamTensor>& tensors,
+                       const std::string& name, const std::string& who) {
+  for (const ParamTensor& t : tensors)
+    if (t.name == name) return BufferView(flat, size_t(t.offset) * element_bytes, size_t(t.size) * element_bytes);
+  throw Error(who + ": the parameters have no " + name);
+}
+
 }  // namespace vkamp::graph

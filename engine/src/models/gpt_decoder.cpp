@@ -40,10 +40,7 @@ GptDecoder::GptDecoder(Context& ctx, const GptConfig& c, Format fmt, const Buffe
 GptDecoder::~GptDecoder() = default;
 
 BufferView GptDecoder::weight(const std::string& name) const {
-  const size_t eb = format_bytes(fmt_);
-  for (const graph::ParamTensor& t : tensors_)
-    if (t.name == name) return BufferView(working_, size_t(t.offset) * eb, size_t(t.size) * eb);
-  throw Error("GptDecoder: the parameters have no " + name + " (not gpt_graph's layout)");
+  return graph::tensor_view(working_, format_bytes(fmt_), tensors_, name, "GptDecoder (not gpt_graph's layout)");
 }
 
 std::vector<float> GptDecoder::append(uint32_t token) {

@@ -44,10 +44,7 @@ LlamaDecoder::LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, const
 LlamaDecoder::~LlamaDecoder() = default;
 
 BufferView LlamaDecoder::weight(const std::string& name) const {
-  const size_t eb = format_bytes(fmt_);
-  for (const graph::ParamTensor& t : tensors_)
-    if (t.name == name) return BufferView(working_, size_t(t.offset) * eb, size_t(t.size) * eb);
-  throw Error("LlamaDecoder: the parameters have no " + name + " (not llama_graph's layout)");
+  return graph::tensor_view(working_, format_bytes(fmt_), tensors_, name, "LlamaDecoder (not llama_graph's layout)");
 }
 
 std::vector<float> LlamaDecoder::append(uint32_t token) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "vkamp/buffer.hpp"
+
 namespace vkamp::graph {
 
 class Graph;
@@ -28,5 +30,10 @@ std::vector<ParamTensor> layout_params(const Graph& g, uint32_t* padded_total = 
 // The same layout for the graph's buffers (TensorKind::Buffer), in their own
 // flat fp32 buffer (buffer_store.hpp).
 std::vector<ParamTensor> layout_buffers(const Graph& g, uint32_t* padded_total = nullptr);
+
+// Tensor `name`'s part of a flat buffer of elements of `element_bytes`
+// laid out as `tensors`; vkamp::Error naming `who` when it has none.
+BufferView tensor_view(const Buffer& flat, size_t element_bytes, const std::vector<ParamTensor>& tensors,
+                       const std::string& name, const std::string& who);
 
 }  // namespace vkamp::graph
