@@ -12,6 +12,8 @@ vkamp_add_op(bias SHADERS bias_add bias_grad)
 vkamp_add_op(losses SHADERS softmax_xent softmax_xent_grad mse_grad)
 vkamp_add_op(conv SHADERS im2col col2im conv_direct)
 vkamp_add_op(linear)
+# A linear layer with a LoRA adapter (fine-tuning a frozen base).
+vkamp_add_op(lora)
 vkamp_add_op(conv2d)
 vkamp_add_op(pool SHADERS pool pool_grad GRAPH max_pool avg_pool)
 vkamp_add_op(flatten)

@@ -129,9 +129,15 @@ void print_device_memory(train::Trainer& trainer) {
   // Beside the plan, every device buffer the context holds (the recorded
   // steps' scratch and evaluation's too), now and at most so far.
   const Context& ctx = trainer.context();
-  std::printf("  device memory (MiB): parameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
+  std::string frozen;
+  if (mem.frozen) {
+    char part[64];
+    std::snprintf(part, sizeof part, "frozen base %.2f, ", mib(mem.frozen));
+    frozen = part;
+  }
+  std::printf("  device memory (MiB): %sparameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
               "%s), workspace %.2f, training data %.2f (%s); every buffer held %.2f now, %.2f at most\n",
-              mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
+              frozen.c_str(), mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
               by_format.c_str(), mib(mem.workspace), mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory",
               mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));

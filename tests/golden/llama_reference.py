@@ -56,7 +56,10 @@ def forward(cfg, p, idx):
 
     def linear(x, name):
         b = p.get(name + ".bias")
-        return torch.nn.functional.linear(x, p[name + ".weight"], b)
+        y = torch.nn.functional.linear(x, p[name + ".weight"], b)
+        if name + ".lora_A.weight" in p:  # PEFT's Linear: base + lora_B(lora_A(x)) * scaling
+            y = y + (x @ p[name + ".lora_A.weight"].T) @ p[name + ".lora_B.weight"].T * cfg["lora_scale"]
+        return y
 
     x = p["model.embed_tokens.weight"][idx]
     for i in range(cfg["num_hidden_layers"]):
@@ -79,6 +82,21 @@ def forward(cfg, p, idx):
     x = rms_norm(x, p["model.norm.weight"], eps)
     head = p["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else p["lm_head.weight"]
     return x @ head.T
+
+
+def lora_shapes(cfg, targets, rank):
+    """The adapters' names and shapes ([r, in] and [out, r]) on `targets`."""
+    shapes = dict(parameter_shapes(cfg))
+    out = []
+    for i in range(cfg["num_hidden_layers"]):
+        for path in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                     "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
+            if path.split(".")[1] not in targets:
+                continue
+            name = f"model.layers.{i}.{path}"
+            o, n = shapes[name + ".weight"]
+            out += [(name + ".lora_A.weight", (rank, n)), (name + ".lora_B.weight", (o, rank))]
+    return out
 
 
 def parameter_shapes(cfg):

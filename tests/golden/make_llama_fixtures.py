@@ -27,6 +27,13 @@ reference runs on exactly the values vkamp reads.
 expected.safetensors: input_ids and targets I64 [B, T] (windows at random
 offsets of one random stream, targets the next token), logits F32 [B, T, V],
 loss F32 [1], grad.<name> F32 for every parameter.
+
+lora_expected.safetensors: the same batch through the same model with LoRA
+adapters (PEFT's Linear: base + lora_B(lora_A(x)) * lora_alpha / r) on the
+metadata's lora_targets, rank lora_r, lora_alpha: init.<adapter> (A drawn
+as PEFT draws it, U(+-1/sqrt(in)); B drawn N(0, 0.1), not PEFT's 0, so that
+A's gradient is not 0), logits, loss, and grad.<adapter> for the adapters
+alone (the base frozen).
 """
 import json
 import os
@@ -34,14 +41,16 @@ import sys
 
 import torch
 
-from llama_reference import forward, parameter_shapes
+from llama_reference import forward, lora_shapes, parameter_shapes
 from safetensors_writer import write_safetensors
 
 SEED = 20261202
 BATCH, SEQ, STREAM = 3, 8, 40
 
 VARIANTS = {
-    "llama_gqa": dict(arch="LlamaForCausalLM", vocab_size=37, hidden_size=24, intermediate_size=40,
+    "llama_gqa": dict(lora=dict(r=2, alpha=4.0, targets=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                         "up_proj", "down_proj"]),
+                      arch="LlamaForCausalLM", vocab_size=37, hidden_size=24, intermediate_size=40,
                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=6,
                       explicit_head_dim=False, rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False,
                       bias=False, rms_norm_eps=1e-6, dtype=torch.float32, shards=1),
@@ -51,7 +60,8 @@ VARIANTS = {
                         rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                           original_max_position_embeddings=64),
                         tie_word_embeddings=True, bias=False, rms_norm_eps=1e-5, dtype=torch.bfloat16, shards=1),
-    "qwen2_bias": dict(arch="Qwen2ForCausalLM", vocab_size=31, hidden_size=18, intermediate_size=32,
+    "qwen2_bias": dict(lora=dict(r=3, alpha=16.0, targets=["q_proj", "v_proj", "down_proj"]),
+                       arch="Qwen2ForCausalLM", vocab_size=31, hidden_size=18, intermediate_size=32,
                        num_hidden_layers=2, num_attention_heads=3, num_key_value_heads=1, head_dim=6,
                        explicit_head_dim=False, rope_theta=1000000.0, rope_scaling=None, tie_word_embeddings=False,
                        bias=True, rms_norm_eps=1e-6, dtype=torch.float16, shards=2),
@@ -113,6 +123,28 @@ def make(name, v, out_dir, gen):
     write_safetensors(os.path.join(d, "expected.safetensors"), tensors,
                       {"torch": torch.__version__, "seed": str(SEED), "reference": "tests/golden/llama_reference.py"})
     print(f"{name}: loss {loss.item():.6f}")
+    if "lora" not in v:
+        return
+    lo = v["lora"]
+    adapters = {}
+    for aname, shape in lora_shapes(cfg, lo["targets"], lo["r"]):
+        if ".lora_A." in aname:
+            bound = 1 / shape[1] ** 0.5
+            t = (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+        else:
+            t = 0.1 * torch.randn(shape, generator=gen, dtype=torch.float64)
+        adapters[aname] = t.float().to(torch.float64).requires_grad_(True)  # fp32 values: vkamp's masters
+    base = {n: t.to(torch.float64) for n, t in params.items()}
+    cfg_l = dict(cfg, lora_scale=lo["alpha"] / lo["r"])
+    logits = forward(cfg_l, {**base, **adapters}, idx)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, v["vocab_size"]), targets.reshape(-1))
+    loss.backward()
+    tensors = [("init." + n, t.detach().float()) for n, t in adapters.items()]
+    tensors += [("logits", logits.detach().float()), ("loss", loss.detach().float().reshape(1))]
+    tensors += [("grad." + n, t.grad.float()) for n, t in adapters.items()]
+    write_safetensors(os.path.join(d, "lora_expected.safetensors"), tensors,
+                      {"lora_r": str(lo["r"]), "lora_alpha": repr(lo["alpha"]), "lora_targets": ",".join(lo["targets"])})
+    print(f"{name}: LoRA loss {loss.item():.6f}")
 
 
 def main():

@@ -33,6 +33,7 @@
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama.hpp"
+#include "vkamp/train/hf_weights.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::test {
@@ -107,9 +108,7 @@ TEST_P(LlamaGolden, LogitsLossAndGradientsMatchPyTorch) {
   const Fixture f = load(name);
   const uint32_t V = f.cfg.vocab_size, rows = f.batch * f.seq;
   train::Model m(ctx(), models::llama_graph(f.cfg, f.seq), fmt, f.batch, /*seed=*/1, false, false);
-  std::vector<float> w(m.param_elements(), 0.0f);
-  models::load_hf_weights(f.dir, m.graph(), m.tensors(), w);
-  m.write_master(w);
+  train::load_hf_weights(f.dir, m);
 
   const float scale = fmt == Format::F32 ? 1.0f : 1024.0f;
   Buffer x(ctx(), f.ids.size() * 4), y(ctx(), f.targets.size() * 4);
@@ -148,6 +147,83 @@ TEST_P(LlamaGolden, LogitsLossAndGradientsMatchPyTorch) {
   }
   expect_close(tag + "gradients (all)", all, all_ref, grad_bound);
 }
+
+// The same batch with LoRA adapters on the metadata's targets, the base
+// frozen (held in the run's format only): the logits, the loss, and each
+// adapter's gradient. Each adapted projection adds two sums (over `in` and
+// r) and three 16-bit stages (u = x A^T and the two working copies) to the
+// forward; an adapter's gradient sums over the rows (dB, dA) and the
+// outputs (du), which gradient_sqrt_k's terms already exceed.
+class LlamaLoraGolden : public GpuTestP<Case> {};
+
+TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
+  const auto& [name, fmt] = GetParam();
+  const Fixture f = load(name);
+  const io::TensorFile lora = io::read_safetensors(f.dir + "/lora_expected.safetensors");
+  models::LoraConfig lc;
+  lc.rank = uint32_t(std::stoul(lora.metadata.at("lora_r")));
+  lc.alpha = std::stod(lora.metadata.at("lora_alpha"));
+  lc.targets.clear();
+  for (size_t at = 0, next; at <= lora.metadata.at("lora_targets").size(); at = next + 1) {
+    const std::string& list = lora.metadata.at("lora_targets");
+    next = std::min(list.find(',', at), list.size());
+    lc.targets.push_back(list.substr(at, next - at));
+  }
+  const uint32_t V = f.cfg.vocab_size, rows = f.batch * f.seq;
+  train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lc), fmt, f.batch, /*seed=*/1, false, false);
+  train::load_hf_weights(f.dir, m);
+  std::vector<float> w = m.read_master();
+  for (const auto& t : m.tensors()) {
+    ASSERT_TRUE(models::is_lora_adapter(t.name)) << t.name << " trains, but only the adapters should";
+    const std::vector<float> v = lora.floats("init." + t.name, f.dir);
+    ASSERT_EQ(v.size(), t.size) << t.name;
+    std::copy(v.begin(), v.end(), w.begin() + t.offset);
+  }
+  m.write_master(w);
+  EXPECT_EQ(m.tensors().size(), 2 * f.cfg.num_hidden_layers * lc.targets.size());
+  const graph::Graph plain = models::llama_graph(f.cfg, f.seq);
+  uint64_t base = 0;
+  for (int i : plain.param_indices()) base += graph::elements(plain.tensors()[i]);
+  EXPECT_EQ(m.frozen().count(), base) << "every base tensor is frozen";
+
+  const float scale = fmt == Format::F32 ? 1.0f : 1024.0f;
+  Buffer x(ctx(), f.ids.size() * 4), y(ctx(), f.targets.size() * 4);
+  x.write(f.ids);
+  y.write(f.targets);
+  const double loss = golden_forward_backward(m, fmt, x, y, f.batch, f.seq, V, scale);
+  const std::string tag = name + " LoRA " + format_name(fmt) + " ";
+  const double adapted = double(f.cfg.num_hidden_layers) * lc.targets.size();
+  const double sqrt_k = forward_sqrt_k(f.cfg, f.seq) + adapted * (std::sqrt(double(f.cfg.intermediate_size)) + std::sqrt(double(lc.rank)));
+  const double logit_bound = bound_for(fmt, sqrt_k, forward_roundings(f.cfg) + 3 * adapted);
+  const std::vector<float> ref_logits = lora.floats("logits", f.dir);
+  expect_close(tag + "logits", download(m.output(), fmt, ref_logits.size()), ref_logits, logit_bound);
+  double rms = 0;
+  for (float v : ref_logits) rms += double(v) * v;
+  rms = std::sqrt(rms / ref_logits.size());
+  const double ref_loss = lora.floats("loss", f.dir).at(0);
+  EXPECT_NEAR(loss, ref_loss, 8 * std::sqrt(logit_bound) * rms + (4.0 + rows) * 0x1p-24 * ref_loss);
+
+  std::vector<float> grads = download(m.grads(), fmt, m.param_elements());
+  const double grad_bound =
+      bound_for(fmt, 2 * sqrt_k + 3 * adapted * std::sqrt(double(rows)), 2 * (forward_roundings(f.cfg) + 3 * adapted) + 1);
+  std::vector<float> all, all_ref;
+  for (const auto& t : m.tensors()) {
+    std::vector<float> g(grads.begin() + t.offset, grads.begin() + t.offset + t.size);
+    for (float& v : g) v /= scale;
+    const std::vector<float> ref = lora.floats("grad." + t.name, f.dir);
+    expect_close(tag + "grad " + t.name, g, ref, rows * grad_bound);
+    all.insert(all.end(), g.begin(), g.end());
+    all_ref.insert(all_ref.end(), ref.begin(), ref.end());
+  }
+  expect_close(tag + "adapter gradients (all)", all, all_ref, grad_bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixture, LlamaLoraGolden,
+                         ::testing::Combine(::testing::Values("llama_gqa", "qwen2_bias"),
+                                            ::testing::Values(Format::F32, Format::F16, Format::BF16)),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return std::get<0>(i.param) + "_" + format_name(std::get<1>(i.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Fixture, LlamaGolden,
                          ::testing::Combine(::testing::Values("llama_gqa", "llama3_tied", "qwen2_bias"),

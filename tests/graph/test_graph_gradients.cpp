@@ -165,6 +165,33 @@ TEST_F(GraphGradients, LlamaBlockWithRopeGqaAndSwigluMatchesFiniteDifferences) {
   expect_gradients_match(check_gradients(std::move(g), 5, 3, 47));
 }
 
+// LoRA adapters on frozen weights (Init::Normal, so the base is not 0):
+// the gradient reaches A and B of both layers, through a frozen RMSNorm
+// and a frozen bias, and only them (the frozen tensors are no parameters
+// of the check, which moves the trained ones alone). B starts nonzero
+// here; at PEFT's zero the loss would not depend on A at all.
+TEST_F(GraphGradients, LoraOnFrozenWeightsMatchesFiniteDifferences) {
+  graph::Graph g;
+  g.input("x", graph::Shape::sequence(3, 6));
+  g.frozen("fc1.weight", {8, 6}, graph::Init::Normal, 0.4);
+  g.frozen("fc1.bias", {8}, graph::Init::Normal, 0.3);
+  g.frozen("norm.weight", {8}, graph::Init::Normal, 0.7);
+  g.frozen("fc2.weight", {5, 8}, graph::Init::Normal, 0.4);
+  g.param("fc1.lora_A.weight", {2, 6});
+  g.param("fc1.lora_B.weight", {8, 2}, graph::Init::Normal, 0.5);
+  g.param("fc2.lora_A.weight", {3, 8});
+  g.param("fc2.lora_B.weight", {5, 3}, graph::Init::Normal, 0.5);
+  g.param("head.weight", {3, 15});
+  g.lora("fc1", "x", "fc1.weight", "fc1.lora_A.weight", "fc1.lora_B.weight", 2.0, "fc1.bias");
+  g.rms_norm("norm", "fc1", "norm.weight", 1e-6);
+  g.activation("a", "norm", ops::Activation::SiLU);
+  g.lora("fc2", "a", "fc2.weight", "fc2.lora_A.weight", "fc2.lora_B.weight", 0.5);
+  g.flatten("flat", "fc2");
+  g.linear("head", "flat", "head.weight");
+  g.set_output("head");
+  expect_gradients_match(check_gradients(std::move(g), 4, 3, 61));
+}
+
 // BatchNorm's weight and bias start at 1 and 0 in PyTorch; drawn normal
 // here so that neither is a special value the gradient could hide behind.
 std::string batch_norm_drawn(graph::Graph& g, const std::string& name, const std::string& x, uint32_t c) {

@@ -52,10 +52,12 @@ class HfCheckpoint : public ::testing::Test {
   void load(const std::string& dir) {
     const LlamaConfig c = read_hf_config(dir);
     const graph::Graph g = llama_graph(c, 8);
-    uint32_t total = 0;
-    const auto layout = graph::layout_params(g, &total);
-    std::vector<float> flat(total);
-    load_hf_weights(dir, g, layout, flat);
+    size_t loaded = 0;
+    load_hf_weights(dir, g, [&](const std::string& name, std::vector<float>&& v) {
+      EXPECT_EQ(v.size(), graph::elements(g.tensor(name))) << name;
+      ++loaded;
+    });
+    EXPECT_EQ(loaded, g.param_indices().size());
   }
 
   // model.safetensors rewritten by `edit` on its tensors.

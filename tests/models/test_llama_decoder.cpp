@@ -16,6 +16,7 @@
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_decoder.hpp"
+#include "vkamp/train/hf_weights.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::test {
@@ -36,9 +37,7 @@ TEST_P(LlamaDecoderTest, EachAppendGivesTheReferenceLogitsAtThatPosition) {
   const std::vector<float> logits = expected.floats("logits", dir);
 
   train::Model m(ctx(), models::llama_graph(cfg, T), fmt, 1, 1, false, false);
-  std::vector<float> w(m.param_elements(), 0.0f);
-  models::load_hf_weights(dir, m.graph(), m.tensors(), w);
-  m.write_master(w);
+  train::load_hf_weights(dir, m);
   double scale = 0;
   for (size_t i = 0; i < size_t(T) * V; ++i) scale = std::max(scale, double(std::abs(logits[i])));
   ASSERT_GT(scale, 0.5) << "the logits must be large enough for a wrong row to show";

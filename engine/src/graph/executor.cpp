@@ -27,9 +27,11 @@ const OpDef* def_of(const std::string& op) {
 }  // namespace
 
 Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params,
-                   BufferStore& buffers, AmpLevel level)
-    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), params_(params), buffers_(buffers) {
+                   BufferStore& buffers, AmpLevel level, const FrozenStore* frozen)
+    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), params_(params), frozen_(frozen),
+      buffers_(buffers) {
   graph_.input_tensor();  // both must exist; these throw otherwise
+  if (!g.frozen_indices().empty() && !frozen) throw Error("Executor: the graph has frozen parameters but no store for them");
   const Tensor& out = graph_.output_tensor();
   // O1 runs activations in fp32, apart from the GEMM that a fused epilogue
   // would apply them in.
@@ -92,6 +94,11 @@ void Executor::insert_casts(const std::vector<Node>& nodes) {
       const int t = index(name);
       // Token ids are uint32 and buffers (running statistics) fp32 at every level.
       if (tensors_[t].shape.ids || tensors_[t].kind == TensorKind::Buffer || tensor_fmt_[t] == f) continue;
+      // Frozen weights are held once, in the storage format; a cast per
+      // node format would hold them twice.
+      if (tensors_[t].kind == TensorKind::Frozen)
+        throw Error("graph: node '" + n.name + "' runs in " + format_name(f) + " but reads the frozen '" + name +
+                    "', held in " + format_name(fmt_) + " (frozen parameters run at --amp-level O2 or O3)");
       auto [it, added] = casts.insert({{t, f}, ""});
       if (added) {
         std::string cast_name = name + "@" + format_name(f);

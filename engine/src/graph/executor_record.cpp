@@ -101,6 +101,7 @@ class Executor::Run : public OpRun {
     int r = e_.root_[t];
     const Tensor& tensor = e_.tensors_[r];
     if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.working(), e_.params_.of(r));
+    if (tensor.kind == TensorKind::Frozen) return e_.frozen_->view(e_.frozen_->of(r));
     if (tensor.kind == TensorKind::Buffer) return e_.buffers_.view(e_.buffers_.of(r));
     if (e_.cast_param_[r] >= 0) return e_.params_.view(e_.params_.master(), e_.params_.of(e_.cast_param_[r]));
     if (tensor.kind == TensorKind::Input) return *e_.x_;

@@ -58,6 +58,7 @@ std::vector<int> indices_of(const std::vector<Tensor>& tensors, TensorKind kind)
 }  // namespace
 
 std::vector<int> Graph::param_indices() const { return indices_of(tensors_, TensorKind::Param); }
+std::vector<int> Graph::frozen_indices() const { return indices_of(tensors_, TensorKind::Frozen); }
 std::vector<int> Graph::buffer_indices() const { return indices_of(tensors_, TensorKind::Buffer); }
 
 int Graph::add_tensor(Tensor t, const std::string& node) {
@@ -88,6 +89,12 @@ std::string Graph::param(const std::string& name, std::vector<uint32_t> dims, In
   return tensors_[add_tensor(std::move(t), name)].name;
 }
 
+std::string Graph::frozen(const std::string& name, std::vector<uint32_t> dims, Init init, double init_std) {
+  std::string p = param(name, std::move(dims), init, init_std);  // the same checks
+  tensors_[tensor_index(p)].kind = TensorKind::Frozen;
+  return p;
+}
+
 std::string Graph::buffer(const std::string& name, std::vector<uint32_t> dims, Init init) {
   if (init != Init::Zero && init != Init::One) fail(name, "a buffer starts at 0 or 1");
   std::string p = param(name, std::move(dims), init);  // the same checks
@@ -108,7 +115,9 @@ std::string Graph::node(const std::string& name, const std::string& op, std::vec
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     int t = tensor_index(n.inputs[i]);
     if (t < 0) fail(name, "unknown input '" + n.inputs[i] + "'");
-    bool param = tensors_[t].kind == TensorKind::Param, buffer = tensors_[t].kind == TensorKind::Buffer;
+    // A frozen parameter stands where a parameter does.
+    bool param = tensors_[t].kind == TensorKind::Param || tensors_[t].kind == TensorKind::Frozen,
+         buffer = tensors_[t].kind == TensorKind::Buffer;
     bool wants_buffer = i >= def->buffers_from, wants_param = !wants_buffer && i >= def->params_from;
     if (buffer != wants_buffer)
       fail(name, "input '" + n.inputs[i] + "' must " + (buffer ? "not " : "") + "be a buffer");
@@ -167,6 +176,13 @@ std::string Graph::layer_norm(const std::string& name, const std::string& x, con
 std::string Graph::rope(const std::string& name, const std::string& q, const std::string& k, const std::string& v,
                         uint32_t heads, uint32_t kv_heads, const ops::Rope& rope) {
   return node(name, "rope", {q, k, v}, {.heads = heads, .kv_heads = kv_heads, .rope = rope});
+}
+
+std::string Graph::lora(const std::string& name, const std::string& x, const std::string& weight, const std::string& a,
+                        const std::string& b, double scale, const std::string& bias) {
+  std::vector<std::string> inputs{x, weight, a, b};
+  if (!bias.empty()) inputs.push_back(bias);
+  return node(name, "lora", std::move(inputs), {.scale = scale});
 }
 
 std::string Graph::glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act) {

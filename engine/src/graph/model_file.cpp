@@ -19,7 +19,8 @@ Init init_named(const Graph& g, const std::string& node, const std::string& s) {
   if (s == "zero") return Init::Zero;
   if (s == "one") return Init::One;
   if (s == "normal") return Init::Normal;
-  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero, one, normal)");
+  if (s == "torch_linear") return Init::TorchLinear;
+  g.fail(node, "unknown init '" + s + "' (kaiming, xavier, zero, one, normal, torch_linear)");
 }
 
 Attributes attributes_of(const Graph& g, const std::string& name, const YAML::Node& n) {

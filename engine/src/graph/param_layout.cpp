@@ -28,6 +28,10 @@ std::vector<ParamTensor> layout_params(const Graph& g, uint32_t* padded_total) {
   return layout(g, g.param_indices(), "parameters", padded_total);
 }
 
+std::vector<ParamTensor> layout_frozen(const Graph& g, uint32_t* padded_total) {
+  return layout(g, g.frozen_indices(), "frozen parameters", padded_total);
+}
+
 std::vector<ParamTensor> layout_buffers(const Graph& g, uint32_t* padded_total) {
   return layout(g, g.buffer_indices(), "buffers", padded_total);
 }

@@ -4,24 +4,10 @@
 #include <cmath>
 #include <random>
 
+#include "param_init.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::graph {
-namespace {
-
-// The uniform bound of a parameter's initialisation. Fans as PyTorch takes
-// them: a weight is {out, receptive field..., in}, so fan-in is everything
-// but the first dim and fan-out everything but the last.
-double init_bound(const Tensor& t) {
-  if (t.init != Init::Kaiming && t.init != Init::Xavier) return 0.0;
-  if (t.dims.size() < 2) return 0.0;
-  double field = 1;
-  for (size_t i = 1; i + 1 < t.dims.size(); ++i) field *= t.dims[i];
-  double fan_in = field * t.dims.back(), fan_out = field * t.dims.front();
-  return t.init == Init::Kaiming ? std::sqrt(6.0 / fan_in) : std::sqrt(6.0 / (fan_in + fan_out));
-}
-
-}  // namespace
 
 ParamStore::ParamStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed, bool moments1, bool moments2)
     : fmt_(fmt), tensors_(layout_params(g, &total_)), graph_index_(g.param_indices()) {
@@ -39,18 +25,8 @@ ParamStore::ParamStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed, 
   std::mt19937_64 gen(seed);
   std::vector<float> w(total_, 0.0f);
   for (size_t p = 0; p < tensors_.size(); ++p) {
-    if (g.tensors()[graph_index_[p]].init == Init::One)
-      std::fill_n(w.begin() + tensors_[p].offset, tensors_[p].size, 1.0f);
-    const Tensor& t = g.tensors()[graph_index_[p]];
-    if (t.init == Init::Normal) {
-      std::normal_distribution<double> dist(0.0, t.init_std);
-      for (uint32_t i = 0; i < tensors_[p].size; ++i) w[tensors_[p].offset + i] = float(dist(gen));
-      continue;
-    }
-    double bound = init_bound(t);
-    if (bound <= 0) continue;
-    std::uniform_real_distribution<double> dist(-bound, bound);
-    for (uint32_t i = 0; i < tensors_[p].size; ++i) w[tensors_[p].offset + i] = float(dist(gen));
+    const std::vector<float> v = initial_values(g.tensors()[graph_index_[p]], gen);
+    std::copy(v.begin(), v.end(), w.begin() + tensors_[p].offset);
   }
   write_master(w);
 }

@@ -67,8 +67,11 @@ bool ignorable(const std::string& name, const graph::Graph& g) {
 
 }  // namespace
 
-void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const std::vector<graph::ParamTensor>& layout,
-                     std::vector<float>& flat) {
+bool is_lora_adapter(const std::string& name) {
+  return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
+}
+
+void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const TensorSink& put) {
   const fs::path dir = path_from_utf8(dir_utf8);
   const std::vector<io::TensorDirectory> files = read_directories(dir);
   std::map<std::string, std::pair<const io::TensorDirectory*, const io::TensorEntry*>> found;
@@ -78,22 +81,21 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const s
       found[e.name] = {&f, &e};
     }
   for (const auto& [name, where] : found)
-    if (!g.has_tensor(name) && !ignorable(name, g))
+    if ((!g.has_tensor(name) || is_lora_adapter(name)) && !ignorable(name, g))
       throw ConfigError(where.first->path + ": tensor '" + name + "' is not a parameter of " + g.origin() +
                         " as config.json describes it");
-  for (const graph::ParamTensor& p : layout) {
-    const graph::Tensor& t = g.tensor(p.name);
+  for (const graph::Tensor& t : g.tensors()) {
+    if ((t.kind != graph::TensorKind::Param && t.kind != graph::TensorKind::Frozen) || is_lora_adapter(t.name)) continue;
     const std::vector<uint64_t> want(t.dims.begin(), t.dims.end());
-    auto it = found.find(p.name);
+    auto it = found.find(t.name);
     if (it == found.end())
-      throw ConfigError(utf8_of(dir) + ": tensor '" + p.name + "' " + dims_text(want) + " is missing from the safetensors");
+      throw ConfigError(utf8_of(dir) + ": tensor '" + t.name + "' " + dims_text(want) + " is missing from the safetensors");
     const auto [file, entry] = it->second;
     if (entry->shape != want)
-      throw ConfigError(file->path + ": tensor '" + p.name + "' is " + dims_text(entry->shape) + " but config.json implies " +
+      throw ConfigError(file->path + ": tensor '" + t.name + "' is " + dims_text(entry->shape) + " but config.json implies " +
                         dims_text(want));
     try {
-      const std::vector<float> v = io::to_floats(entry->dtype, file->read(*entry), file->path + ": tensor '" + p.name + "'");
-      std::copy(v.begin(), v.end(), flat.begin() + p.offset);
+      put(t.name, io::to_floats(entry->dtype, file->read(*entry), file->path + ": tensor '" + t.name + "'"));
     } catch (const io::FormatError& e) {
       throw ConfigError(e.what());
     }

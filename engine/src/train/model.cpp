@@ -12,14 +12,16 @@ Model::Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64
              bool moments2, graph::AmpLevel level)
     : graph_(std::move(g)), fmt_(fmt) {
   params_ = std::make_unique<graph::ParamStore>(ctx, graph_, fmt, seed, moments1, moments2);
+  frozen_ = std::make_unique<graph::FrozenStore>(ctx, graph_, fmt, seed);
   buffers_ = std::make_unique<graph::BufferStore>(ctx, graph_);
-  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, *params_, *buffers_, level);
+  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, *params_, *buffers_, level, frozen_.get());
 }
 
 graph::MemoryReport Model::memory() const {
   graph::MemoryReport r;
   r.parameters = params_->parameter_bytes() + buffers_->bytes() + executor_->node_state_bytes();
   r.optimizer_state = params_->optimizer_bytes();
+  r.frozen = frozen_->bytes();
   r.activations = executor_->activation_bytes();
   r.activations_unshared = executor_->activation_unshared_bytes();
   r.activations_by_format = executor_->activation_bytes_by_format();

@@ -25,6 +25,7 @@
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/op.hpp"
+#include "vkamp/graph/frozen_store.hpp"
 #include "vkamp/graph/param_store.hpp"
 #include "vkamp/graph/precision_plan.hpp"
 #include "vkamp/graph/scale_groups.hpp"
@@ -34,8 +35,9 @@ namespace vkamp::graph {
 
 class Executor {
  public:
+  // `frozen` holds the graph's frozen parameters (none: nullptr).
   Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params, BufferStore& buffers,
-           AmpLevel level = AmpLevel::O2);
+           AmpLevel level = AmpLevel::O2, const FrozenStore* frozen = nullptr);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -137,6 +139,7 @@ class Executor {
   AmpLevel level_;
   uint32_t max_rows_;
   ParamStore& params_;
+  const FrozenStore* frozen_;
   BufferStore& buffers_;
   // OpDef::state_floats: one fp32 buffer, each node's part at
   // node_state_offset_[k] floats (-1: none), sized for micro_batches_.

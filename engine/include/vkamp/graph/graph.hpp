@@ -30,15 +30,20 @@
 namespace vkamp::graph {
 
 // How a parameter starts: Kaiming- or Xavier-uniform from its fans, 0, 1
-// (a LayerNorm's gain, as PyTorch starts it), or normal with a given
-// standard deviation (GPT-2's 0.02).
-enum class Init { Kaiming, Xavier, Zero, One, Normal };
+// (a LayerNorm's gain, as PyTorch starts it), normal with a given
+// standard deviation (GPT-2's 0.02), or PyTorch's nn.Linear default,
+// kaiming_uniform_(a = sqrt(5)), U(+-1 / sqrt(fan_in)) (how PEFT draws lora_A).
+enum class Init { Kaiming, Xavier, Zero, One, Normal, TorchLinear };
 
 // Buffer: persistent fp32 state that is not trained (a BatchNorm's running
 // statistics): declared like a parameter (dims, Init::Zero or Init::One),
 // kept in its own store (buffer_store.hpp), written only by an op's commit
 // in the step's update pass.
-enum class TensorKind { Input, Param, Activation, Buffer };
+// Frozen: a parameter that is not trained (a fine-tune's base weights):
+// read by ops as a parameter is, but held once, in the run's storage
+// format, with no fp32 master, gradient or optimizer state
+// (frozen_store.hpp); it takes no gradient.
+enum class TensorKind { Input, Param, Activation, Buffer, Frozen };
 
 struct Tensor {
   std::string name;
@@ -63,6 +68,7 @@ struct Attributes {
   ops::Rope rope;       // rope: config.json's rope_theta and rope_scaling
   double p = 0;         // dropout: each element's probability of being dropped
   double eps = 1e-6;    // rms_norm: added to mean(x^2) (config.json's rms_norm_eps)
+  double scale = 1;     // lora: the adapter's factor, lora_alpha / r
   ops::Activation act = ops::Activation::ReLU;  // activation; a linear with `activate`
   // linear: apply act in its GEMM's epilogue. The executor fuses a linear
   // and the activation that alone reads it into one such node
@@ -95,6 +101,9 @@ class Graph {
   std::string input(const std::string& name, Shape shape);
   std::string param(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming,
                     double init_std = 0);
+  // A parameter that is not trained (TensorKind::Frozen).
+  std::string frozen(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Kaiming,
+                     double init_std = 0);
   // Persistent fp32 state that is not trained: Init::Zero or Init::One.
   std::string buffer(const std::string& name, std::vector<uint32_t> dims, Init init = Init::Zero);
   // Any registered op: checks the inputs, infers the output shape.
@@ -135,6 +144,10 @@ class Graph {
   // repeated to heads) into the q | k | v attention reads.
   std::string rope(const std::string& name, const std::string& q, const std::string& k, const std::string& v,
                    uint32_t heads, uint32_t kv_heads, const ops::Rope& rope);
+  // A linear layer with a LoRA adapter: x W^T (+ b) + scale (x A^T) B^T,
+  // A {r, in} and B {out, r} (W and b usually frozen).
+  std::string lora(const std::string& name, const std::string& x, const std::string& weight, const std::string& a,
+                   const std::string& b, double scale, const std::string& bias = "");
   // A gated linear unit act(gate) * up (SwiGLU with SiLU).
   std::string glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act);
 
@@ -151,6 +164,7 @@ class Graph {
   const Tensor& output_tensor() const;
   std::vector<int> param_indices() const;   // in declaration order: the flat layout's order
   std::vector<int> buffer_indices() const;  // the same for the buffers
+  std::vector<int> frozen_indices() const;  // and for the frozen parameters
 
   // Throws ConfigError "<origin>: node '<name>': <what>".
   [[noreturn]] void fail(const std::string& node, const std::string& what) const;

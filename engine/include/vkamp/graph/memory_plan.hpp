@@ -36,7 +36,8 @@ struct MemoryReport {
   // levels: O1 stores some in fp32; one pool holds them all).
   std::map<Format, uint64_t> activations_by_format;
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
-  uint64_t total() const { return parameters + optimizer_state + activations + workspace; }
+  uint64_t frozen = 0;           // frozen parameters (a fine-tune's base), in the storage format only
+  uint64_t total() const { return parameters + optimizer_state + activations + workspace + frozen; }
 };
 
 }  // namespace vkamp::graph

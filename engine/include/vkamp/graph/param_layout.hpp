@@ -30,6 +30,8 @@ std::vector<ParamTensor> layout_params(const Graph& g, uint32_t* padded_total = 
 // The same layout for the graph's buffers (TensorKind::Buffer), in their own
 // flat fp32 buffer (buffer_store.hpp).
 std::vector<ParamTensor> layout_buffers(const Graph& g, uint32_t* padded_total = nullptr);
+// And for the frozen parameters (TensorKind::Frozen, frozen_store.hpp).
+std::vector<ParamTensor> layout_frozen(const Graph& g, uint32_t* padded_total = nullptr);
 
 // Tensor `name`'s part of a flat buffer of elements of `element_bytes`
 // laid out as `tensors`; vkamp::Error naming `who` when it has none.

@@ -5,6 +5,7 @@
 // a dtype other than F32, F16 or BF16) is a ConfigError naming the file and
 // what was expected (binaries exit 2).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,14 @@ inline constexpr const char* kHfArchitectures[] = {"LlamaForCausalLM", "MistralF
 // dir/config.json.
 LlamaConfig read_hf_config(const std::string& dir);
 
-// The graph's parameters from the folder's safetensors into `flat` (the
-// fp32 master layout `layout`, as train::Model holds it), one tensor read
-// and converted at a time, so the file is never held in memory whole.
-void load_hf_weights(const std::string& dir, const graph::Graph& g, const std::vector<graph::ParamTensor>& layout,
-                     std::vector<float>& flat);
+// Whether a graph tensor is a LoRA adapter ("...q_proj.lora_A.weight"),
+// which a base model's folder does not hold.
+bool is_lora_adapter(const std::string& name);
+
+// Every parameter and frozen parameter of the graph but the adapters, read
+// from the folder's safetensors and converted to floats one tensor at a
+// time (the files are never held in memory whole), handed to `put`.
+using TensorSink = std::function<void(const std::string& name, std::vector<float>&& values)>;
+void load_hf_weights(const std::string& dir, const graph::Graph& g, const TensorSink& put);
 
 }  // namespace vkamp::models

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/ops/rope.hpp"
@@ -33,10 +34,26 @@ struct LlamaConfig {
   uint32_t head_size() const { return head_dim ? head_dim : hidden_size / num_attention_heads; }
 };
 
+// LoRA adapters on the projections named in `targets` (PEFT's module
+// names: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj),
+// each x W^T + (alpha / rank) (x A^T) B^T with A {rank, in} drawn as PEFT
+// draws it (nn.Linear's default) and B {out, rank} at 0, named as PEFT
+// names them: "<module>.lora_A.weight". Every other tensor is frozen. Rank
+// 0: no adapters, every tensor trained (full fine-tuning).
+struct LoraConfig {
+  uint32_t rank = 0;
+  double alpha = 32;
+  std::vector<std::string> targets = kLoraDefaultTargets();
+  static std::vector<std::string> kLoraDefaultTargets() {
+    return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  }
+};
+
 // Throws ConfigError for a config that cannot be built (a zero size, heads
 // that do not divide, an odd head size, seq_len past
-// max_position_embeddings). Parameters start as Hugging Face initialises
-// them: N(0, initializer_range) matrices, RMSNorm weights 1, biases 0.
-graph::Graph llama_graph(const LlamaConfig& c, uint32_t seq_len);
+// max_position_embeddings, an unknown LoRA target). Parameters start as
+// Hugging Face initialises them: N(0, initializer_range) matrices, RMSNorm
+// weights 1, biases 0.
+graph::Graph llama_graph(const LlamaConfig& c, uint32_t seq_len, const LoraConfig& lora = {});
 
 }  // namespace vkamp::models

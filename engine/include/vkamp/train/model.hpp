@@ -18,6 +18,7 @@
 #include "vkamp/context.hpp"
 #include "vkamp/graph/buffer_store.hpp"
 #include "vkamp/graph/executor.hpp"
+#include "vkamp/graph/frozen_store.hpp"
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/memory_plan.hpp"
 #include "vkamp/graph/param_store.hpp"
@@ -98,6 +99,10 @@ class Model {
   std::vector<float> read_buffers() const { return buffers_->read(); }
   void write_buffers(const std::vector<float>& v) { buffers_->write(v); }
 
+  // The frozen parameters (a fine-tune's base weights), in the storage format.
+  graph::FrozenStore& frozen() { return *frozen_; }
+  const graph::FrozenStore& frozen() const { return *frozen_; }
+
   // Host copies of the fp32 masters; writing also refreshes the working copy.
   std::vector<float> read_master() const { return params_->read_master(); }
   void write_master(const std::vector<float>& w) { params_->write_master(w); }
@@ -107,6 +112,7 @@ class Model {
   graph::Graph graph_;
   Format fmt_;
   std::unique_ptr<graph::ParamStore> params_;
+  std::unique_ptr<graph::FrozenStore> frozen_;
   std::unique_ptr<graph::BufferStore> buffers_;
   std::unique_ptr<graph::Executor> executor_;
 };

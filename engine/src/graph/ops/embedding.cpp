@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "vkamp/error.hpp"
 #include "vkamp/graph/op.hpp"
 #include "vkamp/ops/embedding.hpp"
 
@@ -45,6 +46,11 @@ OpDef embedding_op() {
   d.backward = [](OpRun& r) {
     const auto& wte = r.shapes.in[1]->dims;
     const uint32_t T = r.shapes.out.w;
+    // A frozen table takes no gradient (a fine-tune's embed_tokens).
+    if (!r.wants_grad(1)) {
+      if (positions(r) && r.wants_grad(2)) throw Error("embedding: a frozen wte with a trained wpe");
+      return;
+    }
     GradTarget dwte = r.grad(1);
     std::optional<GradTarget> dwpe;
     if (positions(r)) dwpe = r.grad(2);

@@ -77,9 +77,12 @@ OpDef linear_op() {
       ops::activation_backward(r.seq, r.fmt, a.act, keeps_z(r.shapes) ? r.kept() : r.out(), r.dout(), dz,
                                rows * out);
     }
-    GradTarget dw = r.grad(1);
-    ops::linear_backward_weight(r.seq, r.fmt, dz, r.in(0), dw.view, rows, in, out, dw.accumulate);
-    if (has_bias(r.shapes)) {
+    // A frozen weight or bias takes no gradient (and its product is not run).
+    if (r.wants_grad(1)) {
+      GradTarget dw = r.grad(1);
+      ops::linear_backward_weight(r.seq, r.fmt, dz, r.in(0), dw.view, rows, in, out, dw.accumulate);
+    }
+    if (has_bias(r.shapes) && r.wants_grad(2)) {
       GradTarget db = r.grad(2);
       ops::bias_add_backward(r.seq, r.fmt, dz, db.view, rows, out, db.accumulate);
     }

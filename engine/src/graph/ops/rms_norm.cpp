@@ -30,8 +30,10 @@ OpDef rms_norm_op() {
   };
   d.backward = [](OpRun& r) {
     const uint32_t c = r.shapes.out.c, rows = r.rows * r.shapes.in[0]->shape.positions();
-    const GradTarget dw = r.grad(1);
-    ops::rms_norm_backward_weight(r.seq, r.fmt, r.in(0), r.kept(), r.dout(), dw.view, rows, c, dw.accumulate);
+    if (r.wants_grad(1)) {  // not for a frozen weight
+      const GradTarget dw = r.grad(1);
+      ops::rms_norm_backward_weight(r.seq, r.fmt, r.in(0), r.kept(), r.dout(), dw.view, rows, c, dw.accumulate);
+    }
     if (r.wants_grad(0)) {
       const GradTarget dx = r.grad(0);
       ops::rms_norm_backward_input(r.seq, r.fmt, r.in(0), r.in(1), r.kept(), r.dout(), dx.view, rows, c,
