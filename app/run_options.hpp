@@ -45,6 +45,22 @@ struct LmOptions {
   bool generate_only = false; // sample from --init-from FILE's GPT; no text, no training
 };
 
+// What vkamp-finetune fine-tunes and on what: a Hugging Face model folder
+// (or a named shape with random weights), its tokenizer, the user's text,
+// and the LoRA adapters (rank 0: every weight trains).
+struct FineTuneOptions {
+  std::string model_dir;   // config.json, safetensors, tokenizer.json
+  std::string synthetic;   // a preset shape instead of --model (models/llama_presets.hpp)
+  std::string data_path;   // plain text, or JSON Lines of {"text": ...}
+  std::string out_dir;     // adapter_model.safetensors and adapter_config.json
+  uint32_t lora_rank = 16;
+  double lora_alpha = 32;
+  std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  uint32_t seq_len = 256;      // positions per packed sequence
+  double val_fraction = 0.1;   // the last part of the tokens validates
+  bool evaluate_only = false;  // --max-steps 0: the validation loss, no training
+};
+
 // What --early-stop and --save-best watch (Keras's EarlyStopping
 // `monitor`): the held-out loss, accuracy or mean squared error; the mode
 // follows the metric (lower loss and MSE, higher accuracy).
@@ -70,11 +86,12 @@ struct RunOptions : config::TrainConfig {
   Format save_dtype = Format::F32;  // F32, F16 or BF16 (PyTorch has no cb16)
   DataOptions data;                 // vkamp-train's rows only (Rows::WithData)
   LmOptions lm;                     // charlm's rows only (Rows::LanguageModel)
+  FineTuneOptions ft;               // vkamp-finetune's rows only (Rows::FineTune)
 };
 
 // Which rows a program takes: the samples' own, or those plus the data
 // rows (vkamp-train) or the language-model rows (charlm).
-enum class Rows { Common, WithData, LanguageModel };
+enum class Rows { Common, WithData, LanguageModel, FineTune };
 
 // Every setting of a run, the training ones and the application's, in
 // --help order (run_settings.cpp).

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "app/finetune_settings.hpp"
 #include "app/monitor.hpp"
 #include "app/run_options.hpp"
 #include "vkamp/data/csv.hpp"
@@ -268,7 +269,9 @@ std::vector<Row> merged_rows(Rows which) {
   for (const auto& s : config::training_settings()) rows.push_back(config::lift<RunOptions>(s));
   rows.insert(rows.end(), own_rows().begin(), own_rows().end());
   if (which != Rows::Common) {
-    const std::vector<Row> extra = which == Rows::WithData ? data_rows() : lm_rows();
+    const std::vector<Row> extra = which == Rows::WithData        ? data_rows()
+                                   : which == Rows::LanguageModel ? lm_rows()
+                                                                  : finetune_rows();
     rows.insert(rows.end(), extra.begin(), extra.end());
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -280,14 +283,15 @@ std::vector<Row> merged_rows(Rows which) {
 
 const std::vector<config::Setting<RunOptions>>& run_settings(Rows which) {
   static const std::vector<Row> sets[] = {merged_rows(Rows::Common), merged_rows(Rows::WithData),
-                                          merged_rows(Rows::LanguageModel)};
+                                          merged_rows(Rows::LanguageModel), merged_rows(Rows::FineTune)};
   return sets[size_t(which)];
 }
 
 const std::vector<std::string>& run_setting_keys(Rows which) {
   static const std::vector<std::string> sets[] = {config::keys_of(run_settings(Rows::Common)),
                                                   config::keys_of(run_settings(Rows::WithData)),
-                                                  config::keys_of(run_settings(Rows::LanguageModel))};
+                                                  config::keys_of(run_settings(Rows::LanguageModel)),
+                                                  config::keys_of(run_settings(Rows::FineTune))};
   return sets[size_t(which)];
 }
 
@@ -307,6 +311,7 @@ void validate(const RunOptions& opts, Rows which) {
   config::check_rows(own_rows(), opts);
   if (which == Rows::WithData) config::check_rows(data_rows(), opts);
   if (which == Rows::LanguageModel) config::check_rows(lm_rows(), opts);
+  if (which == Rows::FineTune) config::check_rows(finetune_rows(), opts);
   config::validate(opts);
 }
 

@@ -115,6 +115,7 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   try {
     ContextOptions opt;
     opt.device = cfg.device;
+    opt.plan_only = cfg.dry_run;
     // Unless --device or $VKAMP_DEVICE says otherwise, the ranks of one
     // machine take its GPUs in turn.
     if (comm.distributed()) opt.local_rank = comm.local_rank();

@@ -34,6 +34,7 @@ const char* Context::gemm_mma_build() const {
 
 Context::Context(ContextOptions opt)
     : paths_(opt.paths.or_else(kernel_paths_from_env())),
+      plan_only_(opt.plan_only),
       instance_(opt.validation.value_or(validation_requested_by_env())) {
   auto devices = probe_devices(instance_);
   std::string selector = opt.device.empty() ? env_text("VKAMP_DEVICE").value_or("") : opt.device;

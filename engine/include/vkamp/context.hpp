@@ -53,6 +53,10 @@ struct ContextOptions {
   // cores (DeviceInfo::tensor_core_gap), or a coopmat_api it cannot run, is
   // an Error; on the fp16-storage path every GEMM stays off.
   KernelPaths paths;
+  // A --dry-run's context: steps are recorded and their memory planned but
+  // never run, so a CPU driver's limits on running a kernel (lavapipe's
+  // loop count) do not stop a plan of the path a GPU would take.
+  bool plan_only = false;
 };
 
 class Context {
@@ -67,6 +71,7 @@ class Context {
   // The options' paths, filled in from the environment: what every op and
   // the graph read (a field still unset: the device's default).
   const KernelPaths& paths() const { return paths_; }
+  bool plan_only() const { return plan_only_; }
   GemmMma gemm_mma() const { return gemm_mma_; }
   // Which extension the coopmat path speaks (meaningful when gemm_mma() is coopmat).
   CoopmatApi coopmat_api() const { return coopmat_api_; }
@@ -151,6 +156,7 @@ class Context {
  private:
   void save_pipeline_cache();
   KernelPaths paths_;
+  bool plan_only_ = false;
   GemmMma gemm_mma_ = GemmMma::off;
   CoopmatApi coopmat_api_ = CoopmatApi::nv;
   bool gemm_mma_auto_ = false;

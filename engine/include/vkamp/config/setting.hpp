@@ -244,7 +244,8 @@ inline constexpr const char* kWeightsGroup = "Weights (safetensors, PyTorch name
 inline constexpr const char* kTestingGroup = "Testing";
 inline constexpr const char* kDataGroup = "Your data (vkamp-train, vkamp-studio --train)";
 inline constexpr const char* kLanguageModelGroup = "Language model (text, GPT size, sampling)";
-inline constexpr const char* kHelpGroups[] = {kGeneralGroup,  kDataGroup,      kLanguageModelGroup, kScalingGroup,
+inline constexpr const char* kFineTuneGroup = "Fine-tuning (model, text, LoRA)";
+inline constexpr const char* kHelpGroups[] = {kGeneralGroup,  kDataGroup,      kLanguageModelGroup, kFineTuneGroup, kScalingGroup,
                                               kClippingGroup, kOptimizerGroup, kLoopGroup,          kOutputGroup,
                                               kWeightsGroup,  kTestingGroup};
 

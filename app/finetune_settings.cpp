@@ -1,0 +1,81 @@
+#include "app/finetune_settings.hpp"
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/models/llama.hpp"
+#include "vkamp/models/llama_presets.hpp"
+
+namespace vkamp::app {
+
+namespace {
+
+using Row = config::Setting<RunOptions>;
+
+// "q,v" or "q_proj,v_proj": the short names are PEFT's module names less "_proj".
+Row targets_row() {
+  Row s = config::row<RunOptions>(
+      "lora_targets", {config::kFineTuneGroup, "LIST", "the projections that get adapters: q, k, v, o, gate, up, down"});
+  s.parse = [](RunOptions& o, const std::string& v, const std::string& l) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at <= v.size()) {
+      const size_t comma = std::min(v.find(',', at), v.size());
+      std::string t = v.substr(at, comma - at);
+      at = comma + 1;
+      if (t.empty()) continue;
+      if (t.size() < 5 || t.compare(t.size() - 5, 5, "_proj") != 0) t += "_proj";
+      const auto& known = models::LoraConfig::kLoraDefaultTargets();
+      if (std::find(known.begin(), known.end(), t) == known.end())
+        config::fail(l, "unknown projection '" + t + "' (expected q, k, v, o, gate, up, down)");
+      out.push_back(t);
+    }
+    if (out.empty()) config::fail(l, "names no projection");
+    o.ft.lora_targets = out;
+  };
+  s.show = [](const RunOptions& o) {
+    std::string t;
+    for (const std::string& p : o.ft.lora_targets) {
+      if (!t.empty()) t += ',';
+      t.append(p, 0, p.size() - 5);  // less "_proj"
+    }
+    return t;
+  };
+  return s;
+}
+
+Row synthetic_row() {
+  Row s = config::text<RunOptions>(
+      "synthetic", {config::kFineTuneGroup, "NAME", "a named shape with random weights instead of --model, to plan memory and speed"},
+      VKAMP_FIELD(ft.synthetic), "none");
+  s.check = [](const RunOptions& o) {
+    if (!o.ft.synthetic.empty() && !models::llama_preset(o.ft.synthetic))
+      throw ConfigError(config::names("synthetic") + ": unknown shape '" + o.ft.synthetic + "' (" +
+                        models::llama_preset_names() + ")");
+  };
+  return s;
+}
+
+}  // namespace
+
+std::vector<config::Setting<RunOptions>> finetune_rows() {
+  using config::text;
+  const char* g = config::kFineTuneGroup;
+  return {
+      text<RunOptions>("model", {g, "DIR", "a Hugging Face model folder (config.json, safetensors, tokenizer.json)"},
+                       VKAMP_FIELD(ft.model_dir), "required unless --synthetic"),
+      synthetic_row(),
+      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines of {\"text\": ...} (.jsonl)"},
+                       VKAMP_FIELD(ft.data_path), "required unless --dry-run with --synthetic"),
+      text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout)"},
+                       VKAMP_FIELD(ft.out_dir), "required to train"),
+      config::count<RunOptions>("lora_rank", {g, "R", "the adapters' rank (0 = train every weight)"},
+                               VKAMP_FIELD(ft.lora_rank)),
+      config::real<RunOptions>("lora_alpha", {g, "A", "the adapters' alpha: they are scaled by alpha / rank"},
+                               VKAMP_FIELD(ft.lora_alpha), config::Range::above(0)),
+      targets_row(),
+      config::count<RunOptions>("seq_len", {g, "N", "tokens per packed training sequence"}, VKAMP_FIELD(ft.seq_len), 1),
+      config::real<RunOptions>("val_fraction", {g, "F", "the last fraction of the text's tokens that validates"},
+                               VKAMP_FIELD(ft.val_fraction), config::Range::from_to_below(0, 1)),
+  };
+}
+
+}  // namespace vkamp::app

@@ -1,0 +1,18 @@
+// Named Llama-family shapes, for vkamp-finetune --synthetic: a model of a
+// real checkpoint's size with random weights, built in memory, so that
+// memory and speed can be planned without a download.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "vkamp/models/llama.hpp"
+
+namespace vkamp::models {
+
+// "tinyllama-1.1b" (TinyLlama-1.1B's config.json), "llama-tiny" (a few
+// layers of 64 channels, for CPU drivers); nullopt for another name.
+std::optional<LlamaConfig> llama_preset(const std::string& name);
+// "tinyllama-1.1b, llama-tiny", for messages.
+std::string llama_preset_names();
+
+}  // namespace vkamp::models
