@@ -1,0 +1,136 @@
+// The fine-tuning run vkamp-finetune and llama_tiny share (finetune.hpp).
+#include "finetune.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "app/finetune_data.hpp"
+#include "sample_main.hpp"
+#include "vkamp/config_error.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/error.hpp"
+#include "vkamp/models/hf_checkpoint.hpp"
+#include "vkamp/models/llama_presets.hpp"
+#include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/tokenizer.hpp"
+#include "vkamp/train/hf_weights.hpp"
+
+namespace vkamp::samples {
+
+namespace {
+
+struct Source {
+  models::LlamaConfig config;
+  std::string name;  // the folder as given, or the preset's name
+};
+
+Source model_source(const app::FineTuneOptions& o) {
+  if (!o.model_dir.empty() && !o.synthetic.empty())
+    throw ConfigError("--model and --synthetic both given: fine-tune a folder, or plan a preset shape");
+  if (!o.synthetic.empty()) return {*models::llama_preset(o.synthetic), o.synthetic};
+  if (o.model_dir.empty()) throw ConfigError("--model DIR is required (a Hugging Face model folder), or --synthetic NAME");
+  return {models::read_hf_config(o.model_dir), o.model_dir};
+}
+
+// The packed sequences: from --data through the folder's tokenizer, or (a
+// --synthetic plan) random tokens, enough for a step.
+struct Sequences {
+  data::HostData train, val;
+  std::string what;
+};
+
+Sequences sequences(const app::RunOptions& cfg, const models::LlamaConfig& c) {
+  const app::FineTuneOptions& o = cfg.ft;
+  if (o.data_path.empty()) {
+    if (o.synthetic.empty() || !cfg.dry_run)
+      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...})");
+    std::mt19937_64 gen(cfg.seed);
+    std::uniform_int_distribution<uint32_t> id(0, c.vocab_size - 1);
+    std::vector<uint32_t> tokens(size_t(o.seq_len + 1) * std::max(1u, cfg.batch));
+    for (uint32_t& t : tokens) t = id(gen);
+    data::HostData d = data::HostData::windows(tokens, o.seq_len, o.seq_len);
+    return {d, d, "random tokens (a --dry-run plan)"};
+  }
+  if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR, not --synthetic");
+  const text::Tokenizer tok = text::Tokenizer::load(o.model_dir);
+  app::FineTuneText t = app::load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
+  for (const std::vector<uint32_t>* part : {&t.train, &t.val})
+    for (uint32_t id : *part)
+      if (id >= c.vocab_size)
+        throw data::DataError(o.model_dir + ": the tokenizer gives id " + std::to_string(id) +
+                              ", past the model's vocab_size " + std::to_string(c.vocab_size));
+  char what[160];
+  std::snprintf(what, sizeof what, "%s: %zu documents, %zu + %zu tokens", o.data_path.c_str(), t.documents,
+                t.train.size(), t.val.size());
+  return {data::HostData::windows(std::move(t.train), o.seq_len, o.seq_len),
+          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
+}
+
+}  // namespace
+
+int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
+  const app::FineTuneOptions& o = cfg.ft;
+  const Source source = model_source(o);
+  const bool trains = !cfg.dry_run && !o.evaluate_only;
+  if (trains && o.out_dir.empty()) throw ConfigError("--out DIR is required: where the adapters are written");
+  models::LoraConfig lora;
+  lora.rank = o.lora_rank;
+  lora.alpha = o.lora_alpha;
+  lora.targets = o.lora_targets;
+  Sequences data = sequences(cfg, source.config);
+  train::Trainer trainer(ctx, cfg, models::llama_graph(source.config, o.seq_len, lora), train::LossKind::SoftmaxXent,
+                         data.train);
+  train::Model& model = trainer.model();
+  if (!o.model_dir.empty()) train::load_hf_weights(o.model_dir, model);
+  if (!cfg.quiet)
+    std::printf("%s: %s (%s, %u layers, %u heads, %u key/value heads, hidden %u): %llu frozen, %llu "
+                "trained parameters (%s); %s; %u train / %u validation sequences of %u; batch %u, %u steps, %s\n",
+                name, source.name.c_str(), source.config.architecture.c_str(), source.config.num_hidden_layers,
+                source.config.num_attention_heads, source.config.num_key_value_heads, source.config.hidden_size,
+                static_cast<unsigned long long>(model.frozen().count()),
+                static_cast<unsigned long long>(model.param_count()),
+                lora.rank ? ("LoRA r " + std::to_string(lora.rank)).c_str() : "full fine-tuning", data.what.c_str(),
+                data.train.count, data.val.count, o.seq_len, cfg.batch, trainer.budget(),
+                samples::describe_run(cfg).c_str());
+  if (cfg.dry_run) return samples::report_dry_run(name, trainer);
+
+  const double before = trainer.held_out(data.val).loss;
+  std::printf("validation loss %.4f before fine-tuning\n", before);
+  if (o.evaluate_only) return 0;
+  trainer.set_held_out(data.val);
+  app::RunHistory history;
+  history.eval_name = "val loss";
+  const samples::RunResult s = samples::train_with_progress(trainer, cfg, name, {}, &history);
+  if (s.failed) {
+    samples::write_report(cfg, history);
+    return samples::report_failure(name, cfg, s);
+  }
+  if (s.suggested) return 0;
+  const double after = trainer.held_out(data.val).loss;
+  std::printf("validation loss %.4f after %u steps (%.4f before)\n", after, s.applied, before);
+  samples::print_run_report(cfg, trainer, s);
+  samples::write_report(cfg, history);
+  const std::vector<float> master = model.read_master();
+  if (lora.rank == 0) {
+    throw ConfigError("--lora-rank 0 trained every weight, but writing a whole model folder is not built yet; "
+                      "nothing was written");
+  }
+  models::write_peft_adapter(o.out_dir, model.graph(), lora, source.name, [&](const std::string& adapter) {
+    for (const graph::ParamTensor& t : model.tensors())
+      if (t.name == adapter) return std::vector<float>(master.begin() + t.offset, master.begin() + t.offset + t.size);
+    throw vkamp::Error(std::string(name) + ": no adapter " + adapter);
+  });
+  std::printf("wrote %s/adapter_model.safetensors and adapter_config.json (PEFT's layout)\n", o.out_dir.c_str());
+  return 0;
+}
+
+bool asks_no_steps(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--max-steps=0") == 0) return true;
+    if (std::strcmp(argv[i], "--max-steps") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "0") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace vkamp::samples

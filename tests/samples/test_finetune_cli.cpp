@@ -1,0 +1,146 @@
+// llama_tiny and vkamp-finetune from the command line: llama_tiny's whole
+// path (a random Llama in Hugging Face's layout, LoRA on the bundled text,
+// the validation loss lower after than before, the adapters in PEFT's
+// layout), vkamp-finetune on the folder it wrote (--max-steps 0 only
+// evaluates and writes nothing; a --synthetic dry run's memory line), and
+// bad input, each refused with exit status 2 naming what is wrong.
+// Each run is a child process with the validation layer on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+
+#include "support/cli_test.hpp"
+#include "support/test_paths.hpp"
+#include "vkamp/io/safetensors.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using vkamp::test::rejected;
+using Result = vkamp::test::ChildResult;
+
+Result run_tool(const std::string& tool, const std::string& args) {
+  return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/" + tool +
+                                " --no-progress " + args);
+}
+
+// "validation loss X before fine-tuning" and "validation loss Y after N steps".
+double loss_before(const std::string& out) {
+  const size_t at = out.find("validation loss ");
+  return at == std::string::npos ? std::nan("") : std::strtod(out.c_str() + at + 16, nullptr);
+}
+double loss_after(const std::string& out) {
+  const size_t at = out.rfind("validation loss ");
+  if (at == std::string::npos || out.find(" after ", at) == std::string::npos) return std::nan("");
+  return std::strtod(out.c_str() + at + 16, nullptr);
+}
+
+// The base folder llama_tiny writes, made once per process (--max-steps 0:
+// it only evaluates) for the runs of vkamp-finetune on it.
+class FineTuneCli : public vkamp::test::TempDirTest {
+ protected:
+  static void SetUpTestSuite() {
+    tiny_dir_ = new fs::path(fs::temp_directory_path() / ("vkamp-llama-tiny-" + std::to_string(getpid())));
+    tiny_ = new Result(run_tool("llama_tiny", "--out " + tiny_dir_->string() + " --max-steps 0 --seq-len 32"));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*tiny_dir_);
+    delete tiny_dir_;
+    delete tiny_;
+  }
+  static const Result& tiny() { return *tiny_; }
+  static std::string base() { return tiny_dir_->string() + "/base"; }
+  std::string write(const char* name, const std::string& text) {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+
+ private:
+  static inline fs::path* tiny_dir_ = nullptr;
+  static inline Result* tiny_ = nullptr;
+};
+
+TEST_F(FineTuneCli, LlamaTinyLowersTheValidationLossAndWritesPeftAdapters) {
+  const Result r = run_tool("llama_tiny", "--out " + path("tiny") + " --max-steps 8 --eval-every 8 --seq-len 32 --lr 1e-2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  EXPECT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before) << r.output;
+  EXPECT_EQ(r.output.find("validation error"), std::string::npos) << r.output;
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"})
+    EXPECT_TRUE(fs::exists(fs::path(path("tiny")) / "base" / f)) << f;
+  const std::string adapter = path("tiny") + "/adapter";
+  const vkamp::io::TensorFile a = vkamp::io::read_safetensors(adapter + "/adapter_model.safetensors");
+  const vkamp::io::Tensor* q = a.find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight");
+  ASSERT_TRUE(q) << "PEFT's names";
+  EXPECT_EQ(q->shape, (std::vector<uint64_t>{8, 64}));
+  EXPECT_EQ(a.tensors.size(), 2u * 2 * 7);  // 2 layers, 7 projections, A and B
+  nlohmann::json c;
+  std::ifstream(adapter + "/adapter_config.json") >> c;
+  EXPECT_EQ(c["peft_type"], "LORA");
+  EXPECT_EQ(c["r"], 8);
+  EXPECT_EQ(c["base_model_name_or_path"], path("tiny") + "/base");
+}
+
+TEST_F(FineTuneCli, MaxStepsZeroOnlyEvaluatesAndJsonLinesTrain) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  EXPECT_TRUE(std::isnan(loss_after(tiny().output))) << "llama_tiny --max-steps 0 trained:\n" << tiny().output;
+  EXPECT_FALSE(fs::exists(fs::path(base()).parent_path() / "adapter")) << "--max-steps 0 wrote adapters";
+  std::string lines;
+  for (int i = 0; i < 60; ++i)
+    lines += "{\"text\": \"Line " + std::to_string(i) + ": the program is free software, and you may share it.\"}\n";
+  const std::string data = write("lines.jsonl", lines);
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + " --seq-len 32 --max-steps 0");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("60 documents"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::isfinite(loss_before(r.output))) << r.output;
+  EXPECT_TRUE(std::isnan(loss_after(r.output))) << "it trained:\n" << r.output;
+  const Result t = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                  " --seq-len 32 --max-steps 3 --lora-targets q,v --out " + path("ad"));
+  ASSERT_EQ(t.status, 0) << t.output;
+  const vkamp::io::TensorFile a = vkamp::io::read_safetensors(path("ad") + "/adapter_model.safetensors");
+  EXPECT_EQ(a.tensors.size(), 2u * 2 * 2);  // q and v only
+}
+
+TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
+  const Result r = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("frozen base"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at most"), std::string::npos) << r.output;
+}
+
+TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string m = " --model " + base();
+  const std::string bad_json = write("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": oops}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + bad_json + " --max-steps 0"), "bad.jsonl:2: not JSON"));
+  const std::string pc = write("pc.jsonl", "{\"prompt\": \"Q\", \"completion\": \"A\"}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + pc + " --max-steps 0"), "pc.jsonl:1: prompt/completion"));
+  const std::string neither = write("neither.jsonl", "{\"body\": \"x\"}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + neither + " --max-steps 0"),
+                       "neither.jsonl:1: has neither \"text\""));
+  const std::string text = write("t.txt", "a short text");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + text + " --max-steps 0"), "fewer than a sequence"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + path("absent.txt") + " --max-steps 0"), "cannot open"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --synthetic llama-tiny --dry-run"), "--model and --synthetic"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--synthetic llama-huge --dry-run"), "unknown shape 'llama-huge'"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --lora-targets q,w"), "unknown projection 'w_proj'"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + bad_json), "--out DIR is required"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--data " + text), "--model DIR is required"));
+  // Another architecture, named with the supported ones (in a copy of the folder).
+  fs::copy(base(), path("other"));
+  nlohmann::json c;
+  std::ifstream(path("other") + "/config.json") >> c;
+  c["architectures"] = {"GPT2LMHeadModel"};
+  std::ofstream(path("other") + "/config.json") << c.dump();
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("other") + " --data " + text + " --max-steps 0"),
+                       "architecture GPT2LMHeadModel is not supported (supported: LlamaForCausalLM"));
+}
+
+}  // namespace
