@@ -65,8 +65,11 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       synthetic_row(),
       text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines of {\"text\": ...} (.jsonl)"},
                        VKAMP_FIELD(ft.data_path), "required unless --dry-run with --synthetic"),
-      text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout)"},
+      text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
+                                         "with --lora-rank 0, the whole model folder)"},
                        VKAMP_FIELD(ft.out_dir), "required to train"),
+      text<RunOptions>("merge", {g, "DIR", "also write a model folder with the adapters merged in (Hugging Face's layout)"},
+                       VKAMP_FIELD(ft.merge_dir), "none"),
       config::count<RunOptions>("lora_rank", {g, "R", "the adapters' rank (0 = train every weight)"},
                                VKAMP_FIELD(ft.lora_rank)),
       config::real<RunOptions>("lora_alpha", {g, "A", "the adapters' alpha: they are scaled by alpha / rank"},

@@ -52,7 +52,8 @@ struct FineTuneOptions {
   std::string model_dir;   // config.json, safetensors, tokenizer.json
   std::string synthetic;   // a preset shape instead of --model (models/llama_presets.hpp)
   std::string data_path;   // plain text, or JSON Lines of {"text": ...}
-  std::string out_dir;     // adapter_model.safetensors and adapter_config.json
+  std::string out_dir;     // adapter_model.safetensors and adapter_config.json (rank 0: the whole model)
+  std::string merge_dir;   // also a model folder with the adapters merged in
   uint32_t lora_rank = 16;
   double lora_alpha = 32;
   std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "app/finetune_data.hpp"
@@ -67,6 +68,35 @@ Sequences sequences(const app::RunOptions& cfg, const models::LlamaConfig& c) {
           data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
 }
 
+// A trained tensor's fp32 master values; nullopt for a frozen one.
+std::optional<std::vector<float>> master_values(const train::Model& m, const std::vector<float>& master,
+                                                const std::string& name) {
+  for (const graph::ParamTensor& t : m.tensors())
+    if (t.name == name) return std::vector<float>(master.begin() + t.offset, master.begin() + t.offset + t.size);
+  return std::nullopt;
+}
+
+// A base tensor as the run leaves it: trained (its master), or frozen with
+// its adapters folded in (W + alpha/r B A, summed in double), as PEFT's
+// merge_and_unload computes it.
+std::vector<float> merged_tensor(const train::Model& m, const std::vector<float>& master, const models::LoraConfig& lora,
+                                 const std::string& name) {
+  if (auto v = master_values(m, master, name)) return *v;
+  std::vector<float> w = m.frozen().read(name);
+  const std::string stem = name.size() > 7 ? name.substr(0, name.size() - 7) : name;  // less ".weight"
+  const auto a = master_values(m, master, stem + ".lora_A.weight"), b = master_values(m, master, stem + ".lora_B.weight");
+  if (!a || !b || !lora.rank) return w;
+  const size_t r = lora.rank, in = a->size() / r, out = b->size() / r;
+  const double scale = lora.alpha / double(r);
+  for (size_t o = 0; o < out; ++o)
+    for (size_t i = 0; i < in; ++i) {
+      double sum = 0;
+      for (size_t k = 0; k < r; ++k) sum += double((*b)[o * r + k]) * (*a)[k * in + i];
+      w[o * in + i] = float(w[o * in + i] + scale * sum);
+    }
+  return w;
+}
+
 }  // namespace
 
 int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
@@ -74,6 +104,10 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   const Source source = model_source(o);
   const bool trains = !cfg.dry_run && !o.evaluate_only;
   if (trains && o.out_dir.empty()) throw ConfigError("--out DIR is required: where the adapters are written");
+  if (!o.merge_dir.empty() && o.lora_rank == 0)
+    throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
+  if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || o.lora_rank == 0))
+    throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
   models::LoraConfig lora;
   lora.rank = o.lora_rank;
   lora.alpha = o.lora_alpha;
@@ -112,16 +146,23 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   samples::print_run_report(cfg, trainer, s);
   samples::write_report(cfg, history);
   const std::vector<float> master = model.read_master();
+  const io::DType dtype = cfg.precision == Format::F16    ? io::DType::F16
+                          : cfg.precision == Format::BF16 ? io::DType::BF16
+                                                          : io::DType::F32;
+  const graph::Graph plain = models::llama_graph(source.config, o.seq_len);
+  auto merged = [&](const std::string& t) { return merged_tensor(model, master, lora, t); };
   if (lora.rank == 0) {
-    throw ConfigError("--lora-rank 0 trained every weight, but writing a whole model folder is not built yet; "
-                      "nothing was written");
+    models::write_hf_folder(o.out_dir, o.model_dir, plain, dtype, merged);
+    std::printf("wrote the fine-tuned model folder %s (model.safetensors, config.json, tokenizer)\n", o.out_dir.c_str());
+    return 0;
   }
-  models::write_peft_adapter(o.out_dir, model.graph(), lora, source.name, [&](const std::string& adapter) {
-    for (const graph::ParamTensor& t : model.tensors())
-      if (t.name == adapter) return std::vector<float>(master.begin() + t.offset, master.begin() + t.offset + t.size);
-    throw vkamp::Error(std::string(name) + ": no adapter " + adapter);
-  });
+  models::write_peft_adapter(o.out_dir, model.graph(), lora, source.name,
+                             [&](const std::string& adapter) { return *master_values(model, master, adapter); });
   std::printf("wrote %s/adapter_model.safetensors and adapter_config.json (PEFT's layout)\n", o.out_dir.c_str());
+  if (!o.merge_dir.empty()) {
+    models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
+    std::printf("wrote the merged model folder %s (each adapted weight W + alpha/r B A)\n", o.merge_dir.c_str());
+  }
   return 0;
 }
 

@@ -108,6 +108,33 @@ TEST_F(FineTuneCli, MaxStepsZeroOnlyEvaluatesAndJsonLinesTrain) {
   EXPECT_EQ(a.tensors.size(), 2u * 2 * 2);  // q and v only
 }
 
+// --merge's folder and a --lora-rank 0 run's folder are model folders that
+// load back (as Hugging Face's would) and give the validation loss the run
+// ended with, up to the 16-bit rounding of the written weights.
+TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = base() + "/../text.txt", common = " --data " + data + " --seq-len 32 --lr 1e-2 --max-steps 3";
+  for (const std::string& run : {std::string(" --out ") + path("ad") + " --merge " + path("merged"),
+                                 std::string(" --lora-rank 0 --out ") + path("full")}) {
+    SCOPED_TRACE(run);
+    const Result r = run_tool("vkamp-finetune", "--model " + base() + common + run);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::string folder = run.find("merge") != std::string::npos ? path("merged") : path("full");
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+      EXPECT_TRUE(fs::exists(fs::path(folder) / f)) << f;
+    const Result back = run_tool("vkamp-finetune", "--model " + folder + " --data " + data + " --seq-len 32 --max-steps 0");
+    ASSERT_EQ(back.status, 0) << back.output;
+    // fp16 weights: each rounded by 2^-11 relative, moving the loss by far
+    // less than 0.01 nats here; an unmerged or wrongly merged adapter moves
+    // it by the run's whole change.
+    EXPECT_NEAR(loss_before(back.output), loss_after(r.output), 0.01) << r.output << back.output;
+    EXPECT_GT(std::abs(loss_after(r.output) - loss_before(r.output)), 0.02) << "the run must change the loss";
+  }
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + common + " --lora-rank 0 --out " + path("x") +
+                                                      " --merge " + path("y")),
+                       "nothing to merge"));
+}
+
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
   const Result r = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32");
   ASSERT_EQ(r.status, 0) << r.output;

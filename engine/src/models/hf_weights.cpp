@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/float_formats.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/utf8_path.hpp"
@@ -99,6 +100,29 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const T
     } catch (const io::FormatError& e) {
       throw ConfigError(e.what());
     }
+  }
+}
+
+void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, const graph::Graph& g, io::DType dtype,
+                     const std::function<std::vector<float>(const std::string& name)>& values) {
+  const fs::path dir = path_from_utf8(dir_utf8), base = path_from_utf8(base_utf8);
+  if (fs::exists(dir) && fs::equivalent(dir, base)) throw ConfigError(dir_utf8 + ": is the base model's own folder");
+  fs::create_directories(dir);
+  io::TensorFile f;
+  f.metadata["format"] = "pt";
+  const Format fmt = dtype == io::DType::F16 ? Format::F16 : dtype == io::DType::BF16 ? Format::BF16 : Format::F32;
+  for (int i : g.param_indices()) {
+    const graph::Tensor& t = g.tensors()[i];
+    const std::vector<float> v = values(t.name);
+    f.tensors.push_back({t.name, dtype, std::vector<uint64_t>(t.dims.begin(), t.dims.end()), pack(fmt, v)});
+  }
+  io::write_safetensors(utf8_of(dir / "model.safetensors"), f);
+  for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                           "special_tokens_map.json", "tokenizer.model"}) {
+    if (!fs::exists(base / name)) continue;
+    const fs::path tmp = dir / (std::string(name) + ".tmp");
+    fs::copy_file(base / name, tmp, fs::copy_options::overwrite_existing);
+    fs::rename(tmp, dir / name);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/param_layout.hpp"
+#include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/llama.hpp"
 
 namespace vkamp::models {
@@ -30,5 +31,13 @@ bool is_lora_adapter(const std::string& name);
 // time (the files are never held in memory whole), handed to `put`.
 using TensorSink = std::function<void(const std::string& name, std::vector<float>&& values)>;
 void load_hf_weights(const std::string& dir, const graph::Graph& g, const TensorSink& put);
+
+// A model folder that Hugging Face and llama.cpp's converter read: the
+// files of `base_dir` that describe the model (config.json, the tokenizer
+// files, generation_config.json) copied, and model.safetensors holding each
+// parameter of `g` (a graph without adapters) as `values` gives it, in
+// `dtype` (F32, F16 or BF16), written atomically.
+void write_hf_folder(const std::string& dir, const std::string& base_dir, const graph::Graph& g, io::DType dtype,
+                     const std::function<std::vector<float>(const std::string& name)>& values);
 
 }  // namespace vkamp::models
