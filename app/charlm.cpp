@@ -1,5 +1,7 @@
 #include "app/charlm.hpp"
 
+#include "app/sampling.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -207,25 +209,12 @@ std::string generate_text(const NextLogits& next, const std::string& vocab, cons
   for (uint32_t id : ids) out += vocab[id];
   const uint32_t V = uint32_t(vocab.size());
   std::mt19937_64 gen(seed);
-  std::vector<double> weights(V);
   for (uint32_t n = 0; n < o.generate; ++n) {
     const std::vector<float> logits = next(ids);
     if (logits.size() != V)
       throw Error("charlm: the model has " + std::to_string(logits.size()) + " outputs for a " + std::to_string(V) +
                   "-byte vocabulary");
-    const float* z = logits.data();
-    // Top-k: only logits at least the k-th largest take part.
-    float floor = -INFINITY;
-    if (o.top_k && o.top_k < V) {
-      std::vector<float> sorted(z, z + V);
-      std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<float>());
-      floor = sorted[o.top_k - 1];
-    }
-    for (uint32_t v = 0; v < V; ++v)
-      if (!std::isfinite(z[v])) throw Error("charlm: the model's outputs are not finite; no text to sample");
-    const double top = *std::max_element(z, z + V);
-    for (uint32_t v = 0; v < V; ++v) weights[v] = z[v] >= floor ? std::exp((z[v] - top) / o.temperature) : 0.0;
-    const uint32_t next_id = uint32_t(std::discrete_distribution<uint32_t>(weights.begin(), weights.end())(gen));
+    const uint32_t next_id = sample_next(logits, {o.temperature, o.top_k, o.top_p}, gen);
     ids.push_back(next_id);
     out += vocab[next_id];
     if (emit) emit(vocab[next_id]);

@@ -39,8 +39,9 @@ struct LmOptions {
   uint32_t block_size = 0, n_layer = 0, n_head = 0, n_embd = 0;  // 0 = the size's
   double dropout = 0;         // nanoGPT's dropout in training (models/gpt.hpp)
   uint32_t generate = 400;    // characters sampled at the end (0 = none)
-  double temperature = 0.8;
+  double temperature = 0.8;   // 0 = greedy
   uint32_t top_k = 0;         // 0 = sample from every character
+  double top_p = 1;           // 1 = no nucleus cut (app/sampling.hpp)
   std::string prompt;         // the text the sample continues (empty = a new line)
   bool generate_only = false; // sample from --init-from FILE's GPT; no text, no training
 };

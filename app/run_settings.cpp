@@ -228,8 +228,8 @@ std::vector<Row> lm_rows() {
     o.lm.size = t;
   };
   size.show = [](const RunOptions& o) { return o.lm.size; };
-  Row temperature = config::real<RunOptions>("temperature", {g, "T", "sampling temperature (> 0)"},
-                                            VKAMP_FIELD(lm.temperature), config::Range::above(0));
+  Row temperature = config::real<RunOptions>("temperature", {g, "T", "sampling temperature (0 = greedy: the likeliest)"},
+                                            VKAMP_FIELD(lm.temperature), config::Range::at_least(0));
   return {
       text<RunOptions>("text", {g, "FILE", "the text to model, byte by byte"}, VKAMP_FIELD(lm.text_path),
                        "the fortunes package's text"),
@@ -249,6 +249,8 @@ std::vector<Row> lm_rows() {
       temperature,
       config::count<RunOptions>("top_k", {g, "K", "sample among the K likeliest characters (0 = all)"},
                                VKAMP_FIELD(lm.top_k)),
+      config::real<RunOptions>("top_p", {g, "P", "sample among the fewest likeliest whose probability reaches P (1 = all)"},
+                               VKAMP_FIELD(lm.top_p), config::Range::between(0, 1.0000001)),
       text<RunOptions>("prompt", {g, "TEXT", "the text the sample continues"}, VKAMP_FIELD(lm.prompt),
                        "a new line"),
       config::toggle<RunOptions>("generate_only",

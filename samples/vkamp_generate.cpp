@@ -1,8 +1,10 @@
 // vkamp-generate: samples text from a GPT that charlm saved (--save), with
 // no text to load, no training step and no validation pass. The model's
 // size, vocabulary and precision come from the file's metadata; the
-// sampling flags are charlm's (the same rows, so the same checks). The
-// text streams to stdout as it is sampled.
+// sampling flags are charlm's (the same rows, so the same checks). Or,
+// with --model, from a Llama-family Hugging Face folder and its tokenizer,
+// with --adapter's PEFT LoRA folded in (app/llama_generate.hpp). The text
+// streams to stdout as it is sampled.
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags or files).
 #include <cstdio>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "app/cli.hpp"
+#include "app/llama_generate.hpp"
 #include "app/run_options.hpp"
 #include "app/saved_gpt.hpp"
 #include "app/tool_main.hpp"
@@ -26,10 +29,14 @@ const char* kAbout =
     "Samples text from a GPT saved by charlm --save: the model, its vocabulary and the precision it\n"
     "trained in are read from the file. The prompt and its continuation go to stdout as they are\n"
     "sampled. The same file, flags and seed give the same text as charlm's sample at the end of the\n"
-    "run that saved it.";
+    "run that saved it. Or from a Llama-family Hugging Face folder (--model DIR, its tokenizer.json),\n"
+    "with a PEFT LoRA adapter folded in (--adapter DIR, as vkamp-finetune writes it), through a KV\n"
+    "cache; --max-new counts tokens there, --temperature 0 is greedy, and --ids also prints the new\n"
+    "tokens' ids.";
 
 struct Options {
-  std::string weights;
+  std::string weights, model, adapter;
+  bool ids = false;
   app::RunOptions run;  // the sampling rows (lm.*), seed, device, precision
   bool precision_given = false;
 };
@@ -39,21 +46,30 @@ struct Options {
 // knows it by here.
 std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
   static const std::vector<config::Setting<Options>> rows = [] {
-    auto weights = config::text<Options>(
-        "weights", {config::kLanguageModelGroup, "FILE", "a .safetensors file written by charlm --save"},
-        VKAMP_FIELD(weights), "required");
+    const char* g = config::kLanguageModelGroup;
+    auto weights = config::text<Options>("weights", {g, "FILE", "a .safetensors file written by charlm --save"},
+                                         VKAMP_FIELD(weights), "required unless --model");
     weights.check = [](const Options& o) {
-      if (o.weights.empty()) throw ConfigError("--weights FILE is required (a GPT saved by charlm --save)");
+      if (o.weights.empty() == o.model.empty())
+        throw ConfigError("give --weights FILE (a GPT saved by charlm --save) or --model DIR (a Llama-family Hugging "
+                          "Face folder), one of them");
     };
-    return std::vector<config::Setting<Options>>{weights};
+    return std::vector<config::Setting<Options>>{
+        weights,
+        config::text<Options>("model", {g, "DIR", "a Llama-family Hugging Face folder (config.json, safetensors, "
+                                                  "tokenizer.json)"},
+                              VKAMP_FIELD(model), "none"),
+        config::text<Options>("adapter", {g, "DIR", "--model: a PEFT LoRA adapter folder to fold in"},
+                              VKAMP_FIELD(adapter), "none"),
+        config::toggle<Options>("ids", {g, "", "--model: also print the new tokens' ids on one line"}, VKAMP_FIELD(ids))};
   }();
   std::vector<app::Flag> flags = app::bind_rows(rows, o, defaults);
   std::vector<app::Flag> shared = app::shared_flags(
-      o.run, defaults.run, {"prompt", "generate", "temperature", "top_k", "seed", "precision", "device"});
+      o.run, defaults.run, {"prompt", "generate", "temperature", "top_k", "seed", "precision", "device", "top_p"});
   app::Flag& max_new = shared[1];
-  max_new.names = {"max-new"};
+  max_new.names = {"max-new", "max-new-tokens"};
   max_new.help.front().flag = "--max-new N";
-  max_new.help.front().meaning = "characters to sample";
+  max_new.help.front().meaning = "characters (--model: tokens) to sample; also --max-new-tokens";
   app::Flag& precision = shared[5];
   precision.help.front().shown_default = "the precision it trained in";
   precision.parse = [&o, inner = precision.parse](const std::string& v, const std::string& l) {
@@ -64,7 +80,34 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
   return flags;
 }
 
+// --model: a Llama-family folder, streamed token by token.
+int run_llama(const Options& o, Context& ctx) {
+  app::LlamaGeneration g;
+  g.model_dir = o.model;
+  g.adapter_dir = o.adapter;
+  if (o.precision_given) g.precision = o.run.precision;
+  g.prompt = o.run.lm.prompt;
+  g.max_new_tokens = o.run.lm.generate;
+  g.sampling = {o.run.lm.temperature, o.run.lm.top_k, o.run.lm.top_p};
+  g.seed = o.run.seed;
+  std::fputs(g.prompt.c_str(), stdout);
+  std::fflush(stdout);
+  const app::Generated out = app::generate_llama(ctx, g, [](const std::string& piece) {
+    std::fputs(piece.c_str(), stdout);
+    std::fflush(stdout);
+  });
+  std::fputc('\n', stdout);
+  if (o.ids) {
+    for (size_t i = 0; i < out.ids.size(); ++i) std::printf("%s%d", i ? " " : "", out.ids[i]);
+    std::fputc('\n', stdout);
+  }
+  std::fprintf(stderr, "vkamp-generate: %zu tokens from %s%s%s in %s\n", out.ids.size(), o.model.c_str(),
+               o.adapter.empty() ? "" : " with ", o.adapter.c_str(), format_name(out.precision));
+  return 0;
+}
+
 int run(const Options& o) {
+  if (!o.adapter.empty() && o.model.empty()) throw ConfigError("--adapter DIR goes with --model DIR");
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions copt;
@@ -82,6 +125,7 @@ int run(const Options& o) {
                  ctx->pipeline_cache_path().empty()
                      ? " (VKAMP_PIPELINE_CACHE=none: nothing is kept for later runs)"
                      : ("; later runs read them from " + ctx->pipeline_cache_path()).c_str());
+  if (!o.model.empty()) return run_llama(o, *ctx);
   app::SavedGpt gpt(*ctx, o.weights,
                     o.precision_given ? std::optional<Format>(o.run.precision) : std::nullopt);
   const models::GptConfig& c = gpt.config();
@@ -111,7 +155,8 @@ int main(int argc, char** argv) {
   Options o;
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);
-  const app::Program program{"vkamp-generate", "--weights FILE.safetensors [--prompt TEXT] [--max-new N] [flags]",
+  const app::Program program{"vkamp-generate",
+                             "--weights FILE.safetensors | --model DIR [--adapter DIR] [--prompt TEXT] [--max-new N] [flags]",
                              kAbout, false, ""};
   if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
   return app::tool_main("vkamp-generate", [&] { return run(o); });

@@ -71,7 +71,7 @@ TEST_F(CharlmCli, BadInputExitsTwoBeforeTraining) {
   const std::string text = write_text("t.txt", 200);
   EXPECT_TRUE(rejected(run_charlm("--size huge"), "huge"));
   EXPECT_TRUE(rejected(run_charlm("--text " + path("missing.txt")), "missing.txt"));
-  EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --temperature 0"), "temperature"));
+  EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --temperature -1"), "temperature"));
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --n-head 3"), "n_head"));
   EXPECT_TRUE(rejected(run_charlm("--text " + text + kTinyGpt + " --prompt Q"), "--prompt"));
   // 3 lines: the held-out tenth is shorter than one window of 16 + 1.
@@ -82,7 +82,7 @@ TEST_F(CharlmCli, GenerateRefusesWhatIsNotASavedGpt) {
   EXPECT_TRUE(rejected(run_generate(""), "--weights"));
   EXPECT_TRUE(rejected(run_generate("--weights " + path("missing.safetensors")), "missing.safetensors"));
   EXPECT_TRUE(rejected(run_generate("--weights x --lr 1"), "--lr"));
-  EXPECT_TRUE(rejected(run_generate("--weights x --temperature 0"), "temperature"));
+  EXPECT_TRUE(rejected(run_generate("--weights x --temperature -1"), "temperature"));
   EXPECT_TRUE(rejected(run_charlm("--generate-only"), "--init-from"));
   Result help = run_generate("--help");
   EXPECT_EQ(help.status, 0) << help.output;

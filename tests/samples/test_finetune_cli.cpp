@@ -7,6 +7,7 @@
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -133,6 +134,51 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + common + " --lora-rank 0 --out " + path("x") +
                                                       " --merge " + path("y")),
                        "nothing to merge"));
+}
+
+// vkamp-generate --model streams tokens from a Llama folder: greedy (--temperature 0) gives the
+// same ids on every run, an adapter folded in at load gives the ids of the
+// folder --merge wrote (the same weights, rounded alike), and bad input
+// exits 2.
+TEST_F(FineTuneCli, GenerateFromTheFolderWithItsAdapterAsFromTheMergedFolder) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = base() + "/../text.txt";
+  const Result tuned = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                      " --seq-len 32 --lr 3e-2 --max-steps 4 --out " + path("ad") +
+                                                      " --merge " + path("merged"));
+  ASSERT_EQ(tuned.status, 0) << tuned.output;
+  auto generate = [&](const std::string& args) {
+    return vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                  "/vkamp-generate --prompt 'This License' --max-new-tokens 12 --temperature 0 --ids " +
+                                  args);
+  };
+  // The line of ids (stdout and stderr come interleaved): the last line of
+  // digits and spaces alone.
+  auto ids_of = [](const Result& r) {
+    std::string last, line;
+    for (size_t at = 0; at <= r.output.size(); ++at) {
+      if (at == r.output.size() || r.output[at] == '\n') {
+        if (!line.empty() && line.find_first_not_of("0123456789 ") == std::string::npos) last = line;
+        line.clear();
+      } else {
+        line += r.output[at];
+      }
+    }
+    return last;
+  };
+  const Result plain = generate("--model " + base()), again = generate("--model " + base());
+  const Result folded = generate("--model " + base() + " --adapter " + path("ad"));
+  const Result merged = generate("--model " + path("merged"));
+  for (const Result* r : {&plain, &again, &folded, &merged}) ASSERT_EQ(r->status, 0) << r->output;
+  const std::string ids = ids_of(plain);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), ' '), 11) << plain.output;
+  EXPECT_EQ(ids_of(again), ids) << "greedy decoding is repeatable";
+  EXPECT_EQ(ids_of(folded), ids_of(merged)) << folded.output << merged.output;
+  EXPECT_NE(plain.output.find("This License"), std::string::npos) << "the prompt is printed first";
+  EXPECT_TRUE(rejected(generate("--model " + base() + " --max-new-tokens 600"), "past max_position_embeddings 512"));
+  EXPECT_TRUE(rejected(generate("--adapter " + path("ad") + " --weights x"), "--adapter DIR goes with --model DIR"));
+  EXPECT_TRUE(rejected(generate("--model " + base() + " --weights x"), "one of them"));
+  EXPECT_TRUE(rejected(generate("--model " + base() + " --adapter " + path("nowhere")), "adapter_config.json"));
 }
 
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {

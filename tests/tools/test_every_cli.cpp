@@ -144,7 +144,7 @@ TEST(EveryCli, StudioHandlesItsFlagsBeforeAnyWindow) {
   r = run_child(studio + " --frames 3 --screenshot shot.jpg");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "--screenshot needs a file name ending in .png")) << r.output;
-  r = run_child(studio + " --sample charlm --temperature 0");
+  r = run_child(studio + " --sample charlm --temperature -1");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "--temperature")) << r.output;
   r = run_child(studio + " --n-layer 2");  // fashion_mlp takes no language-model flag

@@ -57,7 +57,7 @@ graph::Graph llama_graph(const LlamaConfig& c, uint32_t seq_len, const LoraConfi
   g.input("input_ids", graph::Shape::tokens(seq_len));
   // With adapters, the base is frozen: held once, in the run's format.
   auto base = [&](const std::string& name, std::vector<uint32_t> dims, Init init, double s = 0) {
-    if (adapters) g.frozen(name, std::move(dims), init, s);
+    if (adapters || lora.frozen_base) g.frozen(name, std::move(dims), init, s);
     else g.param(name, std::move(dims), init, s);
   };
 

@@ -24,6 +24,7 @@ class FrozenStore {
   FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed);
 
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  const Buffer& values() const { return *values_; }  // the flat buffer, laid out as tensors()
   bool empty() const { return tensors_.empty(); }
   uint64_t count() const;  // real elements
   uint64_t bytes() const { return empty() ? 0 : values_->bytes(); }

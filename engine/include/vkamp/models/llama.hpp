@@ -42,6 +42,9 @@ struct LlamaConfig {
 // 0: no adapters, every tensor trained (full fine-tuning).
 struct LoraConfig {
   uint32_t rank = 0;
+  // Every tensor frozen and no adapters (rank 0): a model held for
+  // generation, in the run's format alone.
+  bool frozen_base = false;
   double alpha = 32;
   std::vector<std::string> targets = kLoraDefaultTargets();
   static std::vector<std::string> kLoraDefaultTargets() {

@@ -1,0 +1,98 @@
+#include "app/llama_generate.hpp"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/models/hf_checkpoint.hpp"
+#include "vkamp/models/llama_decoder.hpp"
+#include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/tokenizer.hpp"
+#include "vkamp/train/model.hpp"
+#include "vkamp/utf8_path.hpp"
+
+namespace vkamp::app {
+
+namespace {
+
+// config.json's torch_dtype, when it names bfloat16: fp16's range is too
+// small for some bf16-trained models' activations.
+Format default_precision(const std::string& dir) {
+  std::ifstream in(path_from_utf8(dir) / "config.json", std::ios::binary);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.value("torch_dtype", "") == "bfloat16" ? Format::BF16 : Format::F16;
+}
+
+// W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
+void fold_adapter(const std::string& dir, const models::LlamaConfig& c, graph::FrozenStore& frozen) {
+  const models::LoraConfig lora = models::read_peft_config(dir);
+  std::map<std::string, std::vector<float>> adapters;
+  models::load_peft_adapter(dir, models::llama_graph(c, 1, lora),
+                            [&](const std::string& name, std::vector<float>&& v) { adapters[name] = std::move(v); });
+  const double scale = lora.alpha / lora.rank;
+  for (const auto& [name, a] : adapters) {
+    const size_t at = name.find(".lora_A.weight");
+    if (at == std::string::npos) continue;
+    const std::string weight = name.substr(0, at) + ".weight";
+    const std::vector<float>& b = adapters.at(name.substr(0, at) + ".lora_B.weight");
+    std::vector<float> w = frozen.read(weight);
+    const size_t r = lora.rank, in = a.size() / r, out = b.size() / r;
+    for (size_t o = 0; o < out; ++o)
+      for (size_t i = 0; i < in; ++i) {
+        double sum = 0;
+        for (size_t k = 0; k < r; ++k) sum += double(b[o * r + k]) * a[k * in + i];
+        w[o * in + i] = float(w[o * in + i] + scale * sum);
+      }
+    frozen.write(weight, w);
+  }
+}
+
+}  // namespace
+
+Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
+  const models::LlamaConfig c = models::read_hf_config(g.model_dir);
+  const text::Tokenizer tok = text::Tokenizer::load(g.model_dir);
+  const std::vector<int32_t> prompt = tok.encode(g.prompt, /*add_special=*/true);
+  if (prompt.empty()) throw ConfigError("--prompt gives no tokens");
+  const uint64_t positions = prompt.size() + uint64_t(g.max_new_tokens);
+  if (positions > c.max_position_embeddings)
+    throw ConfigError("the prompt's " + std::to_string(prompt.size()) + " tokens and --max-new-tokens " +
+                      std::to_string(g.max_new_tokens) + " need " + std::to_string(positions) +
+                      " positions, past max_position_embeddings " + std::to_string(c.max_position_embeddings) + " of " +
+                      g.model_dir + "/config.json");
+  for (int32_t id : prompt)
+    if (uint32_t(id) >= c.vocab_size)
+      throw ConfigError(g.model_dir + ": the tokenizer gives id " + std::to_string(id) + ", past vocab_size " +
+                        std::to_string(c.vocab_size));
+  Generated out;
+  out.precision = g.precision.value_or(default_precision(g.model_dir));
+  // Every weight frozen: held once, in the run's format, for the decoder.
+  models::LoraConfig frozen;
+  frozen.frozen_base = true;
+  train::Model model(ctx, models::llama_graph(c, 1, frozen), out.precision, 1, g.seed, false, false);
+  models::load_hf_weights(g.model_dir, model.graph(),
+                          [&](const std::string& name, std::vector<float>&& v) { model.frozen().write(name, v); });
+  if (!g.adapter_dir.empty()) fold_adapter(g.adapter_dir, c, model.frozen());
+  models::LlamaDecoder decoder(ctx, c, out.precision, model.frozen().values(), model.frozen().tensors(),
+                               uint32_t(positions));
+  std::vector<float> logits;
+  for (int32_t id : prompt) logits = decoder.append(uint32_t(id));
+  std::mt19937_64 gen(g.seed);
+  for (uint32_t n = 0; n < g.max_new_tokens; ++n) {
+    const int32_t id = int32_t(sample_next(logits, g.sampling, gen));
+    out.ids.push_back(id);
+    // The text so far, decoded whole (a character may take several tokens),
+    // handed on past what was already shown.
+    const std::string text = tok.decode(out.ids, /*skip_special=*/true);
+    if (text.size() > out.text.size() && text.compare(0, out.text.size(), out.text) == 0) {
+      if (emit) emit(text.substr(out.text.size()));
+      out.text = text;
+    }
+    if (tok.eos_id() && id == *tok.eos_id()) break;
+    if (n + 1 < g.max_new_tokens) logits = decoder.append(uint32_t(id));
+  }
+  return out;
+}
+
+}  // namespace vkamp::app

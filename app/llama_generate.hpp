@@ -1,0 +1,38 @@
+// Text from a Llama-family Hugging Face folder, optionally with a PEFT
+// LoRA adapter folded into its weights: the prompt through the folder's
+// tokenizer, then one token at a time from the KV-cache decoder
+// (models/llama_decoder.hpp), drawn by app/sampling.hpp, each piece of
+// text handed to `emit` as soon as it decodes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/sampling.hpp"
+#include "vkamp/context.hpp"
+#include "vkamp/float_formats.hpp"
+
+namespace vkamp::app {
+
+struct LlamaGeneration {
+  std::string model_dir, adapter_dir;  // adapter: empty = none
+  std::optional<Format> precision;     // unset: bf16 for a bfloat16 checkpoint, else fp16
+  std::string prompt;
+  uint32_t max_new_tokens = 64;
+  Sampling sampling;
+  uint64_t seed = 1;
+};
+
+struct Generated {
+  std::vector<int32_t> ids;  // the new tokens (EOS, when drawn, last)
+  std::string text;
+  Format precision = Format::F16;
+};
+
+// ConfigError (exit 2) for a folder, adapter or prompt that cannot be used:
+// a prompt and max_new_tokens past max_position_embeddings is one.
+Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit);
+
+}  // namespace vkamp::app
