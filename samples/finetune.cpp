@@ -130,7 +130,9 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   if (cfg.dry_run) return samples::report_dry_run(name, trainer);
 
   const double before = trainer.held_out(data.val).loss;
-  std::printf("validation loss %.4f before fine-tuning\n", before);
+  std::printf(cfg.resume ? "validation loss %.4f of the base, before the checkpoint's adapters\n"
+                                    : "validation loss %.4f before fine-tuning\n",
+              before);
   if (o.evaluate_only) return 0;
   trainer.set_held_out(data.val);
   app::RunHistory history;

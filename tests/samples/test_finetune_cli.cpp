@@ -181,6 +181,27 @@ TEST_F(FineTuneCli, GenerateFromTheFolderWithItsAdapterAsFromTheMergedFolder) {
   EXPECT_TRUE(rejected(generate("--model " + base() + " --adapter " + path("nowhere")), "adapter_config.json"));
 }
 
+// A run cut at a checkpoint and resumed ends with the same adapters, bit
+// for bit, as the run that did not stop (the base is read from --model
+// again; the checkpoint holds the adapters, AdamW's state and the scaler).
+TEST_F(FineTuneCli, AResumedRunWritesTheSameAdaptersBitForBit) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string common = "--model " + base() + " --data " + base() + "/../text.txt --seq-len 32 --lr 1e-2 ";
+  const Result whole = run_tool("vkamp-finetune", common + "--max-steps 6 --out " + path("whole"));
+  const Result first = run_tool("vkamp-finetune", common + "--max-steps 3 --checkpoint " + path("ck.bin") + " --out " + path("half"));
+  const Result rest = run_tool("vkamp-finetune", common + "--max-steps 6 --checkpoint " + path("ck.bin") +
+                                                     " --resume --out " + path("resumed"));
+  for (const Result* r : {&whole, &first, &rest}) ASSERT_EQ(r->status, 0) << r->output;
+  auto bytes = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string a = bytes(path("whole") + "/adapter_model.safetensors");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, bytes(path("resumed") + "/adapter_model.safetensors"));
+  EXPECT_NE(a, bytes(path("half") + "/adapter_model.safetensors")) << "3 steps and 6 must differ";
+}
+
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
   const Result r = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32");
   ASSERT_EQ(r.status, 0) << r.output;
