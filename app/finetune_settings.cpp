@@ -75,6 +75,8 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       config::real<RunOptions>("lora_alpha", {g, "A", "the adapters' alpha: they are scaled by alpha / rank"},
                                VKAMP_FIELD(ft.lora_alpha), config::Range::above(0)),
       targets_row(),
+      config::real<RunOptions>("lora_dropout", {g, "P", "drop this fraction of each adapter's input in training (PEFT's lora_dropout)"},
+                               VKAMP_FIELD(ft.lora_dropout), config::Range::from_to_below(0, 1)),
       config::count<RunOptions>("seq_len", {g, "N", "tokens per packed training sequence"}, VKAMP_FIELD(ft.seq_len), 1),
       config::real<RunOptions>("val_fraction", {g, "F", "the last fraction of the text's tokens that validates"},
                                VKAMP_FIELD(ft.val_fraction), config::Range::from_to_below(0, 1)),

@@ -57,6 +57,7 @@ struct FineTuneOptions {
   std::string merge_dir;   // also a model folder with the adapters merged in
   uint32_t lora_rank = 16;
   double lora_alpha = 32;
+  double lora_dropout = 0;
   std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
   uint32_t seq_len = 256;      // positions per packed sequence
   double val_fraction = 0.1;   // the last part of the tokens validates

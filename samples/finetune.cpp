@@ -112,6 +112,7 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   lora.rank = o.lora_rank;
   lora.alpha = o.lora_alpha;
   lora.targets = o.lora_targets;
+  lora.dropout = o.lora_dropout;
   Sequences data = sequences(cfg, source.config);
   train::Trainer trainer(ctx, cfg, models::llama_graph(source.config, o.seq_len, lora), train::LossKind::SoftmaxXent,
                          data.train);

@@ -185,7 +185,10 @@ TEST_F(GraphGradients, LoraOnFrozenWeightsMatchesFiniteDifferences) {
   g.lora("fc1", "x", "fc1.weight", "fc1.lora_A.weight", "fc1.lora_B.weight", 2.0, "fc1.bias");
   g.rms_norm("norm", "fc1", "norm.weight", 1e-6);
   g.activation("a", "norm", ops::Activation::SiLU);
-  g.lora("fc2", "a", "fc2.weight", "fc2.lora_A.weight", "fc2.lora_B.weight", 0.5);
+  // fc2's adapter reads a dropout of its input (PEFT's lora_dropout): the
+  // mask is fixed for the check, as in DropoutMatchesFiniteDifferences.
+  g.node("fc2.lora_dropout", "dropout", {"a"}, {.p = 0.3});
+  g.lora("fc2", "a", "fc2.weight", "fc2.lora_A.weight", "fc2.lora_B.weight", 0.5, "", "fc2.lora_dropout");
   g.flatten("flat", "fc2");
   g.linear("head", "flat", "head.weight");
   g.set_output("head");

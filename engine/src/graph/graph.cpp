@@ -179,8 +179,8 @@ std::string Graph::rope(const std::string& name, const std::string& q, const std
 }
 
 std::string Graph::lora(const std::string& name, const std::string& x, const std::string& weight, const std::string& a,
-                        const std::string& b, double scale, const std::string& bias) {
-  std::vector<std::string> inputs{x, weight, a, b};
+                        const std::string& b, double scale, const std::string& bias, const std::string& adapter_input) {
+  std::vector<std::string> inputs{x, adapter_input.empty() ? x : adapter_input, weight, a, b};
   if (!bias.empty()) inputs.push_back(bias);
   return node(name, "lora", std::move(inputs), {.scale = scale});
 }

@@ -45,6 +45,7 @@ graph::Graph llama_graph(const LlamaConfig& c, uint32_t seq_len, const LoraConfi
                         " (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)");
   }
   if (lora.rank && !(lora.alpha > 0)) throw ConfigError("lora_alpha must be above 0");
+  if (!(lora.dropout >= 0 && lora.dropout < 1)) throw ConfigError("lora_dropout must be at least 0 and below 1");
   using graph::Init;
   const uint32_t C = c.hidden_size, hd = c.head_size(), H = c.num_attention_heads, KV = c.num_key_value_heads;
   const double std = c.initializer_range;
@@ -101,8 +102,11 @@ graph::Graph llama_graph(const LlamaConfig& c, uint32_t seq_len, const LoraConfi
     const std::string p = layer(i);
     auto linear = [&](const Projection& proj, const std::string& in, bool bias = false) {
       const std::string name = p + proj.path, b = bias ? name + ".bias" : "";
-      if (adapted(proj.module))
-        return g.lora(name, in, name + ".weight", name + ".lora_A.weight", name + ".lora_B.weight", scale, b);
+      if (adapted(proj.module)) {
+        const std::string dropped =
+            lora.dropout > 0 ? g.node(name + ".lora_dropout", "dropout", {in}, {.p = lora.dropout}) : "";
+        return g.lora(name, in, name + ".weight", name + ".lora_A.weight", name + ".lora_B.weight", scale, b, dropped);
+      }
       return g.linear(name, in, name + ".weight", b);
     };
     std::string h = g.rms_norm(p + "input_layernorm", x, p + "input_layernorm.weight", c.rms_norm_eps);

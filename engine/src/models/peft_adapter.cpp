@@ -63,7 +63,7 @@ void write_peft_adapter(const std::string& dir_utf8, const graph::Graph& g, cons
   c["base_model_name_or_path"] = base_model;
   c["r"] = lora.rank;
   c["lora_alpha"] = lora.alpha;
-  c["lora_dropout"] = 0.0;
+  c["lora_dropout"] = lora.dropout;
   c["target_modules"] = lora.targets;
   c["bias"] = "none";
   c["fan_in_fan_out"] = false;
@@ -96,6 +96,7 @@ LoraConfig read_peft_config(const std::string& dir) {
   LoraConfig c;
   c.rank = j["r"].get<uint32_t>();
   c.alpha = j["lora_alpha"].get<double>();
+  if (j.contains("lora_dropout") && j["lora_dropout"].is_number()) c.dropout = j["lora_dropout"].get<double>();
   c.targets.clear();
   if (!j.contains("target_modules") || !j["target_modules"].is_array()) fail("\"target_modules\" is not a list");
   for (const auto& t : j["target_modules"]) {

@@ -144,10 +144,12 @@ class Graph {
   // repeated to heads) into the q | k | v attention reads.
   std::string rope(const std::string& name, const std::string& q, const std::string& k, const std::string& v,
                    uint32_t heads, uint32_t kv_heads, const ops::Rope& rope);
-  // A linear layer with a LoRA adapter: x W^T (+ b) + scale (x A^T) B^T,
-  // A {r, in} and B {out, r} (W and b usually frozen).
+  // A linear layer with a LoRA adapter: x W^T (+ b) + scale (x' A^T) B^T,
+  // A {r, in} and B {out, r} (W and b usually frozen), x' the adapter's
+  // input: `adapter_input` (a dropout of x), or x itself when "".
   std::string lora(const std::string& name, const std::string& x, const std::string& weight, const std::string& a,
-                   const std::string& b, double scale, const std::string& bias = "");
+                   const std::string& b, double scale, const std::string& bias = "",
+                   const std::string& adapter_input = "");
   // A gated linear unit act(gate) * up (SwiGLU with SiLU).
   std::string glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act);
 

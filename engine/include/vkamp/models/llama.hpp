@@ -36,12 +36,16 @@ struct LlamaConfig {
 
 // LoRA adapters on the projections named in `targets` (PEFT's module
 // names: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj),
-// each x W^T + (alpha / rank) (x A^T) B^T with A {rank, in} drawn as PEFT
+// each x W^T + (alpha / rank) (dropout(x) A^T) B^T with A {rank, in} drawn as PEFT
 // draws it (nn.Linear's default) and B {out, rank} at 0, named as PEFT
 // names them: "<module>.lora_A.weight". Every other tensor is frozen. Rank
 // 0: no adapters, every tensor trained (full fine-tuning).
 struct LoraConfig {
   uint32_t rank = 0;
+  // PEFT's lora_dropout: each adapter's input dropped with this
+  // probability in training (its own counter-based mask per projection,
+  // so a resumed run draws the same), the identity at evaluation.
+  double dropout = 0;
   // Every tensor frozen and no adapters (rank 0): a model held for
   // generation, in the run's format alone.
   bool frozen_base = false;
