@@ -177,4 +177,18 @@ bool asks_no_steps(int argc, char** argv) {
   return false;
 }
 
+app::RunOptions finetune_defaults(int argc, char** argv) {
+  app::RunOptions d;
+  d.precision = Format::F16;
+  d.scaler.mode = config::LossScaleMode::Dynamic;
+  d.optimizer.kind = config::OptimizerKind::AdamW;
+  d.optimizer.lr = 2e-4;
+  d.optimizer.weight_decay = 0;
+  d.clip.max_norm = 1.0;
+  d.batch = 4;
+  d.epochs = 1;
+  d.ft.evaluate_only = asks_no_steps(argc, argv);
+  return d;
+}
+
 }  // namespace vkamp::samples

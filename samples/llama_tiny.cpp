@@ -92,13 +92,9 @@ int run(app::RunOptions& cfg, Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  vkamp::app::RunOptions defaults;
-  defaults.precision = vkamp::Format::F16;
-  defaults.scaler.mode = vkamp::config::LossScaleMode::Dynamic;
-  defaults.optimizer.kind = vkamp::config::OptimizerKind::AdamW;
+  // A random base learns slowly: a larger rate, more rows, more steps.
+  vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
   defaults.optimizer.lr = 3e-3;
-  defaults.optimizer.weight_decay = 0;
-  defaults.clip.max_norm = 1.0;
   defaults.batch = 8;
   defaults.epochs = 100;  // --max-steps decides
   defaults.max_steps = 40;
@@ -106,7 +102,6 @@ int main(int argc, char** argv) {
   defaults.ft.seq_len = 64;
   defaults.ft.lora_rank = 8;
   defaults.ft.lora_alpha = 16;
-  defaults.ft.evaluate_only = vkamp::samples::asks_no_steps(argc, argv);
   return vkamp::samples::sample_main(
       {"llama_tiny",
        "Writes a small random Llama-shaped model (2 layers, 64 channels, 4 heads sharing 2 key/value\n"

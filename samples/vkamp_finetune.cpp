@@ -10,16 +10,7 @@
 
 
 int main(int argc, char** argv) {
-  vkamp::app::RunOptions defaults;
-  defaults.precision = vkamp::Format::F16;
-  defaults.scaler.mode = vkamp::config::LossScaleMode::Dynamic;
-  defaults.optimizer.kind = vkamp::config::OptimizerKind::AdamW;
-  defaults.optimizer.lr = 2e-4;
-  defaults.optimizer.weight_decay = 0;
-  defaults.clip.max_norm = 1.0;
-  defaults.batch = 4;
-  defaults.epochs = 1;
-  defaults.ft.evaluate_only = vkamp::samples::asks_no_steps(argc, argv);
+  const vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
   return vkamp::samples::sample_main(
       {"vkamp-finetune",
        "Fine-tunes a Llama-family model (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM) from a\n"

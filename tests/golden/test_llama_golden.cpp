@@ -82,6 +82,8 @@ double gradient_sqrt_k(const models::LlamaConfig& c, uint32_t T, uint32_t rows) 
 double forward_roundings(const models::LlamaConfig& c) { return 2 + c.num_hidden_layers * 28.0 + 4; }
 double gradient_roundings(const models::LlamaConfig& c) { return 2 * forward_roundings(c) + 1; }
 
+float loss_scale(Format fmt) { return fmt == Format::F32 ? 1.0f : 1024.0f; }
+
 double bound_for(Format fmt, double sqrt_k, double roundings) {
   double b = nmse_bound(Format::F32, sqrt_k);
   if (fmt != Format::F32) b += 16 * roundings / 3 * unit_roundoff(fmt) * unit_roundoff(fmt);
@@ -99,6 +101,24 @@ void expect_close(const std::string& label, const std::vector<float>& out, const
   EXPECT_TRUE(close_to(out, to_double(ref), bound)) << label;
 }
 
+// One golden step on the fixture's batch (16-bit formats at a static
+// scale of 1024); returns the loss.
+double golden_step(train::Model& m, Format fmt, const Fixture& f) {
+  Buffer x(ctx(), f.ids.size() * 4), y(ctx(), f.targets.size() * 4);
+  x.write(f.ids);
+  y.write(f.targets);
+  return golden_forward_backward(m, fmt, x, y, f.batch, f.seq, f.cfg.vocab_size, loss_scale(fmt));
+}
+
+// As in the GPT test: the loss moves by at most 2 max|dz|, max|dz| taken as
+// 4 times the logits' RMS error; the fp32 loss adds a few u32 per row.
+double loss_tolerance(double logit_bound, const std::vector<float>& ref_logits, double ref_loss, uint32_t rows) {
+  double rms = 0;
+  for (float v : ref_logits) rms += double(v) * v;
+  rms = std::sqrt(rms / ref_logits.size());
+  return 8 * std::sqrt(logit_bound) * rms + (4.0 + rows) * 0x1p-24 * ref_loss;
+}
+
 using Case = std::tuple<std::string, Format>;
 
 class LlamaGolden : public GpuTestP<Case> {};
@@ -106,28 +126,20 @@ class LlamaGolden : public GpuTestP<Case> {};
 TEST_P(LlamaGolden, LogitsLossAndGradientsMatchPyTorch) {
   const auto& [name, fmt] = GetParam();
   const Fixture f = load(name);
-  const uint32_t V = f.cfg.vocab_size, rows = f.batch * f.seq;
+  const uint32_t rows = f.batch * f.seq;
   train::Model m(ctx(), models::llama_graph(f.cfg, f.seq), fmt, f.batch, /*seed=*/1, false, false);
   train::load_hf_weights(f.dir, m);
 
-  const float scale = fmt == Format::F32 ? 1.0f : 1024.0f;
-  Buffer x(ctx(), f.ids.size() * 4), y(ctx(), f.targets.size() * 4);
-  x.write(f.ids);
-  y.write(f.targets);
-  const double loss = golden_forward_backward(m, fmt, x, y, f.batch, f.seq, V, scale);
+  const float scale = loss_scale(fmt);
+  const double loss = golden_step(m, fmt, f);
   const std::string tag = name + " " + format_name(fmt) + " ";
 
   const std::vector<float> ref_logits = f.expected.floats("logits", f.dir);
   const double logit_bound = bound_for(fmt, forward_sqrt_k(f.cfg, f.seq), forward_roundings(f.cfg));
   expect_close(tag + "logits", download(m.output(), fmt, ref_logits.size()), ref_logits, logit_bound);
 
-  // As in the GPT test: the loss moves by at most 2 max|dz|, max|dz| taken
-  // as 4 times the logits' RMS error; the fp32 loss adds a few u32 per row.
-  double rms = 0;
-  for (float v : ref_logits) rms += double(v) * v;
-  rms = std::sqrt(rms / ref_logits.size());
   const double ref_loss = f.expected.floats("loss", f.dir).at(0);
-  const double loss_tol = 8 * std::sqrt(logit_bound) * rms + (4.0 + rows) * 0x1p-24 * ref_loss;
+  const double loss_tol = loss_tolerance(logit_bound, ref_logits, ref_loss, rows);
   std::printf("[golden] %-52s |d| %.3e  bound %.3e\n", (tag + "loss").c_str(), std::abs(loss - ref_loss), loss_tol);
   EXPECT_NEAR(loss, ref_loss, loss_tol);
 
@@ -169,7 +181,7 @@ TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
     next = std::min(list.find(',', at), list.size());
     lc.targets.push_back(list.substr(at, next - at));
   }
-  const uint32_t V = f.cfg.vocab_size, rows = f.batch * f.seq;
+  const uint32_t rows = f.batch * f.seq;
   train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lc), fmt, f.batch, /*seed=*/1, false, false);
   train::load_hf_weights(f.dir, m);
   std::vector<float> w = m.read_master();
@@ -186,22 +198,16 @@ TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
   for (int i : plain.param_indices()) base += graph::elements(plain.tensors()[i]);
   EXPECT_EQ(m.frozen().count(), base) << "every base tensor is frozen";
 
-  const float scale = fmt == Format::F32 ? 1.0f : 1024.0f;
-  Buffer x(ctx(), f.ids.size() * 4), y(ctx(), f.targets.size() * 4);
-  x.write(f.ids);
-  y.write(f.targets);
-  const double loss = golden_forward_backward(m, fmt, x, y, f.batch, f.seq, V, scale);
+  const float scale = loss_scale(fmt);
+  const double loss = golden_step(m, fmt, f);
   const std::string tag = name + " LoRA " + format_name(fmt) + " ";
   const double adapted = double(f.cfg.num_hidden_layers) * lc.targets.size();
   const double sqrt_k = forward_sqrt_k(f.cfg, f.seq) + adapted * (std::sqrt(double(f.cfg.intermediate_size)) + std::sqrt(double(lc.rank)));
   const double logit_bound = bound_for(fmt, sqrt_k, forward_roundings(f.cfg) + 3 * adapted);
   const std::vector<float> ref_logits = lora.floats("logits", f.dir);
   expect_close(tag + "logits", download(m.output(), fmt, ref_logits.size()), ref_logits, logit_bound);
-  double rms = 0;
-  for (float v : ref_logits) rms += double(v) * v;
-  rms = std::sqrt(rms / ref_logits.size());
   const double ref_loss = lora.floats("loss", f.dir).at(0);
-  EXPECT_NEAR(loss, ref_loss, 8 * std::sqrt(logit_bound) * rms + (4.0 + rows) * 0x1p-24 * ref_loss);
+  EXPECT_NEAR(loss, ref_loss, loss_tolerance(logit_bound, ref_logits, ref_loss, rows));
 
   std::vector<float> grads = download(m.grads(), fmt, m.param_elements());
   const double grad_bound =
