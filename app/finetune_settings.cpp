@@ -64,7 +64,7 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
                        VKAMP_FIELD(ft.model_dir), "required unless --synthetic"),
       synthetic_row(),
       text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines of {\"text\": ...} (.jsonl)"},
-                       VKAMP_FIELD(ft.data_path), "required unless --dry-run with --synthetic"),
+                       VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),
       text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
                                          "with --lora-rank 0, the whole model folder)"},
                        VKAMP_FIELD(ft.out_dir), "required to train"),

@@ -11,6 +11,10 @@
 #   torch.profiler split into the same classes) and print the activation
 #   memory of both (vkamp's activations + workspace, torch.cuda.max_memory_allocated)
 #   gemm MxNxK in each --forms form: TFLOP/s (vkamp-bench gemm --shape)
+#   lora: LoRA r 16 on all seven projections of a random tinyllama-1.1b,
+#   seq 512, batch 2 (vkamp-finetune --synthetic; torch_lora.py, a
+#   hand-written LoRA with a frozen fp16 base, no peft needed): tokens/s and
+#   the memory of both sides (vkamp fp16's held-at-most, max_memory_allocated)
 # Columns: vkamp fp16 with dynamic loss scaling, vkamp fp32, [vkamp fp16 with
 # VKAMP_COOPMAT=1], and PyTorch (autocast float16 + GradScaler, data on the GPU;
 # torch.mm in fp16 for gemm). Ends with the median of the rounds and the ratios.
@@ -20,7 +24,7 @@
 #                      run from an unpacked bundle, else $VKAMP_BUILD/{bench,samples})
 #   --python PY        the Python with torch (default: $PYTHON, else python3)
 #   --rounds N         default 3
-#   --workloads LIST   from mlp,lenet5,tiny,small,medium,gpt2,gemm (default: all)
+#   --workloads LIST   from mlp,lenet5,tiny,small,medium,gpt2,gemm,lora (default: all)
 #   --shapes LIST      gemm shapes MxNxK (default 1024^3, 2048^3, 4096^3, 8192^3)
 #   --forms LIST       gemm forms from forward,dx,dw (default forward)
 #   --epochs N         mlp, lenet5 (default 2)    --steps N   charlm (default 300)
@@ -45,7 +49,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 die() { echo "gpu_vs_torch.sh: $*" >&2; exit 2; }
 
-bin="" py="${PYTHON:-python3}" rounds=3 workloads=mlp,lenet5,tiny,small,medium,gpt2,gemm
+bin="" py="${PYTHON:-python3}" rounds=3 workloads=mlp,lenet5,tiny,small,medium,gpt2,gemm,lora
 shapes=1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192 forms=forward
 epochs=2 steps=300 coopmat="" data="" text="" log="" quick=0 torch_dev=cuda vkamp_only=0 precisions=fp16,fp32
 given=" "
@@ -96,8 +100,8 @@ for prec in "${prec_list[@]}"; do
 done
 IFS=, read -ra wl <<<"$workloads"
 for w in "${wl[@]}"; do
-  case "$w" in mlp|lenet5|tiny|small|medium|gpt2|gemm) ;;
-    *) die "unknown workload '$w' (mlp,lenet5,tiny,small,medium,gpt2,gemm)" ;; esac
+  case "$w" in mlp|lenet5|tiny|small|medium|gpt2|gemm|lora) ;;
+    *) die "unknown workload '$w' (mlp,lenet5,tiny,small,medium,gpt2,gemm,lora)" ;; esac
 done
 IFS=, read -ra shape_list <<<"$shapes"
 for s in "${shape_list[@]}"; do
@@ -135,6 +139,7 @@ has mlp && need+=(fashion_mlp)
 has lenet5 && need+=(lenet5)
 { has tiny || has small || has medium || has gpt2; } && need+=(charlm)
 has gemm && need+=(vkamp-bench)
+has lora && need+=(vkamp-finetune)
 declare -A exe
 for b in "${need[@]}"; do exe[$b]=$(find_bin "$b"); done
 if has mlp || has lenet5; then
@@ -304,12 +309,37 @@ gemm_turn() {  # ROUND SHAPE
   done
 }
 
+# LoRA on a random tinyllama-1.1b (llama-tiny with --quick): vkamp-finetune
+# --synthetic against torch_lora.py, the same shape, rank, batch and steps.
+lora_turn() {  # ROUND
+  local r=$1 i v shape=tinyllama-1.1b T=512 B=2 n=$steps
+  [ "$quick" = 0 ] || { shape=llama-tiny; T=64; }
+  [ "$n" -le 30 ] || n=30  # a 1.1B step is long; 30 steps time it well
+  for i in "${!cols[@]}"; do
+    # shellcheck disable=SC2046
+    v=$(run "r$r-lora-${cols[i]}.log" vkamp_env "${col_cm[i]}" "${exe[vkamp-finetune]}" --synthetic "$shape" \
+        --lora-rank 16 --seq-len "$T" --batch "$B" --max-steps "$n" --eval-every "$n" $(precision "${cols[i]}") \
+        --no-progress | rate)
+    record "$r" "lora $shape" "vkamp-${cols[i]}" "$(awk -v s="$v" -v t="$T" 'BEGIN { print s == "" ? "-" : s * t }')" tokens/s
+  done
+  [ "$vkamp_only" = 1 ] || {
+    v=$(run "r$r-lora-torch.log" "$py" "$here/torch_lora.py" --device "$torch_dev" --shape "$shape" --seq-len "$T" \
+        --batch "$B" --steps "$n" | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p')
+    record "$r" "lora $shape" "$torch_col" "${v:--}" tokens/s
+  }
+  local vk="$log/r$r-lora-fp16.log" th="$log/r$r-lora-torch.log" h="-" t="-"
+  [ -f "$vk" ] && h=$(sed -n 's/.*device memory (MiB):.*every buffer held [0-9.]* now, \([0-9.]*\) at most.*/\1 MiB/p' "$vk" | head -1)
+  [ -f "$th" ] && t=$(sed -n 's/^memory max_memory_allocated \([0-9.]*\) MiB.*/\1 MiB/p' "$th")
+  printf '  round %s  lora memory: vkamp-fp16 held at most %s; %s max_memory_allocated %s\n' "$r" "${h:--}" "$torch_col" "${t:--}"
+}
+
 for r in $(seq "$rounds"); do
   echo "== round $r of $rounds"
   has mlp && mnist_turn "$r" mlp fashion_mlp 128 constant
   has lenet5 && mnist_turn "$r" lenet5 lenet5 64 cosine
   for size in tiny small medium gpt2; do has "$size" && charlm_turn "$r" "$size"; done
   if has gemm; then for s in "${shape_list[@]}"; do gemm_turn "$r" "$s"; done; fi
+  has lora && lora_turn "$r"
 done
 
 # The median of the rounds per workload and column, then each vkamp

@@ -35,7 +35,7 @@ Source model_source(const app::FineTuneOptions& o) {
 }
 
 // The packed sequences: from --data through the folder's tokenizer, or (a
-// --synthetic plan) random tokens, enough for a step.
+// --synthetic plan of memory and speed) random tokens, 16 batches of them.
 struct Sequences {
   data::HostData train, val;
   std::string what;
@@ -44,14 +44,13 @@ struct Sequences {
 Sequences sequences(const app::RunOptions& cfg, const models::LlamaConfig& c) {
   const app::FineTuneOptions& o = cfg.ft;
   if (o.data_path.empty()) {
-    if (o.synthetic.empty() || !cfg.dry_run)
-      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...})");
+    if (o.synthetic.empty()) throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...})");
     std::mt19937_64 gen(cfg.seed);
     std::uniform_int_distribution<uint32_t> id(0, c.vocab_size - 1);
-    std::vector<uint32_t> tokens(size_t(o.seq_len + 1) * std::max(1u, cfg.batch));
+    std::vector<uint32_t> tokens(size_t(o.seq_len) * 16 * std::max(1u, cfg.batch) + 1);
     for (uint32_t& t : tokens) t = id(gen);
     data::HostData d = data::HostData::windows(tokens, o.seq_len, o.seq_len);
-    return {d, d, "random tokens (a --dry-run plan)"};
+    return {d, d, "random tokens (--synthetic: a plan of memory and speed)"};
   }
   if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR, not --synthetic");
   const text::Tokenizer tok = text::Tokenizer::load(o.model_dir);
@@ -103,10 +102,11 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   const app::FineTuneOptions& o = cfg.ft;
   const Source source = model_source(o);
   const bool trains = !cfg.dry_run && !o.evaluate_only;
-  if (trains && o.out_dir.empty()) throw ConfigError("--out DIR is required: where the adapters are written");
+  if (trains && o.out_dir.empty() && o.synthetic.empty())
+    throw ConfigError("--out DIR is required: where the adapters are written");
   if (!o.merge_dir.empty() && o.lora_rank == 0)
     throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
-  if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || o.lora_rank == 0))
+  if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
     throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
   models::LoraConfig lora;
   lora.rank = o.lora_rank;
@@ -148,6 +148,7 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   std::printf("validation loss %.4f after %u steps (%.4f before)\n", after, s.applied, before);
   samples::print_run_report(cfg, trainer, s);
   samples::write_report(cfg, history);
+  if (o.out_dir.empty()) return 0;  // --synthetic without --out: a plan, nothing to keep
   const std::vector<float> master = model.read_master();
   const io::DType dtype = cfg.precision == Format::F16    ? io::DType::F16
                           : cfg.precision == Format::BF16 ? io::DType::BF16
