@@ -16,12 +16,13 @@
 #include "vkamp/data/text.hpp"
 #include "vkamp/models/gpt_decoder.hpp"
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 namespace {
 
 std::string read_all(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
+  std::ifstream f(vkamp::platform::path_from_utf8(p), std::ios::binary);
   if (!f) throw data::DataError(p.string() + ": cannot open");
   return std::string(std::istreambuf_iterator<char>(f), {});
 }

@@ -35,6 +35,11 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_PIPELINE_CACHE", {}, "a file, or none",
      "$XDG_CACHE_HOME (else ~/.cache; Windows: %LOCALAPPDATA%)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
+    {"VKAMP_HOST_VALIDATION", {"0", "1"}, "", "0", "engine",
+     "1: the validation layer is added outside the process (Wine: the host's VK_INSTANCE_LAYERS), so take "
+     "its messages without listing it"},
+    {"VKAMP_VULKAN_LOADER", {}, "a file or library name", "libvulkan.so.1 (Windows: vulkan-1.dll)", "engine",
+     "the Vulkan loader to open at the first Vulkan call (tests take a missing one)"},
     // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
     // (kernel_paths.cpp) where the code leaves a field unset
     {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "engine",

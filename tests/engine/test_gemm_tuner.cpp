@@ -12,14 +12,13 @@
 #include <optional>
 #include <string>
 
-#include <unistd.h>
-
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 #include "vkamp/sequence.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -191,7 +190,6 @@ TEST(GemmTuneFile, ForeignKeysAreRefused) {
   }
 }
 
-
 // A context of its own with the tensor-core tiling emulated, its tuner
 // reading a cache directory of this test's.
 class GemmTunerOnDevice : public GpuTest {
@@ -200,7 +198,7 @@ class GemmTunerOnDevice : public GpuTest {
     GpuTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (ctx().path() != PrecisionPath::Fp16Arithmetic) GTEST_SKIP() << "the tensor-core GEMM needs shaderFloat16";
-    dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(::getpid()));
+    dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(vkamp::platform::process_id()));
     std::filesystem::remove_all(dir_);
     cache_home_.emplace("XDG_CACHE_HOME", dir_.c_str());
   }

@@ -4,12 +4,12 @@
 // validation-layer message).
 #pragma once
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
 #include "support/child_process.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 
@@ -27,7 +27,7 @@ class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("vkamp-" + std::to_string(getpid()) + "-" +
+           ("vkamp-" + std::to_string(vkamp::platform::process_id()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }

@@ -5,7 +5,6 @@
 // with the file and line). Each runs as a child process with the
 // validation layer on; a validation message fails the test.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -84,7 +83,6 @@ std::vector<std::string> read_lines(const std::string& path) {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return lines;
 }
-
 
 TEST_F(UserDataTools, CsvClassifierTrainsInFp16AndPredictReproducesItsAccuracy) {
   write_csv(path("train.csv"), make_table(2000, 1));

@@ -9,6 +9,7 @@
 
 #include "tokenizer_impl.hpp"
 #include "unicode.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::text {
 namespace {
@@ -21,7 +22,7 @@ std::optional<std::string> read_text(const std::filesystem::path& path, const st
     throw TokenizerError(label + ": no such file (a Hugging Face model folder has tokenizer.json)");
   }
   if (std::filesystem::is_directory(path, ec)) throw TokenizerError(label + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!in) throw TokenizerError(label + ": cannot be opened");
   std::ostringstream s;
   s << in.rdbuf();
