@@ -22,7 +22,7 @@ namespace vkamp::app {
 namespace {
 
 std::string read_all(const std::filesystem::path& p) {
-  std::ifstream f(vkamp::platform::path_from_utf8(p), std::ios::binary);
+  std::ifstream f(p, std::ios::binary);
   if (!f) throw data::DataError(p.string() + ": cannot open");
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
@@ -65,7 +65,7 @@ constexpr Preset kPresets[] = {
 CharCorpus load_corpus(const LmOptions& o) {
   CharCorpus c;
   c.source = o.text_path.empty() ? kFortunesDir : o.text_path;
-  const std::string text = o.text_path.empty() ? fortunes_text() : read_all(o.text_path);
+  const std::string text = o.text_path.empty() ? fortunes_text() : read_all(vkamp::platform::path_from_utf8(o.text_path));
   if (text.empty()) throw data::DataError(c.source + ": no text to train on");
   data::TextTokens t = data::tokens_of(text);
   c.vocab = std::move(t.vocab);

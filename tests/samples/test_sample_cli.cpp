@@ -43,7 +43,7 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result r = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* line : {"inf/NaN keep    fp16 ", "overflow checks exponent-bit tests", "cooperative matrix       KHR ",
-                           "precision path  ", "GEMM kernels    ", "* = the device vkamp uses"})
+                           "precision path  ", "GEMM kernels    ", "* = the device vkamp uses", "MPI: "})
     EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
   const bool offers = r.output.find("KHR yes") != std::string::npos || r.output.find("NV yes") != std::string::npos;
   EXPECT_EQ(offers, r.output.find("matrix shapes") != std::string::npos) << r.output;
@@ -52,6 +52,20 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result bad = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("unknown flag '--bogus'"), std::string::npos) << bad.output;
+}
+
+// A machine without a Vulkan loader (VKAMP_VULKAN_LOADER names a missing
+// one): a program starts, says what is missing and exits 1 at its first
+// Vulkan call, rather than failing to start for want of a library.
+TEST_F(SampleCli, WithoutAVulkanLoaderAProgramSaysSoAndExits1) {
+  const std::string missing = "VKAMP_VULKAN_LOADER=" + path("no-such-loader.so") + " ";
+  for (const std::string program : {"/vkamp-info", "/overflow_storm --epochs 1"}) {
+    Result r = vkamp::test::run_child(missing + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + program);
+    EXPECT_EQ(r.status, 1) << program << ":\n" << r.output;
+    EXPECT_NE(r.output.find("vkamp: cannot load the Vulkan loader " + path("no-such-loader.so")), std::string::npos)
+        << program << ":\n" << r.output;
+    EXPECT_NE(r.output.find("Install your GPU's driver"), std::string::npos) << r.output;
+  }
 }
 
 // vkamp-info --knobs: every setting (its key and flag) and every variable

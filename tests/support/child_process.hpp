@@ -16,10 +16,11 @@ struct ChildResult {
 };
 
 // A command line in a small, shell-like form, as the tests write them:
-// words split at spaces; '...' and "..." quote (a backslash escapes " and \
-// inside double quotes); leading NAME=value words set variables of the
-// child, and a leading `env -u NAME` removes one, as env(1) would; `< FILE`
-// is its standard input and `2> FILE` (or `2>FILE`) its standard error.
+// words split at spaces; '...' and "..." quote (inside double quotes a
+// backslash escapes a quote or a backslash); leading NAME=value words set
+// variables of the child, and a leading `env -u NAME` removes one, as
+// env(1) would; `< FILE` is its standard input and `2> FILE` (or
+// `2>FILE`) its standard error.
 // Nothing else is special: no globs, no $, no pipes.
 inline platform::ChildSpec split_command_line(const std::string& line) {
   std::vector<std::string> words;

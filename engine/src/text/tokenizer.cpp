@@ -22,7 +22,7 @@ std::optional<std::string> read_text(const std::filesystem::path& path, const st
     throw TokenizerError(label + ": no such file (a Hugging Face model folder has tokenizer.json)");
   }
   if (std::filesystem::is_directory(path, ec)) throw TokenizerError(label + ": is a directory, not a file");
-  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw TokenizerError(label + ": cannot be opened");
   std::ostringstream s;
   s << in.rdbuf();
@@ -68,8 +68,7 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::string& folder) {
-  // UTF-8 names on every system (a std::string path is the ANSI code page on Windows).
-  const std::filesystem::path dir(std::u8string(folder.begin(), folder.end()));
+  const std::filesystem::path dir = platform::path_from_utf8(folder);
   const std::string slash = folder.empty() || folder.back() == '/' ? "" : "/";
   const std::string label = folder + slash + "tokenizer.json";
   const std::string config_label = folder + slash + "tokenizer_config.json";
