@@ -61,7 +61,7 @@ foreach(line IN LISTS lines)
     else()
       # Suites of plain tests share names across binaries (Idx): the binary
       # comes first.
-      get_filename_component(binary "${EXE}" NAME)
+      get_filename_component(binary "${EXE}" NAME_WE)  # test_shaders.exe: test_shaders
       set(filter "${suite}*")
       set(group "${binary} ${filter}")
     endif()

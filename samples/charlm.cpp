@@ -11,6 +11,7 @@
 #include "app/workloads.hpp"
 #include "sample_main.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -80,6 +81,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   const vkamp::app::Workload& job = vkamp::app::find_workload("charlm");
   return vkamp::samples::sample_main(
       {"charlm",

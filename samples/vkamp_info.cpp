@@ -19,6 +19,7 @@
 #include "vkamp/instance.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -145,6 +146,7 @@ void print_gemm_kernels(const vkamp::DeviceInfo& d, bool validation) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   namespace app = vkamp::app;
   vkamp::app::RunOptions run;
   InfoOptions info;

@@ -355,6 +355,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   Options o;
   o.run.batch = 256;
   const Options defaults = o;

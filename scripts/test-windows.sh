@@ -19,18 +19,23 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$VKAMP_ROOT/scripts/build-windows.sh"
 win_build="${VKAMP_WIN_BUILD:-$VKAMP_ROOT/build-mingw}"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/vkamp"
-export WINEPREFIX="${VKAMP_WINEPREFIX:-$cache/wine-prefix}" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEPREFIX="${VKAMP_WINEPREFIX:-$cache/wine-prefix}" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 if [ ! -d "$WINEPREFIX" ]; then
   mkdir -p "$(dirname "$WINEPREFIX")"
   wineboot -i >/dev/null 2>&1 || true
 fi
 
-# A display of the leg's own: Xvfb picks a free number and writes it to fd 3.
-exec 3< <(Xvfb -displayfd 1 -screen 0 1600x1000x24 -nolisten tcp 2>/dev/null & echo "pid $!"; wait)
+# A display of the leg's own, larger than the studio's window of 1600 x
+# 1000 (Wine adds the title bar, and clamps a window to the screen): Xvfb picks a free number and writes it to fd 3.
+exec 3< <(Xvfb -displayfd 1 -screen 0 1920x1200x24 -nolisten tcp 2>/dev/null & echo "pid $!"; wait)
 read -r _ xvfb_pid <&3
 read -r display <&3
 export DISPLAY=":$display"
-wineserver -p
+# The server stays up between the entries, and so do the services the first
+# program starts (winedevice.exe): started here, without ctest's pipes, for
+# a service holding a test's output open would make ctest wait for it.
+wineserver -p </dev/null >/dev/null 2>&1
+wine cmd /c exit </dev/null >/dev/null 2>&1
 cleanup() {
   wineserver -k 2>/dev/null || true
   kill "$xvfb_pid" 2>/dev/null || true

@@ -77,6 +77,7 @@ struct ReportDraw {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   // Flags first: --help, --version and a bad flag end here, before any window opens.
   StudioOptions opt;
   if (int status = parse_studio_options(argc, argv, opt); status >= 0) return status;

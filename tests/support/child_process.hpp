@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "vkamp/platform.hpp"
 #include "vkamp/platform/process.hpp"
 
 namespace vkamp::test {
@@ -85,9 +86,20 @@ inline platform::ChildSpec split_command_line(const std::string& line) {
   return spec;
 }
 
+// A Windows program's standard output is text, whose line ends are CRLF:
+// the tests read LF, as the program's own lines are written. A lone CR (a
+// progress bar redrawn in place) stays.
+inline std::string lf_line_ends(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i)
+    if (!(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) out += text[i];
+  return out;
+}
+
 inline ChildResult run_child(const platform::ChildSpec& spec) {
   const platform::ChildOutcome r = platform::run_process(spec);
-  return {r.status, r.output};
+  return {r.status, platform::running_on_windows() ? lf_line_ends(r.output) : r.output};
 }
 
 inline ChildResult run_child(const std::string& command) { return run_child(split_command_line(command)); }

@@ -32,7 +32,9 @@ class TempDirTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
+  std::string path(const char* name) const {
+    return platform::utf8_from_path(dir_ / platform::path_from_utf8(name));
+  }
   std::filesystem::path dir_;
 };
 

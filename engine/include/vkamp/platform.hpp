@@ -21,6 +21,11 @@ std::optional<std::string> get_env(const char* name);
 // Sets (value non-null) or removes an environment variable of this process.
 void set_env(const char* name, const char* value);
 
+// The program's arguments as UTF-8: on Windows main() gets them in the
+// ANSI code page, so this replaces argv with the command line's own text
+// (CommandLineToArgvW). Every main calls it first.
+void utf8_arguments(int& argc, char**& argv);
+
 // Standard input and output as bytes: no CRLF translation on Windows
 // (a program that reads and writes UTF-8 text line by line).
 void binary_stdio();

@@ -49,7 +49,7 @@ std::string hex_byte(unsigned v) {
 class ByteSource {
  public:
   ByteSource(const uint8_t* bytes, size_t size, const std::string& label)
-      : path_(label), mem_(bytes), mem_left_(size) {}
+      : path_(label), in_memory_(true), mem_(bytes), mem_left_(size) {}
   explicit ByteSource(const std::string& path) : path_(path) {
     try {
       file_ = std::make_unique<platform::InputFile>(path);
@@ -74,13 +74,13 @@ class ByteSource {
   // The bytes left, where the source knows them (memory, a plain file; not
   // gzip, whose inflated size is only known at its end).
   std::optional<size_t> bytes_left() const {
-    if (mem_) return mem_left_;
+    if (in_memory_) return mem_left_;
     return file_left_;
   }
 
   // Reads up to n bytes; fewer only at the end of the data.
   size_t read(uint8_t* out, size_t n) {
-    if (mem_) {
+    if (in_memory_) {
       const size_t take = std::min(n, mem_left_);
       if (take) std::memcpy(out, mem_, take);
       mem_ += take;
@@ -127,6 +127,7 @@ class ByteSource {
   std::string path_;
   std::unique_ptr<platform::InputFile> file_;  // a plain file (not gzip, not memory)
   gzFile gz_ = nullptr;
+  bool in_memory_ = false;  // parse_idx: even an empty buffer (null data) is memory, not a file
   const uint8_t* mem_ = nullptr;
   size_t mem_left_ = 0;
   std::optional<size_t> file_left_;

@@ -6,11 +6,14 @@
 #include <random>
 #include <stdexcept>
 #include <system_error>
+#include <vector>
 #ifdef _WIN32
 #include <fcntl.h>
 #include <io.h>
 
 #include "wide.hpp"
+// after windows.h, which wide.hpp includes
+#include <shellapi.h>
 #else
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +51,27 @@ std::string user_cache_dir() {
   if (const std::string xdg = nonempty("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/vkamp";
   if (const std::string home = nonempty("HOME"); !home.empty()) return home + "/.cache/vkamp";
   return "";
+#endif
+}
+
+void utf8_arguments(int& argc, char**& argv) {
+#ifdef _WIN32
+  int n = 0;
+  wchar_t** wide = CommandLineToArgvW(GetCommandLineW(), &n);
+  if (!wide) return;
+  static std::vector<std::string> text;
+  static std::vector<char*> pointers;
+  text.clear();
+  for (int i = 0; i < n; ++i) text.push_back(narrow(wide[i]));
+  LocalFree(wide);
+  pointers.clear();
+  for (std::string& t : text) pointers.push_back(t.data());
+  pointers.push_back(nullptr);
+  argc = n;
+  argv = pointers.data();
+#else
+  (void)argc;
+  (void)argv;
 #endif
 }
 
