@@ -31,11 +31,14 @@ exec 3< <(Xvfb -displayfd 1 -screen 0 1920x1200x24 -nolisten tcp 2>/dev/null & e
 read -r _ xvfb_pid <&3
 read -r display <&3
 export DISPLAY=":$display"
-# The server stays up between the entries, and so do the services the first
-# program starts (winedevice.exe): started here, without ctest's pipes, for
-# a service holding a test's output open would make ctest wait for it.
+# The server stays up between the entries, and so do the processes Wine
+# starts for the first programs (services, winedevice.exe, and explorer.exe
+# for the desktop once one draws or opens Vulkan): started here, without
+# ctest's pipes, for one holding a test's output open makes ctest wait for
+# it until the entry times out.
 wineserver -p </dev/null >/dev/null 2>&1
 wine cmd /c exit </dev/null >/dev/null 2>&1
+"$VKAMP_ROOT/scripts/wine-run.sh" "$win_build/samples/vkamp-info.exe" </dev/null >/dev/null 2>&1 || true
 cleanup() {
   wineserver -k 2>/dev/null || true
   kill "$xvfb_pid" 2>/dev/null || true
@@ -43,4 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$win_build"
-ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"
+# An entry that timed out runs once more (and says so): twice in about 400
+# entries under Wine, a test process printed its passing summary and then
+# never exited, a hang we have not traced (docs/testing.md, "The Windows leg").
+ctest --output-on-failure --timeout 300 -j "$(nproc)" --repeat after-timeout:2 "$@"
