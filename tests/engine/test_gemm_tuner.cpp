@@ -200,7 +200,7 @@ class GemmTunerOnDevice : public GpuTest {
     if (ctx().path() != PrecisionPath::Fp16Arithmetic) GTEST_SKIP() << "the tensor-core GEMM needs shaderFloat16";
     dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(vkamp::platform::process_id()));
     std::filesystem::remove_all(dir_);
-    cache_home_.emplace("XDG_CACHE_HOME", vkamp::platform::utf8_from_path(dir_).c_str());
+    cache_home_.emplace(vkamp::platform::cache_home_variable(), vkamp::platform::utf8_from_path(dir_).c_str());
   }
   void TearDown() override {
     cache_home_.reset();

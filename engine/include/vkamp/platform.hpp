@@ -15,6 +15,9 @@ namespace vkamp::platform {
 // on Windows. Empty where the variables it is made from are unset.
 std::string user_cache_dir();
 
+// The variable user_cache_dir() starts from: XDG_CACHE_HOME, or LOCALAPPDATA.
+const char* cache_home_variable();
+
 // An environment variable of this process as UTF-8; nullopt when unset.
 std::optional<std::string> get_env(const char* name);
 
@@ -62,6 +65,12 @@ bool permission_bits_bind();
 // A folder in which no process, root or not, may create a file (Linux's
 // /proc); nullopt where the system has none.
 std::optional<std::string> folder_refusing_new_files();
+
+// Where the system keeps data that programs share: /usr/share on Linux
+// (Debian's dataset-fashion-mnist, fortunes); on Windows, where nothing is
+// installed system-wide, the folder of the running program (a package
+// unpacked anywhere carries its data beside its programs).
+std::string shared_data_dir();
 
 // Whether this is Windows (for tests that cannot apply there, to say so).
 bool running_on_windows();

@@ -75,6 +75,14 @@ void utf8_arguments(int& argc, char**& argv) {
 #endif
 }
 
+const char* cache_home_variable() {
+#ifdef _WIN32
+  return "LOCALAPPDATA";
+#else
+  return "XDG_CACHE_HOME";
+#endif
+}
+
 void binary_stdio() {
 #ifdef _WIN32
   _setmode(_fileno(stdin), _O_BINARY);
@@ -150,6 +158,16 @@ bool permission_bits_bind() {
   return false;
 #else
   return geteuid() != 0;
+#endif
+}
+
+std::string shared_data_dir() {
+#ifdef _WIN32
+  std::wstring exe(32768, L'\0');
+  exe.resize(GetModuleFileNameW(nullptr, exe.data(), DWORD(exe.size())));
+  return utf8_from_path(std::filesystem::path(exe).parent_path());
+#else
+  return "/usr/share";
 #endif
 }
 
