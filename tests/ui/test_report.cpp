@@ -292,6 +292,7 @@ TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
+  in.close();  // Windows removes no file that is open
   std::filesystem::remove(path);
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_NE(lines[1].find("\"step\": 1"), std::string::npos) << lines[1];
@@ -325,6 +326,7 @@ TEST(RunHistoryExport, UnderflowRecordsFollowTheirStep) {
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
+  in.close();  // Windows removes no file that is open
   std::filesystem::remove(path);
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_NE(lines[0].find("\"zeros\": 0.25, \"subnormal\": 0, \"lost_unscaled\": 0.125, \"headroom\": 15}"),
