@@ -216,8 +216,8 @@ class GemmTunerOnDevice : public GpuTest {
   }
   void write_cache(const std::string& text) {
     const std::string path = ops::gemm_tune_path(ctx().info());
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::ofstream(path) << text;
+    std::filesystem::create_directories(vkamp::platform::path_from_utf8(path).parent_path());
+    std::ofstream(vkamp::platform::path_from_utf8(path), std::ios::binary) << text;  // as vkamp writes it: LF
   }
   // g on `c`'s own choice (ops::gemm), C as stored.
   std::vector<float> run_gemm(Context& c, const ops::Gemm& g, const std::vector<float>& a, const std::vector<float>& b,
