@@ -16,6 +16,9 @@ export WINEPREFIX="${VKAMP_WINEPREFIX:-$cache/wine-prefix}"
 export WINEDEBUG="${WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=;winedbg.exe=d}"  # no Mono or Gecko dialogs, no debugger on a crash
 export GALLIVM_PERF="${GALLIVM_PERF-nopt}"
+# The host's Fashion-MNIST and fortunes (Z:\usr\share under Wine), where a
+# Windows install keeps them beside the programs.
+export VKAMP_SHARED_DATA_DIR="${VKAMP_SHARED_DATA_DIR:-/usr/share}"
 if [ "${VKAMP_VALIDATION_LAYER:-1}" != 0 ]; then
   export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VKAMP_HOST_VALIDATION=1
 fi

@@ -80,6 +80,8 @@ const std::vector<EnvKnob>& env_knobs() {
      "0: a fused activation's backward (dZ = dY f'(z)) runs as its own kernel, not in the epilogue of the "
      "next linear's dX GEMM (on only with VKAMP_FUSE_EPILOGUE)"},
     // ---- the applications
+    {"VKAMP_SHARED_DATA_DIR", {}, "a directory", "/usr/share (Windows: the program's folder)", "samples",
+     "where datasets/fashion-mnist and games/fortunes are looked for (scripts/wine-run.sh: the host's)"},
     {"VKAMP_FASHION_MNIST_DIR", {}, "a directory",
      "/usr/share/datasets/fashion-mnist (Windows: datasets\\fashion-mnist beside the program)", "samples",
      "where the Fashion-MNIST samples find their data without --data"},

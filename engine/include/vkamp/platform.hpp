@@ -70,6 +70,7 @@ std::optional<std::string> folder_refusing_new_files();
 // (Debian's dataset-fashion-mnist, fortunes); on Windows, where nothing is
 // installed system-wide, the folder of the running program (a package
 // unpacked anywhere carries its data beside its programs).
+// $VKAMP_SHARED_DATA_DIR names another folder.
 std::string shared_data_dir();
 
 // Whether this is Windows (for tests that cannot apply there, to say so).

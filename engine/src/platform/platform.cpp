@@ -162,6 +162,8 @@ bool permission_bits_bind() {
 }
 
 std::string shared_data_dir() {
+  // A runner may name the folder: the Windows tests under Wine take the host's /usr/share.
+  if (const std::string named = get_env("VKAMP_SHARED_DATA_DIR").value_or(""); !named.empty()) return named;
 #ifdef _WIN32
   std::wstring exe(32768, L'\0');
   exe.resize(GetModuleFileNameW(nullptr, exe.data(), DWORD(exe.size())));
