@@ -18,6 +18,7 @@
 #include "vkamp/data/text.hpp"
 #include "vkamp/models/gpt_decoder.hpp"
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 namespace {
@@ -31,12 +32,12 @@ std::string read_all(const std::filesystem::path& p) {
 std::string fortunes_text() {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(kFortunesDir, ec))
-    throw data::DataError(std::string(kFortunesDir) +
+  if (!fs::is_directory(platform::path_from_utf8(fortunes_dir()), ec))
+    throw data::DataError(fortunes_dir() +
                            " is missing: install Debian's fortunes package (apt-get install fortunes) or give "
                            "--text FILE");
   std::vector<fs::path> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(kFortunesDir)) {
+  for (const fs::directory_entry& e : fs::directory_iterator(platform::path_from_utf8(fortunes_dir()))) {
     if (e.is_symlink() || !e.is_regular_file() || e.path().extension() == ".dat") continue;
     files.push_back(e.path());
   }
@@ -65,8 +66,8 @@ constexpr Preset kPresets[] = {
 
 CharCorpus load_corpus(const LmOptions& o) {
   CharCorpus c;
-  c.source = o.text_path.empty() ? kFortunesDir : o.text_path;
-  const std::string text = o.text_path.empty() ? fortunes_text() : read_all(o.text_path);
+  c.source = o.text_path.empty() ? fortunes_dir() : o.text_path;
+  const std::string text = o.text_path.empty() ? fortunes_text() : read_all(vkamp::platform::path_from_utf8(o.text_path));
   if (text.empty()) throw data::DataError(c.source + ": no text to train on");
   data::TextTokens t = data::tokens_of(text);
   c.vocab = std::move(t.vocab);

@@ -21,10 +21,12 @@
 #include "vkamp/models/gpt.hpp"
 #include "vkamp/data/host_data.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 
-inline constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
+// /usr/share/games/fortunes (Windows: games\fortunes beside the program).
+inline std::string fortunes_dir() { return platform::shared_data_dir() + "/games/fortunes"; }
 
 struct CharCorpus {
   std::string source;  // the file, or the fortunes directory

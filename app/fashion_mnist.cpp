@@ -1,11 +1,11 @@
 #include "app/fashion_mnist.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdint>
+#include <filesystem>
 
 #include "vkamp/data/data_error.hpp"
 #include "vkamp/data/idx.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 
@@ -23,9 +23,9 @@ std::string pick_file(const std::string& dir, const std::string& base) {
   const std::string prefix = dir.empty() ? std::string() : (ends_with(dir, "/") ? dir : dir + "/");
   const std::string gz = prefix + base + ".gz";
   const std::string plain = prefix + base;
-  struct stat st {};
-  if (::stat(gz.c_str(), &st) == 0) return gz;
-  if (::stat(plain.c_str(), &st) == 0) return plain;
+  std::error_code ec;
+  if (std::filesystem::exists(platform::path_from_utf8(gz), ec)) return gz;
+  if (std::filesystem::exists(platform::path_from_utf8(plain), ec)) return plain;
   throw DataError("cannot find " + gz + " or " + plain +
                   " (Fashion-MNIST; on Debian: apt install dataset-fashion-mnist)");
 }

@@ -1,13 +1,12 @@
 #include "app/progress_bar.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 
 ProgressBar::ProgressBar(std::string label, uint64_t total, bool enabled)
-    : label_(std::move(label)), total_(total ? total : 1), enabled_(enabled), tty_(isatty(2) != 0),
+    : label_(std::move(label)), total_(total ? total : 1), enabled_(enabled), tty_(vkamp::platform::is_terminal(stderr)),
       start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { finish(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "app/cli.hpp"
 #include "vkamp/knobs.hpp"
@@ -40,7 +41,7 @@ std::string settings_table() {
   for (const char* group : config::kHelpGroups) {
     bool titled = false;
     for (const Row* s : rows) {
-      if (s->help.group != group) continue;
+      if (std::string_view(s->help.group) != group) continue;  // the text: equal literals may sit apart
       if (!titled) os << "\n" << group << ":\n";
       titled = true;
       bool first = true;

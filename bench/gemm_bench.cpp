@@ -6,9 +6,6 @@
 // (bench/gemm_peer.py) on the CPU, shape by shape in the same run.
 #include "gemm_bench.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +25,8 @@
 #include "vkamp/kernel_paths.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/sequence.hpp"
+#include "vkamp/platform.hpp"
+#include "vkamp/platform/process.hpp"
 
 namespace vkamp::bench {
 
@@ -261,7 +260,7 @@ class GemmBench {
 // one line rewritten in place on a terminal, a line per step otherwise.
 class Progress {
  public:
-  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)) {}
+  explicit Progress(size_t total) : total_(total), tty_(vkamp::platform::is_terminal(stderr)) {}
   void step(size_t done, const std::string& what) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     if (s < 2.0) return;
@@ -282,27 +281,28 @@ class Progress {
 };
 
 // The PyTorch peer: Python scripts beside this file's source, run with
-// Debian's python3 (the one that has python3-torch).
+// the system's Python (Debian's, the one that has python3-torch).
 #ifndef VKAMP_BENCH_SOURCE_DIR
 #define VKAMP_BENCH_SOURCE_DIR "bench"
 #endif
-constexpr const char* kPeerPython = "/usr/bin/python3";
-
-// A command's standard output, or an exception if it fails.
-std::string capture(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw std::runtime_error("cannot run: " + cmd);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (pclose(p) != 0) throw std::runtime_error("failed: " + cmd);
-  return out;
+// A peer script's standard output (its stderr goes to ours), or an
+// exception if it fails.
+std::string run_peer(std::vector<std::string> args) {
+  vkamp::platform::ChildSpec spec;
+  spec.argv = {vkamp::platform::python_interpreter()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.stderr_to_parent = true;
+  const vkamp::platform::ChildOutcome r = vkamp::platform::run_process(spec);
+  std::string cmd;
+  for (const std::string& a : spec.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  if (r.status != 0) throw std::runtime_error("failed (exit status " + std::to_string(r.status) + "): " + cmd);
+  return r.output;
 }
 
 // Prints the peer's BLAS/threads line and the peak arithmetic; returns the
 // peak in GFLOP/s.
 double print_peer_info() {
-  std::istringstream in(capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/peer_info.py"));
+  std::istringstream in(run_peer({VKAMP_BENCH_SOURCE_DIR "/peer_info.py"}));
   double peak = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("peak_gflops=", 0) == 0) peak = std::stod(line.substr(12));
@@ -313,10 +313,9 @@ double print_peer_info() {
 
 // PyTorch's median ms per call for one form and shape in fp32.
 double peer_ms(const Case& c) {
-  std::string out = capture(std::string(kPeerPython) + " " VKAMP_BENCH_SOURCE_DIR "/gemm_peer.py --form " +
-                            form_flag(c.form) +
-                            " --batch " + std::to_string(c.layer.batch) + " --in " + std::to_string(c.layer.in) +
-                            " --out " + std::to_string(c.layer.out));
+  std::string out = run_peer({VKAMP_BENCH_SOURCE_DIR "/gemm_peer.py", "--form", form_flag(c.form), "--batch",
+                             std::to_string(c.layer.batch), "--in", std::to_string(c.layer.in), "--out",
+                             std::to_string(c.layer.out)});
   size_t at = out.find("ms=");
   if (at == std::string::npos) throw std::runtime_error("gemm_peer.py printed no time: " + out);
   return std::stod(out.substr(at + 3));

@@ -20,6 +20,7 @@
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 using namespace vkamp;
 
@@ -83,6 +84,7 @@ struct BenchOptions {
 };
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   // --epochs, --lr and Adam's --eps are the training rows (app/cli.hpp);
   // --depth and --weight-std this benchmark's own.
   BenchOptions opt;

@@ -24,6 +24,7 @@
 #include "gemm_tune_bench.hpp"
 #include "generate_bench.hpp"
 #include "reduce_bench.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -214,6 +215,7 @@ const std::vector<Command>& commands() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   namespace app = vkamp::app;
   // The benchmark is the first argument that names one; the rest are flags.
   std::string command;

@@ -19,8 +19,14 @@
 # "GemmPlan.*". scripts/bundle.sh lists a group's cases one by one again.
 #
 #   cmake -D EXE=... -D OUT=... -D LABEL=... -D ENV=... -D TIMEOUT=... [-D FIXTURE=vulkan]
-#         [-D SPLIT=Suite,...] -P GroupGTestCases.cmake
-execute_process(COMMAND "${EXE}" --gtest_list_tests OUTPUT_VARIABLE listing RESULT_VARIABLE rc
+#         [-D SPLIT=Suite,...] [-D EMULATOR=...] -P GroupGTestCases.cmake
+# EMULATOR (a cross build's CMAKE_CROSSCOMPILING_EMULATOR) runs EXE, here
+# and in every entry.
+set(run "")
+if(EMULATOR)
+  set(run "[==[${EMULATOR}]==] ")
+endif()
+execute_process(COMMAND ${EMULATOR} "${EXE}" --gtest_list_tests OUTPUT_VARIABLE listing RESULT_VARIABLE rc
   TIMEOUT 60)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --gtest_list_tests failed (${rc}):\n${listing}")
@@ -55,7 +61,7 @@ foreach(line IN LISTS lines)
     else()
       # Suites of plain tests share names across binaries (Idx): the binary
       # comes first.
-      get_filename_component(binary "${EXE}" NAME)
+      get_filename_component(binary "${EXE}" NAME_WE)  # test_shaders.exe: test_shaders
       set(filter "${suite}*")
       set(group "${binary} ${filter}")
     endif()
@@ -77,7 +83,7 @@ foreach(group IN LISTS groups)
   # COST: ctest starts the costlier entries first on a fresh clone (no
   # timings recorded yet); a group's case count stands in for its time.
   string(APPEND script
-    "add_test([==[${group}]==] [==[${EXE}]==] [==[--gtest_filter=${filter_${group}}]==] --gtest_also_run_disabled_tests)\n"
+    "add_test([==[${group}]==] ${run}[==[${EXE}]==] [==[--gtest_filter=${filter_${group}}]==] --gtest_also_run_disabled_tests)\n"
     "set_tests_properties([==[${group}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${ENV}]==]"
     "${fixture} TIMEOUT ${TIMEOUT} COST ${count_${group}})\n")
 endforeach()
@@ -85,7 +91,7 @@ endforeach()
 # each, <label>_<name>, run as `EXE --vkamp_variant=<name>` with the
 # variant's driver and layer variables added to the environment. The binary
 # prints NAME<tab>VAR=value|VAR=value<tab>COST a line.
-execute_process(COMMAND "${EXE}" --vkamp_list_variants OUTPUT_VARIABLE variants RESULT_VARIABLE rc TIMEOUT 60)
+execute_process(COMMAND ${EMULATOR} "${EXE}" --vkamp_list_variants OUTPUT_VARIABLE variants RESULT_VARIABLE rc TIMEOUT 60)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --vkamp_list_variants failed (${rc}):\n${variants}")
 endif()
@@ -101,7 +107,7 @@ foreach(line IN LISTS variant_lines)
     set(env "${ENV};${extra}")
   endif()
   string(APPEND script
-    "add_test([==[${name}]==] [==[${EXE}]==] [==[--vkamp_variant=${CMAKE_MATCH_1}]==])\n"
+    "add_test([==[${name}]==] ${run}[==[${EXE}]==] [==[--vkamp_variant=${CMAKE_MATCH_1}]==])\n"
     "set_tests_properties([==[${name}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${env}]==]"
     "${fixture} COST ${CMAKE_MATCH_3})\n")
 endforeach()

@@ -98,9 +98,9 @@ function(vkamp_shader name)
       set(khr_hdr ${out_dir}/${khr_id}.h)
       add_custom_command(
         OUTPUT ${khr_spv} ${khr_hdr}
-        COMMAND vkamp-spirv-khr ${spv} ${khr_spv}
+        COMMAND ${VKAMP_SPIRV_KHR_COMMAND} ${spv} ${khr_spv}
         COMMAND ${CMAKE_COMMAND} -D SPV=${khr_spv} -D OUT=${khr_hdr} -D NAME=vkamp_spv_${khr_id} -P ${VKAMP_EMBED_SPIRV}
-        DEPENDS ${spv} vkamp-spirv-khr ${VKAMP_EMBED_SPIRV}
+        DEPENDS ${spv} ${VKAMP_SPIRV_KHR_COMMAND} ${VKAMP_EMBED_SPIRV}
         COMMENT "spirv-khr ${khr_key}"
         VERBATIM)
       vkamp_embed_shader(${khr_id} ${khr_key} ${khr_hdr})

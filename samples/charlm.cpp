@@ -11,6 +11,7 @@
 #include "app/workloads.hpp"
 #include "sample_main.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -43,7 +44,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
                 "(vocabulary %zu), %u train / %u validation windows; batch %u, %u steps, %s\n",
                 gpt.n_layer, gpt.n_head, gpt.n_embd, gpt.block_size,
                 static_cast<unsigned long long>(trainer.model().param_count()),
-                cfg.lm.text_path.empty() ? app::kFortunesDir : cfg.lm.text_path.c_str(),
+                (cfg.lm.text_path.empty() ? app::fortunes_dir() : cfg.lm.text_path).c_str(),
                 uint32_t(data.train.tokens.size() + data.test.tokens.size()), data.vocab.size(), data.train.count,
                 data.test.count, cfg.batch, trainer.budget(), samples::describe_run(cfg).c_str());
   if (cfg.dry_run) return samples::report_dry_run("charlm", trainer);
@@ -80,6 +81,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   const vkamp::app::Workload& job = vkamp::app::find_workload("charlm");
   return vkamp::samples::sample_main(
       {"charlm",

@@ -3,8 +3,10 @@
 // accuracy, skipped steps and the final loss scale. The job itself is
 // defined in app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
+#include "vkamp/platform.hpp"
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   return vkamp::samples::classifier_sample_main(
       "fashion_mlp",
       "Trains a 784-256-256-10 ReLU MLP on Fashion-MNIST (Debian package\n"

@@ -6,8 +6,10 @@
 // the final loss scale. The job itself is defined in
 // app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
+#include "vkamp/platform.hpp"
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   return vkamp::samples::classifier_sample_main(
       "lenet5",
       "Trains LeNet-5 (conv 5x5x6 pad 2 - max pool 2 - conv 5x5x16 - max pool 2 -\n"

@@ -11,6 +11,7 @@
 #include "sample_main.hpp"
 
 #include "app/workloads.hpp"
+#include "vkamp/platform.hpp"
 
 using namespace vkamp;
 
@@ -51,6 +52,7 @@ double settled(const std::vector<float>& loss, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   const app::Workload& job = app::find_workload("linreg");
   app::RunOptions cfg = job.defaults;
   samples::SampleInfo info{

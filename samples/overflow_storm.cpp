@@ -7,10 +7,12 @@
 
 #include "sample_main.hpp"
 #include "vkamp/data/dataset.hpp"
+#include "vkamp/platform.hpp"
 
 using namespace vkamp;
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   app::RunOptions cfg;
   cfg.batch = 64;
   cfg.epochs = 6;

@@ -7,8 +7,10 @@
 // (PyTorch's names, BatchNorm's running statistics included). The job
 // itself is defined in app/workloads.cpp, shared with vkamp-studio.
 #include "sample_main.hpp"
+#include "vkamp/platform.hpp"
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   return vkamp::samples::classifier_sample_main(
       "resnet",
       "Trains a small ResNet (conv 3x3 - BN - ReLU stem at stride 2, then one residual\n"

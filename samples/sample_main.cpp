@@ -1,7 +1,5 @@
 #include "sample_main.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +24,7 @@
 #include "vkamp/models/model_spec.hpp"
 #include "vkamp/io/torch_layout.hpp"
 #include "vkamp/train/underflow_scope.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::samples {
 namespace {
@@ -40,7 +39,7 @@ void leave_outputs_to_rank_0(app::RunOptions& cfg, const dist::Communicator& com
   cfg.report_path.clear();
   cfg.save_path.clear();
   cfg.progress = false;
-  if (!std::freopen("/dev/null", "w", stdout)) std::fprintf(stderr, "%scannot silence stdout\n", comm.prefix().c_str());
+  if (!std::freopen(platform::null_device(), "w", stdout)) std::fprintf(stderr, "%scannot silence stdout\n", comm.prefix().c_str());
 }
 
 }  // namespace
@@ -80,12 +79,12 @@ int sample_main(const SampleInfo& info, app::RunOptions cfg, int argc, char** ar
   for (auto [flag, path] : {std::pair{"--report", &cfg.report_path}, std::pair{"--metrics", &cfg.metrics_path},
                             std::pair{"--save", &cfg.save_path}}) {
     if (path->empty()) continue;
-    std::string dir = std::filesystem::path(*path).parent_path().string();
+    std::string dir = platform::utf8_from_path(platform::path_from_utf8(*path).parent_path());
     if (dir.empty()) dir = ".";
-    if (access(dir.c_str(), W_OK) != 0) {
+    if (std::string why; !platform::can_write_into(dir, &why)) {
       if (speaks)
         std::fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", info.name, flag, path->c_str(), dir.c_str(),
-                     std::strerror(errno));
+                     why.c_str());
       return 2;
     }
   }

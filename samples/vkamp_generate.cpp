@@ -20,6 +20,7 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -152,6 +153,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   Options o;
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);

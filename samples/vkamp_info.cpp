@@ -14,10 +14,12 @@
 #include "app/settings_table.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/device_info.hpp"
+#include "vkamp/dist/communicator.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -144,6 +146,7 @@ void print_gemm_kernels(const vkamp::DeviceInfo& d, bool validation) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   namespace app = vkamp::app;
   vkamp::app::RunOptions run;
   InfoOptions info;
@@ -170,8 +173,11 @@ int main(int argc, char** argv) {
     vkamp::Instance instance(validation);
     auto devices = vkamp::probe_devices(instance);
     size_t chosen = vkamp::select_device(devices, selector);
-    std::printf("%s: %zu Vulkan device(s)%s\n\n", vkamp::app::version_line("vkamp").c_str(), devices.size(),
+    std::printf("%s: %zu Vulkan device(s)%s\n", vkamp::app::version_line("vkamp").c_str(), devices.size(),
                 instance.validation() ? ", validation on" : "");
+    std::printf("MPI: %s\n\n", vkamp::dist::built_with_mpi()
+                                    ? "on (data-parallel training under mpirun)"
+                                    : "off in this build, one process (Windows builds have no MPI)");
     for (const auto& d : devices) {
       std::printf("%s [%u] %s (%s)\n", d.index == chosen ? "*" : " ", d.index, d.name.c_str(),
                   vkamp::device_type_name(d.type));

@@ -34,6 +34,7 @@
 #include "vkamp/train/evaluator.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/io/torch_layout.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -342,7 +343,7 @@ int run(const Options& o) {
   if (o.out.size() > 4 && o.out.compare(o.out.size() - 4, 4, ".npy") == 0) {
     data::write_npy_f32(o.out, {n, C}, table);
   } else {
-    std::ofstream f(o.out);
+    std::ofstream f(vkamp::platform::path_from_utf8(o.out), std::ios::binary);
     if (!f) throw data::DataError(o.out + ": cannot be written");
     write_csv(f, saved, table, n, C, classes);
     if (!f.flush()) throw data::DataError(o.out + ": write failed");
@@ -354,6 +355,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   Options o;
   o.run.batch = 256;
   const Options defaults = o;

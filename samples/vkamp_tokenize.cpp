@@ -105,6 +105,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   Options o;
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);

@@ -12,6 +12,7 @@
 #include "app/saved_model.hpp"
 #include "app/user_data.hpp"
 #include "app/workloads.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -75,6 +76,7 @@ double mse_in_target_units(train::Trainer& trainer, const data::HostData& held_o
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   return samples::sample_main({"vkamp-train", kAbout, app::Rows::WithData}, app::user_data_defaults(), argc, argv,
                               [](app::RunOptions& cfg, Context& ctx) {
     const app::UserData data = app::load_user_data(cfg.data, cfg.seed);

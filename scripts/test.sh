@@ -5,8 +5,21 @@
 # `scripts/test.sh -L shaders`. VKAMP_DEVICE picks the device. Without
 # arguments (CI), it then checks the test bundle: scripts/test_bundle.sh packs
 # the build and runs a subset of it from a clean directory.
+#
+# Windows (scripts/test-windows.sh: the MinGW-w64 cross build, its tests
+# under Wine on the same driver):
+#   scripts/test.sh --windows        the above, then the Windows leg (a subset)
+#   scripts/test.sh --windows-full   the whole Windows suite alone
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+windows=""
+case "${1:-}" in
+  --windows | --windows-full) windows="$1"; shift ;;
+esac
+if [ "$windows" = --windows-full ]; then
+  echo "== Windows suite: the MinGW-w64 cross build, every test under Wine =="
+  exec "$VKAMP_ROOT/scripts/test-windows.sh" "$@"
+fi
 "$VKAMP_ROOT/scripts/build.sh"
 cd "$VKAMP_BUILD"
 # Without arguments, every entry but the fuzzers (label `fuzz`: clang
@@ -19,3 +32,7 @@ else
   ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"
 fi
 [ $# -gt 0 ] || "$VKAMP_ROOT/scripts/test_bundle.sh"
+if [ "$windows" = --windows ]; then
+  echo "== Windows leg: the MinGW-w64 cross build, a subset of its tests under Wine =="
+  "$VKAMP_ROOT/scripts/test-windows.sh" --leg
+fi

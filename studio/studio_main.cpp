@@ -16,6 +16,7 @@
 #include "training_session.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/io/metrics_log.hpp"
+#include "vkamp/platform.hpp"
 
 using namespace vkamp;
 using namespace vkamp::ui;
@@ -59,7 +60,7 @@ void write_probe(const std::string& path, const PlotProbe& probe, const app::Run
     one["rect"] = {s.x0, s.y0, s.x1, s.y1};
     j["series"].push_back(std::move(one));
   }
-  std::ofstream out(path);
+  std::ofstream out(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!out) throw Error("cannot write " + path);
   out << j.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
@@ -76,6 +77,7 @@ struct ReportDraw {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   // Flags first: --help, --version and a bad flag end here, before any window opens.
   StudioOptions opt;
   if (int status = parse_studio_options(argc, argv, opt); status >= 0) return status;

@@ -136,7 +136,7 @@ Context::Context(ContextOptions opt)
     if (cache_path_ == "none") cache_path_.clear();
     std::vector<char> blob;
     if (!cache_path_.empty()) {
-      std::ifstream in(cache_path_, std::ios::binary);
+      std::ifstream in(vkamp::platform::path_from_utf8(cache_path_), std::ios::binary);
       blob.assign(std::istreambuf_iterator<char>(in), {});
     }
     // Warm: past the 32-byte header (VkPipelineCacheHeaderVersionOne) there
@@ -176,7 +176,7 @@ void Context::save_pipeline_cache() {
   // What another context or process saved since this one opened is merged
   // in first, so the last to save keeps every kernel, not only its own.
   {
-    std::ifstream in(cache_path_, std::ios::binary);
+    std::ifstream in(vkamp::platform::path_from_utf8(cache_path_), std::ios::binary);
     const std::vector<char> saved((std::istreambuf_iterator<char>(in)), {});
     VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
     cci.initialDataSize = saved.size();
@@ -193,14 +193,14 @@ void Context::save_pipeline_cache() {
   // Written to a temporary name and renamed, so parallel test processes never
   // read a half-written cache. A cache that cannot be saved costs only time.
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(cache_path_).parent_path(), ec);
+  std::filesystem::create_directories(vkamp::platform::path_from_utf8(cache_path_).parent_path(), ec);
   std::string tmp = cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
   {
-    std::ofstream out(tmp, std::ios::binary);
+    std::ofstream out(vkamp::platform::path_from_utf8(tmp), std::ios::binary);
     if (!out.write(blob.data(), std::streamsize(size))) return;
   }
-  std::filesystem::rename(tmp, cache_path_, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  std::filesystem::rename(vkamp::platform::path_from_utf8(tmp), vkamp::platform::path_from_utf8(cache_path_), ec);
+  if (ec) std::filesystem::remove(vkamp::platform::path_from_utf8(tmp), ec);
 }
 
 std::string Context::variant(Format f) const {

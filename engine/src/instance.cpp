@@ -1,8 +1,5 @@
 #include "vkamp/instance.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +8,7 @@
 
 #include "vkamp/error.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp {
 namespace {
@@ -48,13 +46,7 @@ bool has_instance_extension(const char* name) {
 
 }  // namespace
 
-void ensure_runtime_dir() {
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  if (xdg && *xdg && access(xdg, W_OK) == 0) return;
-  std::string dir = "/tmp/vkamp-xdg-" + std::to_string(getuid());
-  mkdir(dir.c_str(), 0700);
-  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-}
+void ensure_runtime_dir() { platform::ensure_runtime_dir(); }
 
 bool validation_requested_by_env() {
   return env_switch("VKAMP_VALIDATION", false);
@@ -67,10 +59,15 @@ Instance::Instance(bool validation, const std::vector<const char*>& extra_extens
   const char* kLayer = "VK_LAYER_KHRONOS_validation";
   std::vector<const char*> layers, extensions = extra_extensions;
   if (validation) {
-    if (!has_layer(kLayer))
-      throw Error("validation was requested but VK_LAYER_KHRONOS_validation is not installed "
-                  "(Debian: apt-get install vulkan-validationlayers)");
-    layers.push_back(kLayer);
+    // Under Wine the host's loader adds the layer (scripts/wine-run.sh sets
+    // VK_INSTANCE_LAYERS and says so here), and the Windows process cannot
+    // list it: its messages still come through debug utils.
+    if (!env_switch("VKAMP_HOST_VALIDATION", false)) {
+      if (!has_layer(kLayer))
+        throw Error("validation was requested but VK_LAYER_KHRONOS_validation is not installed "
+                    "(Debian: apt-get install vulkan-validationlayers)");
+      layers.push_back(kLayer);
+    }
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   }
   VkInstanceCreateFlags flags = 0;

@@ -35,6 +35,11 @@ const std::vector<EnvKnob>& env_knobs() {
     {"VKAMP_PIPELINE_CACHE", {}, "a file, or none",
      "$XDG_CACHE_HOME (else ~/.cache; Windows: %LOCALAPPDATA%)/vkamp/pipelines-<uuid>.bin",
      "engine", "where compiled pipelines are kept between runs"},
+    {"VKAMP_HOST_VALIDATION", {"0", "1"}, "", "0", "engine",
+     "1: the validation layer is added outside the process (Wine: the host's VK_INSTANCE_LAYERS), so take "
+     "its messages without listing it"},
+    {"VKAMP_VULKAN_LOADER", {}, "a file or library name", "libvulkan.so.1 (Windows: vulkan-1.dll)", "engine",
+     "the Vulkan loader to open at the first Vulkan call (tests take a missing one)"},
     // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
     // (kernel_paths.cpp) where the code leaves a field unset
     {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "engine",
@@ -75,7 +80,10 @@ const std::vector<EnvKnob>& env_knobs() {
      "0: a fused activation's backward (dZ = dY f'(z)) runs as its own kernel, not in the epilogue of the "
      "next linear's dX GEMM (on only with VKAMP_FUSE_EPILOGUE)"},
     // ---- the applications
-    {"VKAMP_FASHION_MNIST_DIR", {}, "a directory", "/usr/share/datasets/fashion-mnist", "samples",
+    {"VKAMP_SHARED_DATA_DIR", {}, "a directory", "/usr/share (Windows: the program's folder)", "samples",
+     "where datasets/fashion-mnist and games/fortunes are looked for (scripts/wine-run.sh: the host's)"},
+    {"VKAMP_FASHION_MNIST_DIR", {}, "a directory",
+     "/usr/share/datasets/fashion-mnist (Windows: datasets\\fashion-mnist beside the program)", "samples",
      "where the Fashion-MNIST samples find their data without --data"},
     // ---- test-only (tests/support) and the scripts': never read by a vkamp binary
     {"VKAMP_ALLOW_NO_DEVICE", {"0", "1"}, "", "0", "tests",

@@ -6,6 +6,7 @@
 // (residual_mlp.yaml here is the same network).
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <random>
 
 #include "vkamp/context.hpp"
@@ -27,7 +28,7 @@ vkamp::data::HostData spirals(uint32_t count, uint64_t seed) {
   vkamp::data::HostData d{count, kWidth, {}, {}, {}};
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t label = i % kClasses;
-    float t = turn(gen), angle = 3.0f * float(M_PI) * t + float(M_PI) * float(label);
+    float t = turn(gen), angle = 3.0f * std::numbers::pi_v<float> * t + std::numbers::pi_v<float> * float(label);
     float px = t * std::cos(angle) + noise(gen), py = t * std::sin(angle) + noise(gen);
     for (uint32_t f = 0; f < kWidth; ++f) d.x.push_back(std::sin(2.0f * (lift[2 * f] * px + lift[2 * f + 1] * py)));
     d.labels.push_back(label);

@@ -2,7 +2,6 @@
 // files it writes, the message of a ConfigError, and the command-line parse.
 #pragma once
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 
 #include "app/cli.hpp"
 #include "vkamp/config/train_config.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::config {
 
@@ -28,7 +28,7 @@ class TempDir {
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = fs::temp_directory_path() /
-            ("vkamp-cfg-" + std::to_string(getpid()) + "-" + info->test_suite_name() + "-" + info->name());
+            ("vkamp-cfg-" + std::to_string(vkamp::platform::process_id()) + "-" + info->test_suite_name() + "-" + info->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }

@@ -142,7 +142,7 @@ TEST(ConfigSetting, VkampKeysMap) {
       {"epochs", "5"},
       {"grad_accum", "4"},
       {"seed", "18446744073709551615"},
-      {"data", "/tmp/mnist"},
+      {"data", "datasets/mnist"},
       {"metrics", "m.jsonl"},
       {"checkpoint", "c.ckpt"},
       {"checkpoint_every", "500"},
@@ -175,7 +175,7 @@ TEST(ConfigSetting, VkampKeysMap) {
   EXPECT_EQ(c.epochs, 5u);
   EXPECT_EQ(c.grad_accum, 4u);
   EXPECT_EQ(c.seed, 18446744073709551615ull);
-  EXPECT_EQ(c.data_dir, "/tmp/mnist");
+  EXPECT_EQ(c.data_dir, "datasets/mnist");
   EXPECT_EQ(c.metrics_path, "m.jsonl");
   EXPECT_EQ(c.checkpoint_path, "c.ckpt");
   EXPECT_EQ(c.checkpoint_every, 500u);

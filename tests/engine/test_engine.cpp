@@ -11,6 +11,7 @@
 #include "vkamp/ops/scale.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/shader_registry.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -258,7 +259,7 @@ TEST_F(Engine, Fp16StorageFallbackGivesTheSameBits) {
 
 TEST_F(Engine, ContextTeardownLeaksNothingAndSavesThePipelineCache) {
   auto path = std::filesystem::temp_directory_path() /
-              ("vkamp-cache-test-" + std::to_string(::getpid()) + ".bin");
+              ("vkamp-cache-test-" + std::to_string(vkamp::platform::process_id()) + ".bin");
   std::filesystem::remove(path);
   uint64_t before = validation_message_count();
   {

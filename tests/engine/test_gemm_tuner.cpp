@@ -12,14 +12,13 @@
 #include <optional>
 #include <string>
 
-#include <unistd.h>
-
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "vkamp/knobs.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 #include "vkamp/sequence.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -191,7 +190,6 @@ TEST(GemmTuneFile, ForeignKeysAreRefused) {
   }
 }
 
-
 // A context of its own with the tensor-core tiling emulated, its tuner
 // reading a cache directory of this test's.
 class GemmTunerOnDevice : public GpuTest {
@@ -200,9 +198,9 @@ class GemmTunerOnDevice : public GpuTest {
     GpuTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (ctx().path() != PrecisionPath::Fp16Arithmetic) GTEST_SKIP() << "the tensor-core GEMM needs shaderFloat16";
-    dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(::getpid()));
+    dir_ = std::filesystem::temp_directory_path() / ("vkamp-tune-" + std::to_string(vkamp::platform::process_id()));
     std::filesystem::remove_all(dir_);
-    cache_home_.emplace("XDG_CACHE_HOME", dir_.c_str());
+    cache_home_.emplace(vkamp::platform::cache_home_variable(), vkamp::platform::utf8_from_path(dir_).c_str());
   }
   void TearDown() override {
     cache_home_.reset();
@@ -218,8 +216,8 @@ class GemmTunerOnDevice : public GpuTest {
   }
   void write_cache(const std::string& text) {
     const std::string path = ops::gemm_tune_path(ctx().info());
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::ofstream(path) << text;
+    std::filesystem::create_directories(vkamp::platform::path_from_utf8(path).parent_path());
+    std::ofstream(vkamp::platform::path_from_utf8(path), std::ios::binary) << text;  // as vkamp writes it: LF
   }
   // g on `c`'s own choice (ops::gemm), C as stored.
   std::vector<float> run_gemm(Context& c, const ops::Gemm& g, const std::vector<float>& a, const std::vector<float>& b,

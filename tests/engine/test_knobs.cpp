@@ -11,6 +11,7 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/kernel_paths.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp {
 namespace {
@@ -46,12 +47,14 @@ TEST(Knobs, AnUnlistedNameIsAProgrammingError) {
 
 TEST(Knobs, TextTreatsEmptyAsUnset) {
   {
-    Env e("VKAMP_FASHION_MNIST_DIR", "");
-    EXPECT_TRUE(env_knob("VKAMP_FASHION_MNIST_DIR").has_value());
-    EXPECT_FALSE(env_text("VKAMP_FASHION_MNIST_DIR").has_value());
+    Env e("VKAMP_FASHION_MNIST_DIR", "/data");
+    EXPECT_EQ(env_text("VKAMP_FASHION_MNIST_DIR").value_or(""), "/data");
   }
-  Env e("VKAMP_FASHION_MNIST_DIR", "/data");
-  EXPECT_EQ(env_text("VKAMP_FASHION_MNIST_DIR").value_or(""), "/data");
+  if (vkamp::platform::running_on_windows())
+    GTEST_SKIP() << "Windows has no empty environment variable: setting one to \"\" removes it";
+  Env e("VKAMP_FASHION_MNIST_DIR", "");
+  EXPECT_TRUE(env_knob("VKAMP_FASHION_MNIST_DIR").has_value());
+  EXPECT_FALSE(env_text("VKAMP_FASHION_MNIST_DIR").has_value());
 }
 
 TEST(Knobs, SwitchIsOffOnlyForZero) {

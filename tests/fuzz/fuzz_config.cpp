@@ -5,7 +5,6 @@
 // would be one). The bytes go through a file, as --config reads them. The
 // replay test (replay_main.cpp) runs the committed corpus
 // (tests/fuzz/corpus/config/) through it in every ctest run.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -13,10 +12,13 @@
 #include <string>
 
 #include "vkamp/config/train_config.hpp"
+#include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/vkamp-fuzz-config-" + std::to_string(getpid()) + ".yaml";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  static const std::string path =
+      vkamp::platform::temp_dir() + "/vkamp-fuzz-config-" + std::to_string(vkamp::platform::process_id()) + ".yaml";
+  std::FILE* f = vkamp::platform::open_file(path, "wb");
   if (!f) std::abort();
   if (size && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);

@@ -3,7 +3,6 @@
 // .gz file of this process and read with read_idx, so zlib's path through
 // the reader is fuzzed too (a file per input would be slow for all of
 // them). Anything but a DataError is a bug.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +12,7 @@
 
 #include "vkamp/data/data_error.hpp"
 #include "vkamp/data/idx.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -28,8 +28,7 @@ void expect_data_error_at_most(Read&& read) {
 }
 
 std::string scratch_gz_path() {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp && *tmp ? tmp : "/tmp") + "/vkamp-fuzz-idx-" + std::to_string(::getpid()) + ".gz";
+  return vkamp::platform::temp_dir() + "/vkamp-fuzz-idx-" + std::to_string(vkamp::platform::process_id()) + ".gz";
 }
 
 }  // namespace

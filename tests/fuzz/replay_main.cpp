@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     for (const fs::path& p : files) {
       std::ifstream in(p, std::ios::binary);
       if (!in) {
-        std::fprintf(stderr, "replay: cannot read %s\n", p.c_str());
+        std::fprintf(stderr, "replay: cannot read %s\n", p.string().c_str());
         return 2;
       }
       std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -3,7 +3,6 @@
 // the underflow accounting is written as fractions of the elements, with the
 // headroom in doublings.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "vkamp/io/metrics_log.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -39,7 +39,7 @@ std::vector<std::string> keys_of(const Json& j) {
 
 TEST(MetricsLog, OddTensorNamesAndNonFiniteNumbersRoundTripAsJson) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / ("vkamp-metrics-" + std::to_string(getpid()) + ".jsonl")).string();
+      (std::filesystem::temp_directory_path() / ("vkamp-metrics-" + std::to_string(vkamp::platform::process_id()) + ".jsonl")).string();
   const std::string name = "fc1.\"weight\"\\grad\n\t\x01";
   {
     MetricsLog log(path);
@@ -100,7 +100,7 @@ TEST(MetricsLog, OddTensorNamesAndNonFiniteNumbersRoundTripAsJson) {
 }
 
 std::string temp_path(const char* stem) {
-  return (std::filesystem::temp_directory_path() / (stem + std::to_string(getpid()) + ".jsonl")).string();
+  return (std::filesystem::temp_directory_path() / (stem + std::to_string(vkamp::platform::process_id()) + ".jsonl")).string();
 }
 
 // Two tensors of 1000 and 24 elements in fp16: the step's totals are shares

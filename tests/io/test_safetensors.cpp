@@ -5,7 +5,6 @@
 #include "vkamp/io/safetensors.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "support/rejected_with.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -26,7 +26,7 @@ const std::string kLabel = "bad.safetensors";
 class Safetensors : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vkamp-st-" + std::to_string(getpid()) + "-" +
+    dir_ = fs::temp_directory_path() / ("vkamp-st-" + std::to_string(vkamp::platform::process_id()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }

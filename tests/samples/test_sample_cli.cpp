@@ -2,8 +2,6 @@
 // status 2, never a crash. Each runs as a child process with the
 // validation layer on; a validation message in its output fails the test.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -20,6 +18,7 @@
 #include "vkamp/knobs.hpp"
 #if VKAMP_HAS_DASHBOARD
 #include "ui/picture.hpp"
+#include "vkamp/platform.hpp"
 #endif
 
 namespace {
@@ -36,7 +35,6 @@ Result run_sample(const std::string& args, const char* sample = "fashion_mlp") {
                                 " --no-progress " + args);
 }
 
-
 // vkamp-info: every device with its float-controls modes per width, what
 // vkamp requests, the cooperative-matrix extensions (the shapes, one line
 // each, where a device has them: never on lavapipe), and for the chosen
@@ -45,7 +43,7 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result r = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --validation");
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* line : {"inf/NaN keep    fp16 ", "overflow checks exponent-bit tests", "cooperative matrix       KHR ",
-                           "precision path  ", "GEMM kernels    ", "* = the device vkamp uses"})
+                           "precision path  ", "GEMM kernels    ", "* = the device vkamp uses", "MPI: "})
     EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
   const bool offers = r.output.find("KHR yes") != std::string::npos || r.output.find("NV yes") != std::string::npos;
   EXPECT_EQ(offers, r.output.find("matrix shapes") != std::string::npos) << r.output;
@@ -54,6 +52,20 @@ TEST_F(SampleCli, InfoListsFloatControlsAndCooperativeMatrices) {
   Result bad = vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-info --bogus");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("unknown flag '--bogus'"), std::string::npos) << bad.output;
+}
+
+// A machine without a Vulkan loader (VKAMP_VULKAN_LOADER names a missing
+// one): a program starts, says what is missing and exits 1 at its first
+// Vulkan call, rather than failing to start for want of a library.
+TEST_F(SampleCli, WithoutAVulkanLoaderAProgramSaysSoAndExits1) {
+  const std::string missing = "VKAMP_VULKAN_LOADER=" + path("no-such-loader.so") + " ";
+  for (const std::string program : {"/vkamp-info", "/overflow_storm --epochs 1"}) {
+    Result r = vkamp::test::run_child(missing + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + program);
+    EXPECT_EQ(r.status, 1) << program << ":\n" << r.output;
+    EXPECT_NE(r.output.find("vkamp: cannot load the Vulkan loader " + path("no-such-loader.so")), std::string::npos)
+        << program << ":\n" << r.output;
+    EXPECT_NE(r.output.find("Install your GPU's driver"), std::string::npos) << r.output;
+  }
 }
 
 // vkamp-info --knobs: every setting (its key and flag) and every variable
@@ -426,7 +438,7 @@ TEST_F(SampleCli, LinregShowsTheStallAndTheScaledConvergence) {
 // --report draws the dashboard offscreen: no X server needed (DISPLAY is
 // unset), and the picture holds more than the empty frame.
 TEST_F(SampleCli, ReportWritesTheDashboardWithoutADisplay) {
-  unsetenv("DISPLAY");
+  vkamp::platform::set_env("DISPLAY", nullptr);
   Result r = run_sample("--epochs 2 --report " + path("storm.png"), "overflow_storm");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.find("validation"), std::string::npos) << r.output;
@@ -452,8 +464,8 @@ TEST_F(SampleCli, MetricsNeedAWritableDirectory) {
   EXPECT_TRUE(rejected(run_sample("--metrics " + path("nowhere/m.jsonl"), "overflow_storm"), "nowhere"));
   fs::create_directories(path("locked"));
   fs::permissions(path("locked"), fs::perms::owner_read | fs::perms::owner_exec);
-  // root may write anywhere; the check is then access()'s answer, not ours.
-  if (access(path("locked").c_str(), W_OK) != 0) {
+  // root (and Windows) may write anyway; the check is then the system's answer, not ours.
+  if (!vkamp::platform::can_write_into(path("locked"))) {
     EXPECT_TRUE(rejected(run_sample("--metrics " + path("locked/m.jsonl"), "overflow_storm"), "locked"));
   }
   fs::permissions(path("locked"), fs::perms::owner_all);

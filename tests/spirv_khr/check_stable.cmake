@@ -1,7 +1,7 @@
 # Runs vkamp-spirv-khr twice on each .coopmat module and compares both
 # outputs, byte for byte, with each other and with the .khr module the build
 # embedded: the pass is deterministic, and the build's output is current.
-#   cmake -DTOOL=<vkamp-spirv-khr> -DPAIRS="<nv.spv>|<khr.spv>;..." -DWORK=<dir> -P check_stable.cmake
+#   cmake -DTOOL=<vkamp-spirv-khr> [-DEMULATOR=<runner>] -DPAIRS="<nv.spv>|<khr.spv>;..." -DWORK=<dir> -P check_stable.cmake
 if(NOT PAIRS)
   message(FATAL_ERROR "no .coopmat/.khr pairs given")
 endif()
@@ -12,7 +12,7 @@ foreach(pair IN LISTS PAIRS)
   list(GET pair 0 nv)
   list(GET pair 1 khr)
   foreach(run 1 2)
-    execute_process(COMMAND ${TOOL} ${nv} ${WORK}/run${run}.spv RESULT_VARIABLE rc)
+    execute_process(COMMAND ${EMULATOR} ${TOOL} ${nv} ${WORK}/run${run}.spv RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "vkamp-spirv-khr failed on ${nv}")
     endif()

@@ -4,12 +4,12 @@
 // validation-layer message).
 #pragma once
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
 #include "support/child_process.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 
@@ -27,12 +27,14 @@ class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("vkamp-" + std::to_string(getpid()) + "-" +
+           ("vkamp-" + std::to_string(vkamp::platform::process_id()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
+  std::string path(const char* name) const {
+    return platform::utf8_from_path(dir_ / platform::path_from_utf8(name));
+  }
   std::filesystem::path dir_;
 };
 

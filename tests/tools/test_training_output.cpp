@@ -551,8 +551,8 @@ TEST_F(TrainingOutput, PredictionsGoToStdoutWithNeitherOutNorLabels) {
   ASSERT_EQ(tr.status, 0) << tr.output;
   write_table(path("bare.csv"), 50, 3, /*labels=*/false);
   const std::string args = "--weights " + path("m.safetensors") + " --data " + path("bare.csv");
-  Result p = vkamp::test::run_child("(VKAMP_VALIDATION=1 " + tool_path("vkamp-predict") + " " + args + " 2>" +
-                                    path("err.txt") + ")");
+  Result p = vkamp::test::run_child("VKAMP_VALIDATION=1 " + tool_path("vkamp-predict") + " " + args + " 2> " +
+                                    path("err.txt"));
   ASSERT_EQ(p.status, 0) << p.output;
   const std::vector<std::string> err = read_lines(path("err.txt"));
   for (const std::string& l : err) EXPECT_EQ(l.find("validation"), std::string::npos) << l;

@@ -5,8 +5,8 @@
 // with the file and line). Each runs as a child process with the
 // validation layer on; a validation message fails the test.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +20,7 @@
 #include "support/cli_test.hpp"
 #include "tools/tool_runs.hpp"
 #include "vkamp/io/safetensors.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -64,7 +65,7 @@ Table make_table(int rows, uint32_t seed) {
 // columns: the feature order to write (0..4), and whether to write the label.
 void write_csv(const std::string& path, const Table& t, std::vector<int> columns = {0, 1, 2, 3, 4},
                bool label = true) {
-  std::ofstream f(path);
+  std::ofstream f(vkamp::platform::path_from_utf8(path), std::ios::binary);
   for (size_t i = 0; i < columns.size(); ++i) f << (i ? "," : "") << "f" << columns[i];
   if (label) f << ",kind";
   f << "\n";
@@ -79,12 +80,43 @@ void write_csv(const std::string& path, const Table& t, std::vector<int> columns
 class UserDataTools : public vkamp::test::TempDirTest {};
 
 std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return lines;
 }
 
+// Names as a user writes them, in UTF-8 (wide at the Windows API): a CSV
+// named données.csv in a folder "Zoë runs" trains, saves over an older
+// file, predicts, and resumes from its checkpoint, saved over again.
+TEST_F(UserDataTools, NonAsciiFolderAndFileNamesTrainSavePredictAndResume) {
+  const std::string dir = path("Zoë runs");
+  std::filesystem::create_directories(vkamp::platform::path_from_utf8(dir));
+  const std::string csv = dir + "/données.csv", weights = dir + "/modèle.safetensors", ck = dir + "/état.ckpt";
+  write_csv(csv, make_table(600, 3));
+  std::ofstream(vkamp::platform::path_from_utf8(weights)) << "an older file, replaced";
+  const std::string args = "--no-progress --train '" + csv + "' --val-split 0.25 --label kind --epochs 2 --save '" +
+                           weights + "' --checkpoint '" + ck + "' --checkpoint-every 5";
+  Result tr = run_tool("vkamp-train", args);
+  ASSERT_EQ(tr.status, 0) << tr.output;
+  EXPECT_NE(tr.output.find("données.csv"), std::string::npos) << "the name as the user wrote it:\n" << tr.output;
+  EXPECT_EQ(vkamp::io::read_safetensors(weights).metadata.at("vkamp.label"), "kind");
+  Result pr = run_tool("vkamp-predict", "--weights '" + weights + "' --data '" + csv + "' --out '" + dir + "/prédictions.csv'");
+  ASSERT_EQ(pr.status, 0) << pr.output;
+  EXPECT_EQ(read_lines(dir + "/prédictions.csv").size(), 601u);
+  Result again = run_tool("vkamp-train", args + " --epochs 3 --resume");
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("epoch 3/3"), std::string::npos) << again.output;
+  const std::vector<std::string> left = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(vkamp::platform::path_from_utf8(dir)))
+      names.push_back(vkamp::platform::utf8_from_path(e.path().filename()));
+    std::sort(names.begin(), names.end());
+    return names;
+  }();
+  EXPECT_EQ(left, (std::vector<std::string>{"données.csv", "modèle.safetensors", "prédictions.csv", "état.ckpt"}))
+      << "no temporary file is left behind";
+}
 
 TEST_F(UserDataTools, CsvClassifierTrainsInFp16AndPredictReproducesItsAccuracy) {
   write_csv(path("train.csv"), make_table(2000, 1));

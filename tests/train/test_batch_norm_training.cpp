@@ -7,7 +7,6 @@
 // resumed run is bit-exact, buffers included.
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
 
 #include "support/gpu_test.hpp"
 #include "vkamp/data/dataset.hpp"
@@ -16,6 +15,7 @@
 #include "vkamp/train/epoch_order.hpp"
 #include "vkamp/train/evaluator.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -233,7 +233,7 @@ TEST_F(BatchNormSteps, EvaluationNormalisesWithTheRunningStatistics) {
 // Interrupted and resumed: the buffers (and the weights) are those of the
 // straight run, bit for bit; the checkpoint carries them.
 TEST_F(BatchNormSteps, ResumeIsBitExactBuffersIncluded) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-bn-resume-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-bn-resume-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "ck.bin").string();
   TrainConfig c = config_for(Format::F16);

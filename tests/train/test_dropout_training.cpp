@@ -3,7 +3,6 @@
 // through (the draws come from the seed and the step number the checkpoint
 // already keeps); dropout changes the training loss but not evaluation
 // (the identity there); nanoGPT's dropout places in the GPT graph.
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "tiny_model.hpp"
 #include "vkamp/models/gpt.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -37,7 +37,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 class DropoutTraining : public GpuTest {};
 
 TEST_F(DropoutTraining, ResumeFromACheckpointIsBitExact) {
-  const auto dir = std::filesystem::temp_directory_path() / ("vkamp-dropout-" + std::to_string(::getpid()));
+  const auto dir = std::filesystem::temp_directory_path() / ("vkamp-dropout-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   const StraightAndResumed r = run_straight_and_resumed(ctx(), dropout_config(), models::parse_model("6-16t-d0.3-3"),
                                                         tiny_data(64, 41), 2, (dir / "ck.bin").string());

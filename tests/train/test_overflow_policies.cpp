@@ -4,13 +4,13 @@
 // stops the run once a master weight is non-finite, naming the step and the
 // tensor, without overwriting the last good checkpoint.
 #include <cmath>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "support/gpu_test.hpp"
 #include "tiny_model.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -74,7 +74,7 @@ TEST_F(OverflowPolicies, RetryWithAStaticScaleOrNoneIsAConfigError) {
 // step and the tensor named; the checkpoint of step 3 is kept, the one due
 // at step 6 (after the broken update) is not written.
 TEST_F(OverflowPolicies, ApplyStopsWhenAMasterWeightBecomesNonFinite) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-apply-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-apply-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / "ck.bin").string();
   TrainConfig c = toy(Format::F32);

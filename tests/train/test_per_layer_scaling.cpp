@@ -8,7 +8,6 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
-#include <unistd.h>
 
 #include "support/gpu_test.hpp"
 #include "tiny_model.hpp"
@@ -16,6 +15,7 @@
 #include "vkamp/graph/scale_groups.hpp"
 #include "vkamp/train/layer_scales.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -237,7 +237,7 @@ TEST_F(PerLayerScaling, AnOverflowInOneLayerBacksOffThatLayerAlone) {
 }
 
 TEST_F(PerLayerScaling, ResumeFromACheckpointIsBitExact) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-per-layer-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-per-layer-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "ck.bin").string();
   TrainConfig c = config_for(LossScaleMode::PerLayer, 1024);

@@ -9,6 +9,7 @@
 #include "vkamp/data/dataset.hpp"
 #include "vkamp/train/epoch_order.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -149,7 +150,7 @@ TEST_F(Streaming, OrdersDoNotRepeatAfter64Epochs) {
 // A checkpoint written by a resident run resumes streamed (and the other
 // way) at the same example, bit for bit.
 TEST_F(Streaming, ResumeContinuesAtTheSameExampleWhateverTheResidency) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-stream-resume-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-stream-resume-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "ck.bin").string();
   const auto data = toy_data(100, 9);

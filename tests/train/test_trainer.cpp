@@ -17,6 +17,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/train/step_params.hpp"
 #include "vkamp/train/trainer.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -430,7 +431,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, FormatTracksFp32, ::testing::Values(Format::F1
                          [](const ::testing::TestParamInfo<Format>& i) { return std::string(format_name(i.param)); });
 
 TEST_F(Training, ResumeFromACheckpointIsBitExact) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-resume-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-resume-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   auto data = tiny_data(64, 15);
   TrainConfig c = tiny_config();
@@ -456,7 +457,7 @@ TEST_F(Training, ResumeFromACheckpointIsBitExact) {
 }
 
 TEST_F(Training, CorruptOrTruncatedCheckpointIsAClearError) {
-  auto dir = std::filesystem::temp_directory_path() / ("vkamp-corrupt-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("vkamp-corrupt-" + std::to_string(vkamp::platform::process_id()));
   std::filesystem::create_directories(dir);
   auto path = (dir / "ck.bin").string();
   auto data = tiny_data(64, 16);

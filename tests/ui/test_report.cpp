@@ -3,7 +3,6 @@
 // the data: the plotted series have the run's points and ranges, and the
 // plot areas show the line, marker, bar and band colours.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
 #include "vkamp/train/gpu_state.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -85,10 +85,10 @@ app::RunHistory synthetic_run() {
 class Report : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("VKAMP_VALIDATION", "1", 1);
-    unsetenv("DISPLAY");  // nothing here may need an X server
+    vkamp::platform::set_env("VKAMP_VALIDATION", "1");
+    vkamp::platform::set_env("DISPLAY", nullptr);  // nothing here may need an X server
     messages_ = validation_message_count();
-    path_ = (fs::temp_directory_path() / ("vkamp-report-" + std::to_string(getpid()) + ".png")).string();
+    path_ = (fs::temp_directory_path() / ("vkamp-report-" + std::to_string(vkamp::platform::process_id()) + ".png")).string();
   }
   void TearDown() override {
     fs::remove(path_);
@@ -287,11 +287,12 @@ TEST(RunHistoryExport, EvalRecordsFollowTheStepThatEndedTheirEpoch) {
   }
   h.evals.push_back({2, 0.5, 1, "accuracy"});  // after 2 steps: epoch 1 ended at step 1
   h.evals.push_back({4, 0.75, 2, "accuracy"});
-  const std::string path = ::testing::TempDir() + "vkamp-export-" + std::to_string(getpid()) + ".jsonl";
+  const std::string path = ::testing::TempDir() + "vkamp-export-" + std::to_string(vkamp::platform::process_id()) + ".jsonl";
   h.export_jsonl(path);
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
+  in.close();  // Windows removes no file that is open
   std::filesystem::remove(path);
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_NE(lines[1].find("\"step\": 1"), std::string::npos) << lines[1];
@@ -320,11 +321,12 @@ TEST(RunHistoryExport, UnderflowRecordsFollowTheirStep) {
     u.stats = {train::TensorStats{1, 0, 1, 0, std::bit_cast<uint32_t>(1.0f)}, train::TensorStats{1, 0, 0, 0, 0}};
     h.add(u);
   }
-  const std::string path = ::testing::TempDir() + "vkamp-export-underflow-" + std::to_string(getpid()) + ".jsonl";
+  const std::string path = ::testing::TempDir() + "vkamp-export-underflow-" + std::to_string(vkamp::platform::process_id()) + ".jsonl";
   h.export_jsonl(path);
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
+  in.close();  // Windows removes no file that is open
   std::filesystem::remove(path);
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_NE(lines[0].find("\"zeros\": 0.25, \"subnormal\": 0, \"lost_unscaled\": 0.125, \"headroom\": 15}"),

@@ -17,6 +17,7 @@
 
 #include "model_zoo_layout.hpp"
 #include "vkamp/config/setting.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::config {
 namespace {
@@ -141,7 +142,7 @@ class Reader : public FileSettings {
 SettingsFileFacts read_settings_file(
     const std::string& path, const std::function<std::string(const std::string&)>& canonical,
     const std::function<void(const std::string&, const std::string&, const std::string&)>& apply) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!in) {
     int err = errno;
     throw ConfigError("cannot read config file '" + path + "': " + (err ? std::strerror(err) : "open failed"));

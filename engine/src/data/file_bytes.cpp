@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::data {
 namespace {
@@ -35,7 +36,7 @@ std::string gz_error(gzFile f) {
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
   refuse_directory(path);
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!in) throw DataError("cannot open " + path + ": " + std::strerror(errno));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw DataError("cannot read " + path + ": " + std::strerror(errno));

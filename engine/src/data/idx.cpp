@@ -6,18 +6,17 @@
 // the file (a wrong or damaged file), not that something is missing.
 #include "vkamp/data/idx.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <random>
 
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::data {
 namespace {
@@ -50,29 +49,24 @@ std::string hex_byte(unsigned v) {
 class ByteSource {
  public:
   ByteSource(const uint8_t* bytes, size_t size, const std::string& label)
-      : path_(label), mem_(bytes), mem_left_(size) {}
+      : path_(label), in_memory_(true), mem_(bytes), mem_left_(size) {}
   explicit ByteSource(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw DataError("cannot open " + path + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(fd_);
-      throw DataError("cannot read " + path + ": is a directory");
+    try {
+      file_ = std::make_unique<platform::InputFile>(path);
+    } catch (const platform::FileError& e) {
+      throw DataError("cannot open " + path + ": " + e.reason());
     }
-    if (!ends_with(path, ".gz") && S_ISREG(st.st_mode)) file_left_ = static_cast<size_t>(st.st_size);
+    if (file_->is_directory()) throw DataError("cannot read " + path + ": is a directory");
+    if (!ends_with(path, ".gz")) file_left_ = file_->regular_size();
     if (ends_with(path, ".gz")) {
-      gz_ = gzdopen(fd_, "rb");  // takes the descriptor over
-      if (!gz_) {
-        ::close(fd_);
-        throw DataError("cannot open " + path + " as gzip");
-      }
-      fd_ = -1;
+      gz_ = gzdopen(file_->release_descriptor(), "rb");  // takes the descriptor over
+      file_.reset();
+      if (!gz_) throw DataError("cannot open " + path + " as gzip");
       gzbuffer(gz_, 1u << 17);
     }
   }
   ~ByteSource() {
     if (gz_) gzclose(gz_);
-    if (fd_ >= 0) ::close(fd_);
   }
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
@@ -80,13 +74,13 @@ class ByteSource {
   // The bytes left, where the source knows them (memory, a plain file; not
   // gzip, whose inflated size is only known at its end).
   std::optional<size_t> bytes_left() const {
-    if (mem_) return mem_left_;
+    if (in_memory_) return mem_left_;
     return file_left_;
   }
 
   // Reads up to n bytes; fewer only at the end of the data.
   size_t read(uint8_t* out, size_t n) {
-    if (mem_) {
+    if (in_memory_) {
       const size_t take = std::min(n, mem_left_);
       if (take) std::memcpy(out, mem_, take);
       mem_ += take;
@@ -115,14 +109,15 @@ class ByteSource {
         }
         got += static_cast<size_t>(r);
       } else {
-        ssize_t r = ::read(fd_, out + got, want);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          throw DataError("cannot read " + path_ + ": " + std::strerror(errno));
+        size_t r = 0;
+        try {
+          r = file_->read(out + got, want);
+        } catch (const platform::FileError& e) {
+          throw DataError("cannot read " + path_ + ": " + e.reason());
         }
         if (r == 0) break;
-        got += static_cast<size_t>(r);
-        if (file_left_) *file_left_ -= std::min(*file_left_, static_cast<size_t>(r));
+        got += r;
+        if (file_left_) *file_left_ -= std::min(*file_left_, r);
       }
     }
     return got;
@@ -130,8 +125,9 @@ class ByteSource {
 
  private:
   std::string path_;
-  int fd_ = -1;
+  std::unique_ptr<platform::InputFile> file_;  // a plain file (not gzip, not memory)
   gzFile gz_ = nullptr;
+  bool in_memory_ = false;  // parse_idx: even an empty buffer (null data) is memory, not a file
   const uint8_t* mem_ = nullptr;
   size_t mem_left_ = 0;
   std::optional<size_t> file_left_;

@@ -5,6 +5,7 @@
 
 #include "vkamp/data/npy.hpp"
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::data {
 
@@ -21,7 +22,7 @@ void write_npy_f32(const std::string& path, const std::vector<uint64_t>& shape, 
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
   const uint16_t len = uint16_t(header.size());
-  std::ofstream f(path, std::ios::binary);
+  std::ofstream f(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!f) throw DataError(path + ": cannot be written");
   f.write("\x93NUMPY\x01\x00", 8);
   const char len_bytes[2] = {char(len & 0xff), char(len >> 8)};  // little-endian

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::graph {
 namespace {
@@ -126,7 +127,7 @@ Graph parse_model_yaml(const std::string& text, const std::string& origin) {
 }
 
 Graph load_model_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(vkamp::platform::path_from_utf8(path), std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot read the model file");
   std::stringstream text;
   text << in.rdbuf();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vkamp/error.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -47,7 +48,7 @@ std::string json_number(double v) {
 }
 
 MetricsLog::MetricsLog(const std::string& path, train::UnderflowScope scope) : path_(path), scope_(std::move(scope)) {
-  f_ = std::fopen(path.c_str(), "w");
+  f_ = vkamp::platform::open_file(path, "w");
   if (!f_) throw Error("cannot write metrics to " + path + ": " + std::strerror(errno));
 }
 

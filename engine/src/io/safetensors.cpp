@@ -4,9 +4,6 @@
 // gaps) with the data section starting 8-byte aligned.
 #include "vkamp/io/safetensors.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -17,6 +14,8 @@
 #include <utility>
 
 #include "vkamp/float_formats.hpp"
+#include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::io {
 namespace {
@@ -274,7 +273,7 @@ std::vector<float> to_floats(DType dtype, const std::vector<uint8_t>& data, cons
 }
 
 TensorFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(platform::path_from_utf8(path), std::ios::binary);
   if (!in) bad(path, "cannot open: " + errno_text());
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) bad(path, "read error: " + errno_text());
@@ -305,35 +304,14 @@ void write_safetensors(const std::string& path, const TensorFile& file) {
   uint8_t len[8];
   for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
 
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) bad(path, "cannot write: cannot create " + tmp + ": " + errno_text());
-  auto write_all = [&](const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    while (n > 0) {
-      ssize_t w = ::write(fd, c, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      c += w;
-      n -= size_t(w);
-    }
-    return true;
-  };
-  bool ok = write_all(len, 8) && write_all(text.data(), text.size());
-  for (const Tensor& t : file.tensors) ok = ok && write_all(t.data.data(), t.data.size());
-  ok = ok && ::fsync(fd) == 0;
-  std::string err = ok ? "" : errno_text();
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    err = errno_text();
-  }
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno_text();
-  }
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    bad(path, "cannot write: " + err);
+  try {
+    platform::ReplacingFile out(path);
+    out.write(len, 8);
+    out.write(text.data(), text.size());
+    for (const Tensor& t : file.tensors) out.write(t.data.data(), t.data.size());
+    out.commit();
+  } catch (const platform::FileError& e) {
+    bad(path, std::string("cannot write: ") + e.what());
   }
 }
 

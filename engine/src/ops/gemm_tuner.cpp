@@ -15,6 +15,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/measure.hpp"
 #include "vkamp/sequence.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::ops {
 namespace {
@@ -80,7 +81,7 @@ GemmChoice choice_from(const std::vector<GemmTiming>& timings) {
 GemmTuner::GemmTuner(Context& ctx)
     : ctx_(ctx), mode_(ctx.paths().gemm_tune.value_or(GemmTuneMode::cached)), path_(gemm_tune_path(ctx.info())) {
   if (mode_ == GemmTuneMode::off || path_.empty()) return;
-  std::ifstream in(path_, std::ios::binary);
+  std::ifstream in(vkamp::platform::path_from_utf8(path_), std::ios::binary);
   if (!in) return;  // not tuned yet: the defaults
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   std::string why;
@@ -154,18 +155,18 @@ bool GemmTuner::save(std::string& why) const {
     return false;
   }
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  std::filesystem::create_directories(vkamp::platform::path_from_utf8(path_).parent_path(), ec);
   const std::string tmp = path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
   {
-    std::ofstream out(tmp, std::ios::binary);
+    std::ofstream out(vkamp::platform::path_from_utf8(tmp), std::ios::binary);
     if (!(out << format_tune_file(gemm_tune_key(ctx_.info()), table_))) {
       why = "cannot write " + tmp;
       return false;
     }
   }
-  std::filesystem::rename(tmp, path_, ec);
+  std::filesystem::rename(vkamp::platform::path_from_utf8(tmp), vkamp::platform::path_from_utf8(path_), ec);
   if (ec) {
-    std::filesystem::remove(tmp, ec);
+    std::filesystem::remove(vkamp::platform::path_from_utf8(tmp), ec);
     why = "cannot write " + path_;
     return false;
   }

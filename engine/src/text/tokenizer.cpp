@@ -9,6 +9,7 @@
 
 #include "tokenizer_impl.hpp"
 #include "unicode.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::text {
 namespace {
@@ -67,8 +68,7 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::string& folder) {
-  // UTF-8 names on every system (a std::string path is the ANSI code page on Windows).
-  const std::filesystem::path dir(std::u8string(folder.begin(), folder.end()));
+  const std::filesystem::path dir = platform::path_from_utf8(folder);
   const std::string slash = folder.empty() || folder.back() == '/' ? "" : "/";
   const std::string label = folder + slash + "tokenizer.json";
   const std::string config_label = folder + slash + "tokenizer_config.json";

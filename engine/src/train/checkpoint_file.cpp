@@ -9,22 +9,21 @@
 //   u32 CRC-32 (zlib's) of every byte before it
 //
 // Sections are written in the map's (sorted) order. Saving streams the file
-// to "<path>.tmp.<pid>" next to the target, fsyncs it, renames it over the
-// target and fsyncs the directory, so a crash leaves either the old file or
-// the new one, never half of one. Loading reads the whole file (its real
+// to "<path>.tmp.<pid>" next to the target, flushes it to disk and moves it
+// over the target (platform::ReplacingFile), so a crash leaves either the
+// old file or the new one, never half of one. Loading reads the whole file (its real
 // size bounds every allocation), walks the sections with every length
 // checked against the bytes left, then checks the CRC.
 #include "vkamp/train/checkpoint_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
+#include <memory>
+
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::train {
 namespace {
@@ -34,8 +33,6 @@ constexpr uint32_t kVersion = 1;
 // magic + version + section count
 constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4;
 constexpr size_t kCrcSize = 4;
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 uint32_t crc_update(uint32_t crc, const uint8_t* p, size_t n) {
   // zlib's crc32 takes a uInt length; feed it in chunks that always fit.
@@ -66,17 +63,10 @@ uint64_t get_u64(const uint8_t* in) {
   return v;
 }
 
-std::string parent_dir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// Writes the file through one descriptor, keeping the running CRC.
+// Writes the file, keeping the running CRC.
 class CrcWriter {
  public:
-  CrcWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  explicit CrcWriter(platform::ReplacingFile& file) : file_(file) {}
 
   void write(const void* data, size_t n) {
     crc_ = crc_update(crc_, static_cast<const uint8_t*>(data), n);
@@ -100,21 +90,9 @@ class CrcWriter {
   }
 
  private:
-  void write_raw(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      ssize_t w = ::write(fd_, p, std::min<size_t>(n, size_t{1} << 30));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        throw CheckpointError("cannot write checkpoint " + path_ + ": " + errno_text(errno));
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-  }
+  void write_raw(const void* data, size_t n) { file_.write(data, n); }
 
-  int fd_;
-  const std::string& path_;
+  platform::ReplacingFile& file_;
   uint32_t crc_ = static_cast<uint32_t>(crc32(0, nullptr, 0));
 };
 
@@ -129,14 +107,9 @@ void save_checkpoint_file(const std::string& path, const CheckpointFile& ck) {
       throw CheckpointError("cannot write checkpoint " + path + ": section name too long");
   }
 
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw CheckpointError("cannot write checkpoint " + path + ": cannot create " + tmp + ": " +
-                          errno_text(errno));
-
   try {
-    CrcWriter out(fd, path);
+    platform::ReplacingFile file(path);
+    CrcWriter out(file);
     out.write(kMagic, sizeof(kMagic));
     out.write_u32(kVersion);
     out.write_u32(static_cast<uint32_t>(ck.sections.size()));
@@ -147,70 +120,27 @@ void save_checkpoint_file(const std::string& path, const CheckpointFile& ck) {
       out.write(payload.data(), payload.size());
     }
     out.write_crc();
-
-    if (::fsync(fd) != 0)
-      throw CheckpointError("cannot write checkpoint " + path + ": fsync of " + tmp +
-                            " failed: " + errno_text(errno));
-    int rc = ::close(fd);
-    fd = -1;
-    if (rc != 0)
-      throw CheckpointError("cannot write checkpoint " + path + ": close of " + tmp +
-                            " failed: " + errno_text(errno));
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw CheckpointError("cannot write checkpoint " + path + ": rename from " + tmp +
-                            " failed: " + errno_text(errno));
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
+    file.commit();
+  } catch (const platform::FileError& e) {
+    throw CheckpointError("cannot write checkpoint " + path + ": " + e.what());
   }
-
-  // The rename is only durable once the directory entry is on disk.
-  const std::string dir = parent_dir(path);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    throw CheckpointError("wrote checkpoint " + path + " but cannot open its directory " + dir +
-                          " to fsync it: " + errno_text(errno));
-  int rc = ::fsync(dfd);
-  int err = errno;
-  ::close(dfd);
-  // Some file systems cannot fsync a directory at all; that is not a failure
-  // of this write.
-  if (rc != 0 && err != EINVAL && err != ENOTSUP)
-    throw CheckpointError("wrote checkpoint " + path + " but cannot fsync its directory " + dir +
-                          ": " + errno_text(err));
 }
 
 // The whole file: its real size bounds everything the parser allocates.
 static std::vector<uint8_t> read_whole_file(const std::string& path) {
-  std::vector<uint8_t> bytes;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw CheckpointError("cannot open checkpoint " + path + ": " + errno_text(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    throw CheckpointError("cannot stat checkpoint " + path + ": " + errno_text(err));
+  std::unique_ptr<platform::InputFile> file;
+  try {
+    file = std::make_unique<platform::InputFile>(path);
+  } catch (const platform::FileError& e) {
+    throw CheckpointError("cannot open checkpoint " + path + ": " + e.reason());
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw CheckpointError("cannot read checkpoint " + path + ": not a regular file");
+  if (!file->regular_size()) throw CheckpointError("cannot read checkpoint " + path + ": not a regular file");
+  std::vector<uint8_t> bytes(static_cast<size_t>(*file->regular_size()));
+  try {
+    bytes.resize(file->read(bytes.data(), bytes.size()));  // shorter if it shrank while we read it
+  } catch (const platform::FileError& e) {
+    throw CheckpointError("cannot read checkpoint " + path + ": " + e.reason());
   }
-  bytes.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t r = ::read(fd, bytes.data() + got, std::min<size_t>(bytes.size() - got, size_t{1} << 30));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw CheckpointError("cannot read checkpoint " + path + ": " + errno_text(err));
-    }
-    if (r == 0) break;  // shrank while we read it
-    got += static_cast<size_t>(r);
-  }
-  ::close(fd);
-  bytes.resize(got);
   return bytes;
 }
 
