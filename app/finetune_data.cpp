@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "vkamp/data/data_error.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 
@@ -50,7 +50,7 @@ std::string text_of_line(const std::string& line, const std::string& where) {
 
 FineTuneText load_finetune_text(const std::string& path, const text::Tokenizer& tok, double val_fraction,
                                 uint32_t seq_len) {
-  std::ifstream in(path_from_utf8(path), std::ios::binary);
+  std::ifstream in(platform::path_from_utf8(path), std::ios::binary);
   if (!in) throw data::DataError(path + ": cannot open");
   FineTuneText t;
   t.source = path;

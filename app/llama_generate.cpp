@@ -10,7 +10,7 @@
 #include "vkamp/models/peft_adapter.hpp"
 #include "vkamp/text/tokenizer.hpp"
 #include "vkamp/train/model.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::app {
 
@@ -19,7 +19,7 @@ namespace {
 // config.json's torch_dtype, when it names bfloat16: fp16's range is too
 // small for some bf16-trained models' activations.
 Format default_precision(const std::string& dir) {
-  std::ifstream in(path_from_utf8(dir) / "config.json", std::ios::binary);
+  std::ifstream in(platform::path_from_utf8(dir) / "config.json", std::ios::binary);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   return j.is_object() && j.value("torch_dtype", "") == "bfloat16" ? Format::BF16 : Format::F16;
 }

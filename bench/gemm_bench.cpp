@@ -460,7 +460,6 @@ int run_gemm(const std::string& device, int repeats, double max_dispatch_s, bool
               "format", "median ms", "GFLOP/s", by_path ? "rate/p0" : "rate/fp32", "R", "N");
   if (peer) std::printf(" %6s %10s %9s %6s %10s", "%peak", "peer ms", "peer GF/s", "%peak", "vkamp/peer");
   std::printf("\n");
-  const Result* fp32 = nullptr;
   bool skipped = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];

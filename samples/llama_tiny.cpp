@@ -17,7 +17,8 @@
 #include "sample_main.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/llama_presets.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace {
 
@@ -25,9 +26,13 @@ using namespace vkamp;
 namespace fs = std::filesystem;
 
 void write_bytes(const fs::path& path, const unsigned char* data, size_t size) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
-  if (!out) throw ConfigError(utf8_of(path) + ": cannot write");
+  try {
+    platform::ReplacingFile out(platform::utf8_from_path(path));
+    out.write(data, size);
+    out.commit();
+  } catch (const platform::FileError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 // config.json and model.safetensors as transformers' save_pretrained
@@ -52,7 +57,8 @@ void write_base(const fs::path& dir, const models::LlamaConfig& c, uint32_t seq_
   j["bos_token_id"] = 1;
   j["eos_token_id"] = 2;
   j["torch_dtype"] = "float32";
-  std::ofstream(dir / "config.json") << j.dump(2) << "\n";
+  const std::string config = j.dump(2) + "\n";
+  write_bytes(dir / "config.json", reinterpret_cast<const unsigned char*>(config.data()), config.size());
 
   const graph::Graph g = models::llama_graph(c, seq_len);
   std::mt19937_64 gen(seed);
@@ -69,7 +75,7 @@ void write_base(const fs::path& dir, const models::LlamaConfig& c, uint32_t seq_
     std::memcpy(out.data.data(), v.data(), out.data.size());
     f.tensors.push_back(std::move(out));
   }
-  io::write_safetensors(utf8_of(dir / "model.safetensors"), f);
+  io::write_safetensors(platform::utf8_from_path(dir / "model.safetensors"), f);
   write_bytes(dir / "tokenizer.json", llama_tiny_tokenizer_json, llama_tiny_tokenizer_json_size);
   write_bytes(dir / "tokenizer_config.json", llama_tiny_tokenizer_config_json, llama_tiny_tokenizer_config_json_size);
 }
@@ -77,21 +83,22 @@ void write_base(const fs::path& dir, const models::LlamaConfig& c, uint32_t seq_
 int run(app::RunOptions& cfg, Context& ctx) {
   if (!cfg.ft.model_dir.empty() || !cfg.ft.synthetic.empty())
     throw ConfigError("llama_tiny makes its own model: --model and --synthetic are vkamp-finetune's");
-  const fs::path out = path_from_utf8(cfg.ft.out_dir.empty() ? "llama_tiny_out" : cfg.ft.out_dir);
+  const fs::path out = platform::path_from_utf8(cfg.ft.out_dir.empty() ? "llama_tiny_out" : cfg.ft.out_dir);
   write_base(out / "base", *models::llama_preset("llama-tiny"), cfg.ft.seq_len, cfg.seed);
   if (cfg.ft.data_path.empty()) {
     write_bytes(out / "text.txt", llama_tiny_text_txt, llama_tiny_text_txt_size);
-    cfg.ft.data_path = utf8_of(out / "text.txt");
+    cfg.ft.data_path = platform::utf8_from_path(out / "text.txt");
   }
-  std::printf("llama_tiny: a random llama-tiny model in %s\n", utf8_of(out / "base").c_str());
-  cfg.ft.model_dir = utf8_of(out / "base");
-  cfg.ft.out_dir = utf8_of(out / "adapter");
+  std::printf("llama_tiny: a random llama-tiny model in %s\n", platform::utf8_from_path(out / "base").c_str());
+  cfg.ft.model_dir = platform::utf8_from_path(out / "base");
+  cfg.ft.out_dir = platform::utf8_from_path(out / "adapter");
   return samples::finetune(cfg, ctx, "llama_tiny");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   // A random base learns slowly: a larger rate, more rows, more steps.
   vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
   defaults.optimizer.lr = 3e-3;

@@ -7,9 +7,11 @@
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags, folders or data).
 #include "finetune.hpp"
 #include "sample_main.hpp"
+#include "vkamp/platform.hpp"
 
 
 int main(int argc, char** argv) {
+  vkamp::platform::utf8_arguments(argc, argv);
   const vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
   return vkamp::samples::sample_main(
       {"vkamp-finetune",

@@ -14,11 +14,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 
 #include "support/cli_test.hpp"
 #include "support/test_paths.hpp"
 #include "vkamp/io/safetensors.hpp"
+#include "vkamp/platform.hpp"
 
 namespace {
 
@@ -47,7 +47,7 @@ double loss_after(const std::string& out) {
 class FineTuneCli : public vkamp::test::TempDirTest {
  protected:
   static void SetUpTestSuite() {
-    tiny_dir_ = new fs::path(fs::temp_directory_path() / ("vkamp-llama-tiny-" + std::to_string(getpid())));
+    tiny_dir_ = new fs::path(fs::temp_directory_path() / ("vkamp-llama-tiny-" + std::to_string(vkamp::platform::process_id())));
     tiny_ = new Result(run_tool("llama_tiny", "--out " + tiny_dir_->string() + " --max-steps 0 --seq-len 32"));
   }
   static void TearDownTestSuite() {

@@ -227,7 +227,7 @@ TensorFile parse_safetensors(const uint8_t* bytes, size_t size, const std::strin
 }
 
 TensorDirectory read_safetensors_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(platform::path_from_utf8(path), std::ios::binary | std::ios::ate);
   if (!in) bad(path, "cannot open: " + errno_text());
   const uint64_t size = uint64_t(in.tellg());
   uint8_t first8[8] = {};
@@ -254,7 +254,7 @@ const TensorEntry* TensorDirectory::find(const std::string& name) const {
 }
 
 std::vector<uint8_t> TensorDirectory::read(const TensorEntry& e) const {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(platform::path_from_utf8(path), std::ios::binary);
   if (!in) bad(path, "cannot open: " + errno_text());
   std::vector<uint8_t> bytes(e.bytes);
   in.seekg(std::streamoff(e.offset));

@@ -8,7 +8,7 @@
 
 #include "vkamp/config_error.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::models {
 
@@ -74,8 +74,8 @@ void read_rope_scaling(const Fields& f, LlamaConfig& c) {
 }  // namespace
 
 LlamaConfig read_hf_config(const std::string& dir) {
-  const std::filesystem::path path = path_from_utf8(dir) / "config.json";
-  const std::string file = utf8_of(path);
+  const std::filesystem::path path = platform::path_from_utf8(dir) / "config.json";
+  const std::string file = platform::utf8_from_path(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(file + ": cannot open (is " + dir + " a Hugging Face model folder?)");
   Json j;

@@ -9,7 +9,7 @@
 #include "vkamp/float_formats.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
 
 namespace vkamp::models {
 
@@ -35,21 +35,21 @@ std::vector<io::TensorDirectory> read_directories(const fs::path& dir) {
       try {
         j = nlohmann::json::parse(in);
       } catch (const nlohmann::json::exception& e) {
-        throw ConfigError(utf8_of(index) + ": not valid JSON: " + e.what());
+        throw ConfigError(platform::utf8_from_path(index) + ": not valid JSON: " + e.what());
       }
       if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-        throw ConfigError(utf8_of(index) + ": no \"weight_map\" object");
+        throw ConfigError(platform::utf8_from_path(index) + ": no \"weight_map\" object");
       std::map<std::string, bool> shards;
       for (const auto& [name, file] : j["weight_map"].items()) {
         if (!file.is_string() || file.get<std::string>().find_first_of("/\\") != std::string::npos)
-          throw ConfigError(utf8_of(index) + ": weight_map entry '" + name + "' is not a file name in the folder");
+          throw ConfigError(platform::utf8_from_path(index) + ": weight_map entry '" + name + "' is not a file name in the folder");
         shards[file.get<std::string>()] = true;
       }
-      for (const auto& [file, unused] : shards) files.push_back(io::read_safetensors_header(utf8_of(dir / path_from_utf8(file))));
+      for (const auto& [file, unused] : shards) files.push_back(io::read_safetensors_header(platform::utf8_from_path(dir / platform::path_from_utf8(file))));
     } else if (fs::exists(single)) {
-      files.push_back(io::read_safetensors_header(utf8_of(single)));
+      files.push_back(io::read_safetensors_header(platform::utf8_from_path(single)));
     } else {
-      throw ConfigError(utf8_of(dir) + ": neither model.safetensors nor model.safetensors.index.json is there");
+      throw ConfigError(platform::utf8_from_path(dir) + ": neither model.safetensors nor model.safetensors.index.json is there");
     }
   } catch (const io::FormatError& e) {
     throw ConfigError(e.what());
@@ -73,7 +73,7 @@ bool is_lora_adapter(const std::string& name) {
 }
 
 void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const TensorSink& put) {
-  const fs::path dir = path_from_utf8(dir_utf8);
+  const fs::path dir = platform::path_from_utf8(dir_utf8);
   const std::vector<io::TensorDirectory> files = read_directories(dir);
   std::map<std::string, std::pair<const io::TensorDirectory*, const io::TensorEntry*>> found;
   for (const io::TensorDirectory& f : files)
@@ -90,7 +90,7 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const T
     const std::vector<uint64_t> want(t.dims.begin(), t.dims.end());
     auto it = found.find(t.name);
     if (it == found.end())
-      throw ConfigError(utf8_of(dir) + ": tensor '" + t.name + "' " + dims_text(want) + " is missing from the safetensors");
+      throw ConfigError(platform::utf8_from_path(dir) + ": tensor '" + t.name + "' " + dims_text(want) + " is missing from the safetensors");
     const auto [file, entry] = it->second;
     if (entry->shape != want)
       throw ConfigError(file->path + ": tensor '" + t.name + "' is " + dims_text(entry->shape) + " but config.json implies " +
@@ -105,7 +105,7 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const T
 
 void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, const graph::Graph& g, io::DType dtype,
                      const std::function<std::vector<float>(const std::string& name)>& values) {
-  const fs::path dir = path_from_utf8(dir_utf8), base = path_from_utf8(base_utf8);
+  const fs::path dir = platform::path_from_utf8(dir_utf8), base = platform::path_from_utf8(base_utf8);
   if (fs::exists(dir) && fs::equivalent(dir, base)) throw ConfigError(dir_utf8 + ": is the base model's own folder");
   fs::create_directories(dir);
   io::TensorFile f;
@@ -116,7 +116,7 @@ void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, 
     const std::vector<float> v = values(t.name);
     f.tensors.push_back({t.name, dtype, std::vector<uint64_t>(t.dims.begin(), t.dims.end()), pack(fmt, v)});
   }
-  io::write_safetensors(utf8_of(dir / "model.safetensors"), f);
+  io::write_safetensors(platform::utf8_from_path(dir / "model.safetensors"), f);
   for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                            "special_tokens_map.json", "tokenizer.model"}) {
     if (!fs::exists(base / name)) continue;

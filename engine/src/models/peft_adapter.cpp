@@ -8,7 +8,8 @@
 #include "vkamp/config_error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
-#include "vkamp/utf8_path.hpp"
+#include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::models {
 
@@ -20,14 +21,13 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kPrefix = "base_model.model.";
 
 void write_text_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw ConfigError(utf8_of(tmp) + ": cannot write");
+  try {
+    platform::ReplacingFile out(platform::utf8_from_path(path));
+    out.write(text.data(), text.size());
+    out.commit();
+  } catch (const platform::FileError& e) {
+    throw ConfigError(e.what());
   }
-  fs::rename(tmp, path);  // replaces an old file on every OS
 }
 
 std::vector<const graph::Tensor*> adapters_of(const graph::Graph& g) {
@@ -44,7 +44,7 @@ std::string peft_name(const std::string& adapter) { return kPrefix + adapter; }
 void write_peft_adapter(const std::string& dir_utf8, const graph::Graph& g, const LoraConfig& lora,
                         const std::string& base_model,
                         const std::function<std::vector<float>(const std::string& name)>& values) {
-  const fs::path dir = path_from_utf8(dir_utf8);
+  const fs::path dir = platform::path_from_utf8(dir_utf8);
   fs::create_directories(dir);
   io::TensorFile file;
   file.metadata["format"] = "pt";  // what PEFT's save_pretrained writes
@@ -56,7 +56,7 @@ void write_peft_adapter(const std::string& dir_utf8, const graph::Graph& g, cons
     file.tensors.push_back(std::move(out));
   }
   if (file.tensors.empty()) throw ConfigError("write_peft_adapter: the model has no LoRA adapters");
-  io::write_safetensors(utf8_of(dir / "adapter_model.safetensors"), file);
+  io::write_safetensors(platform::utf8_from_path(dir / "adapter_model.safetensors"), file);
   Json c;
   c["peft_type"] = "LORA";
   c["task_type"] = "CAUSAL_LM";
@@ -76,8 +76,8 @@ void write_peft_adapter(const std::string& dir_utf8, const graph::Graph& g, cons
 }
 
 LoraConfig read_peft_config(const std::string& dir) {
-  const fs::path path = path_from_utf8(dir) / "adapter_config.json";
-  const std::string file = utf8_of(path);
+  const fs::path path = platform::path_from_utf8(dir) / "adapter_config.json";
+  const std::string file = platform::utf8_from_path(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(file + ": cannot open (is " + dir + " a PEFT adapter folder?)");
   nlohmann::json j;
@@ -108,7 +108,7 @@ LoraConfig read_peft_config(const std::string& dir) {
 
 void load_peft_adapter(const std::string& dir, const graph::Graph& g,
                        const std::function<void(const std::string& name, std::vector<float>&& values)>& put) {
-  const std::string path = utf8_of(path_from_utf8(dir) / "adapter_model.safetensors");
+  const std::string path = platform::utf8_from_path(platform::path_from_utf8(dir) / "adapter_model.safetensors");
   try {
     const io::TensorDirectory d = io::read_safetensors_header(path);
     const std::vector<const graph::Tensor*> adapters = adapters_of(g);
