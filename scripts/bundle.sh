@@ -179,7 +179,13 @@ done | sort -u | while read -r soname path; do
   [ "$soname" != MISSING ] || { echo "bundle: a binary needs $path, which is not installed"; exit 1; }
   [[ $soname =~ $system ]] || cp -L "$path" "$B/lib/$soname"
 done
-[ -e "$B/lib/libvulkan.so.1" ] || { echo "bundle: the binaries do not load libvulkan.so.1"; exit 1; }
+# The binaries open the Vulkan loader at run time (cmake/VulkanForwarders.cmake),
+# so ldd does not list it: the bundle carries this machine's.
+if [ ! -e "$B/lib/libvulkan.so.1" ]; then
+  loader=$(ldconfig -p | awk '!f && /libvulkan\.so\.1 .*x86-64/ {print $NF; f = 1}')
+  [ -n "$loader" ] || { echo "bundle: no libvulkan.so.1 here to carry (the binaries open it at run time)"; exit 1; }
+  cp -L "$loader" "$B/lib/libvulkan.so.1"
+fi
 for f in "$B"/bin/* "$B"/lib/* "$B"/layers/*.so; do
   strip --strip-unneeded "$f"
 done
