@@ -25,25 +25,18 @@ Format default_precision(const std::string& dir) {
 }
 
 // W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
-void fold_adapter(const std::string& dir, const models::LlamaConfig& c, graph::FrozenStore& frozen) {
+void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, graph::FrozenStore& frozen) {
   const models::LoraConfig lora = models::read_peft_config(dir);
   std::map<std::string, std::vector<float>> adapters;
   models::load_peft_adapter(dir, models::llama_graph(c, 1, lora),
                             [&](const std::string& name, std::vector<float>&& v) { adapters[name] = std::move(v); });
-  const double scale = lora.alpha / lora.rank;
   for (const auto& [name, a] : adapters) {
     const size_t at = name.find(".lora_A.weight");
     if (at == std::string::npos) continue;
     const std::string weight = name.substr(0, at) + ".weight";
     const std::vector<float>& b = adapters.at(name.substr(0, at) + ".lora_B.weight");
     std::vector<float> w = frozen.read(weight);
-    const size_t r = lora.rank, in = a.size() / r, out = b.size() / r;
-    for (size_t o = 0; o < out; ++o)
-      for (size_t i = 0; i < in; ++i) {
-        double sum = 0;
-        for (size_t k = 0; k < r; ++k) sum += double(b[o * r + k]) * a[k * in + i];
-        w[o * in + i] = float(w[o * in + i] + scale * sum);
-      }
+    models::fold_adapter(w, a, b, lora);
     frozen.write(weight, w);
   }
 }
@@ -73,7 +66,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   train::Model model(ctx, models::llama_graph(c, 1, frozen), out.precision, 1, g.seed, false, false);
   models::load_hf_weights(g.model_dir, model.graph(),
                           [&](const std::string& name, std::vector<float>&& v) { model.frozen().write(name, v); });
-  if (!g.adapter_dir.empty()) fold_adapter(g.adapter_dir, c, model.frozen());
+  if (!g.adapter_dir.empty()) fold_adapter_folder(g.adapter_dir, c, model.frozen());
   models::LlamaDecoder decoder(ctx, c, out.precision, model.frozen().values(), model.frozen().tensors(),
                                uint32_t(positions));
   std::vector<float> logits;

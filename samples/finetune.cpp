@@ -84,15 +84,7 @@ std::vector<float> merged_tensor(const train::Model& m, const std::vector<float>
   std::vector<float> w = m.frozen().read(name);
   const std::string stem = name.size() > 7 ? name.substr(0, name.size() - 7) : name;  // less ".weight"
   const auto a = master_values(m, master, stem + ".lora_A.weight"), b = master_values(m, master, stem + ".lora_B.weight");
-  if (!a || !b || !lora.rank) return w;
-  const size_t r = lora.rank, in = a->size() / r, out = b->size() / r;
-  const double scale = lora.alpha / double(r);
-  for (size_t o = 0; o < out; ++o)
-    for (size_t i = 0; i < in; ++i) {
-      double sum = 0;
-      for (size_t k = 0; k < r; ++k) sum += double((*b)[o * r + k]) * (*a)[k * in + i];
-      w[o * in + i] = float(w[o * in + i] + scale * sum);
-    }
+  if (a && b && lora.rank) models::fold_adapter(w, *a, *b, lora);
   return w;
 }
 

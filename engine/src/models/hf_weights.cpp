@@ -10,6 +10,7 @@
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::models {
 
@@ -120,9 +121,15 @@ void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, 
   for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                            "special_tokens_map.json", "tokenizer.model"}) {
     if (!fs::exists(base / name)) continue;
-    const fs::path tmp = dir / (std::string(name) + ".tmp");
-    fs::copy_file(base / name, tmp, fs::copy_options::overwrite_existing);
-    fs::rename(tmp, dir / name);
+    try {  // copied through the platform's atomic replace, as every file vkamp writes
+      platform::InputFile in(platform::utf8_from_path(base / name));
+      platform::ReplacingFile out(platform::utf8_from_path(dir / name));
+      char chunk[1 << 16];
+      for (size_t n; (n = in.read(chunk, sizeof chunk)) > 0;) out.write(chunk, n);
+      out.commit();
+    } catch (const platform::FileError& e) {
+      throw ConfigError(e.what());
+    }
   }
 }
 

@@ -41,6 +41,18 @@ std::vector<const graph::Tensor*> adapters_of(const graph::Graph& g) {
 
 std::string peft_name(const std::string& adapter) { return kPrefix + adapter; }
 
+void fold_adapter(std::vector<float>& w, const std::vector<float>& a, const std::vector<float>& b, const LoraConfig& lora) {
+  const size_t r = lora.rank, in = r ? a.size() / r : 0, out = r ? b.size() / r : 0;
+  if (!r || w.size() != out * in || a.size() != r * in) throw ConfigError("fold_adapter: shapes that do not fit");
+  const double scale = lora.alpha / double(r);
+  for (size_t o = 0; o < out; ++o)
+    for (size_t i = 0; i < in; ++i) {
+      double sum = 0;
+      for (size_t k = 0; k < r; ++k) sum += double(b[o * r + k]) * a[k * in + i];
+      w[o * in + i] = float(w[o * in + i] + scale * sum);
+    }
+}
+
 void write_peft_adapter(const std::string& dir_utf8, const graph::Graph& g, const LoraConfig& lora,
                         const std::string& base_model,
                         const std::function<std::vector<float>(const std::string& name)>& values) {

@@ -23,6 +23,11 @@ void write_peft_adapter(const std::string& dir, const graph::Graph& g, const Lor
                         const std::string& base_model,
                         const std::function<std::vector<float>(const std::string& name)>& values);
 
+// W += (alpha / r) B A for one adapted projection: w {out, in}, a {r, in},
+// b {out, r}, each product summed in double and added once (PEFT's
+// merge_and_unload), so every caller folds an adapter to the same bits.
+void fold_adapter(std::vector<float>& w, const std::vector<float>& a, const std::vector<float>& b, const LoraConfig& lora);
+
 // dir/adapter_config.json: rank, alpha and targets (ConfigError naming the
 // file for one that is not a LoRA adapter vkamp can apply).
 LoraConfig read_peft_config(const std::string& dir);
