@@ -162,7 +162,12 @@ TEST_F(GraphGradients, LlamaBlockWithRopeGqaAndSwigluMatchesFiniteDifferences) {
   g.flatten("flat", "mlp.residual");
   g.linear("head", "flat", "head.weight");
   g.set_output("head");
-  expect_gradients_match(check_gradients(std::move(g), 5, 3, 47));
+  // The loss (12.9 over 5 rows) carries a few fp32 ulps (1e-6 each) of
+  // rounding, which Richardson's step divides by h/3: at h = 1e-2 that
+  // exceeded the bound in 2 directions of 15, at 4e-2 in 1 of 60. At 0.16
+  // the error measured at most 0.19 of the bound over 190 directions, the
+  // h^4 truncation still far below it.
+  expect_gradients_match(check_gradients(std::move(g), 5, 3, 47, 0.16));
 }
 
 // LoRA adapters on frozen weights (Init::Normal, so the base is not 0):
