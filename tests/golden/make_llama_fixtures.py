@@ -33,7 +33,9 @@ adapters (PEFT's Linear: base + lora_B(lora_A(x)) * lora_alpha / r) on the
 metadata's lora_targets, rank lora_r, lora_alpha: init.<adapter> (A drawn
 as PEFT draws it, U(+-1/sqrt(in)); B drawn N(0, 0.1), not PEFT's 0, so that
 A's gradient is not 0), logits, loss, and grad.<adapter> for the adapters
-alone (the base frozen).
+alone (the base frozen); adamw.losses [3], the loss before each of 3 AdamW
+steps of the adapters on the batch (LORA_ADAMW, in the metadata), and
+adamw.step3.<adapter> after them.
 """
 import json
 import os
@@ -46,6 +48,8 @@ from safetensors_writer import write_safetensors
 
 SEED = 20261202
 BATCH, SEQ, STREAM = 3, 8, 40
+STEPS = 3
+LORA_ADAMW = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
 
 VARIANTS = {
     "llama_gqa": dict(lora=dict(r=2, alpha=4.0, targets=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
@@ -142,8 +146,26 @@ def make(name, v, out_dir, gen):
     tensors = [("init." + n, t.detach().float()) for n, t in adapters.items()]
     tensors += [("logits", logits.detach().float()), ("loss", loss.detach().float().reshape(1))]
     tensors += [("grad." + n, t.grad.float()) for n, t in adapters.items()]
+    # Three AdamW steps of the adapters on the batch, from init (the base
+    # frozen; no clipping, a constant rate): the loss before each, and the
+    # adapters after the third.
+    w = {n: t.detach().clone().requires_grad_(True) for n, t in adapters.items()}
+    opt = torch.optim.AdamW(list(w.values()), **LORA_ADAMW)
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        step_logits = forward(cfg_l, {**base, **w}, idx)
+        step_loss = torch.nn.functional.cross_entropy(step_logits.reshape(-1, v["vocab_size"]), targets.reshape(-1))
+        losses.append(step_loss.item())
+        step_loss.backward()
+        opt.step()
+    tensors += [("adamw.losses", torch.tensor(losses, dtype=torch.float32))]
+    tensors += [("adamw.step3." + n, t.detach().float()) for n, t in w.items()]
     write_safetensors(os.path.join(d, "lora_expected.safetensors"), tensors,
-                      {"lora_r": str(lo["r"]), "lora_alpha": repr(lo["alpha"]), "lora_targets": ",".join(lo["targets"])})
+                      {"lora_r": str(lo["r"]), "lora_alpha": repr(lo["alpha"]), "lora_targets": ",".join(lo["targets"]),
+                       "adamw.lr": repr(LORA_ADAMW["lr"]), "adamw.beta1": repr(LORA_ADAMW["betas"][0]),
+                       "adamw.beta2": repr(LORA_ADAMW["betas"][1]), "adamw.eps": repr(LORA_ADAMW["eps"]),
+                       "adamw.weight_decay": repr(LORA_ADAMW["weight_decay"]), "steps": str(STEPS)})
     print(f"{name}: LoRA loss {loss.item():.6f}")
 
 

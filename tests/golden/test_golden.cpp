@@ -200,12 +200,6 @@ std::vector<double> gather_d(const train::Model& m, const std::vector<float>& fl
   return to_double(gather(m, flat, only));
 }
 
-double rms(const std::vector<double>& v) {
-  double s = 0;
-  for (double e : v) s += e * e;
-  return std::sqrt(s / double(v.size()));
-}
-
 // ---- Tests ----------------------------------------------------------------------
 
 struct Case {

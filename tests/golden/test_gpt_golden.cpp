@@ -117,12 +117,6 @@ double bound_for(Format fmt, double sqrt_k, double roundings) {
   return b;
 }
 
-double rms(const std::vector<double>& v) {
-  double s = 0;
-  for (double e : v) s += e * e;
-  return std::sqrt(s / double(v.size()));
-}
-
 std::vector<double> real_params(const train::Model& m, const std::vector<float>& flat,
                                 const graph::ParamTensor* only = nullptr) {
   std::vector<double> out;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "adamw_bounds.hpp"
 #include "golden_step.hpp"
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
@@ -35,6 +36,7 @@
 #include "vkamp/models/llama.hpp"
 #include "vkamp/train/hf_weights.hpp"
 #include "vkamp/train/model.hpp"
+#include "vkamp/train/trainer.hpp"
 
 namespace vkamp::test {
 namespace {
@@ -168,21 +170,22 @@ TEST_P(LlamaGolden, LogitsLossAndGradientsMatchPyTorch) {
 // outputs (du), which gradient_sqrt_k's terms already exceed.
 class LlamaLoraGolden : public GpuTestP<Case> {};
 
-TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
-  const auto& [name, fmt] = GetParam();
-  const Fixture f = load(name);
-  const io::TensorFile lora = io::read_safetensors(f.dir + "/lora_expected.safetensors");
+// The fixture's LoRA settings (lora_expected.safetensors' metadata).
+models::LoraConfig lora_of(const io::TensorFile& lora) {
   models::LoraConfig lc;
   lc.rank = uint32_t(std::stoul(lora.metadata.at("lora_r")));
   lc.alpha = std::stod(lora.metadata.at("lora_alpha"));
   lc.targets.clear();
-  for (size_t at = 0, next; at <= lora.metadata.at("lora_targets").size(); at = next + 1) {
-    const std::string& list = lora.metadata.at("lora_targets");
+  const std::string& list = lora.metadata.at("lora_targets");
+  for (size_t at = 0, next; at <= list.size(); at = next + 1) {
     next = std::min(list.find(',', at), list.size());
     lc.targets.push_back(list.substr(at, next - at));
   }
-  const uint32_t rows = f.batch * f.seq;
-  train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lc), fmt, f.batch, /*seed=*/1, false, false);
+  return lc;
+}
+
+// The folder's base (frozen) and the fixture's initial adapters (masters).
+void load_lora_model(train::Model& m, const Fixture& f, const io::TensorFile& lora) {
   train::load_hf_weights(f.dir, m);
   std::vector<float> w = m.read_master();
   for (const auto& t : m.tensors()) {
@@ -192,6 +195,28 @@ TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
     std::copy(v.begin(), v.end(), w.begin() + t.offset);
   }
   m.write_master(w);
+}
+
+// The forward's and the adapters' gradients' bounds with LoRA on `lc`.
+struct LoraBounds {
+  double logits, grads;
+};
+LoraBounds lora_bounds(Format fmt, const Fixture& f, const models::LoraConfig& lc) {
+  const uint32_t rows = f.batch * f.seq;
+  const double adapted = double(f.cfg.num_hidden_layers) * lc.targets.size();
+  const double sqrt_k = forward_sqrt_k(f.cfg, f.seq) + adapted * (std::sqrt(double(f.cfg.intermediate_size)) + std::sqrt(double(lc.rank)));
+  return {bound_for(fmt, sqrt_k, forward_roundings(f.cfg) + 3 * adapted),
+          bound_for(fmt, 2 * sqrt_k + 3 * adapted * std::sqrt(double(rows)), 2 * (forward_roundings(f.cfg) + 3 * adapted) + 1)};
+}
+
+TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
+  const auto& [name, fmt] = GetParam();
+  const Fixture f = load(name);
+  const io::TensorFile lora = io::read_safetensors(f.dir + "/lora_expected.safetensors");
+  const models::LoraConfig lc = lora_of(lora);
+  const uint32_t rows = f.batch * f.seq;
+  train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lc), fmt, f.batch, /*seed=*/1, false, false);
+  load_lora_model(m, f, lora);
   EXPECT_EQ(m.tensors().size(), 2 * f.cfg.num_hidden_layers * lc.targets.size());
   const graph::Graph plain = models::llama_graph(f.cfg, f.seq);
   uint64_t base = 0;
@@ -201,17 +226,15 @@ TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
   const float scale = loss_scale(fmt);
   const double loss = golden_step(m, fmt, f);
   const std::string tag = name + " LoRA " + format_name(fmt) + " ";
-  const double adapted = double(f.cfg.num_hidden_layers) * lc.targets.size();
-  const double sqrt_k = forward_sqrt_k(f.cfg, f.seq) + adapted * (std::sqrt(double(f.cfg.intermediate_size)) + std::sqrt(double(lc.rank)));
-  const double logit_bound = bound_for(fmt, sqrt_k, forward_roundings(f.cfg) + 3 * adapted);
+  const LoraBounds b = lora_bounds(fmt, f, lc);
+  const double logit_bound = b.logits;
   const std::vector<float> ref_logits = lora.floats("logits", f.dir);
   expect_close(tag + "logits", download(m.output(), fmt, ref_logits.size()), ref_logits, logit_bound);
   const double ref_loss = lora.floats("loss", f.dir).at(0);
   EXPECT_NEAR(loss, ref_loss, loss_tolerance(logit_bound, ref_logits, ref_loss, rows));
 
   std::vector<float> grads = download(m.grads(), fmt, m.param_elements());
-  const double grad_bound =
-      bound_for(fmt, 2 * sqrt_k + 3 * adapted * std::sqrt(double(rows)), 2 * (forward_roundings(f.cfg) + 3 * adapted) + 1);
+  const double grad_bound = b.grads;
   std::vector<float> all, all_ref;
   for (const auto& t : m.tensors()) {
     std::vector<float> g(grads.begin() + t.offset, grads.begin() + t.offset + t.size);
@@ -222,6 +245,97 @@ TEST_P(LlamaLoraGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
     all_ref.insert(all_ref.end(), ref.begin(), ref.end());
   }
   expect_close(tag + "adapter gradients (all)", all, all_ref, grad_bound);
+}
+
+// Three AdamW steps of the adapters through the trainer (the base frozen,
+// a static loss scale in 16 bits), against PyTorch's torch.optim.AdamW on
+// the float64 model: the update w3 - w0 and the loss before each step,
+// with adamw_bounds.hpp's bounds from the gradients' bound, as in the GPT
+// test.
+TEST_P(LlamaLoraGolden, ThreeStepsOfAdamWMatchPyTorch) {
+  const auto& [name, fmt] = GetParam();
+  const Fixture f = load(name);
+  const io::TensorFile lora = io::read_safetensors(f.dir + "/lora_expected.safetensors");
+  const models::LoraConfig lc = lora_of(lora);
+  auto meta = [&](const char* key) { return std::stod(lora.metadata.at(key)); };
+  config::TrainConfig c;
+  c.precision = fmt;
+  c.batch = f.batch;  // the fixture's batch is the whole set: one step per epoch
+  c.epochs = uint32_t(meta("steps"));
+  c.seed = 1;
+  c.scaler.histogram_interval = 0;
+  c.scaler.mode = fmt == Format::F32 ? config::LossScaleMode::None : config::LossScaleMode::Static;
+  c.scaler.initial_loss_scale = loss_scale(fmt);
+  auto& o = c.optimizer;
+  o.kind = config::OptimizerKind::AdamW;
+  o.schedule = config::LrSchedule::Constant;
+  o.lr = meta("adamw.lr");
+  o.beta1 = meta("adamw.beta1");
+  o.beta2 = meta("adamw.beta2");
+  o.eps = meta("adamw.eps");
+  o.weight_decay = meta("adamw.weight_decay");
+  data::HostData data{f.batch, f.seq, std::vector<float>(f.ids.begin(), f.ids.end()), f.targets, {}};
+  train::Trainer t(ctx(), c, models::llama_graph(f.cfg, f.seq, lc), train::LossKind::SoftmaxXent, data);
+  load_lora_model(t.model(), f, lora);
+  const std::vector<float> w0 = t.model().read_master();
+  std::vector<float> losses;
+  double grad_norm = 0;  // the largest over the steps (unscaled)
+  t.on_step = [&](const train::StepMetrics& s) {
+    EXPECT_FALSE(s.skipped);
+    losses.push_back(s.loss);
+    grad_norm = std::max(grad_norm, double(s.grad_norm));
+  };
+  t.run();
+  const std::vector<float> ref_losses = lora.floats("adamw.losses", f.dir);
+  ASSERT_EQ(losses.size(), ref_losses.size());
+
+  const std::vector<float> w3 = t.model().read_master();
+  std::vector<double> delta, ref_delta, grad0, w0_all;
+  for (const auto& tensor : t.model().tensors()) {
+    const std::vector<float> ref3 = lora.floats("adamw.step3." + tensor.name, f.dir);
+    const std::vector<float> g = lora.floats("grad." + tensor.name, f.dir);
+    for (uint32_t i = 0; i < tensor.size; ++i) {
+      delta.push_back(double(w3[tensor.offset + i]) - w0[tensor.offset + i]);
+      ref_delta.push_back(double(ref3[i]) - w0[tensor.offset + i]);
+      grad0.push_back(g[i]);
+      w0_all.push_back(w0[tensor.offset + i]);
+    }
+  }
+  const LoraBounds b = lora_bounds(fmt, f, lc);
+  const double steps = double(ref_losses.size()), lr = o.lr;
+  // The masters are fp32: each of the steps rounds w + dw once (a few u32 of |w|).
+  const double master_ulps = 6 * rms(w0_all) / rms(ref_delta);
+  const double delta_bound = nmse_bound(Format::F32, master_ulps) + adamw_update_bound(grad0, b.grads, lr, steps, ref_delta);
+  const std::string tag = name + " LoRA " + format_name(fmt) + " ";
+  expect_close(tag + "adamw update w3 - w0", std::vector<float>(delta.begin(), delta.end()),
+               std::vector<float>(ref_delta.begin(), ref_delta.end()), delta_bound);
+  // The adapters are few (hundreds of values), and in bf16 the gradients'
+  // bound leaves only a handful resolved: a handful still tests the update.
+  const Resolved res = adamw_resolved(grad0, b.grads, lr, steps, ref_delta);
+  ASSERT_GE(res.index.size(), 5u) << "too few resolved gradients to test the update";
+  std::vector<float> resolved, ref_resolved;
+  for (size_t i : res.index) {
+    resolved.push_back(float(delta[i]));
+    ref_resolved.push_back(float(ref_delta[i]));
+  }
+  expect_close(tag + "adamw update, resolved gradients", resolved, ref_resolved,
+               nmse_bound(Format::F32, master_ulps) + res.bound);
+  // The first loss as the one-step test's. Later ones also move with the
+  // weights' difference dw, to first order by at most |g| |dw|: dw as
+  // measured after the last step (the steps' errors add up, so the earlier
+  // ones are smaller), |g| the largest gradient norm of the run, doubled
+  // for the gradient's change along dw.
+  const std::vector<float> ref_logits = lora.floats("logits", f.dir);
+  const double tol0 = loss_tolerance(b.logits, ref_logits, ref_losses[0], f.batch * f.seq);
+  double dw = 0;
+  for (size_t i = 0; i < delta.size(); ++i) dw += (delta[i] - ref_delta[i]) * (delta[i] - ref_delta[i]);
+  dw = std::sqrt(dw);
+  for (size_t k = 0; k < losses.size(); ++k) {
+    const double tol = tol0 + (k ? 2 * grad_norm * dw : 0.0);
+    std::printf("[golden] %-52s |d| %.3e  bound %.3e\n", (tag + "loss before step " + std::to_string(k + 1)).c_str(),
+                std::abs(losses[k] - ref_losses[k]), tol);
+    EXPECT_NEAR(losses[k], ref_losses[k], tol) << "step " << k + 1;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixture, LlamaLoraGolden,

@@ -185,12 +185,6 @@ double bound_for(Format fmt, double sqrt_k, double roundings) {
 
 float loss_scale(Format fmt) { return fmt == Format::F32 ? 1.0f : 1024.0f; }
 
-double rms(const std::vector<double>& v) {
-  double s = 0;
-  for (double e : v) s += e * e;
-  return v.empty() ? 0 : std::sqrt(s / double(v.size()));
-}
-
 // The real values (padding left out) of a flat vector, of one tensor or of
 // all but `skip`.
 template <class T>

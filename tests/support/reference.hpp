@@ -1,6 +1,7 @@
 // CPU references in double, written from the definitions rather than from
 // the engine's code, so a shared mistake cannot hide.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -31,5 +32,11 @@ double cancelling_root(ops::Activation act);
 
 // Inputs rounded to the storage format, as doubles.
 std::vector<double> to_double(const std::vector<float>& v);
+// The root mean square of v (0 for none).
+inline double rms(const std::vector<double>& v) {
+  double s = 0;
+  for (double e : v) s += e * e;
+  return v.empty() ? 0 : std::sqrt(s / double(v.size()));
+}
 
 }  // namespace vkamp::test
