@@ -1,10 +1,12 @@
 #include "app/finetune_data.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "vkamp/data/data_error.hpp"
+#include "vkamp/data/host_data.hpp"
 #include "vkamp/platform.hpp"
 
 namespace vkamp::app {
@@ -16,19 +18,47 @@ bool is_json_lines(const std::string& path) {
   return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-void append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok, const std::string& text,
-                     const std::string& where) {
-  std::vector<int32_t> ids;
+// One document: its text, and for a prompt/completion line the prompt,
+// which comes first and whose tokens are inputs but no targets.
+struct Document {
+  std::string prompt, text;
+  bool has_prompt = false;
+};
+
+std::vector<int32_t> encode(const text::Tokenizer& tok, const std::string& text, const std::string& where) {
   try {
-    ids = tok.encode(text, /*add_special=*/true);
+    return tok.encode(text, /*add_special=*/true);
   } catch (const text::TokenizerError& e) {
     throw data::DataError(where + ": " + e.what());
   }
-  for (int32_t id : ids) tokens.push_back(uint32_t(id));
-  if (tok.eos_id()) tokens.push_back(uint32_t(*tok.eos_id()));
 }
 
-std::string text_of_line(const std::string& line, const std::string& where) {
+// The document's tokens and EOS after them. With a prompt, the split is
+// found as TRL's SFTTrainer finds it: prompt + completion is encoded whole
+// (a token may span the seam), and its first tokens, as many as the prompt
+// alone encodes to (less an EOS the tokenizer appends), are the prompt's.
+// Returns the tokens that are targets.
+size_t append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok, const Document& doc,
+                       const std::string& where) {
+  const std::vector<int32_t> ids = encode(tok, doc.prompt + doc.text, where);
+  size_t prompt = 0;
+  if (doc.has_prompt) {
+    const std::vector<int32_t> alone = encode(tok, doc.prompt, where);
+    prompt = alone.size();
+    if (prompt && tok.eos_id() && alone.back() == *tok.eos_id() && !ids.empty() && ids.back() == *tok.eos_id()) --prompt;
+    if (prompt >= ids.size()) throw data::DataError(where + ": the completion is empty (it gives no tokens to learn)");
+  }
+  for (size_t i = 0; i < ids.size(); ++i) tokens.push_back(uint32_t(ids[i]) | (i < prompt ? data::kNotTarget : 0));
+  if (tok.eos_id()) tokens.push_back(uint32_t(*tok.eos_id()));
+  return ids.size() + (tok.eos_id() ? 1 : 0) - prompt;
+}
+
+std::string string_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j[key].is_string()) throw data::DataError(where + ": \"" + key + "\" is not a string");
+  return j[key].get<std::string>();
+}
+
+Document document_of_line(const std::string& line, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
@@ -37,14 +67,19 @@ std::string text_of_line(const std::string& line, const std::string& where) {
   }
   if (!j.is_object()) throw data::DataError(where + ": not a JSON object");
   if (j.contains("text")) {
-    if (!j["text"].is_string()) throw data::DataError(where + ": \"text\" is not a string");
-    return j["text"].get<std::string>();
+    if (j.contains("prompt") || j.contains("completion"))
+      throw data::DataError(where + ": has \"text\" and \"prompt\"/\"completion\": give one or the other");
+    return {"", string_field(j, "text", where), false};
   }
+  if (j.contains("prompt") && j.contains("completion"))
+    return {string_field(j, "prompt", where), string_field(j, "completion", where), true};
   if (j.contains("prompt") || j.contains("completion"))
-    throw data::DataError(where + ": prompt/completion lines (a loss on the completion alone) are not supported yet; "
-                                  "give {\"text\": ...}");
+    throw data::DataError(where + ": has \"" + std::string(j.contains("prompt") ? "prompt" : "completion") +
+                          "\" without \"" + (j.contains("prompt") ? "completion" : "prompt") + "\"");
   throw data::DataError(where + ": has neither \"text\" nor \"prompt\" and \"completion\"");
 }
+
+bool is_target(uint32_t token) { return !(token & data::kNotTarget); }
 
 }  // namespace
 
@@ -61,23 +96,28 @@ FineTuneText load_finetune_text(const std::string& path, const text::Tokenizer& 
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       const std::string where = path + ":" + std::to_string(n);
-      append_document(tokens, tok, text_of_line(line, where), where);
+      append_document(tokens, tok, document_of_line(line, where), where);
       ++t.documents;
     }
   } else {
     std::ostringstream all;
     all << in.rdbuf();
-    append_document(tokens, tok, all.str(), path);
+    append_document(tokens, tok, {"", all.str(), false}, path);
     t.documents = 1;
   }
   const size_t split = size_t(double(tokens.size()) * (1 - val_fraction));
   t.train.assign(tokens.begin(), tokens.begin() + split);
   t.val.assign(tokens.begin() + split, tokens.end());
-  for (auto [part, n] : {std::pair{"training", t.train.size()}, std::pair{"validation", t.val.size()}})
-    if (n < size_t(seq_len) + 1)
-      throw data::DataError(path + ": the " + std::string(part) + " part has " + std::to_string(n) +
+  for (auto [part, p] : {std::pair{"training", &t.train}, std::pair{"validation", &t.val}}) {
+    if (p->size() < size_t(seq_len) + 1)
+      throw data::DataError(path + ": the " + std::string(part) + " part has " + std::to_string(p->size()) +
                             " tokens, fewer than a sequence of " + std::to_string(seq_len + 1) +
                             " (a longer text, a shorter --seq-len or another --val-fraction)");
+    // A window's first token is never a label, so the targets counted are those after the first.
+    if (std::count_if(p->begin() + 1, p->end(), is_target) == 0)
+      throw data::DataError(path + ": the " + std::string(part) + " part has no completion tokens to learn or score");
+  }
+  t.targets = size_t(std::count_if(tokens.begin() + 1, tokens.end(), is_target));
   return t;
 }
 

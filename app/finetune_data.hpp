@@ -1,8 +1,10 @@
 // vkamp-finetune's text: a plain text file (one document) or JSON Lines of
-// {"text": ...} (one document a line), tokenized with the model's
-// tokenizer (BOS as its tokenizer_config.json says) and EOS after each
-// document, then cut into training and validation tokens, which
-// HostData::windows packs into --seq-len sequences.
+// {"text": ...} or {"prompt": ..., "completion": ...} (one document a
+// line), tokenized with the model's tokenizer (BOS as its
+// tokenizer_config.json says) and EOS after each document, then cut into
+// training and validation tokens, which HostData::windows packs into
+// --seq-len sequences. A prompt's tokens are marked data::kNotTarget: the
+// model reads them, and the loss is on the completion (and its EOS) alone.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,12 +18,13 @@ struct FineTuneText {
   std::string source;
   size_t documents = 0;
   std::vector<uint32_t> train, val;  // the first and the last val_fraction of the tokens
+  size_t targets = 0;                // the tokens that are labels (all but prompts' and the first)
 };
 
 // Throws data::DataError naming file:line for a line that is not JSON, not
-// an object, or has no string "text" (prompt/completion lines are refused:
-// a loss on the completion alone is not built yet), and for a text too
-// short to give a sequence of seq_len (+ 1) tokens on each side.
+// an object, or has neither a string "text" nor string "prompt" and
+// "completion" (or an empty completion), and for a text too short to give
+// a sequence of seq_len (+ 1) tokens, or with no target, on each side.
 FineTuneText load_finetune_text(const std::string& path, const text::Tokenizer& tok, double val_fraction,
                                 uint32_t seq_len);
 

@@ -63,7 +63,7 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       text<RunOptions>("model", {g, "DIR", "a Hugging Face model folder (config.json, safetensors, tokenizer.json)"},
                        VKAMP_FIELD(ft.model_dir), "required unless --synthetic"),
       synthetic_row(),
-      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines of {\"text\": ...} (.jsonl)"},
+      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...} or {\"prompt\": ..., \"completion\": ...}"},
                        VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),
       text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
                                          "with --lora-rank 0, the whole model folder)"},

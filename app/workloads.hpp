@@ -38,6 +38,14 @@ struct Workload {
   // text, writes a sample of text at the end, and takes the language-model
   // flags (Rows::LanguageModel).
   bool language_model = false;
+  // The held-out value's name on the plots ("val loss"); empty: from the loss.
+  std::string eval_name;
+  // After the trainer is built: what the graph alone does not give (a
+  // fine-tune's pretrained weights). Empty for the others.
+  std::function<void(const RunOptions&, train::Trainer&)> prepare;
+  // After a run that trained: writes what the job keeps (a fine-tune's
+  // adapters) and returns what to say about it. Empty for the others.
+  std::function<std::string(const RunOptions&, const train::Trainer&)> finish;
 };
 
 const std::vector<Workload>& workloads();

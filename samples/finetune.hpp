@@ -12,13 +12,4 @@ namespace vkamp::samples {
 
 int finetune(app::RunOptions& cfg, Context& ctx, const char* name);
 
-// The fine-tuning tools' defaults: fp16 with dynamic loss scaling, AdamW
-// without weight decay at lr 2e-4 (PEFT's examples' order), clipping at
-// 1.0, batch 4, one epoch; --max-steps 0 read off the command line.
-app::RunOptions finetune_defaults(int argc, char** argv);
-
-// Whether the command line says --max-steps 0, which for a fine-tune means
-// evaluate only (elsewhere 0 lets the epochs decide).
-bool asks_no_steps(int argc, char** argv);
-
 }  // namespace vkamp::samples

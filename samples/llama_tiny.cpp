@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "app/finetune_job.hpp"
 #include "finetune.hpp"
 #include "llama_tiny_text_txt.h"
 #include "llama_tiny_tokenizer_config_json.h"
@@ -100,7 +101,7 @@ int run(app::RunOptions& cfg, Context& ctx) {
 int main(int argc, char** argv) {
   vkamp::platform::utf8_arguments(argc, argv);
   // A random base learns slowly: a larger rate, more rows, more steps.
-  vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
+  vkamp::app::RunOptions defaults = vkamp::app::finetune_defaults(argc, argv);
   defaults.optimizer.lr = 3e-3;
   defaults.batch = 8;
   defaults.epochs = 100;  // --max-steps decides

@@ -5,6 +5,7 @@
 // every training flag of the other tools. Prints the validation loss
 // before and after, and writes the adapters in PEFT's layout (--out).
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags, folders or data).
+#include "app/finetune_job.hpp"
 #include "finetune.hpp"
 #include "sample_main.hpp"
 #include "vkamp/platform.hpp"
@@ -12,12 +13,13 @@
 
 int main(int argc, char** argv) {
   vkamp::platform::utf8_arguments(argc, argv);
-  const vkamp::app::RunOptions defaults = vkamp::samples::finetune_defaults(argc, argv);
+  const vkamp::app::RunOptions defaults = vkamp::app::finetune_defaults(argc, argv);
   return vkamp::samples::sample_main(
       {"vkamp-finetune",
        "Fine-tunes a Llama-family model (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM) from a\n"
-       "Hugging Face folder on --data: plain text, or JSON Lines of {\"text\": ...}, packed into --seq-len\n"
-       "sequences with EOS between documents; the last --val-fraction validates. LoRA adapters train on\n"
+       "Hugging Face folder on --data: plain text, or JSON Lines of {\"text\": ...} or {\"prompt\": ...,\n"
+       "\"completion\": ...} (the loss on the completion alone), packed into --seq-len sequences with EOS\n"
+       "between documents; the last --val-fraction validates. LoRA adapters train on\n"
        "--lora-targets, the base frozen and held once in the run's format (fp16 with dynamic loss scaling\n"
        "by default); --lora-rank 0 trains every weight. Prints the validation loss before and after and\n"
        "writes adapter_model.safetensors and adapter_config.json into --out, which PEFT's\n"

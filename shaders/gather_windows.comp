@@ -4,8 +4,10 @@
 // example e is the window of `width` tokens at e x stride, and its labels
 // are the same window one token later. Resident, the slot holds example ids
 // and src is the whole stream; STAGED_ROWS, the host staged each example's
-// width + 1 tokens into the slot, and src is the ring.
+// width + 1 tokens into the slot, and src is the ring. A token marked
+// VKAMP_NOT_TARGET is read as its id, and its label keeps the mark.
 #include "vkamp/gpu_abi/train_state.h"
+#include "vkamp/gpu_abi/not_target.h"
 #include "elementwise.glsl"
 
 layout(constant_id = 0) const uint STAGED_ROWS = 0;
@@ -22,7 +24,7 @@ void main() {
   FOR_EACH_ELEMENT(i, p.rows * p.width) {
     uint r = i / p.width, t = i % p.width;
     uint start = STAGED_ROWS != 0u ? (first + r) * (p.width + 1u) : ids[first + r] * p.stride;
-    x[i] = src[start + t];
+    x[i] = src[start + t] & ~VKAMP_NOT_TARGET;
     y[i] = src[start + t + 1u];
   }
 }

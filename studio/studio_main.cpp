@@ -6,6 +6,7 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "app/finetune_job.hpp"
 #include "app/run_history.hpp"
 #include "app/workloads.hpp"
 #include "dashboard/dashboard.hpp"
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
   StudioControls controls;
   controls.jobs = app::workloads();
   if (!opt.cfg.data.train_path.empty()) controls.jobs.push_back(app::user_data_workload(opt.cfg));
+  if (opt.sample == "vkamp-finetune") controls.jobs.push_back(app::finetune_workload(opt.cfg));
   const auto& jobs = controls.jobs;
   for (int i = 0; i < int(jobs.size()); ++i)
     if (jobs[i].name == opt.sample) controls.sample = i;

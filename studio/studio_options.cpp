@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "app/finetune_job.hpp"
 #include "app/workloads.hpp"
 
 namespace vkamp::ui {
@@ -58,6 +59,10 @@ std::vector<Row> studio_rows() {
       sample,
       config::toggle<StudioOptions>("paused", {kStudioGroup, "", "load the run but wait for Resume (or Step)"},
                                     VKAMP_FIELD(paused)),
+      config::toggle<StudioOptions>("finetune",
+                                    {kStudioGroup, "", "fine-tune a Hugging Face model as vkamp-finetune does "
+                                                       "(--model DIR --data FILE --out DIR, LoRA by default)"},
+                                    VKAMP_FIELD(finetune)),
       frames,
       config::count<StudioOptions>(
           "until_step",
@@ -90,10 +95,12 @@ const char* kAbout =
     "skipped steps, the gradient norm, the step time and the gradient exponent\n"
     "histograms against fp16's range, live. Starts fashion_mlp in fp16 with dynamic\n"
     "loss scaling unless told otherwise; --train FILE trains your data instead, as\n"
-    "vkamp-train does (with --model, --test, ...).";
+    "vkamp-train does (with --model, --test, ...); --finetune fine-tunes a Hugging\n"
+    "Face model as vkamp-finetune does (--model DIR --data FILE --out DIR ...).";
 
 app::Rows rows_of(const std::string& sample) {
   if (sample == "vkamp-train") return app::Rows::WithData;
+  if (sample == "vkamp-finetune") return app::Rows::FineTune;
   // charlm takes the language-model flags (its GPT size by --n-layer and the
   // like, or `size:` in a --config file: --size is the window's here).
   return app::find_workload(sample).language_model ? app::Rows::LanguageModel : app::Rows::WithData;
@@ -107,20 +114,25 @@ int parse_studio_options(int argc, char** argv, StudioOptions& o) {
     // First the job (--sample, or --train for vkamp-train's), over every
     // flag the studio may take: its defaults and rows depend on it.
     StudioOptions first;
-    app::RunOptions lm_scratch;
+    app::RunOptions lm_scratch, ft_scratch;
     std::vector<app::Flag> any = all_flags(first, first, app::Rows::WithData);
     for (app::Flag& f : app::run_flags(lm_scratch, lm_scratch, app::Rows::LanguageModel)) any.push_back(std::move(f));
+    for (app::Flag& f : app::run_flags(ft_scratch, ft_scratch, app::Rows::FineTune)) any.push_back(std::move(f));
     const app::ParsedFlags found = app::split_flags(program, argc, argv, any);
     std::string sample = "fashion_mlp";
-    bool user_data = false;
+    bool user_data = false, finetune = false;
     for (const auto& it : found.items) {
       if (it.flag->key == "sample") sample = it.value;
       user_data |= it.flag->key == "train";
+      finetune |= it.flag->key == "finetune";
     }
+    if (user_data && finetune) throw ConfigError("--train and --finetune both given: train your data, or fine-tune a model");
     if (!found.help && !found.version) app::find_workload(sample);  // an unknown job: ConfigError
     if (found.help || found.version) sample = "fashion_mlp";
-    o.sample = user_data ? "vkamp-train" : sample;
-    o.cfg = user_data ? app::user_data_defaults() : app::find_workload(sample).defaults;
+    o.sample = user_data ? "vkamp-train" : finetune ? "vkamp-finetune" : sample;
+    o.cfg = user_data  ? app::user_data_defaults()
+            : finetune ? app::finetune_defaults(argc, argv)
+                       : app::find_workload(sample).defaults;
     const StudioOptions defaults = o;
     if (found.help) {
       std::fputs(app::usage(program, all_flags(o, defaults, rows_of(o.sample))).c_str(), stdout);

@@ -16,6 +16,7 @@ struct StudioOptions {
   uint32_t until_step = 0;  // --until-step K: start counting frames once K steps are in
   std::string probe;        // --probe FILE.json: what the last frame plotted (tests)
   bool paused = false;      // --paused: load the run but wait for Start
+  bool finetune = false;    // --finetune: vkamp-finetune's job (--model DIR --data FILE ...)
   int width = 1600, height = 1000;
 };
 

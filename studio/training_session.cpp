@@ -93,6 +93,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     app::RunOptions run = cfg;
     run.live_fault_injection = true;  // the studio's "inject overflow" button
     trainer_ = app::make_trainer(*ctx_, run, app::job_model(job, cfg, data_), job.loss, data_.train);
+    if (job.prepare) job.prepare(cfg, *trainer_);
     app::init_weights_from_file(cfg, *trainer_);
     trainer_->set_held_out(data_.test);  // evaluated every epoch or --eval-every, over --eval-iters batches
     app::RunHistory blank;
@@ -101,7 +102,8 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
                   cfg.scaler.mode == config::LossScaleMode::None ? "no" : config::scale_mode_name(cfg.scaler.mode),
                   ctx_->info().name.c_str());
     blank.title = title;
-    blank.eval_name = job.language_model                         ? "val loss"
+    blank.eval_name = !job.eval_name.empty()                     ? job.eval_name
+                      : job.language_model                       ? "val loss"
                       : job.loss == train::LossKind::SoftmaxXent ? "test accuracy"
                                                                  : "";
     blank.samples_per_step = cfg.batch * cfg.grad_accum;
@@ -219,6 +221,7 @@ void TrainingSession::end_run() {
     std::printf("%s: %s of the trained weights\n", job_.name.c_str(), app::held_out_text(h.metric, h.value).c_str());
   }
   app::print_run_report(cfg_, *trainer_, r);
+  if (job_.finish) std::fputs(job_.finish(cfg_, *trainer_).c_str(), stdout);
   const models::GptConfig gpt =
       job_.language_model ? app::gpt_config(cfg_.lm, uint32_t(data_.vocab.size())) : models::GptConfig{};
   if (job_.language_model && cfg_.lm.generate)

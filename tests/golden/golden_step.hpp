@@ -38,14 +38,14 @@ inline float golden_forward_backward(train::Model& m, Format fmt, const Buffer& 
                                      uint32_t examples, uint32_t positions, uint32_t classes, float scale) {
   const uint32_t rows = examples * positions;
   Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
-  Buffer row_loss(ctx(), size_t(rows) * 4), loss(ctx(), 4);
+  Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(rows)), loss(ctx(), 4);
   m.output().fill(kPoison);
   m.grads().fill(kPoison);
   loss.fill(kPoison);
   run_once([&](Sequence& seq) {
     m.record_forward(seq, x, examples);
     ops::softmax_xent_forward(seq, fmt, m.output(), y, row_loss, loss, rows, classes);
-    ops::softmax_xent_backward(seq, fmt, m.output(), y, s_buf, m.doutput(), rows, classes);
+    ops::softmax_xent_backward(seq, fmt, m.output(), y, s_buf, row_loss, m.doutput(), rows, classes);
     m.record_backward(seq, x, examples, /*accumulate=*/false);
   });
   return loss.read<float>()[0];

@@ -70,16 +70,18 @@ Step step(Format fmt, std::optional<AmpLevel> level, graph::Graph g = conv_ln_ne
   Buffer y(ctx(), kRows * 4);
   y.write(data.y);
   Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
-  Buffer row_loss(ctx(), kRows * 4), loss(ctx(), 4);
+  Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(kRows)), loss(ctx(), 4);
   Sequence s(ctx());
   s.begin();
   model->record_forward(s, x, kRows);
   ops::softmax_xent_forward(s, fmt, model->output(), y, row_loss, loss, kRows, kClasses);
-  ops::softmax_xent_backward(s, fmt, model->output(), y, one, model->doutput(), kRows, kClasses);
+  ops::softmax_xent_backward(s, fmt, model->output(), y, one, row_loss, model->doutput(), kRows, kClasses);
   model->record_backward(s, x, kRows, false);
   s.end();
   s.run();
-  return {row_loss.read<float>(), download(model->grads(), fmt, model->param_elements())};
+  auto losses = row_loss.read<float>();
+  losses.pop_back();  // the count of targets
+  return {losses, download(model->grads(), fmt, model->param_elements())};
 }
 
 std::string listing(const graph::Executor& e) {
@@ -239,13 +241,13 @@ TEST_F(AmpLevels, AParameterReadInFp32AccumulatesItsGradient) {
   Buffer y(ctx(), kRows * 4);
   y.write(data.y);
   Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
-  Buffer row_loss(ctx(), kRows * 4), loss(ctx(), 4);
+  Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(kRows)), loss(ctx(), 4);
   auto run = [&](bool accumulate) {
     Sequence s(ctx());
     s.begin();
     m.record_forward(s, x, kRows);
     ops::softmax_xent_forward(s, Format::F16, m.output(), y, row_loss, loss, kRows, kClasses);
-    ops::softmax_xent_backward(s, Format::F16, m.output(), y, one, m.doutput(), kRows, kClasses);
+    ops::softmax_xent_backward(s, Format::F16, m.output(), y, one, row_loss, m.doutput(), kRows, kClasses);
     m.record_backward(s, x, kRows, accumulate);
     s.end();
     s.run();

@@ -57,7 +57,7 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
   Buffer y(ctx(), rows * 4);
   y.write(data.y);
   Buffer one = upload(ctx(), Format::F32, std::vector<float>{1.0f});
-  Buffer row_loss(ctx(), rows * 4), loss(ctx(), 4);
+  Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(rows)), loss(ctx(), 4);
   Step out;
   {
     Sequence s(ctx());
@@ -70,7 +70,7 @@ Step step(bool fuse, Format fmt, graph::Graph g, uint32_t rows, uint32_t classes
   s.begin();
   model.record_forward(s, x, rows);
   ops::softmax_xent_forward(s, fmt, model.output(), y, row_loss, loss, rows, classes);
-  ops::softmax_xent_backward(s, fmt, model.output(), y, one, model.doutput(), rows, classes);
+  ops::softmax_xent_backward(s, fmt, model.output(), y, one, row_loss, model.doutput(), rows, classes);
   const uint32_t before_backward = s.dispatch_count();
   model.record_backward(s, x, rows, false);
   out.backward_dispatches = s.dispatch_count() - before_backward;

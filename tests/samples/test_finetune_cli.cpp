@@ -2,7 +2,8 @@
 // path (a random Llama in Hugging Face's layout, LoRA on the bundled text,
 // the validation loss lower after than before, the adapters in PEFT's
 // layout), vkamp-finetune on the folder it wrote (--max-steps 0 only
-// evaluates and writes nothing; a --synthetic dry run's memory line), and
+// evaluates and writes nothing; prompt/completion lines train on the
+// completions; a --synthetic dry run's memory line), and
 // bad input, each refused with exit status 2 naming what is wrong.
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
@@ -107,6 +108,29 @@ TEST_F(FineTuneCli, MaxStepsZeroOnlyEvaluatesAndJsonLinesTrain) {
   ASSERT_EQ(t.status, 0) << t.output;
   const vkamp::io::TensorFile a = vkamp::io::read_safetensors(path("ad") + "/adapter_model.safetensors");
   EXPECT_EQ(a.tensors.size(), 2u * 2 * 2);  // q and v only
+}
+
+// Prompt/completion lines: the loss is on the completions alone. Here every
+// completion is the same answer to a varied question, which one epoch
+// learns as far as the random model's frozen lm_head lets it: the
+// validation loss (over the answers) fell from 8.51 to 7.26, more than a
+// nat; and the data line says how few of the tokens are targets.
+TEST_F(FineTuneCli, PromptCompletionLinesTrainOnTheCompletions) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  std::string lines;
+  for (int i = 0; i < 60; ++i)
+    lines += "{\"prompt\": \"Question " + std::to_string(i * 37 % 101) +
+             ": may you share the program and change it?\", \"completion\": \" Yes.\"}\n";
+  const std::string data = write("qa.jsonl", lines);
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                  " --seq-len 32 --eval-every 9 --lr 1e-2 --out " +
+                                                  path("qa"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("60 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("completion targets"), std::string::npos) << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.5) << r.output;
 }
 
 // --merge's folder and a --lora-rank 0 run's folder are model folders that
@@ -216,8 +240,18 @@ TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
   const std::string m = " --model " + base();
   const std::string bad_json = write("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": oops}\n");
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + bad_json + " --max-steps 0"), "bad.jsonl:2: not JSON"));
-  const std::string pc = write("pc.jsonl", "{\"prompt\": \"Q\", \"completion\": \"A\"}\n");
-  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + pc + " --max-steps 0"), "pc.jsonl:1: prompt/completion"));
+  const std::string half = write("half.jsonl", "{\"prompt\": \"Q\", \"completion\": \"A\"}\n{\"prompt\": \"Q\"}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + half + " --max-steps 0"),
+                       "half.jsonl:2: has \"prompt\" without \"completion\""));
+  const std::string both = write("both.jsonl", "{\"text\": \"T\", \"completion\": \"A\"}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + both + " --max-steps 0"),
+                       "both.jsonl:1: has \"text\" and \"prompt\"/\"completion\""));
+  const std::string empty = write("empty.jsonl", "{\"prompt\": \"Q\", \"completion\": \"\"}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + empty + " --max-steps 0"),
+                       "empty.jsonl:1: the completion is empty"));
+  const std::string number = write("number.jsonl", "{\"prompt\": \"Q\", \"completion\": 4}\n");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + number + " --max-steps 0"),
+                       "number.jsonl:1: \"completion\" is not a string"));
   const std::string neither = write("neither.jsonl", "{\"body\": \"x\"}\n");
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + neither + " --max-steps 0"),
                        "neither.jsonl:1: has neither \"text\""));

@@ -1,8 +1,9 @@
 // Losses against references in double: softmax cross-entropy (per-row and
 // mean loss, gradient times a loss scale read from a GPU buffer) at 2, 10 and
 // 33 classes, and MSE (mean loss, scaled gradient); a label out of range or a
-// NaN or +inf logit makes that row NaN; both gradients against central
-// differences of the F32 forward.
+// NaN or +inf logit makes that row NaN; rows that are no targets (a
+// prompt's) count nowhere; both gradients against central differences of
+// the F32 forward.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
+#include "vkamp/data/host_data.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
 #include "vkamp/sequence.hpp"
@@ -78,22 +80,27 @@ struct XentOf {
 };
 using Xent = XentOf<double>;
 
-// Per-row loss logsumexp(z) - z[label], its mean, and (softmax(z) -
-// onehot(label)) * scale / rows. A row with a NaN or +inf logit or a label
-// out of range is NaN throughout: such values must never pass as a loss.
+// Per-row loss logsumexp(z) - z[label], its mean over the target rows, and
+// (softmax(z) - onehot(label)) * scale / targets. A row whose label is
+// marked data::kNotTarget is 0 throughout, whatever its logits. A row with a
+// NaN or +inf logit or a label out of range is NaN throughout: such values
+// must never pass as a loss.
 Xent xent_reference(const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,
                     double scale) {
   size_t rows = labels.size();
   Xent x{std::vector<double>(rows), 0, std::vector<double>(logits.size())};
+  const double targets = std::max<double>(
+      1, double(std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); })));
   for (size_t r = 0; r < rows; ++r) {
+    if (labels[r] & data::kNotTarget) continue;
     std::span<const float> z(logits.data() + r * classes, classes);
     bool bad = labels[r] >= classes || std::any_of(z.begin(), z.end(), [](float v) { return !(v < kInf); });
     double mx = *std::max_element(z.begin(), z.end()), s = 0;
     for (float v : z) s += std::exp(v - mx);
     x.row_loss[r] = bad ? kNan : mx + std::log(s) - z[labels[r]];
     for (uint32_t c = 0; c < classes; ++c)
-      x.dlogits[r * classes + c] = bad ? kNan : (std::exp(z[c] - mx) / s - (c == labels[r])) * scale / double(rows);
-    x.loss += x.row_loss[r] / double(rows);
+      x.dlogits[r * classes + c] = bad ? kNan : (std::exp(z[c] - mx) / s - (c == labels[r])) * scale / targets;
+    x.loss += x.row_loss[r] / targets;
   }
   return x;
 }
@@ -121,16 +128,20 @@ class Losses : public GpuTestP<FormatSize> {
     Buffer z = upload(ctx(), f, logits), s = upload(ctx(), Format::F32, std::vector<float>{scale});
     Buffer lab(ctx(), labels.size() * 4);
     lab.write(labels);
-    Buffer row_loss = poisoned(ctx(), Format::F32, rows()), loss = poisoned(ctx(), Format::F32, 1);
+    Buffer row_loss = poisoned(ctx(), Format::F32, rows() + 1), loss = poisoned(ctx(), Format::F32, 1);
     Buffer dz = poisoned(ctx(), f, logits.size());
     Sequence seq(ctx());
     seq.begin();
     ops::softmax_xent_forward(seq, f, z, lab, row_loss, loss, rows(), classes);
-    ops::softmax_xent_backward(seq, f, z, lab, s, dz, rows(), classes);
+    ops::softmax_xent_backward(seq, f, z, lab, s, row_loss, dz, rows(), classes);
     seq.end();
     seq.run();
-    return {download(row_loss, Format::F32, rows()), download(loss, Format::F32, 1)[0],
-            download(dz, f, logits.size())};
+    std::vector<float> per_row = download(row_loss, Format::F32, rows() + 1);
+    // After the rows: the count of targets (at least 1) the mean divides by, exact.
+    const auto targets = std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); });
+    EXPECT_EQ(per_row.back(), float(std::max<ptrdiff_t>(targets, 1)));
+    per_row.pop_back();
+    return {per_row, download(loss, Format::F32, 1)[0], download(dz, f, logits.size())};
   }
 
   void expect_xent(const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,
@@ -150,8 +161,15 @@ class Losses : public GpuTestP<FormatSize> {
     // softmax - onehot is within a few fp32 ulps of the scale / rows factor (8),
     // then rounded once to the format (1 ulp).
     std::vector<double> dz = stored(fmt(), want.dlogits);
-    double dz_ulps = ulps_of(8, scale / double(rows()), dz);
+    const auto targets = std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); });
+    double dz_ulps = ulps_of(8, scale / double(std::max<ptrdiff_t>(targets, 1)), dz);
     EXPECT_TRUE(close_to(got.dlogits, dz, nmse_bound(fmt(), 1) + nmse_bound(Format::F32, dz_ulps)));
+    // A row that is no target is exactly 0, which the NMSE alone would not show.
+    for (uint32_t r = 0; r < rows(); ++r)
+      if (labels[r] & data::kNotTarget) {
+        ASSERT_EQ(got.row_loss[r], 0.0f) << "row " << r;
+        for (uint32_t c = 0; c < classes; ++c) ASSERT_EQ(got.dlogits[size_t(r) * classes + c], 0.0f) << "row " << r;
+      }
   }
 
   // MSE forward and backward on the GPU: {loss, dy...}.
@@ -205,9 +223,29 @@ TEST_P(Losses, SoftmaxCrossEntropyLabelOutOfRange) {
   for (uint32_t classes : kClasses) {
     std::vector<uint32_t> labels = random_labels(classes);
     labels[std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng())] = classes;
-    labels[std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng())] = 0xFFFFFFFFu;
+    labels[std::uniform_int_distribution<uint32_t>(0, rows() - 1)(rng())] = data::kNotTarget - 1;
     // That row's loss and gradient are NaN, the mean too; other rows are untouched.
     expect_xent(random_values(size_t(rows()) * classes, -4, 4, fmt()), labels, classes, 1024);
+  }
+}
+
+// Rows marked data::kNotTarget (a prompt's tokens) add nothing: loss 0,
+// gradient 0, the mean over the others; even a NaN logit or an id out of
+// range there is never read. With no target at all the loss is 0.
+TEST_P(Losses, SoftmaxCrossEntropyRowsThatAreNoTargets) {
+  for (uint32_t classes : kClasses) {
+    for (double share : {0.5, 1.0}) {
+      SCOPED_TRACE(::testing::Message() << share << " of the rows no targets");
+      std::vector<float> logits = random_values(size_t(rows()) * classes, -4, 4, fmt());
+      std::vector<uint32_t> labels = random_labels(classes);
+      for (uint32_t r = 0; r < rows(); ++r)
+        if (std::bernoulli_distribution(share)(rng())) {
+          labels[r] |= data::kNotTarget;
+          if (std::bernoulli_distribution(0.5)(rng())) logits[size_t(r) * classes] = kNan;
+          if (std::bernoulli_distribution(0.5)(rng())) labels[r] = 0xFFFFFFFFu;
+        }
+      expect_xent(logits, labels, classes, 1024);
+    }
   }
 }
 
@@ -237,18 +275,22 @@ TEST_P(Losses, SoftmaxCrossEntropyGradientCheck) {
     SCOPED_TRACE(::testing::Message() << classes << " classes");
     std::vector<float> z = random_values(size_t(rows()) * classes, -4, 4, fmt());
     std::vector<uint32_t> labels = random_labels(classes);
+    for (uint32_t& l : labels)  // a quarter of the rows no targets (rows() > 1: at least one target)
+      if (std::bernoulli_distribution(0.25)(rng()) && &l != &labels[0]) l |= data::kNotTarget;
+    const double targets = double(
+        std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); }));
     auto [plus, minus] = central_points(z, h);
     std::vector<float> lp = xent(Format::F32, plus, labels, classes, 1).row_loss;
     std::vector<float> lm = xent(Format::F32, minus, labels, classes, 1).row_loss;
     double fd = 0;
-    for (uint32_t r = 0; r < rows(); ++r) fd += (double(lp[r]) - lm[r]) / rows();
+    for (uint32_t r = 0; r < rows(); ++r) fd += (double(lp[r]) - lm[r]) / targets;
     std::vector<float> dz = xent(fmt(), z, labels, classes, 1).dlogits;
     // Measured against the largest |dz| can be (each row of softmax - onehot
-    // has norm <= sqrt 2, over rows): dz itself vanishes on confident rows,
+    // has norm <= sqrt 2, over the targets): dz itself vanishes on confident rows,
     // whose fp32 losses keep only an absolute accuracy. dz rounds once to the
     // format (1 ulp); truncation O(h^2) and the F32 losses' rounding over 2h
     // stay below 1e-5: allow 1e-8, far below any formula mistake.
-    double norm = std::sqrt(2.0 / rows());
+    double norm = std::sqrt(2.0 / targets);
     EXPECT_LE(directional_error(dz, norm, plus, minus, fd), nmse_bound(fmt(), 1) + 1e-8) << "difference " << fd;
   }
 }

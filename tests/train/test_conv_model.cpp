@@ -257,7 +257,7 @@ TEST_P(ConvModelGradients, MatchTheReferenceAndAccumulate) {
   Buffer y(ctx(), rows * 4);
   y.write(n.labels);
   Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
-  Buffer row_loss(ctx(), rows * 4), loss(ctx(), 4);
+  Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(rows)), loss(ctx(), 4);
 
   std::map<bool, std::vector<float>> grads;
   for (bool twice : {false, true}) {
@@ -266,7 +266,8 @@ TEST_P(ConvModelGradients, MatchTheReferenceAndAccumulate) {
     s.begin();
     for (int pass = 0; pass < (twice ? 2 : 1); ++pass) {
       m.record_forward(s, x, rows);
-      ops::softmax_xent_backward(s, c.fmt, m.output(), y, s_buf, m.doutput(), rows, classes);
+      ops::softmax_xent_forward(s, c.fmt, m.output(), y, row_loss, loss, rows, classes);
+      ops::softmax_xent_backward(s, c.fmt, m.output(), y, s_buf, row_loss, m.doutput(), rows, classes);
       m.record_backward(s, x, rows, /*accumulate=*/pass > 0);
     }
     s.end();

@@ -1,9 +1,11 @@
 // Language-model data and losses: token windows from one stream (resident
 // or streamed, bit for bit the same as the windows written out), labels at
 // every position, and Evaluator::mean_loss against a double reference on
-// the model's own logits. The model is a tiny one without attention (an
+// the model's own logits, also with tokens that are no targets (a prompt's:
+// read, not predicted). The model is a tiny one without attention (an
 // embedding, a LayerNorm and an lm_head), so only the data path is tested
 // here; the GPT itself has its golden test.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -153,6 +155,77 @@ TEST_F(LanguageModelData, MeanLossIsTheMeanCrossEntropyOverEveryPosition) {
     correct += uint32_t(std::max_element(z, z + kVocab) - z) == rows.labels[r];
   }
   EXPECT_NEAR(t.evaluate(val), double(correct) / double(rows.labels.size()), 1e-12);
+}
+
+// The stream with about `share` of its tokens marked data::kNotTarget.
+std::vector<uint32_t> with_prompts(std::vector<uint32_t> s, double share, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  for (uint32_t& t : s)
+    if (std::bernoulli_distribution(share)(gen)) t |= data::kNotTarget;
+  return s;
+}
+
+// The mean cross-entropy over the target positions of `rows`, in double
+// from the logits, and the accuracy over them.
+std::pair<double, double> target_reference(const data::HostData& rows, const std::vector<float>& logits) {
+  double sum = 0, correct = 0, targets = 0;
+  for (size_t r = 0; r < rows.labels.size(); ++r) {
+    if (rows.labels[r] & data::kNotTarget) continue;
+    const float* z = logits.data() + r * kVocab;
+    double top = z[0], s = 0;
+    for (uint32_t v = 0; v < kVocab; ++v) top = std::max(top, double(z[v]));
+    for (uint32_t v = 0; v < kVocab; ++v) s += std::exp(z[v] - top);
+    sum += top + std::log(s) - z[rows.labels[r]];
+    correct += uint32_t(std::max_element(z, z + kVocab) - z) == rows.labels[r];
+    ++targets;
+  }
+  return {sum / targets, correct / targets};
+}
+
+// Marked tokens are inputs by their ids (the rows written out carry no
+// mark in x) and their labels count nowhere: the means are over the rest.
+TEST_F(LanguageModelData, MeanLossAndAccuracyAreOverTheTargetsAlone) {
+  const data::HostData val = data::HostData::windows(with_prompts(token_stream(120, 3), 0.4, 8), kBlock, kBlock);
+  config::TrainConfig c = lm_config(config::DataResidency::Auto);
+  c.precision = Format::F32;
+  train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent,
+                   data::HostData::windows(token_stream(200, 4), kBlock, 1));
+  const data::HostData rows = val.rows(0, val.count);
+  for (float id : rows.x) ASSERT_LT(id, float(kVocab)) << "a marked token reached x with its mark";
+  const auto [loss, accuracy] = target_reference(rows, t.predict(rows.x, rows.count));
+  EXPECT_NEAR(t.mean_loss(val), loss, 16 * 0x1p-24 * loss + 1e-7);
+  EXPECT_NEAR(t.evaluate(val), accuracy, 1e-12);
+}
+
+// Training on a stream with marks: its first step's loss (the whole set in
+// one batch) is the mean over the targets at the initial weights; the
+// windows train bit for bit as their rows written out, resident or
+// streamed; and the targets are learned.
+TEST_F(LanguageModelData, TokensThatAreNoTargetsAreReadButNotLearned) {
+  const data::HostData windows = data::HostData::windows(with_prompts(token_stream(200, 1), 0.3, 9), kBlock, 1);
+  const data::HostData rows = windows.rows(0, windows.count);
+  {
+    config::TrainConfig c = lm_config(config::DataResidency::Always);
+    c.precision = Format::F32;
+    c.batch = windows.count;
+    c.epochs = 1;
+    train::Trainer t(ctx(), c, bigram_model(), train::LossKind::SoftmaxXent, windows);
+    const double want = target_reference(rows, t.predict(rows.x, rows.count)).first;
+    std::vector<float> losses;
+    t.on_step = [&](const train::StepMetrics& m) { losses.push_back(m.loss); };
+    t.run();
+    ASSERT_EQ(losses.size(), 1u);
+    EXPECT_NEAR(losses[0], want, 16 * 0x1p-24 * want + 1e-7);
+  }
+  const LmRun resident = train_on(windows, config::DataResidency::Always);
+  const LmRun streamed = train_on(windows, config::DataResidency::Never);
+  const LmRun written = train_on(rows, config::DataResidency::Always);
+  ASSERT_FALSE(resident.losses.empty());
+  EXPECT_EQ(resident.losses, streamed.losses);
+  EXPECT_EQ(resident.losses, written.losses);
+  EXPECT_EQ(resident.weights, streamed.weights);
+  EXPECT_EQ(resident.weights, written.weights);
+  EXPECT_LT(resident.losses.back(), 1.8f);
 }
 
 TEST_F(LanguageModelData, LabelsOutsideTheVocabularyAreRejected) {

@@ -135,7 +135,9 @@ TEST_F(TrainingPredict, EvaluationInPartsReportsProgressAndGivesTheSameResults) 
     ASSERT_GE(calls.size(), 10u) << "a few dozen parts";
     for (size_t i = 0; i < calls.size(); ++i) {
       EXPECT_EQ(calls[i].second, held_out.count);
-      if (i) EXPECT_GT(calls[i].first, calls[i - 1].first);
+      if (i) {
+        EXPECT_GT(calls[i].first, calls[i - 1].first);
+      }
     }
     EXPECT_EQ(calls.back().first, held_out.count);
     EXPECT_DOUBLE_EQ(sc.accuracy, t.evaluate(held_out));

@@ -1,6 +1,6 @@
 // vkamp-studio under Xvfb with lavapipe and the validation layer: it trains
 // while drawing, and its last frame (--screenshot) and plotted arrays
-// (--probe) hold the run; bad flags and configs give a message on stderr
+// (--probe) hold the run (a fine-tune's too); bad flags and configs give a message on stderr
 // and exit status 2 before any window opens, never a crash.
 #include <gtest/gtest.h>
 
@@ -321,6 +321,38 @@ TEST_F(Studio, HonoursMetricsSaveEarlyStopAndSaveBest) {
   EXPECT_NE(classes.find("\"hi\""), std::string::npos) << classes;
   EXPECT_NE(classes.find("\"lo\""), std::string::npos) << classes;
   EXPECT_NE(r.output.find("of epoch 1 (the best val_loss "), std::string::npos) << r.output;
+}
+
+// vkamp-finetune's job in the app: llama_tiny's random Llama folder and
+// text, LoRA on the frozen base in fp16 with dynamic loss scaling. The
+// histograms and the underflow lines are the adapters' (the only trained
+// tensors), the held-out line is the validation loss, and the run ends as
+// vkamp-finetune's does: adapters in PEFT's layout in --out.
+TEST_F(Studio, FineTunesAHuggingFaceFolderWithLora) {
+  const Result tiny = run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_LLAMA_TINY + " --no-progress --out " +
+                                path("tiny") + " --max-steps 0 --seq-len 32");
+  ASSERT_EQ(tiny.status, 0) << tiny.output;
+  Result r = run_studio("--finetune --model " + path("tiny") + "/base --data " + path("tiny") + "/text.txt --out " +
+                        path("adapter") + " --seq-len 32 --max-steps 6 --eval-every 3 --histogram-interval 2 "
+                        "--no-progress --until-step 100000 --frames 2 --probe " + path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  Probe p = read_probe(path("probe.json"));
+  EXPECT_EQ(p.status, "finished");
+  EXPECT_EQ(p.title.rfind("vkamp-finetune ", 0), 0u) << p.title;
+  EXPECT_EQ(p.records, 6u);
+  EXPECT_GT(p.histograms, 0u);
+  const Series* adapter_line = nullptr;
+  for (const Series& s : p.series)
+    if (s.panel == "underflow" && s.name.find(".lora_") != std::string::npos &&
+        s.name.find(" lost unscaled") != std::string::npos)
+      adapter_line = &s;
+  ASSERT_TRUE(adapter_line) << "no adapter's underflow line in the probe";
+  EXPECT_GE(adapter_line->points, 3u);  // histogram steps 0, 2, 4
+  for (const Series& s : p.series) EXPECT_EQ(s.name.find("mlp.up_proj.weight "), std::string::npos) << "a frozen tensor";
+  EXPECT_NE(r.output.find("val loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("adapter_model.safetensors and adapter_config.json"), std::string::npos) << r.output;
+  const vkamp::io::TensorFile a = vkamp::io::read_safetensors(path("adapter") + "/adapter_model.safetensors");
+  EXPECT_EQ(a.tensors.size(), 2u * 7 * 2);  // A and B of 7 projections in each of 2 layers
 }
 
 // A run flag that cannot apply in a window is refused, not ignored.

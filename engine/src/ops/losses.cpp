@@ -2,6 +2,7 @@
 
 #include "vkamp/gpu_abi/mse_grad.h"
 #include "vkamp/gpu_abi/softmax_xent.h"
+#include "vkamp/gpu_abi/xent_mean.h"
 #include "op_util.hpp"
 #include "vkamp/ops/reduce.hpp"
 
@@ -12,23 +13,27 @@ void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferVi
                           uint32_t out_index) {
   detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, format_bytes(fmt));
   detail::require("softmax_xent_forward", "labels", labels, rows, 4);
-  detail::require("softmax_xent_forward", "row_loss", row_loss, rows, 4);
+  detail::require("softmax_xent_forward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
+  detail::require("softmax_xent_forward", "loss", loss, uint64_t(out_index) + 1, 4);
   const shader::SoftmaxXentPush push{rows, classes};
   auto k = detail::kernel<shader::SoftmaxXentShader>(seq, fmt);
   seq.dispatch(k, {logits, labels, row_loss}, push, {div_up(rows, 64)}, "softmax_xent");
-  sum_f32(seq, row_loss, rows, loss, out_index, 1.0f / float(rows));
+  auto mean = seq.context().kernel<shader::XentMeanShader>();
+  seq.dispatch(mean, {row_loss, labels, loss}, shader::XentMeanPush{rows, out_index}, {1}, "xent_mean");
 }
 
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
-                           BufferView scale, BufferView dlogits, uint32_t rows, uint32_t classes) {
+                           BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
+                           uint32_t classes) {
   size_t eb = format_bytes(fmt);
   detail::require("softmax_xent_backward", "logits", logits, uint64_t(rows) * classes, eb);
   detail::require("softmax_xent_backward", "labels", labels, rows, 4);
   detail::require("softmax_xent_backward", "scale", scale, 1, 4);
+  detail::require("softmax_xent_backward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
   detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(rows) * classes, eb);
   const shader::SoftmaxXentPush push{rows, classes};
   auto k = detail::kernel<shader::SoftmaxXentGradShader>(seq, fmt);
-  seq.dispatch(k, {logits, labels, scale, dlogits}, push, {div_up(rows, 64)}, "softmax_xent_grad");
+  seq.dispatch(k, {logits, labels, scale, row_loss, dlogits}, push, {div_up(rows, 64)}, "softmax_xent_grad");
 }
 
 void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,

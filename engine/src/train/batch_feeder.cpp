@@ -91,10 +91,13 @@ void BatchFeeder::check_targets(const data::HostData& train) const {
     const std::vector<uint32_t>& labels = windows() ? train.tokens : train.labels;
     if (!windows() && labels.size() != size_t(count_) * layout_.positions)
       throw Error("data::HostData: labels have the wrong size");
-    for (uint32_t l : labels)
-      if (l >= layout_.classes)
-        throw ConfigError("a label (" + std::to_string(l) + ") is not below the model's " +
+    for (uint32_t l : labels) {
+      if (!windows() && (l & data::kNotTarget)) continue;  // no target: its value is never read
+      const uint32_t id = l & ~data::kNotTarget;           // a stream's token is an input, target or not
+      if (id >= layout_.classes)
+        throw ConfigError("a label (" + std::to_string(id) + ") is not below the model's " +
                           std::to_string(layout_.classes) + " classes");
+    }
   } else if (train.targets.size() != size_t(count_) * outputs) {
     throw ConfigError("the data has " + std::to_string(train.targets.size() / std::max(count_, 1u)) +
                       " targets per example but the model has " + std::to_string(outputs) + " outputs");

@@ -15,7 +15,7 @@ Evaluator::Evaluator(Context& ctx, Model& model, LossKind loss, uint32_t max_row
       // Labels (uint32, one per position) or target rows in the storage format.
       batch_y_(ctx, size_t(max_rows) * (loss == LossKind::SoftmaxXent ? model.positions() * 4
                                                                       : model.outputs() * format_bytes(model.format()))),
-      row_loss_(ctx, size_t(max_rows) * model.positions() * 4) {}
+      row_loss_(ctx, ops::softmax_xent_scratch_bytes(max_rows * model.positions())) {}
 
 Buffer Evaluator::upload(const std::vector<float>& values) {
   auto bytes = pack(model_.format(), values);
@@ -72,9 +72,9 @@ uint32_t Evaluator::chunk_rows() const {
 }
 
 template <class SumOver>
-double Evaluator::sum_in_chunks(const data::HostData& data, SumOver sum_over) {
+auto Evaluator::sum_in_chunks(const data::HostData& data, SumOver sum_over) -> decltype(sum_over(data)) {
   if (data.features != model_.inputs()) throw Error("evaluate: feature count differs from the training data");
-  double total = 0;
+  decltype(sum_over(data)) total{};
   const uint32_t step = chunk_rows();
   rows_before_ = 0;
   rows_total_ = data.count;
@@ -88,9 +88,10 @@ double Evaluator::sum_in_chunks(const data::HostData& data, SumOver sum_over) {
 
 double Evaluator::evaluate(const data::HostData& data) {
   if (data.count == 0) return 0;
-  if (loss_ == LossKind::SoftmaxXent)
-    return sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, true, false).correct; }) /
-           (double(data.count) * model_.positions());
+  if (loss_ == LossKind::SoftmaxXent) {
+    const ClassTally t = sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, true, false); });
+    return t.targets ? t.correct / t.targets : 0;
+  }
   return sum_in_chunks(data, [&](const data::HostData& c) { return squared_error_in(c); }) /
          (double(data.count) * model_.outputs());
 }
@@ -98,8 +99,8 @@ double Evaluator::evaluate(const data::HostData& data) {
 double Evaluator::mean_loss(const data::HostData& data) {
   if (loss_ != LossKind::SoftmaxXent) return evaluate(data);
   if (data.count == 0) return 0;
-  return sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, false, true).loss; }) /
-         (double(data.count) * model_.positions());
+  const ClassTally t = sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, false, true); });
+  return t.targets ? t.loss / t.targets : 0;
 }
 
 Evaluator::Scores Evaluator::scores(const data::HostData& data) {
@@ -108,14 +109,8 @@ Evaluator::Scores Evaluator::scores(const data::HostData& data) {
     return {mse, mse};
   }
   if (data.count == 0) return {};
-  double loss = 0;
-  const double correct = sum_in_chunks(data, [&](const data::HostData& c) {
-    const ClassTally t = classify_in(c, true, true);
-    loss += t.loss;
-    return t.correct;
-  });
-  const double n = double(data.count) * model_.positions();
-  return {correct / n, loss / n};
+  const ClassTally t = sum_in_chunks(data, [&](const data::HostData& c) { return classify_in(c, true, true); });
+  return t.targets ? Scores{t.correct / t.targets, t.loss / t.targets} : Scores{};
 }
 
 Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool want_correct, bool want_loss) {
@@ -138,6 +133,11 @@ Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool wa
                                     model_.classes(), b);
       });
   ClassTally t;
+  // The targets of each batch, counted here: the GPU's mean is over them.
+  std::vector<uint32_t> targets(std::max(batches, 1u), 0);
+  for (size_t i = 0; i < data.labels.size(); ++i)
+    targets[i / (size_t(max_rows_) * P)] += (data.labels[i] & data::kNotTarget) == 0 ? 1 : 0;
+  for (uint32_t n : targets) t.targets += n;
   if (want_correct) {
     uint32_t n = 0;
     correct.read(&n, 4);
@@ -146,7 +146,7 @@ Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool wa
   if (want_loss) {
     auto m = means.read<float>();
     // Each batch's mean back to its sum, in double.
-    for (uint32_t b = 0; b < batches; ++b) t.loss += double(m[b]) * std::min(max_rows_, data.count - b * max_rows_) * P;
+    for (uint32_t b = 0; b < batches; ++b) t.loss += double(m[b]) * targets[b];
   }
   return t;
 }

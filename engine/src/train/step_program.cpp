@@ -36,7 +36,7 @@ StepProgram::StepProgram(Context& ctx, const config::TrainConfig& cfg, LossKind 
   // this is a placeholder binding.
   grad_sum_ = std::make_unique<Buffer>(ctx, accumulated_ ? size_t(total) * 4 : 4);
   loss_values_ = std::make_unique<Buffer>(ctx, M * 4);
-  row_loss_ = std::make_unique<Buffer>(ctx, size_t(B) * model.positions() * 4);
+  row_loss_ = std::make_unique<Buffer>(ctx, ops::softmax_xent_scratch_bytes(B * model.positions()));
   reduce_scratch_ = std::make_unique<Buffer>(ctx, ops::reduce_scratch_bytes(B * model.outputs()));
   hist_ = std::make_unique<Buffer>(ctx, tensors.size() * kHistBins * 4);
   hist_->fill(0);
@@ -138,10 +138,11 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
   BufferView scale_view(params_.state(), offsetof(TrainState, grad_multiplier), sizeof(float));
   Buffer& y = feeder_.batch_y();
   if (loss_ == LossKind::SoftmaxXent) {
-    // A language model's loss is the mean over every position of every example.
+    // A language model's loss is the mean over every position of every
+    // example that is a target (a prompt's are not).
     const uint32_t rows = B * model_.positions(), classes = model_.classes();
     ops::softmax_xent_forward(seq, fmt_, model_.output(), y, *row_loss_, *loss_values_, rows, classes, m);
-    ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), rows, classes);
+    ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, *row_loss_, model_.doutput(), rows, classes);
   } else {
     ops::mse_forward(seq, fmt_, model_.output(), y, *reduce_scratch_, *loss_values_, B * C, m);
     ops::mse_backward(seq, fmt_, model_.output(), y, scale_view, model_.doutput(), B * C);

@@ -7,8 +7,12 @@
 
 #include "vkamp/config_error.hpp"
 #include "vkamp/data/dataset.hpp"
+#include "vkamp/gpu_abi/not_target.h"
 
 namespace vkamp::data {
+
+// A label (or a stream token) with this bit is no target (gpu_abi/not_target.h).
+inline constexpr uint32_t kNotTarget = VKAMP_NOT_TARGET;
 
 // x's values as token ids (HostData::x for a model that reads ids). A value
 // that is not a whole number in [0, 2^24), where floats hold every integer,
@@ -32,6 +36,7 @@ struct HostData {
   // example i is the window tokens[i stride, i stride + features) and its
   // labels the tokens one position later. Windows overlap when stride <
   // features, so every offset of a text is an example without a copy each.
+  // A token marked kNotTarget is an input whose label is no target.
   std::vector<uint32_t> tokens;
   uint32_t stride = 0;
 
@@ -74,7 +79,7 @@ struct HostData {
     HostData r{n, features, {}, {}, {}};
     for (uint32_t e = first; e < first + n; ++e) {
       const size_t start = size_t(e) * stride;
-      r.x.insert(r.x.end(), tokens.begin() + start, tokens.begin() + start + features);
+      for (size_t i = start; i < start + features; ++i) r.x.push_back(float(tokens[i] & ~kNotTarget));
       r.labels.insert(r.labels.end(), tokens.begin() + start + 1, tokens.begin() + start + features + 1);
     }
     return r;

@@ -10,6 +10,6 @@ VKAMP_PUSH(SoftmaxXentPush)
 VKAMP_PUSH_END(SoftmaxXentPush, p, 8)
 
 VKAMP_SHADER(SoftmaxXentShader, softmax_xent, 3, SoftmaxXentPush)  // logits, labels, row_loss
-VKAMP_SHADER(SoftmaxXentGradShader, softmax_xent_grad, 4, SoftmaxXentPush)  // logits, labels, scale, dlogits
+VKAMP_SHADER(SoftmaxXentGradShader, softmax_xent_grad, 5, SoftmaxXentPush)  // logits, labels, scale, targets, dlogits
 
 #endif

@@ -1,8 +1,9 @@
 // Losses, computed in fp32 from logits/predictions in the storage format.
-// Both give the mean over the batch; their gradients are multiplied by a
+// Both give the mean over the batch (softmax cross-entropy: over its targets); their gradients are multiplied by a
 // loss-scale value read from an fp32 GPU buffer, so dynamic loss scaling
 // never needs the host.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "vkamp/buffer.hpp"
@@ -11,14 +12,23 @@
 
 namespace vkamp::ops {
 
-// loss[out_index] (fp32) = mean_r (logsumexp(logits[r,:]) - logits[r, labels[r]]).
-// labels: uint32; a label >= classes gives NaN. row_loss: fp32 scratch, rows.
+// The fp32 scratch softmax_xent_forward needs for `rows` rows: each row's
+// loss, then the count of targets, which the backward reads.
+inline size_t softmax_xent_scratch_bytes(uint32_t rows) { return (size_t(rows) + 1) * 4; }
+
+// loss[out_index] (fp32) = mean over the target rows r of
+// logsumexp(logits[r,:]) - logits[r, labels[r]]. labels: uint32; a label
+// with VKAMP_NOT_TARGET (gpu_abi/not_target.h) is no target, any other
+// label >= classes gives NaN. row_loss: softmax_xent_scratch_bytes(rows).
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                           BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
                           uint32_t out_index = 0);
-// dlogits = (softmax(logits) - onehot(labels)) * scale[0] / rows.
+// dlogits = (softmax(logits) - onehot(labels)) * scale[0] / targets, 0 in a
+// row that is no target; row_loss: the scratch of the forward of the same
+// logits and labels, recorded before (it holds the count of targets).
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
-                           BufferView scale, BufferView dlogits, uint32_t rows, uint32_t classes);
+                           BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
+                           uint32_t classes);
 
 // loss[out_index] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
 // scratch holds reduce_scratch_bytes(n).

@@ -26,7 +26,7 @@ class Evaluator {
   // Accuracy (SoftmaxXent; over every position of a language model) or
   // mean squared error (MSE) over `data`.
   double evaluate(const data::HostData& data);
-  // The mean cross-entropy (nats) over every labelled position of `data`
+  // The mean cross-entropy (nats) over every target position of `data`
   // (SoftmaxXent); the mean squared error for MSE.
   double mean_loss(const data::HostData& data);
   // A classifier's accuracy and mean cross-entropy from one forward pass
@@ -51,16 +51,21 @@ class Evaluator {
   Buffer upload_labels(const data::HostData& data);
   // The sum of sum_over(chunk) over chunks of `data` that fit one upload.
   template <class SumOver>
-  double sum_in_chunks(const data::HostData& data, SumOver sum_over);
+  auto sum_in_chunks(const data::HostData& data, SumOver sum_over) -> decltype(sum_over(data));
   // Runs, for every batch b of `rows`, the copy of its inputs from `x`, the
   // forward pass, then `after(seq, b, batch_rows)`; `first(seq)` is
   // recorded before them. One submission, or several with on_progress.
   template <class First, class After>
   void run_batches(const Buffer& x, uint32_t rows, First first, After after);
   // Over one chunk, from one forward pass: the rows classified correctly
-  // and the summed cross-entropy (each only when asked for).
+  // and the summed cross-entropy (each only when asked for), and the rows
+  // that are targets (data::kNotTarget), which both are means over.
   struct ClassTally {
-    double correct = 0, loss = 0;
+    double correct = 0, loss = 0, targets = 0;
+    ClassTally& operator+=(const ClassTally& o) {
+      correct += o.correct, loss += o.loss, targets += o.targets;
+      return *this;
+    }
   };
   ClassTally classify_in(const data::HostData& chunk, bool correct, bool loss);
   double squared_error_in(const data::HostData& chunk);  // the sum of squared errors

@@ -136,6 +136,7 @@ class Trainer {
   bool data_resident() const;
   uint64_t data_device_bytes() const;
   Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
   // Blocking reads of the GPU state (waits for all submitted work).
   TrainState read_state();
   // --loss-scale auto's window and choices (scale_choice.h).

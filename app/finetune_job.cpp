@@ -1,0 +1,174 @@
+#include "app/finetune_job.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+
+#include "app/finetune_data.hpp"
+#include "vkamp/config_error.hpp"
+#include "vkamp/data/data_error.hpp"
+#include "vkamp/models/hf_checkpoint.hpp"
+#include "vkamp/models/llama_presets.hpp"
+#include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/tokenizer.hpp"
+#include "vkamp/train/hf_weights.hpp"
+
+namespace vkamp::app {
+
+namespace {
+
+// A trained tensor's fp32 master values; nullopt for a frozen one.
+std::optional<std::vector<float>> master_values(const train::Model& m, const std::vector<float>& master,
+                                                const std::string& name) {
+  for (const graph::ParamTensor& t : m.tensors())
+    if (t.name == name) return std::vector<float>(master.begin() + t.offset, master.begin() + t.offset + t.size);
+  return std::nullopt;
+}
+
+// A base tensor as the run leaves it: trained (its master), or frozen with
+// its adapters folded in (W + alpha/r B A, summed in double), as PEFT's
+// merge_and_unload computes it.
+std::vector<float> merged_tensor(const train::Model& m, const std::vector<float>& master, const models::LoraConfig& lora,
+                                 const std::string& name) {
+  if (auto v = master_values(m, master, name)) return *v;
+  std::vector<float> w = m.frozen().read(name);
+  const std::string stem = name.size() > 7 ? name.substr(0, name.size() - 7) : name;  // less ".weight"
+  const auto a = master_values(m, master, stem + ".lora_A.weight"), b = master_values(m, master, stem + ".lora_B.weight");
+  if (a && b && lora.rank) models::fold_adapter(w, *a, *b, lora);
+  return w;
+}
+
+}  // namespace
+
+FineTuneSource finetune_source(const FineTuneOptions& o) {
+  if (!o.model_dir.empty() && !o.synthetic.empty())
+    throw ConfigError("--model and --synthetic both given: fine-tune a folder, or plan a preset shape");
+  if (!o.synthetic.empty()) return {*models::llama_preset(o.synthetic), o.synthetic};
+  if (o.model_dir.empty()) throw ConfigError("--model DIR is required (a Hugging Face model folder), or --synthetic NAME");
+  return {models::read_hf_config(o.model_dir), o.model_dir};
+}
+
+models::LoraConfig lora_config(const FineTuneOptions& o) {
+  models::LoraConfig lora;
+  lora.rank = o.lora_rank;
+  lora.alpha = o.lora_alpha;
+  lora.targets = o.lora_targets;
+  lora.dropout = o.lora_dropout;
+  return lora;
+}
+
+void check_finetune_outputs(const RunOptions& cfg) {
+  const FineTuneOptions& o = cfg.ft;
+  const bool trains = !cfg.dry_run && !o.evaluate_only;
+  if (trains && o.out_dir.empty() && o.synthetic.empty())
+    throw ConfigError("--out DIR is required: where the adapters are written");
+  if (!o.merge_dir.empty() && o.lora_rank == 0)
+    throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
+  if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
+    throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
+}
+
+FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaConfig& c) {
+  const FineTuneOptions& o = cfg.ft;
+  if (o.data_path.empty()) {
+    if (o.synthetic.empty())
+      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...} or {\"prompt\", \"completion\"})");
+    std::mt19937_64 gen(cfg.seed);
+    std::uniform_int_distribution<uint32_t> id(0, c.vocab_size - 1);
+    std::vector<uint32_t> tokens(size_t(o.seq_len) * 16 * std::max(1u, cfg.batch) + 1);
+    for (uint32_t& t : tokens) t = id(gen);
+    data::HostData d = data::HostData::windows(tokens, o.seq_len, o.seq_len);
+    return {d, d, "random tokens (--synthetic: a plan of memory and speed)"};
+  }
+  if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR, not --synthetic");
+  const text::Tokenizer tok = text::Tokenizer::load(o.model_dir);
+  FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
+  for (const std::vector<uint32_t>* part : {&t.train, &t.val})
+    for (uint32_t token : *part)
+      if (const uint32_t id = token & ~data::kNotTarget; id >= c.vocab_size)
+        throw data::DataError(o.model_dir + ": the tokenizer gives id " + std::to_string(id) +
+                              ", past the model's vocab_size " + std::to_string(c.vocab_size));
+  std::string what = o.data_path + ": " + std::to_string(t.documents) + " documents, " + std::to_string(t.train.size()) +
+                     " + " + std::to_string(t.val.size()) + " tokens";
+  if (t.targets + 1 < t.train.size() + t.val.size())  // prompts: how much of the text the loss sees
+    what += ", " + std::to_string(t.targets) + " of them completion targets";
+  return {data::HostData::windows(std::move(t.train), o.seq_len, o.seq_len),
+          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
+}
+
+std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer) {
+  const FineTuneOptions& o = cfg.ft;
+  if (o.out_dir.empty()) return "";  // --synthetic without --out: a plan, nothing to keep
+  const train::Model& model = trainer.model();
+  const models::LoraConfig lora = lora_config(o);
+  const std::vector<float> master = model.read_master();
+  const io::DType dtype = cfg.precision == Format::F16    ? io::DType::F16
+                          : cfg.precision == Format::BF16 ? io::DType::BF16
+                                                          : io::DType::F32;
+  const graph::Graph plain = models::llama_graph(source.config, o.seq_len);
+  auto merged = [&](const std::string& t) { return merged_tensor(model, master, lora, t); };
+  if (lora.rank == 0) {
+    models::write_hf_folder(o.out_dir, o.model_dir, plain, dtype, merged);
+    return "wrote the fine-tuned model folder " + o.out_dir + " (model.safetensors, config.json, tokenizer)\n";
+  }
+  models::write_peft_adapter(o.out_dir, model.graph(), lora, source.name,
+                             [&](const std::string& adapter) { return *master_values(model, master, adapter); });
+  std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout)\n";
+  if (!o.merge_dir.empty()) {
+    models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
+    said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";
+  }
+  return said;
+}
+
+Workload finetune_workload(const RunOptions& cfg) {
+  Workload w;
+  w.name = "vkamp-finetune";
+  w.about = "LoRA fine-tuning of a Llama-family Hugging Face model (--model DIR --data FILE)";
+  w.loss = train::LossKind::SoftmaxXent;
+  w.defaults = cfg;
+  w.eval_name = "val loss";
+  w.load = [](const RunOptions& o) {
+    check_finetune_outputs(o);
+    FineTuneSequences s = finetune_sequences(o, finetune_source(o.ft).config);
+    Datasets d;
+    d.train = std::move(s.train);
+    d.test = std::move(s.val);
+    return d;
+  };
+  w.graph = [](const RunOptions& o, const Datasets&) {
+    return models::llama_graph(finetune_source(o.ft).config, o.ft.seq_len, lora_config(o.ft));
+  };
+  w.prepare = [](const RunOptions& o, train::Trainer& t) {
+    if (!o.ft.model_dir.empty()) train::load_hf_weights(o.ft.model_dir, t.model());
+  };
+  w.finish = [](const RunOptions& o, const train::Trainer& t) {
+    return write_finetune_outputs(o, finetune_source(o.ft), t);
+  };
+  return w;
+}
+
+bool asks_no_steps(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--max-steps=0") == 0) return true;
+    if (std::strcmp(argv[i], "--max-steps") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "0") == 0) return true;
+  }
+  return false;
+}
+
+RunOptions finetune_defaults(int argc, char** argv) {
+  RunOptions d;
+  d.precision = Format::F16;
+  d.scaler.mode = config::LossScaleMode::Dynamic;
+  d.optimizer.kind = config::OptimizerKind::AdamW;
+  d.optimizer.lr = 2e-4;
+  d.optimizer.weight_decay = 0;
+  d.clip.max_norm = 1.0;
+  d.batch = 4;
+  d.epochs = 1;
+  d.ft.evaluate_only = asks_no_steps(argc, argv);
+  return d;
+}
+
+}  // namespace vkamp::app
