@@ -274,6 +274,10 @@ std::vector<Row> merged_rows(Rows which) {
     const std::vector<Row> extra = which == Rows::WithData        ? data_rows()
                                    : which == Rows::LanguageModel ? lm_rows()
                                                                   : finetune_rows();
+    // A job's row replaces a common one of the same key (a fine-tune's
+    // --data FILE, not the samples' --data DIR), so a flag has one meaning.
+    for (const Row& e : extra)
+      rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Row& r) { return r.key == e.key; }), rows.end());
     rows.insert(rows.end(), extra.begin(), extra.end());
   }
   std::stable_sort(rows.begin(), rows.end(),

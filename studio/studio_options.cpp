@@ -126,6 +126,8 @@ int parse_studio_options(int argc, char** argv, StudioOptions& o) {
       user_data |= it.flag->key == "train";
       finetune |= it.flag->key == "finetune";
     }
+    // --help is read before any other flag: --finetune --help lists the fine-tuning flags.
+    for (int i = 1; found.help && i < argc; ++i) finetune |= std::string(argv[i]) == "--finetune";
     if (user_data && finetune) throw ConfigError("--train and --finetune both given: train your data, or fine-tune a model");
     if (!found.help && !found.version) app::find_workload(sample);  // an unknown job: ConfigError
     if (found.help || found.version) sample = "fashion_mlp";
