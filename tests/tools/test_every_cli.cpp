@@ -66,6 +66,15 @@ TEST(EveryCli, HelpHasTheOneLayoutAndExitsZero) {
     for (const char* part : {"\nOptions (FLAG VALUE and FLAG=VALUE both work):\n", "\nGeneral:\n",
                              "\n  -h, --help ", "\n  --version ", "\n  --device SEL "})
       EXPECT_TRUE(has(r.output, part)) << "no \"" << part << "\" in\n" << r.output;
+    // Each flag once: a flag with two meanings would be parsed as one of them.
+    std::vector<std::string> flags;
+    for (size_t at = r.output.find("\n  --"); at != std::string::npos; at = r.output.find("\n  --", at + 1)) {
+      const size_t end = r.output.find_first_of(" =\n", at + 3);
+      flags.push_back(r.output.substr(at + 3, end - at - 3));
+    }
+    std::sort(flags.begin(), flags.end());
+    const auto twice = std::adjacent_find(flags.begin(), flags.end());
+    EXPECT_EQ(twice, flags.end()) << *twice << " is listed twice in\n" << r.output;
   }
 }
 
