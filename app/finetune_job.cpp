@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "app/epoch_watch.hpp"
 #include "app/finetune_data.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/data/data_error.hpp"
@@ -97,12 +98,14 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
           data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
 }
 
-std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer) {
+std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer,
+                                   const RunResult& run) {
   const FineTuneOptions& o = cfg.ft;
   if (o.out_dir.empty()) return "";  // --synthetic without --out: a plan, nothing to keep
   const train::Model& model = trainer.model();
   const models::LoraConfig lora = lora_config(o);
-  const std::vector<float> master = model.read_master();
+  const bool best = cfg.save_best && run.best && !run.best_weights.empty();
+  const std::vector<float> master = best ? run.best_weights : model.read_master();
   const io::DType dtype = cfg.precision == Format::F16    ? io::DType::F16
                           : cfg.precision == Format::BF16 ? io::DType::BF16
                                                           : io::DType::F32;
@@ -114,7 +117,9 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
   }
   models::write_peft_adapter(o.out_dir, model.graph(), lora, source.name,
                              [&](const std::string& adapter) { return *master_values(model, master, adapter); });
-  std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout)\n";
+  std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout" +
+                     (best ? "; --save-best: the adapters of " + app::held_out_text(run.best->metric, run.best->value) + ")\n"
+                           : ")\n");
   if (!o.merge_dir.empty()) {
     models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
     said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";
@@ -143,8 +148,8 @@ Workload finetune_workload(const RunOptions& cfg) {
   w.prepare = [](const RunOptions& o, train::Trainer& t) {
     if (!o.ft.model_dir.empty()) train::load_hf_weights(o.ft.model_dir, t.model());
   };
-  w.finish = [](const RunOptions& o, const train::Trainer& t) {
-    return write_finetune_outputs(o, finetune_source(o.ft), t);
+  w.finish = [](const RunOptions& o, const train::Trainer& t, const RunResult& run) {
+    return write_finetune_outputs(o, finetune_source(o.ft), t, run);
   };
   return w;
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 
+#include "app/run_loop.hpp"
 #include "app/run_options.hpp"
 #include "app/workloads.hpp"
 #include "vkamp/models/llama.hpp"
@@ -35,9 +36,11 @@ struct FineTuneSequences {
 };
 FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaConfig& c);
 
-// Writes what a trained run keeps into cfg.ft.out_dir (and merge_dir);
-// returns the lines saying what was written ("" for a plan without --out).
-std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer);
+// Writes what a trained run keeps into cfg.ft.out_dir (and merge_dir):
+// with --save-best, the weights of the run's best evaluation; returns the
+// lines saying what was written ("" for a plan without --out).
+std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer,
+                                   const RunResult& run);
 
 // The job vkamp-studio --finetune runs: load gives the sequences (train,
 // and val as the held-out set), graph the LoRA model, prepare loads the

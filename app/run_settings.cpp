@@ -66,13 +66,14 @@ std::vector<Row> report_and_stop_rows() {
   Row save_best = config::toggle<RunOptions>(
       "save_best",
       {config::kWeightsGroup, "",
-       "--save writes the weights of the best held-out evaluation by --early-stop-monitor, not the last (needs "
-       "--save and a held-out set)"},
+       "--save (a fine-tune's --out) writes the weights of the best held-out evaluation by --early-stop-monitor, "
+       "not the last (needs --save or --out, and a held-out set)"},
       VKAMP_FIELD(save_best));
   save_best.check = [](const RunOptions& o) {
-    if (o.save_best && o.save_path.empty())
+    if (o.save_best && o.save_path.empty() && o.ft.out_dir.empty())
       throw vkamp::ConfigError(config::names("save_best") +
-                               " chooses which weights --save writes: give --save FILE.safetensors too");
+                               " chooses which weights --save writes: give --save FILE.safetensors too (or, "
+                               "fine-tuning, --out DIR)");
   };
   return {
       config::toggle<RunOptions>("quiet",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/model_source.hpp"
+#include "app/run_loop.hpp"
 #include "app/run_options.hpp"
 #include "app/user_data.hpp"
 #include "vkamp/train/trainer.hpp"
@@ -45,7 +46,7 @@ struct Workload {
   std::function<void(const RunOptions&, train::Trainer&)> prepare;
   // After a run that trained: writes what the job keeps (a fine-tune's
   // adapters) and returns what to say about it. Empty for the others.
-  std::function<std::string(const RunOptions&, const train::Trainer&)> finish;
+  std::function<std::string(const RunOptions&, const train::Trainer&, const RunResult&)> finish;
 };
 
 const std::vector<Workload>& workloads();

@@ -51,7 +51,7 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   std::printf("validation loss %.4f after %u steps (%.4f before)\n", after, s.applied, before);
   samples::print_run_report(cfg, trainer, s);
   samples::write_report(cfg, history);
-  std::fputs(app::write_finetune_outputs(cfg, source, trainer).c_str(), stdout);
+  std::fputs(app::write_finetune_outputs(cfg, source, trainer, s).c_str(), stdout);
   return 0;
 }
 

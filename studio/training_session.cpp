@@ -221,7 +221,7 @@ void TrainingSession::end_run() {
     std::printf("%s: %s of the trained weights\n", job_.name.c_str(), app::held_out_text(h.metric, h.value).c_str());
   }
   app::print_run_report(cfg_, *trainer_, r);
-  if (job_.finish) std::fputs(job_.finish(cfg_, *trainer_).c_str(), stdout);
+  if (job_.finish) std::fputs(job_.finish(cfg_, *trainer_, r).c_str(), stdout);
   const models::GptConfig gpt =
       job_.language_model ? app::gpt_config(cfg_.lm, uint32_t(data_.vocab.size())) : models::GptConfig{};
   if (job_.language_model && cfg_.lm.generate)

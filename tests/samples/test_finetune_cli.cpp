@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -131,6 +132,36 @@ TEST_F(FineTuneCli, PromptCompletionLinesTrainOnTheCompletions) {
   const double before = loss_before(r.output), after = loss_after(r.output);
   ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
   EXPECT_LT(after, before - 0.5) << r.output;
+}
+
+// --save-best: --out and --merge get the adapters of the best evaluation,
+// not the last. Training on " Yes." while the validating part (the file's
+// end) answers " No, never." makes the validation loss rise at the end
+// (on lavapipe: 8.2053 at step 12 of 18, 8.2708 at the end); the merged
+// folder gives back the best evaluation's loss, up to its fp16 rounding.
+TEST_F(FineTuneCli, SaveBestWritesTheAdaptersOfTheBestEvaluation) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  std::string lines;
+  for (int i = 0; i < 60; ++i)
+    lines += "{\"prompt\": \"Question " + std::to_string(i * 37 % 101) +
+             ": may you share the program and change it?\", \"completion\": \"" + (i < 52 ? " Yes." : " No, never.") +
+             "\"}\n";
+  const std::string data = write("yn.jsonl", lines);
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                  " --seq-len 32 --epochs 2 --eval-every 3 --lr 1e-2 --save-best --out " +
+                                                  path("ad") + " --merge " + path("merged"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  double best = INFINITY;
+  for (size_t at = r.output.find("  val loss "); at != std::string::npos; at = r.output.find("  val loss ", at + 1))
+    best = std::min(best, std::strtod(r.output.c_str() + at + 11, nullptr));
+  const double last = loss_after(r.output);
+  ASSERT_GT(last - best, 0.02) << "the last evaluation is no longer worse than the best:\n" << r.output;
+  char said[64];
+  std::snprintf(said, sizeof said, "--save-best: the adapters of val loss %.4f", best);
+  EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+  const Result back = run_tool("vkamp-finetune", "--model " + path("merged") + " --data " + data + " --seq-len 32 --max-steps 0");
+  ASSERT_EQ(back.status, 0) << back.output;
+  EXPECT_NEAR(loss_before(back.output), best, 0.01) << r.output << back.output;
 }
 
 // --merge's folder and a --lora-rank 0 run's folder are model folders that
