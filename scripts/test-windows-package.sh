@@ -38,7 +38,7 @@ step "package"
 zip="$("$VKAMP_ROOT/scripts/package-windows.sh" "$win_build" "$work" | tee /dev/stderr | tail -1)"
 step "a fresh Wine prefix"
 wineboot -i >/dev/null 2>&1 || true
-wineserver -p </dev/null >/dev/null 2>&1  # one server for every step below
+wineserver -p </dev/null >/dev/null 2>&1 || true  # one server for every step below (2: wineboot left one running)
 dir="$WINEPREFIX/drive_c/Zoë Test/vkamp paquet"
 mkdir -p "$dir"
 unzip -q "$zip" -d "$dir"
