@@ -26,8 +26,13 @@ std::string pick_file(const std::string& dir, const std::string& base) {
   std::error_code ec;
   if (std::filesystem::exists(platform::path_from_utf8(gz), ec)) return gz;
   if (std::filesystem::exists(platform::path_from_utf8(plain), ec)) return plain;
+  // Says what to fetch and where it goes, on any OS: the Windows package
+  // may have been made without the data (scripts/package-windows.sh).
   throw DataError("cannot find " + gz + " or " + plain +
-                  " (Fashion-MNIST; on Debian: apt install dataset-fashion-mnist)");
+                  " (Fashion-MNIST: put its four IDX files, from "
+                  "https://github.com/zalandoresearch/fashion-mnist, in " +
+                  (dir.empty() ? std::string(".") : dir) +
+                  ", or name their folder with --data; on Debian: apt install dataset-fashion-mnist)");
 }
 }  // namespace
 

@@ -1,11 +1,11 @@
 #include "offscreen_target.hpp"
 
-#include <cerrno>
 #include <cstring>
 
 #include <stb/stb_image_write.h>
 
 #include "vkamp/error.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace vkamp::ui {
 
@@ -154,8 +154,24 @@ std::vector<uint8_t> OffscreenTarget::render(const std::function<void(VkCommandB
 }
 
 void write_png(const std::string& path, uint32_t width, uint32_t height, const std::vector<uint8_t>& rgba) {
-  if (!stbi_write_png(path.c_str(), int(width), int(height), 4, rgba.data(), int(width * 4)))
-    throw Error("cannot write the picture " + path + ": " + std::strerror(errno));
+  // Encoded in memory, then written through the platform layer: stb's own
+  // fopen would read a UTF-8 name in Windows' ANSI code page ("capture
+  // d'écran.png" came out as "capture d'Ã©cran.png"), and an old picture is
+  // replaced whole or not at all.
+  std::vector<uint8_t> png;
+  auto append = [](void* out, void* data, int n) {
+    auto* bytes = static_cast<uint8_t*>(data);
+    static_cast<std::vector<uint8_t>*>(out)->insert(static_cast<std::vector<uint8_t>*>(out)->end(), bytes, bytes + n);
+  };
+  if (!stbi_write_png_to_func(append, &png, int(width), int(height), 4, rgba.data(), int(width * 4)))
+    throw Error("cannot encode the picture " + path);
+  try {
+    platform::ReplacingFile file(path);
+    file.write(png.data(), png.size());
+    file.commit();
+  } catch (const platform::FileError& e) {
+    throw Error("cannot write the picture " + path + ": " + e.what());
+  }
 }
 
 }  // namespace vkamp::ui

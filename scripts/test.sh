@@ -10,12 +10,19 @@
 # under Wine on the same driver):
 #   scripts/test.sh --windows        the above, then the Windows leg (a subset)
 #   scripts/test.sh --windows-full   the whole Windows suite alone
+#   scripts/test.sh --windows-package  the zip (scripts/package-windows.sh)
+#                                    from the existing cross build, unpacked
+#                                    and run in a fresh Wine prefix
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 windows=""
 case "${1:-}" in
-  --windows | --windows-full) windows="$1"; shift ;;
+  --windows | --windows-full | --windows-package) windows="$1"; shift ;;
 esac
+if [ "$windows" = --windows-package ]; then
+  echo "== Windows package: the zip, unpacked into a fresh Wine prefix, run as a user would =="
+  exec "$VKAMP_ROOT/scripts/test-windows-package.sh" "$@"
+fi
 if [ "$windows" = --windows-full ]; then
   echo "== Windows suite: the MinGW-w64 cross build, every test under Wine =="
   exec "$VKAMP_ROOT/scripts/test-windows.sh" "$@"

@@ -88,6 +88,9 @@ const std::vector<EnvKnob>& env_knobs() {
     // ---- test-only (tests/support) and the scripts': never read by a vkamp binary
     {"VKAMP_ALLOW_NO_DEVICE", {"0", "1"}, "", "0", "tests",
      "1: without a usable device the GPU tests skip instead of failing"},
+    {"VKAMP_TEST_VALIDATION", {"0", "1"}, "", "1", "tests",
+     "0: the GPU tests run without the Khronos validation layer (a machine that has none: the Windows "
+     "package's run-tests.cmd sets it when the layer is missing)"},
     {"VKAMP_TEST_SEED", {}, "an integer", "a fresh seed per test", "tests", "replay a randomized test's inputs"},
     {"VKAMP_GOLDEN_DIR", {}, "a directory", "the compiled-in tests/golden/fixtures", "tests",
      "where the golden tests find their fixtures (the test bundle moves them)"},
