@@ -37,8 +37,7 @@ std::vector<int32_t> encode(const text::Tokenizer& tok, const std::string& text,
 // found as TRL's SFTTrainer finds it: prompt + completion is encoded whole
 // (a token may span the seam), and its first tokens, as many as the prompt
 // alone encodes to (less an EOS the tokenizer appends), are the prompt's.
-// Returns the tokens that are targets.
-size_t append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok, const Document& doc,
+void append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok, const Document& doc,
                        const std::string& where) {
   const std::vector<int32_t> ids = encode(tok, doc.prompt + doc.text, where);
   size_t prompt = 0;
@@ -50,7 +49,6 @@ size_t append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok
   }
   for (size_t i = 0; i < ids.size(); ++i) tokens.push_back(uint32_t(ids[i]) | (i < prompt ? data::kNotTarget : 0));
   if (tok.eos_id()) tokens.push_back(uint32_t(*tok.eos_id()));
-  return ids.size() + (tok.eos_id() ? 1 : 0) - prompt;
 }
 
 std::string string_field(const nlohmann::json& j, const char* key, const std::string& where) {
