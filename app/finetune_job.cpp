@@ -101,7 +101,8 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
 std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer,
                                    const RunResult& run) {
   const FineTuneOptions& o = cfg.ft;
-  if (o.out_dir.empty()) return "";  // --synthetic without --out: a plan, nothing to keep
+  // --synthetic without --out is a plan, --max-steps 0 an evaluation: nothing to keep.
+  if (o.out_dir.empty() || o.evaluate_only) return "";
   const train::Model& model = trainer.model();
   const models::LoraConfig lora = lora_config(o);
   const bool best = cfg.save_best && run.best && !run.best_weights.empty();
