@@ -3,12 +3,12 @@
 # ctest with the Khronos validation layer on (the test main forces it; any
 # validation message fails the test). Extra arguments go to ctest, e.g.
 # `scripts/test.sh -L shaders`. VKAMP_DEVICE picks the device. Without
-# arguments (CI), it then checks the test bundle: scripts/test_bundle.sh packs
-# the build and runs a subset of it from a clean directory.
+# arguments (CI), it then checks the test bundle (scripts/test_bundle.sh
+# packs the build and runs a subset of it from a clean directory) and runs
+# the Windows leg (scripts/test-windows.sh --leg: the MinGW-w64 cross build,
+# a subset of its tests under Wine on the same driver).
 #
-# Windows (scripts/test-windows.sh: the MinGW-w64 cross build, its tests
-# under Wine on the same driver):
-#   scripts/test.sh --windows        the above, then the Windows leg (a subset)
+#   scripts/test.sh --linux          the Linux suite and the bundle, no Windows leg
 #   scripts/test.sh --windows-full   the whole Windows suite alone
 #   scripts/test.sh --windows-package  the zip (scripts/package-windows.sh)
 #                                    from the existing cross build, unpacked
@@ -17,7 +17,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 windows=""
 case "${1:-}" in
-  --windows | --windows-full | --windows-package) windows="$1"; shift ;;
+  --linux | --windows-full | --windows-package) windows="$1"; shift ;;
 esac
 if [ "$windows" = --windows-package ]; then
   echo "== Windows package: the zip, unpacked into a fresh Wine prefix, run as a user would =="
@@ -39,7 +39,7 @@ else
   ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"
 fi
 [ $# -gt 0 ] || "$VKAMP_ROOT/scripts/test_bundle.sh"
-if [ "$windows" = --windows ]; then
+if [ $# -eq 0 ] && [ "$windows" != --linux ]; then
   echo "== Windows leg: the MinGW-w64 cross build, a subset of its tests under Wine =="
   "$VKAMP_ROOT/scripts/test-windows.sh" --leg
 fi
