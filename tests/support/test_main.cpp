@@ -29,17 +29,14 @@ std::string g_no_device;  // why there is no context
 std::string g_skip_all;   // why every GPU test skips
 const PathVariant* g_variant = nullptr;  // --vkamp_variant's
 
-bool no_device_allowed() {
-  const char* v = std::getenv("VKAMP_ALLOW_NO_DEVICE");
-  return v && std::string(v) == "1";
-}
+// Whether the environment sets `name` to `value` (read through the platform layer).
+bool env_is(const char* name, const char* value) { return vkamp::platform::get_env(name) == value; }
+
+bool no_device_allowed() { return env_is("VKAMP_ALLOW_NO_DEVICE", "1"); }
 
 // The layer is on unless VKAMP_TEST_VALIDATION=0 says the machine has none
 // (a Windows user without the Vulkan SDK: the package's run-tests.cmd).
-bool validate() {
-  const char* v = std::getenv("VKAMP_TEST_VALIDATION");
-  return !(v && std::string(v) == "0");
-}
+bool validate() { return !env_is("VKAMP_TEST_VALIDATION", "0"); }
 
 // Without a usable device every GPU test fails with this one message (a
 // broken driver must not read as a passing suite), unless the user opts
@@ -176,7 +173,7 @@ int main(int argc, char** argv) {
   // GEMM 67.8 -> 61.8; the row kernels' group path 18.4 -> 22.0, which keeps
   // the passes (tests/shaders/path_variants.cpp, row_group_path). It is the
   // same IEEE arithmetic either way.
-  if (!std::getenv("GALLIVM_PERF")) vkamp::platform::set_env("GALLIVM_PERF", "nopt");
+  if (!vkamp::platform::get_env("GALLIVM_PERF")) vkamp::platform::set_env("GALLIVM_PERF", "nopt");
   if (vkamp::test::g_variant) GTEST_FLAG_SET(filter, vkamp::test::g_variant->filter);
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new vkamp::test::ContextEnvironment);
