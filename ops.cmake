@@ -9,7 +9,7 @@ vkamp_add_op(gemm SHADERS gemm:subgroup:texel gemm_reduce)
 # bf16), its multiply-accumulate emulated in the plain build.
 vkamp_add_op(gemm_mma SHADERS gemm_mma:coopmat FORMATS fp16)
 vkamp_add_op(bias SHADERS bias_add bias_grad)
-vkamp_add_op(losses SHADERS softmax_xent softmax_xent_grad xent_mean:once mse_grad)
+vkamp_add_op(losses SHADERS softmax_xent softmax_xent_grad xent_mean:once mse_grad accuracy)
 vkamp_add_op(conv SHADERS im2col col2im conv_direct)
 vkamp_add_op(linear)
 # A linear layer with a LoRA adapter (fine-tuning a frozen base).

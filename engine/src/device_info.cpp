@@ -151,6 +151,8 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
   d.texel_offset_alignment = props.limits.minTexelBufferOffsetAlignment;
   d.max_texel_elements = props.limits.maxTexelBufferElements;
+  d.max_storage_range = props.limits.maxStorageBufferRange;
+  d.storage_offset_alignment = props.limits.minStorageBufferOffsetAlignment;
   d.timestamp_period_ns = props.limits.timestampPeriod;
 
   d.cooperative_matrix = has_device_extension(pd, "VK_KHR_cooperative_matrix");

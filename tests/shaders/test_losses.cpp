@@ -14,6 +14,7 @@
 #include "support/gpu_test.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
+#include "xent_reference.hpp"
 #include "vkamp/data/host_data.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
@@ -72,39 +73,6 @@ std::pair<std::vector<float>, std::vector<float>> central_points(const std::vect
   return {plus, minus};
 }
 
-template <class T>
-struct XentOf {
-  std::vector<T> row_loss;
-  T loss;
-  std::vector<T> dlogits;
-};
-using Xent = XentOf<double>;
-
-// Per-row loss logsumexp(z) - z[label], its mean over the target rows, and
-// (softmax(z) - onehot(label)) * scale / targets. A row whose label is
-// marked data::kNotTarget is 0 throughout, whatever its logits. A row with a
-// NaN or +inf logit or a label out of range is NaN throughout: such values
-// must never pass as a loss.
-Xent xent_reference(const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,
-                    double scale) {
-  size_t rows = labels.size();
-  Xent x{std::vector<double>(rows), 0, std::vector<double>(logits.size())};
-  const double targets = std::max<double>(
-      1, double(std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); })));
-  for (size_t r = 0; r < rows; ++r) {
-    if (labels[r] & data::kNotTarget) continue;
-    std::span<const float> z(logits.data() + r * classes, classes);
-    bool bad = labels[r] >= classes || std::any_of(z.begin(), z.end(), [](float v) { return !(v < kInf); });
-    double mx = *std::max_element(z.begin(), z.end()), s = 0;
-    for (float v : z) s += std::exp(v - mx);
-    x.row_loss[r] = bad ? kNan : mx + std::log(s) - z[labels[r]];
-    for (uint32_t c = 0; c < classes; ++c)
-      x.dlogits[r * classes + c] = bad ? kNan : (std::exp(z[c] - mx) / s - (c == labels[r])) * scale / targets;
-    x.loss += x.row_loss[r] / targets;
-  }
-  return x;
-}
-
 double max_abs(const std::vector<float>& v) {
   double m = 0;
   for (float x : v) m = std::isfinite(x) ? std::max(m, double(std::abs(x))) : m;
@@ -122,26 +90,9 @@ class Losses : public GpuTestP<FormatSize> {
     return labels;
   }
 
-  // Forward and backward on the GPU in `f`, every output poisoned first.
   XentOf<float> xent(Format f, const std::vector<float>& logits, const std::vector<uint32_t>& labels,
                      uint32_t classes, float scale) {
-    Buffer z = upload(ctx(), f, logits), s = upload(ctx(), Format::F32, std::vector<float>{scale});
-    Buffer lab(ctx(), labels.size() * 4);
-    lab.write(labels);
-    Buffer row_loss = poisoned(ctx(), Format::F32, rows() + 1), loss = poisoned(ctx(), Format::F32, 1);
-    Buffer dz = poisoned(ctx(), f, logits.size());
-    Sequence seq(ctx());
-    seq.begin();
-    ops::softmax_xent_forward(seq, f, z, lab, row_loss, loss, rows(), classes);
-    ops::softmax_xent_backward(seq, f, z, lab, s, row_loss, dz, rows(), classes);
-    seq.end();
-    seq.run();
-    std::vector<float> per_row = download(row_loss, Format::F32, rows() + 1);
-    // After the rows: the count of targets (at least 1) the mean divides by, exact.
-    const auto targets = std::count_if(labels.begin(), labels.end(), [](uint32_t l) { return !(l & data::kNotTarget); });
-    EXPECT_EQ(per_row.back(), float(std::max<ptrdiff_t>(targets, 1)));
-    per_row.pop_back();
-    return {per_row, download(loss, Format::F32, 1)[0], download(dz, f, logits.size())};
+    return run_xent(ctx(), f, logits, labels, classes, scale);
   }
 
   void expect_xent(const std::vector<float>& logits, const std::vector<uint32_t>& labels, uint32_t classes,

@@ -2,7 +2,7 @@
 // or streamed, bit for bit the same as the windows written out), labels at
 // every position, and Evaluator::mean_loss against a double reference on
 // the model's own logits, also with tokens that are no targets (a prompt's:
-// read, not predicted). The model is a tiny one without attention (an
+// read, not predicted), at 11 classes and at Qwen2's 151,936. The model is a tiny one without attention (an
 // embedding, a LayerNorm and an lm_head), so only the data path is tested
 // here; the GPT itself has its golden test.
 #include <algorithm>
@@ -18,14 +18,14 @@ namespace {
 
 constexpr uint32_t kVocab = 11, kBlock = 7, kChannels = 8;
 
-graph::Graph bigram_model() {
+graph::Graph bigram_model(uint32_t vocab = kVocab) {
   graph::Graph g;
   g.input("idx", graph::Shape::tokens(kBlock));
-  g.param("wte", {kVocab, kChannels}, graph::Init::Normal, 0.5);
+  g.param("wte", {vocab, kChannels}, graph::Init::Normal, 0.5);
   g.param("wpe", {kBlock, kChannels}, graph::Init::Normal, 0.5);
   g.param("ln.weight", {kChannels}, graph::Init::One);
   g.param("ln.bias", {kChannels}, graph::Init::Zero);
-  g.param("head.weight", {kVocab, kChannels}, graph::Init::Normal, 0.5);
+  g.param("head.weight", {vocab, kChannels}, graph::Init::Normal, 0.5);
   g.embedding("embed", "idx", "wte", "wpe");
   g.layer_norm("ln", "embed", "ln.weight", "ln.bias");
   g.set_output(g.linear("head", "ln", "head.weight"));
@@ -167,16 +167,17 @@ std::vector<uint32_t> with_prompts(std::vector<uint32_t> s, double share, uint64
 
 // The mean cross-entropy over the target positions of `rows`, in double
 // from the logits, and the accuracy over them.
-std::pair<double, double> target_reference(const data::HostData& rows, const std::vector<float>& logits) {
+std::pair<double, double> target_reference(const data::HostData& rows, const std::vector<float>& logits,
+                                           uint32_t vocab = kVocab) {
   double sum = 0, correct = 0, targets = 0;
   for (size_t r = 0; r < rows.labels.size(); ++r) {
     if (rows.labels[r] & data::kNotTarget) continue;
-    const float* z = logits.data() + r * kVocab;
+    const float* z = logits.data() + r * vocab;
     double top = z[0], s = 0;
-    for (uint32_t v = 0; v < kVocab; ++v) top = std::max(top, double(z[v]));
-    for (uint32_t v = 0; v < kVocab; ++v) s += std::exp(z[v] - top);
+    for (uint32_t v = 0; v < vocab; ++v) top = std::max(top, double(z[v]));
+    for (uint32_t v = 0; v < vocab; ++v) s += std::exp(z[v] - top);
     sum += top + std::log(s) - z[rows.labels[r]];
-    correct += uint32_t(std::max_element(z, z + kVocab) - z) == rows.labels[r];
+    correct += uint32_t(std::max_element(z, z + vocab) - z) == rows.labels[r];
     ++targets;
   }
   return {sum / targets, correct / targets};
@@ -226,6 +227,38 @@ TEST_F(LanguageModelData, TokensThatAreNoTargetsAreReadButNotLearned) {
   EXPECT_EQ(resident.weights, streamed.weights);
   EXPECT_EQ(resident.weights, written.weights);
   EXPECT_LT(resident.losses.back(), 1.8f);
+}
+
+// At Qwen2's vocabulary (151,936), with ids over all of it (most above
+// 65,535) and a third of the labels no targets: the evaluator's loss and
+// accuracy, and the first training step's loss with the whole set in one
+// batch (its logits, 280 rows, more than lavapipe's 128 MiB binding in
+// fp32), against double computations on the logits read back. A row's
+// log-sum-exp adds each 128th of its 151,936 terms in series on one
+// invocation, then a tree: 1,194 + 40 (exp's ulps at logits within +-10) + a few u32 of the
+// loss; the mean adds the rows (a few hundred u32 in all).
+TEST_F(LanguageModelData, LossAndAccuracyAtARealVocabularyMatchTheLogits) {
+  constexpr uint32_t kQwen2 = 151936;
+  std::mt19937_64 gen(11);
+  std::vector<uint32_t> stream(40 * kBlock + 1);
+  for (uint32_t& t : stream) t = uint32_t(gen() % kQwen2) | (gen() % 3 == 0 ? data::kNotTarget : 0);
+  const data::HostData set = data::HostData::windows(stream, kBlock, kBlock);
+  const data::HostData rows = set.rows(0, set.count);
+  config::TrainConfig c = lm_config(config::DataResidency::Auto);
+  c.precision = Format::F32;
+  c.batch = set.count;
+  c.epochs = 1;
+  train::Trainer t(ctx(), c, bigram_model(kQwen2), train::LossKind::SoftmaxXent, set);
+  const auto [loss, accuracy] = target_reference(rows, t.predict(rows.x, rows.count), kQwen2);
+  const double bound = (std::ceil(kQwen2 / 128.0) + 7 + 40 + 16) * 0x1p-24 * (1 + loss) + rows.labels.size() * 0x1p-24 * loss;
+  EXPECT_GT(loss, 10.0) << "near ln 151936 = 11.9 for weights this small";
+  EXPECT_NEAR(t.mean_loss(set), loss, bound);
+  EXPECT_NEAR(t.evaluate(set), accuracy, 1e-12);
+  std::vector<float> losses;
+  t.on_step = [&](const train::StepMetrics& m) { losses.push_back(m.loss); };
+  t.run();
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_NEAR(losses[0], loss, bound);
 }
 
 TEST_F(LanguageModelData, LabelsOutsideTheVocabularyAreRejected) {

@@ -52,6 +52,11 @@ struct DeviceInfo {
   // alignment of a view's start, and the most elements one view may hold.
   uint64_t texel_offset_alignment = 256;
   uint32_t max_texel_elements = 0;
+  // Storage buffers: the most bytes one descriptor may bind (128 MiB on
+  // lavapipe and Adreno, the least the spec allows) and the alignment of a
+  // bound view's start.
+  uint64_t max_storage_range = 128u << 20;
+  uint64_t storage_offset_alignment = 256;
   std::string unsupported_reason;   // set when path() is Unsupported
 
   // VK_KHR_shader_float_controls (core in Vulkan 1.2), per float width

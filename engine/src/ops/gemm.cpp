@@ -167,6 +167,7 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
   if (epilogue.bias) detail::require("gemm", "bias", *epilogue.bias, g.n, eb);
   if (epilogue.z) detail::require("gemm", "z", *epilogue.z, uint64_t(g.m) * g.n, eb);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
+  if (detail::gemm_in_binding_chunks(seq, fmt, g, kernel, a, b, c, epilogue, lanes)) return;
   // kc (split-k) and the texel views' lead are the path's to fill in.
   shader::GemmPush push{g.m, g.n, g.k, g.alpha, g.accumulate, 0,
                         uint32_t(pa.stride), uint32_t(pb.stride), uint32_t(pc.stride), 0,

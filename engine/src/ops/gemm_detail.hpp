@@ -27,6 +27,12 @@ void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader:
                    shader::GemmPush push, uint32_t tiles_n, uint32_t tiles_m, uint32_t splits, BufferView a,
                    BufferView b, BufferView c, const GemmEpilogue& epilogue, const char* label);
 
+// Runs a product whose operands exceed one storage binding as several on
+// views that fit (gemm_binding_chunks.cpp) and returns true; false, doing
+// nothing, when every operand fits.
+bool gemm_in_binding_chunks(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kernel, BufferView a,
+                            BufferView b, BufferView c, const GemmEpilogue& epilogue, uint32_t lanes);
+
 // gemm() on the tensor-core GEMM (gemm_mma.comp) in `shape`, with push
 // filled in but for kc; `lanes`: the emulation's warp width (0: 32).
 void gemm_mma(Sequence& seq, Format fmt, const Gemm& g, const GemmMmaShape& shape, uint32_t lanes,

@@ -1,9 +1,11 @@
 #include "vkamp/ops/losses.hpp"
 
+#include "vkamp/gpu_abi/accuracy.h"
 #include "vkamp/gpu_abi/mse_grad.h"
 #include "vkamp/gpu_abi/softmax_xent.h"
 #include "vkamp/gpu_abi/xent_mean.h"
 #include "op_util.hpp"
+#include "row_plan.hpp"
 #include "vkamp/ops/reduce.hpp"
 
 namespace vkamp::ops {
@@ -11,13 +13,18 @@ namespace vkamp::ops {
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                           BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
                           uint32_t out_index) {
-  detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, format_bytes(fmt));
+  const size_t eb = format_bytes(fmt);
+  detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, eb);
   detail::require("softmax_xent_forward", "labels", labels, rows, 4);
   detail::require("softmax_xent_forward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
   detail::require("softmax_xent_forward", "loss", loss, uint64_t(out_index) + 1, 4);
-  const shader::SoftmaxXentPush push{rows, classes};
-  auto k = detail::kernel<shader::SoftmaxXentShader>(seq, fmt);
-  seq.dispatch(k, {logits, labels, row_loss}, push, {div_up(rows, 64)}, "softmax_xent");
+  const uint64_t row_bytes = uint64_t(classes) * eb;
+  detail::for_each_binding_chunk(seq.context(), "softmax_xent_forward", row_bytes, rows, [&](uint32_t first, uint32_t n) {
+    const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 2);
+    auto k = detail::kernel<shader::SoftmaxXentShader>(seq, fmt, {plan.thread});
+    seq.dispatch(k, {detail::row_view(logits, row_bytes, first, n), labels, row_loss},
+                 shader::SoftmaxXentPush{n, classes, first, rows}, plan.groups, "softmax_xent");
+  });
   auto mean = seq.context().kernel<shader::XentMeanShader>();
   seq.dispatch(mean, {row_loss, labels, loss}, shader::XentMeanPush{rows, out_index}, {1}, "xent_mean");
 }
@@ -25,15 +32,36 @@ void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferVi
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                            BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
                            uint32_t classes) {
-  size_t eb = format_bytes(fmt);
+  const size_t eb = format_bytes(fmt);
   detail::require("softmax_xent_backward", "logits", logits, uint64_t(rows) * classes, eb);
   detail::require("softmax_xent_backward", "labels", labels, rows, 4);
   detail::require("softmax_xent_backward", "scale", scale, 1, 4);
   detail::require("softmax_xent_backward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
   detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(rows) * classes, eb);
-  const shader::SoftmaxXentPush push{rows, classes};
-  auto k = detail::kernel<shader::SoftmaxXentGradShader>(seq, fmt);
-  seq.dispatch(k, {logits, labels, scale, row_loss, dlogits}, push, {div_up(rows, 64)}, "softmax_xent_grad");
+  const uint64_t row_bytes = uint64_t(classes) * eb;
+  detail::for_each_binding_chunk(seq.context(), "softmax_xent_backward", row_bytes, rows, [&](uint32_t first, uint32_t n) {
+    const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 3);
+    auto k = detail::kernel<shader::SoftmaxXentGradShader>(seq, fmt, {plan.thread});
+    seq.dispatch(k,
+                 {detail::row_view(logits, row_bytes, first, n), labels, scale, row_loss,
+                  detail::row_view(dlogits, row_bytes, first, n)},
+                 shader::SoftmaxXentPush{n, classes, first, rows}, plan.groups, "softmax_xent_grad");
+  });
+}
+
+void count_correct(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView correct,
+                   uint32_t rows, uint32_t classes) {
+  const size_t eb = format_bytes(fmt);
+  detail::require("count_correct", "logits", logits, uint64_t(rows) * classes, eb);
+  detail::require("count_correct", "labels", labels, rows, 4);
+  detail::require("count_correct", "correct", correct, 1, 4);
+  const uint64_t row_bytes = uint64_t(classes) * eb;
+  detail::for_each_binding_chunk(seq.context(), "count_correct", row_bytes, rows, [&](uint32_t first, uint32_t n) {
+    const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 2);
+    auto k = detail::kernel<shader::AccuracyShader>(seq, fmt, {plan.thread});
+    seq.dispatch(k, {detail::row_view(logits, row_bytes, first, n), labels, correct},
+                 shader::AccuracyPush{n, classes, first}, plan.groups, "accuracy");
+  });
 }
 
 void mse_forward(Sequence& seq, Format fmt, BufferView y, BufferView t, const Buffer& scratch,

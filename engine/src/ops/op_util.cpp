@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
+#include <string>
 
 #include "vkamp/gpu_abi/gemm_reduce.h"
 #include "vkamp/error.hpp"
@@ -37,6 +39,18 @@ uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols,
   // when the next batch reads the neighbouring columns. Narrow sums keep
   // one long chunk: more chunks only add a pass (bench/NOTES.md).
   return std::clamp((2u << 20) / (4 * std::max(cols, 1u)), min_rows, max_rows);
+}
+
+uint32_t rows_per_binding(const Context& ctx, const char* op, uint64_t row_bytes) {
+  const uint64_t range = ctx.info().max_storage_range, align = std::max<uint64_t>(ctx.info().storage_offset_alignment, 1);
+  // A chunk's start, first x row_bytes, is a multiple of the alignment when
+  // first is a multiple of align / gcd(row_bytes, align).
+  const uint64_t granule = align / std::gcd(row_bytes, align);
+  const uint64_t rows = range / row_bytes / granule * granule;
+  if (rows == 0)
+    throw Error(std::string(op) + ": one row of " + std::to_string(row_bytes) + " bytes (in chunks aligned for a binding) is more than the " +
+                std::to_string(range) + " bytes a storage binding holds on this device");
+  return uint32_t(std::min<uint64_t>(rows, UINT32_MAX / 2));
 }
 
 void require(const char* op, const char* operand, const BufferView& v, uint64_t elements,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "vkamp/gpu_abi/accuracy.h"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/losses.hpp"
 #include "vkamp/ops/reduce.hpp"
@@ -119,15 +118,11 @@ Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool wa
   Buffer y = upload_labels(data);
   const uint32_t batches = div_up(data.count, max_rows_);
   Buffer correct(ctx_, 4), means(ctx_, size_t(std::max(batches, 1u)) * 4);
-  auto k = ctx_.kernel<shader::AccuracyShader>(model_.format());
   run_batches(
       x, data.count, [&](Sequence& seq) { seq.fill(correct, 0); },
       [&](Sequence& seq, uint32_t b, uint32_t rows) {
         seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
-        if (want_correct) {
-          const shader::AccuracyPush push{rows * P, C};
-          seq.dispatch(k, {model_.output(), batch_y_, correct}, push, {div_up(rows * P, 64)}, "accuracy");
-        }
+        if (want_correct) ops::count_correct(seq, model_.format(), model_.output(), batch_y_, correct, rows * P, C);
         if (want_loss)
           ops::softmax_xent_forward(seq, model_.format(), model_.output(), batch_y_, row_loss_, means, rows * P,
                                     model_.classes(), b);

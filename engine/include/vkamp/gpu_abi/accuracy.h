@@ -1,5 +1,6 @@
 // accuracy.comp (train::Evaluator): counts the rows whose largest logit is
-// the label.
+// the label, over a chunk of `rows` rows of logits (one binding's worth),
+// rows [first, first + rows) of the labels.
 #ifndef VKAMP_INTERFACE_ACCURACY_H
 #define VKAMP_INTERFACE_ACCURACY_H
 #include "macros.h"
@@ -7,7 +8,8 @@
 VKAMP_PUSH(AccuracyPush)
   uint rows;
   uint classes;
-VKAMP_PUSH_END(AccuracyPush, p, 8)
+  uint first;
+VKAMP_PUSH_END(AccuracyPush, p, 12)
 
 VKAMP_SHADER(AccuracyShader, accuracy, 3, AccuracyPush)  // logits, labels, correct
 

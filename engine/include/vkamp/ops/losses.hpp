@@ -19,7 +19,11 @@ inline size_t softmax_xent_scratch_bytes(uint32_t rows) { return (size_t(rows) +
 // loss[out_index] (fp32) = mean over the target rows r of
 // logsumexp(logits[r,:]) - logits[r, labels[r]]. labels: uint32; a label
 // with VKAMP_NOT_TARGET (gpu_abi/not_target.h) is no target, any other
-// label >= classes gives NaN. row_loss: softmax_xent_scratch_bytes(rows).
+// label >= classes gives NaN, as does a NaN or +inf logit.
+// row_loss: softmax_xent_scratch_bytes(rows). Any vocabulary: a row is a
+// workgroup's where it is long, and logits larger than one storage binding
+// are read in chunks of rows (views of the one buffer, no copy); so are
+// the backward's logits and dlogits.
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                           BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
                           uint32_t out_index = 0);
@@ -29,6 +33,12 @@ void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferVi
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                            BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
                            uint32_t classes);
+
+// correct[0] (uint32) += the rows whose largest logit (the lowest class on
+// a tie) is their label; a row with a NaN never counts. The evaluator's
+// accuracy.
+void count_correct(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView correct,
+                   uint32_t rows, uint32_t classes);
 
 // loss[out_index] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
 // scratch holds reduce_scratch_bytes(n).
