@@ -2,7 +2,8 @@
 """The validation loss at real vocabulary sizes, vkamp against PyTorch.
 
 For each vocabulary V, a random Qwen2-style checkpoint (hidden 96, 2
-layers, tied embeddings, weights N(0, 0.02) in float32) is written with a
+layers by default; --hidden 896 --head-dim 64 --layers 4 is Qwen2.5-0.5B's
+width; tied embeddings, intermediate twice the hidden size, heads of 24, weights N(0, 0.02) in float32) is written with a
 real byte-level BPE tokenizer from tests/text/fixtures (GPT-2's below
 128,256 entries; Llama 3's, whose ids reach 122,420, from there). Then
     vkamp-finetune --model M --data TEXT --max-steps 0 --seq-len 128 --precision fp32
@@ -53,12 +54,14 @@ def eos_id(tok_dir):
     return ids[cfg["eos_token"]]
 
 
-def write_model(d, vocab, gen):
-    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": vocab, "hidden_size": 96,
-           "intermediate_size": 192, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+def write_model(d, vocab, gen, hidden=96, layers=2, head_dim=24):
+    heads = hidden // head_dim
+    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": vocab, "hidden_size": hidden,
+           "intermediate_size": 2 * hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
+           "num_key_value_heads": 2,
            "hidden_act": "silu", "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "rope_theta": 1e6,
            "tie_word_embeddings": True, "torch_dtype": "float32"}
-    ref_cfg = dict(cfg, head_dim=24, bias=True, rope_scaling=None)
+    ref_cfg = dict(cfg, head_dim=head_dim, bias=True, rope_scaling=None)
     params = {}
     for name, shape in parameter_shapes(ref_cfg):
         if name == "lm_head.weight":
@@ -89,10 +92,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--vocab", default="50257,60000,80000,100000,128256,151936,262144")
+    ap.add_argument("--hidden", type=int, default=96, help="hidden size, a multiple of --head-dim")
+    ap.add_argument("--head-dim", type=int, default=24, help="per head; 2 key/value heads")
+    ap.add_argument("--layers", type=int, default=2)
     a = ap.parse_args()
     fortunes = open("/usr/share/games/fortunes/fortunes", encoding="utf-8", errors="replace").read()
     text = " ".join(fortunes.split())[:12000]  # one line: the document vkamp-tokenize sees whole
     gen = torch.Generator().manual_seed(51)
+    print(f"hidden {a.hidden}, {a.layers} layers")
     print("| vocabulary V | PyTorch (float64) | vkamp (fp32) | difference | validation messages |")
     print("|---|---|---|---|---|")
     failed = False
@@ -102,7 +109,7 @@ def main():
         for vocab in [int(v) for v in a.vocab.split(",")]:
             d = os.path.join(tmp, f"v{vocab}")
             os.makedirs(d)
-            cfg, params = write_model(d, vocab, gen)
+            cfg, params = write_model(d, vocab, gen, a.hidden, a.layers, a.head_dim)
             tok = subprocess.run([os.path.join(a.build, "samples", "vkamp-tokenize"), "--model", d], input=text,
                                  capture_output=True, text=True, check=True)
             ids = [int(t) for t in tok.stdout.split()] + [eos_id(d)]

@@ -5,7 +5,9 @@
 // or the token embedding alone (POSITIONS = 0: wpe is not read).
 // An id >= vocab reads nothing and gives a NaN row, as a label out of range
 // does in softmax_xent: the bad data shows up in the loss instead of being
-// silently clamped to some real token.
+// silently clamped to some real token. wte holds the table's rows
+// [first_id, first_id + view_rows): the ids elsewhere are another
+// dispatch's.
 #include "types.glsl"
 #include "fastdiv.glsl"
 #include "elementwise.glsl"
@@ -24,7 +26,9 @@ void main() {
     uint c = i - r * p.cols;
     uint t = r - fast_div(r, p.by_seq_len) * p.seq_len;
     uint id = ids[r];
-    float v = id < p.vocab ? sfp2f(wte[id * p.cols + c]) : uintBitsToFloat(0x7FC00000u);
+    bool ends_table = p.first_id + p.view_rows == p.vocab;
+    if (id < p.first_id || (id - p.first_id >= p.view_rows && !(ends_table && id >= p.vocab))) continue;
+    float v = id < p.vocab ? sfp2f(wte[(id - p.first_id) * p.cols + c]) : uintBitsToFloat(0x7FC00000u);
     if (POSITIONS != 0u) v += sfp2f(wpe[t * p.cols + c]);
     y[i] = f2sfp(v);
   }

@@ -2,7 +2,8 @@
 // references, in every format, at awkward (batch, seq_len, cols, vocab);
 // ids that repeat (one id over most of the batch, one id everywhere), more
 // rows than one shader loop may run on lavapipe, ids
-// past the vocabulary (NaN rows, no dwte contribution); and the gradients
+// past the vocabulary (NaN rows, no dwte contribution); a table larger
+// than one storage binding; and the gradients
 // against central differences of sum(y * r).
 #include <algorithm>
 #include <cmath>
@@ -256,6 +257,24 @@ TEST_P(Embedding, IdsPastTheVocabularyGiveNanRowsAndNoTokenGradient) {
     // dwte: only the valid rows; dwpe: every row (its position is valid).
     expect_backward(d, ids);
   });
+}
+
+// Qwen2's 151,936-row table, wide enough to pass one storage binding
+// (lavapipe's and Adreno's 128 MiB): the forward reads it in views of rows,
+// one pass over the tokens each. Ids at both sides of every view's edge,
+// above 65,535, and past the table (NaN rows, written by the last view).
+TEST_P(Embedding, ForwardOverATableLargerThanOneBinding) {
+  const uint64_t range = ctx().info().max_storage_range;
+  if (range > (uint64_t(1) << 28)) GTEST_SKIP() << "this device binds " << range << " bytes: too large to pass here";
+  const uint32_t vocab = 151936, cols = uint32_t(range / (uint64_t(vocab) * format_bytes(fmt())) + 1);
+  const Dims d{2, 16, cols, vocab};
+  std::vector<uint32_t> ids = random_ids(d);
+  const uint32_t per_view = uint32_t(range / (uint64_t(cols) * format_bytes(fmt())));
+  const uint32_t edges[] = {0, per_view - 1, per_view, per_view + 1, 65535, 65536, vocab - 1, vocab, 0xFFFFFFFFu};
+  std::copy(std::begin(edges), std::end(edges), ids.begin() + 3);
+  std::vector<float> wte = random_values(size_t(vocab) * cols, -2, 2, fmt()),
+                     wpe = random_values(size_t(d.seq_len) * cols, 1, 3, fmt());
+  EXPECT_TRUE(close_to(forward(fmt(), d, ids, wte, wpe), forward_reference(d, ids, wte, wpe), forward_bound()));
 }
 
 TEST_P(Embedding, BackwardMatchesFiniteDifferences) {

@@ -46,10 +46,17 @@ void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte
   detail::require("embedding_forward", "y", y, uint64_t(rows) * cols, eb);
   uint32_t n = rows * cols;
   if (n == 0) return;
-  const shader::EmbeddingPush push{n, cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len)};
   // Without positions, wte stands in for the wpe the shader does not read.
   auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt, {uint32_t(wpe.has_value())});
-  seq.dispatch(k, {ids, wte, wpe.value_or(wte), y}, push, detail::grid_stride_groups(n), "embedding");
+  // A table larger than one binding (a real vocabulary's, wide): one pass
+  // over the tokens per view of its rows, each writing its ids' rows.
+  const uint64_t row_bytes = uint64_t(cols) * eb;
+  detail::for_each_binding_chunk(seq.context(), "embedding_forward", row_bytes, vocab, [&](uint32_t first, uint32_t m) {
+    const shader::EmbeddingPush push{n,     cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len),
+                                     first, m};
+    const BufferView table = detail::row_view(wte, row_bytes, first, m);
+    seq.dispatch(k, {ids, table, wpe.value_or(table), y}, push, detail::grid_stride_groups(n), "embedding");
+  });
 }
 
 void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy, BufferView dwte,
