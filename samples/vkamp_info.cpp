@@ -197,6 +197,8 @@ int main(int argc, char** argv) {
       std::printf("      memory          %s device-local%s, %u B shared per workgroup\n",
                   mib(d.device_local_bytes).c_str(), d.unified_memory ? " (unified)" : "",
                   d.max_shared_memory);
+      std::printf("      one binding     %s (maxStorageBufferRange), offsets aligned to %llu B\n",
+                  mib(d.max_storage_range).c_str(), (unsigned long long)d.storage_offset_alignment);
       if (d.float_controls) {
         std::printf("      inf/NaN keep    %s (SignedZeroInfNanPreserve)\n", per_width(d.inf_nan_preserve).c_str());
         std::printf("      denormal modes  %s\n", denormals(d).c_str());
