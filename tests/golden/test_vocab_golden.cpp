@@ -169,11 +169,13 @@ INSTANTIATE_TEST_SUITE_P(Vocab, VocabGolden,
 // (every `snapshot` steps), the largest of those up to the first at or
 // after step k, since the steps' errors add up; 0 at step 0, where both
 // start from the same fp32 adapters. In 16 bits AdamW turns the rounding
-// of small gradients into whole steps of lr, so dw grows to a fifth of the
-// update and |g| |dw| (dw taken along g) is far above what the curves
-// differ by. The forward alone is checked tightly at PyTorch's own weights:
-// at each snapshot s, the loss of batch s with PyTorch's w_s against its
-// loss there, within loss_tolerance.
+// of small gradients into whole steps of lr: dw grows to a fifth or a
+// quarter of the update, and |g| |dw| (dw taken along g) is far above what
+// the curves differ by (summing |g_i| |dw_i| instead, with vkamp's gradient
+// at the snapshots, is only 3 times tighter: the difference is small by
+// cancellation, which no such bound sees). So the forward alone is also
+// checked tightly at PyTorch's own weights: at each snapshot s, the loss of
+// batch s at PyTorch's w_s against its loss there, within loss_tolerance.
 class VocabLoraRun : public GpuTestP<Case> {};
 
 // The learnable stream (make_vocab_fixtures.py's run_stream): ids from an
