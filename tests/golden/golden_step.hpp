@@ -51,4 +51,14 @@ inline float golden_forward_backward(train::Model& m, Format fmt, const Buffer& 
   return loss.read<float>()[0];
 }
 
+// The same from token ids and labels on the host.
+inline float golden_forward_backward(train::Model& m, Format fmt, const std::vector<uint32_t>& ids,
+                                     const std::vector<uint32_t>& labels, uint32_t examples, uint32_t positions,
+                                     uint32_t classes, float scale) {
+  Buffer x(ctx(), ids.size() * 4), y(ctx(), labels.size() * 4);
+  x.write(ids);
+  y.write(labels);
+  return golden_forward_backward(m, fmt, x, y, examples, positions, classes, scale);
+}
+
 }  // namespace vkamp::test
