@@ -29,6 +29,8 @@
 #include "shared_weights.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_paths.hpp"
+#include "vkamp/models/llama_decoder.hpp"
+#include "vkamp/sequence.hpp"
 #include "vkamp/train/epoch_order.hpp"
 #include "vkamp/train/hf_weights.hpp"
 
@@ -153,6 +155,42 @@ INSTANTIATE_TEST_SUITE_P(Vocab, VocabGolden,
                          ::testing::Combine(::testing::Values(Format::F32, Format::F16, Format::BF16),
                                             ::testing::Values("vocab_gpt2", "vocab_llama3", "vocab_qwen2")),
                          case_name);
+
+// Generation at a real vocabulary: models::LlamaDecoder (the KV cache
+// vkamp-generate runs) appends the first window's tokens one at a time on
+// the drawn base model, and each position's whole row of logits matches the
+// graph forward's (whose LoRA form the test above checks against PyTorch),
+// and so does its arg-max, the greedy token. Bound as
+// test_llama_decoder.cpp's: fp32 sums in another order, 1e-3 of the
+// logits' scale; 16 bits, 40 units of the format's rounding.
+TEST_P(VocabGolden, DecoderGivesTheGraphsLogitsAtEveryPosition) {
+  const auto& [fmt, name] = GetParam();
+  const VocabFixture f = load(name);
+  const uint32_t V = f.cfg.vocab_size, T = f.seq;
+  train::Model m(ctx(), models::llama_graph(f.cfg, T), fmt, 1, /*seed=*/1, false, false);
+  train::load_hf_weights(f.hf, m);
+  Buffer x(ctx(), size_t(T) * 4);
+  x.write(std::vector<uint32_t>(f.ids.begin(), f.ids.begin() + T));
+  Sequence seq(ctx());
+  seq.begin();
+  m.record_forward(seq, x, 1, graph::ForwardMode::Eval);
+  seq.end();
+  seq.run();
+  const std::vector<float> want = download(m.output(), fmt, size_t(T) * V);
+  double scale = 0;
+  for (float v : want) scale = std::max(scale, double(std::abs(v)));
+  const double tolerance = (fmt == Format::F32 ? 1e-3 : 40 * unit_roundoff(fmt)) * std::max(1.0, scale);
+  models::LlamaDecoder decoder(ctx(), f.cfg, fmt, m.working(), m.tensors(), T);
+  for (uint32_t p = 0; p < T; ++p) {
+    const std::vector<float> z = decoder.append(f.ids[p]);
+    ASSERT_EQ(z.size(), V);
+    const float* row = want.data() + size_t(p) * V;
+    for (uint32_t v = 0; v < V; ++v) ASSERT_NEAR(z[v], row[v], tolerance) << "position " << p << ", token " << v;
+    const float top = *std::max_element(row, row + V);
+    const uint32_t greedy = uint32_t(std::max_element(z.begin(), z.end()) - z.begin());
+    EXPECT_NEAR(row[greedy], top, 2 * tolerance) << "position " << p << ": greedy token " << greedy;
+  }
+}
 
 // A LoRA run that learns (issue 51, item 3): the fixture's STEPS AdamW
 // steps of the adapters through train::Trainer, batch k the windows
