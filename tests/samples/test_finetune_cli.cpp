@@ -3,8 +3,9 @@
 // the validation loss lower after than before, the adapters in PEFT's
 // layout), vkamp-finetune on the folder it wrote (--max-steps 0 only
 // evaluates and writes nothing; prompt/completion lines train on the
-// completions; a --synthetic dry run's memory line), and
-// bad input, each refused with exit status 2 naming what is wrong.
+// completions; --max-steps past an epoch cycles the data; a --synthetic dry
+// run's memory line), and bad input, each refused with exit status 2 naming
+// what is wrong.
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
 
@@ -259,6 +260,31 @@ TEST_F(FineTuneCli, AResumedRunWritesTheSameAdaptersBitForBit) {
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, bytes(path("resumed") + "/adapter_model.safetensors"));
   EXPECT_NE(a, bytes(path("half") + "/adapter_model.safetensors")) << "3 steps and 6 must differ";
+}
+
+// --max-steps is the run's length, over --epochs: past one epoch the data
+// cycles, and the header names the epochs that takes. --epochs alone still
+// sets the length.
+TEST_F(FineTuneCli, MaxStepsPastOneEpochRunsExactlyThoseSteps) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "Line " + std::to_string(i) + ": the program is free software.\n";
+  const std::string common = "--model " + base() + " --data " + write("short.txt", text) + " --seq-len 32 --batch 8 ";
+  const Result r = run_tool("vkamp-finetune", common + "--epochs 2 --max-steps 10 --out " + path("a"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  // "N train / M validation sequences", 8 to an update.
+  const size_t train_at = r.output.rfind(' ', r.output.find(" train / ") - 1) + 1;
+  const unsigned per_epoch = unsigned(std::strtoul(r.output.c_str() + train_at, nullptr, 10)) / 8;
+  ASSERT_TRUE(per_epoch > 0 && per_epoch < 5) << "10 steps must take more than 2 epochs:\n" << r.output;
+  const size_t epochs_at = r.output.find(", 10 steps (--max-steps; ");
+  ASSERT_NE(epochs_at, std::string::npos) << r.output;
+  EXPECT_NEAR(std::strtod(r.output.c_str() + epochs_at + 25, nullptr), 10.0 / per_epoch, 0.05) << r.output;
+  EXPECT_NE(r.output.find(" after 10 steps "), std::string::npos) << r.output;
+  const Result e = run_tool("vkamp-finetune", common + "--epochs 2 --out " + path("b"));
+  ASSERT_EQ(e.status, 0) << e.output;
+  const std::string steps = std::to_string(2 * per_epoch) + " steps";
+  EXPECT_NE(e.output.find(", 2 epochs (" + steps + "), "), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find(" after " + steps + " "), std::string::npos) << e.output;
 }
 
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
