@@ -4,8 +4,8 @@
 // layout), vkamp-finetune on the folder it wrote (--max-steps 0 only
 // evaluates and writes nothing; prompt/completion lines train on the
 // completions; --max-steps past an epoch cycles the data; a --synthetic dry
-// run's memory line), and bad input, each refused with exit status 2 naming
-// what is wrong.
+// run's memory line), and bad input (a vocabulary the folder disagrees on
+// among it), each refused with exit status 2 naming what is wrong.
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
 
@@ -330,6 +330,44 @@ TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
   std::ofstream(path("other") + "/config.json") << c.dump();
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("other") + " --data " + text + " --max-steps 0"),
                        "architecture GPT2LMHeadModel is not supported (supported: LlamaForCausalLM"));
+}
+
+// A folder that disagrees with itself on the vocabulary exits 2 naming the
+// tensor and both sizes: config.json's vocab_size below the tokenizer's ids
+// (llama_tiny's 4487), and an lm_head with other rows than the embedding.
+TEST_F(FineTuneCli, AFolderThatDisagreesOnTheVocabularyExitsTwo) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = " --data " + base() + "/../text.txt --seq-len 32 --max-steps 0";
+  fs::copy(base(), path("small"));
+  nlohmann::json c;
+  std::ifstream(path("small") + "/config.json") >> c;
+  c["vocab_size"] = 4000;
+  std::ofstream(path("small") + "/config.json") << c.dump();
+  const std::string below = "config.json: vocab_size 4000 is below the 4487 ids of ";
+  const std::string no_row = "tokenizer.json: model.embed_tokens.weight [4000, 64] has no row for ids 4000 to 4486";
+  const Result tune = run_tool("vkamp-finetune", "--model " + path("small") + data);
+  EXPECT_TRUE(rejected(tune, below));
+  EXPECT_TRUE(rejected(tune, no_row));
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --prompt x --model " + path("small")),
+                       no_row));
+  fs::copy(base(), path("head"));
+  const std::string weights = path("head") + "/model.safetensors";
+  vkamp::io::TensorFile f = vkamp::io::read_safetensors(weights);
+  for (vkamp::io::Tensor& t : f.tensors)
+    if (t.name == "lm_head.weight") {  // its first 4000 rows
+      t.data.resize(t.data.size() / t.shape[0] * 4000);
+      t.shape[0] = 4000;
+    }
+  vkamp::io::write_safetensors(weights, f);
+  const std::string disagree = "model.safetensors: the embedding and lm_head disagree on the vocabulary: "
+                               "model.embed_tokens.weight is [4487, 64] but lm_head.weight is [4000, 64]";
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("head") + data), disagree));
+  // Tied, the lm_head a folder holds anyway is otherwise not read: it must agree too.
+  std::ifstream(path("head") + "/config.json") >> c;
+  c["tie_word_embeddings"] = true;
+  std::ofstream(path("head") + "/config.json") << c.dump();
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("head") + data), disagree));
 }
 
 }  // namespace
