@@ -8,7 +8,6 @@
 #include "app/epoch_watch.hpp"
 #include "app/finetune_data.hpp"
 #include "vkamp/config_error.hpp"
-#include "vkamp/data/data_error.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_presets.hpp"
 #include "vkamp/models/peft_adapter.hpp"
@@ -84,12 +83,8 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
   }
   if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR, not --synthetic");
   const text::Tokenizer tok = text::Tokenizer::load(o.model_dir);
+  models::check_tokenizer_fits(c, tok.vocab_size(), o.model_dir);
   FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
-  for (const std::vector<uint32_t>* part : {&t.train, &t.val})
-    for (uint32_t token : *part)
-      if (const uint32_t id = token & ~data::kNotTarget; id >= c.vocab_size)
-        throw data::DataError(o.model_dir + ": the tokenizer gives id " + std::to_string(id) +
-                              ", past the model's vocab_size " + std::to_string(c.vocab_size));
   std::string what = o.data_path + ": " + std::to_string(t.documents) + " documents, " + std::to_string(t.train.size()) +
                      " + " + std::to_string(t.val.size()) + " tokens";
   if (t.targets + 1 < t.train.size() + t.val.size())  // prompts: how much of the text the loss sees

@@ -46,6 +46,7 @@ void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, g
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
   const models::LlamaConfig c = models::read_hf_config(g.model_dir);
   const text::Tokenizer tok = text::Tokenizer::load(g.model_dir);
+  models::check_tokenizer_fits(c, tok.vocab_size(), g.model_dir);
   const std::vector<int32_t> prompt = tok.encode(g.prompt, /*add_special=*/true);
   if (prompt.empty()) throw ConfigError("--prompt gives no tokens");
   const uint64_t positions = prompt.size() + uint64_t(g.max_new_tokens);
@@ -54,10 +55,6 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
                       std::to_string(g.max_new_tokens) + " need " + std::to_string(positions) +
                       " positions, past max_position_embeddings " + std::to_string(c.max_position_embeddings) + " of " +
                       g.model_dir + "/config.json");
-  for (int32_t id : prompt)
-    if (uint32_t(id) >= c.vocab_size)
-      throw ConfigError(g.model_dir + ": the tokenizer gives id " + std::to_string(id) + ", past vocab_size " +
-                        std::to_string(c.vocab_size));
   Generated out;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
   // Every weight frozen: held once, in the run's format, for the decoder.

@@ -24,7 +24,8 @@ std::string sampled_text(const train::Trainer& trainer) {
 struct RunLoop::State {
   State(const RunOptions& cfg, const std::string& label, train::Trainer& trainer)
       : bar(label, trainer.budget(), cfg.progress && !cfg.quiet),
-        watch(cfg.epochs, cfg.eval_every != 0, StopRule{cfg.early_stop_monitor, cfg.early_stop, cfg.early_stop_min_delta},
+        watch(trainer.epochs(), cfg.eval_every != 0,
+              StopRule{cfg.early_stop_monitor, cfg.early_stop, cfg.early_stop_min_delta},
               sampled_text(trainer)) {}
   std::unique_ptr<io::MetricsLog> log;
   ProgressBar bar;

@@ -108,7 +108,7 @@ Workload charlm() {
   w.language_model = true;
   RunOptions& o = w.defaults;
   o.batch = 16;
-  o.epochs = 1;  // an epoch is every offset of the text: the step cap ends the run
+  o.epochs = 1;        // an epoch is every offset of the text: --max-steps sets the run's length
   o.max_steps = 3000;  // about 7 minutes on lavapipe with 2 cores (bench/NOTES.md)
   o.eval_every = 500;
   // 800 of the validation text's ~4,000 windows, spread over it: each

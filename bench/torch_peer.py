@@ -19,9 +19,9 @@ as vkamp's cosine schedule does (no warm-up).
 --device cuda (bench/gpu_vs_torch.sh) trains on the GPU under
 torch.autocast("cuda", float16) with a GradScaler, the training and test
 sets resident in GPU memory; the clock is read after torch.cuda.synchronize().
---max-steps N stops after N steps (0: the epochs decide). samples/s leaves
-out the first WARMUP_STEPS steps (allocator, cuBLAS and cuDNN setup), as
-torch_charlm.py does.
+--max-steps N runs N steps, the data cycling, as vkamp (0: the epochs
+decide). samples/s leaves out the first WARMUP_STEPS steps (allocator,
+cuBLAS and cuDNN setup), as torch_charlm.py does.
 
 usage: torch_peer.py [--model mlp|lenet5] [--epochs N] [--batch N] [--lr X] [--momentum X]
                      [--lr-schedule constant|cosine] [--threads N] [--seed N] [--data DIR]
@@ -109,7 +109,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
     loss_fn = torch.nn.CrossEntropyLoss()
     per_epoch = len(xtr) // a.batch
-    total = a.epochs * per_epoch if a.max_steps <= 0 else min(a.max_steps, a.epochs * per_epoch)
+    total = a.max_steps if a.max_steps > 0 else a.epochs * per_epoch  # as vkamp: --max-steps is the length
     if total <= WARMUP_STEPS:
         sys.exit(f"torch_peer.py: the run needs more than the {WARMUP_STEPS} untimed warm-up steps")
     sched = None

@@ -124,13 +124,12 @@ def main():
     xtr, ytr = load(a.data, "train", True)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=a.weight_decay)
     per_epoch = len(xtr) // a.batch
-    total = a.epochs * per_epoch if a.max_steps <= 0 else min(a.max_steps, a.epochs * per_epoch)
+    total = a.max_steps if a.max_steps > 0 else a.epochs * per_epoch  # as vkamp: --max-steps is the length
+    epochs = -(-total // per_epoch)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     loss_fn = nn.CrossEntropyLoss()
     step, t0, acc = 0, time.perf_counter(), 0.0
-    for epoch in range(a.epochs):
-        if step >= total:
-            break
+    for epoch in range(epochs):
         perm = torch.randperm(len(xtr))
         for s in range(min(per_epoch, total - step)):
             idx = perm[s * a.batch:(s + 1) * a.batch]
@@ -140,7 +139,7 @@ def main():
             sched.step()
             step += 1
         acc = accuracy(model, xte, yte)
-        print(f"epoch {epoch + 1}/{a.epochs}  test accuracy {100 * acc:.2f}%", flush=True)
+        print(f"epoch {epoch + 1}/{epochs}  test accuracy {100 * acc:.2f}%", flush=True)
     secs = time.perf_counter() - t0
     print(f"pytorch {torch.__version__} cpu fp32 resnet {a.widths} stem stride {a.stem_stride}: "
           f"{step * a.batch / secs:.0f} samples/s (evaluations included), test accuracy {100 * acc:.2f}%, "

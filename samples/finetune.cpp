@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app/finetune_job.hpp"
+#include "app/run_length.hpp"
 #include "sample_main.hpp"
 #include "vkamp/train/hf_weights.hpp"
 
@@ -23,13 +24,13 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   if (!o.model_dir.empty()) train::load_hf_weights(o.model_dir, model);
   if (!cfg.quiet)
     std::printf("%s: %s (%s, %u layers, %u heads, %u key/value heads, hidden %u): %llu frozen, %llu "
-                "trained parameters (%s); %s; %u train / %u validation sequences of %u; batch %u, %u steps, %s\n",
+                "trained parameters (%s); %s; %u train / %u validation sequences of %u; batch %u, %s, %s\n",
                 name, source.name.c_str(), source.config.architecture.c_str(), source.config.num_hidden_layers,
                 source.config.num_attention_heads, source.config.num_key_value_heads, source.config.hidden_size,
                 static_cast<unsigned long long>(model.frozen().count()),
                 static_cast<unsigned long long>(model.param_count()),
                 lora.rank ? ("LoRA r " + std::to_string(lora.rank)).c_str() : "full fine-tuning", data.what.c_str(),
-                data.train.count, data.val.count, o.seq_len, cfg.batch, trainer.budget(),
+                data.train.count, data.val.count, o.seq_len, cfg.batch, app::run_length_text(trainer).c_str(),
                 samples::describe_run(cfg).c_str());
   if (cfg.dry_run) return samples::report_dry_run(name, trainer);
 

@@ -104,7 +104,6 @@ int main(int argc, char** argv) {
   vkamp::app::RunOptions defaults = vkamp::app::finetune_defaults(argc, argv);
   defaults.optimizer.lr = 3e-3;
   defaults.batch = 8;
-  defaults.epochs = 100;  // --max-steps decides
   defaults.max_steps = 40;
   defaults.eval_every = 20;
   defaults.ft.seq_len = 64;

@@ -201,7 +201,7 @@ int classifier_sample_main(const char* workload, const char* about, int argc, ch
     if (!cfg.quiet)
       std::printf("%s: %s (%llu parameters), %u train / %u test images, batch %s, %s, %s\n",
                   workload, model_name.c_str(), static_cast<unsigned long long>(trainer.model().param_count()),
-                  data.train.count, data.test.count, batch.c_str(), app::run_length_text(cfg, trainer.budget()).c_str(),
+                  data.train.count, data.test.count, batch.c_str(), app::run_length_text(trainer).c_str(),
                   describe_run(cfg).c_str());
     if (cfg.dry_run) return report_dry_run(workload, trainer);
     app::RunHistory history;

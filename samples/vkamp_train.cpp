@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
                   dropped_text(data.dropped_unlabelled, cfg.data.regress).c_str(),
                   width_text(data.example_shape).c_str(),
                   cfg.data.regress ? "regression" : (std::to_string(data.outputs) + " classes").c_str(), cfg.batch,
-                  app::run_length_text(cfg, trainer->budget()).c_str(), samples::describe_run(cfg).c_str());
+                  app::run_length_text(*trainer).c_str(), samples::describe_run(cfg).c_str());
     if (cfg.dry_run) return samples::report_dry_run("vkamp-train", *trainer);
     if (!cfg.quiet && data.target_standardizer)
       std::printf("  (the per-epoch val mse is on the standardized targets; the final held-out figure is in the "

@@ -234,7 +234,7 @@ TEST_F(Engine, WrongBindingsAndUnknownShadersAreErrors) {
 TEST_F(Engine, Fp16StorageFallbackGivesTheSameBits) {
   // The path a device without shaderFloat16 takes, forced on this one.
   ContextOptions opt;
-  opt.validation = true;
+  opt.validation = ctx().validation();  // the test main's: off under VKAMP_TEST_VALIDATION=0
   opt.fp16_storage_only = true;
   opt.pipeline_cache = "none";
   Context fallback(opt);
@@ -264,7 +264,7 @@ TEST_F(Engine, ContextTeardownLeaksNothingAndSavesThePipelineCache) {
   uint64_t before = validation_message_count();
   {
     ContextOptions opt;
-    opt.validation = true;
+    opt.validation = ctx().validation();  // the test main's: off under VKAMP_TEST_VALIDATION=0
     opt.pipeline_cache = path.string();
     Context c(opt);
     Buffer b(c, 1024);

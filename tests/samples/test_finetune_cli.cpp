@@ -3,8 +3,9 @@
 // the validation loss lower after than before, the adapters in PEFT's
 // layout), vkamp-finetune on the folder it wrote (--max-steps 0 only
 // evaluates and writes nothing; prompt/completion lines train on the
-// completions; a --synthetic dry run's memory line), and
-// bad input, each refused with exit status 2 naming what is wrong.
+// completions; --max-steps past an epoch cycles the data; a --synthetic dry
+// run's memory line), and bad input (a vocabulary the folder disagrees on
+// among it), each refused with exit status 2 naming what is wrong.
 // Each run is a child process with the validation layer on.
 #include <gtest/gtest.h>
 
@@ -261,6 +262,31 @@ TEST_F(FineTuneCli, AResumedRunWritesTheSameAdaptersBitForBit) {
   EXPECT_NE(a, bytes(path("half") + "/adapter_model.safetensors")) << "3 steps and 6 must differ";
 }
 
+// --max-steps is the run's length, over --epochs: past one epoch the data
+// cycles, and the header names the epochs that takes. --epochs alone still
+// sets the length.
+TEST_F(FineTuneCli, MaxStepsPastOneEpochRunsExactlyThoseSteps) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "Line " + std::to_string(i) + ": the program is free software.\n";
+  const std::string common = "--model " + base() + " --data " + write("short.txt", text) + " --seq-len 32 --batch 8 ";
+  const Result r = run_tool("vkamp-finetune", common + "--epochs 2 --max-steps 10 --out " + path("a"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  // "N train / M validation sequences", 8 to an update.
+  const size_t train_at = r.output.rfind(' ', r.output.find(" train / ") - 1) + 1;
+  const unsigned per_epoch = unsigned(std::strtoul(r.output.c_str() + train_at, nullptr, 10)) / 8;
+  ASSERT_TRUE(per_epoch > 0 && per_epoch < 5) << "10 steps must take more than 2 epochs:\n" << r.output;
+  const size_t epochs_at = r.output.find(", 10 steps (--max-steps; ");
+  ASSERT_NE(epochs_at, std::string::npos) << r.output;
+  EXPECT_NEAR(std::strtod(r.output.c_str() + epochs_at + 25, nullptr), 10.0 / per_epoch, 0.05) << r.output;
+  EXPECT_NE(r.output.find(" after 10 steps "), std::string::npos) << r.output;
+  const Result e = run_tool("vkamp-finetune", common + "--epochs 2 --out " + path("b"));
+  ASSERT_EQ(e.status, 0) << e.output;
+  const std::string steps = std::to_string(2 * per_epoch) + " steps";
+  EXPECT_NE(e.output.find(", 2 epochs (" + steps + "), "), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find(" after " + steps + " "), std::string::npos) << e.output;
+}
+
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
   const Result r = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -304,6 +330,44 @@ TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
   std::ofstream(path("other") + "/config.json") << c.dump();
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("other") + " --data " + text + " --max-steps 0"),
                        "architecture GPT2LMHeadModel is not supported (supported: LlamaForCausalLM"));
+}
+
+// A folder that disagrees with itself on the vocabulary exits 2 naming the
+// tensor and both sizes: config.json's vocab_size below the tokenizer's ids
+// (llama_tiny's 4487), and an lm_head with other rows than the embedding.
+TEST_F(FineTuneCli, AFolderThatDisagreesOnTheVocabularyExitsTwo) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = " --data " + base() + "/../text.txt --seq-len 32 --max-steps 0";
+  fs::copy(base(), path("small"));
+  nlohmann::json c;
+  std::ifstream(path("small") + "/config.json") >> c;
+  c["vocab_size"] = 4000;
+  std::ofstream(path("small") + "/config.json") << c.dump();
+  const std::string below = "config.json: vocab_size 4000 is below the 4487 ids of ";
+  const std::string no_row = "tokenizer.json: model.embed_tokens.weight [4000, 64] has no row for ids 4000 to 4486";
+  const Result tune = run_tool("vkamp-finetune", "--model " + path("small") + data);
+  EXPECT_TRUE(rejected(tune, below));
+  EXPECT_TRUE(rejected(tune, no_row));
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --prompt x --model " + path("small")),
+                       no_row));
+  fs::copy(base(), path("head"));
+  const std::string weights = path("head") + "/model.safetensors";
+  vkamp::io::TensorFile f = vkamp::io::read_safetensors(weights);
+  for (vkamp::io::Tensor& t : f.tensors)
+    if (t.name == "lm_head.weight") {  // its first 4000 rows
+      t.data.resize(t.data.size() / t.shape[0] * 4000);
+      t.shape[0] = 4000;
+    }
+  vkamp::io::write_safetensors(weights, f);
+  const std::string disagree = "model.safetensors: the embedding and lm_head disagree on the vocabulary: "
+                               "model.embed_tokens.weight is [4487, 64] but lm_head.weight is [4000, 64]";
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("head") + data), disagree));
+  // Tied, the lm_head a folder holds anyway is otherwise not read: it must agree too.
+  std::ifstream(path("head") + "/config.json") >> c;
+  c["tie_word_embeddings"] = true;
+  std::ofstream(path("head") + "/config.json") << c.dump();
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + path("head") + data), disagree));
 }
 
 }  // namespace

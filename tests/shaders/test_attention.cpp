@@ -438,7 +438,7 @@ TEST_F(AttentionPath, IsTheDevicesUnlessSet) {
     ScopedEnv e("VKAMP_ATTENTION", nullptr);  // a context with the field unset everywhere
     ContextOptions opt;
     opt.device = std::to_string(ctx().info().index);
-    opt.validation = true;
+    opt.validation = ctx().validation();  // the test main's: off under VKAMP_TEST_VALIDATION=0
     Context plain(opt);
     by_default = ops::attention_fused(plain, channels, heads);
   }

@@ -9,7 +9,8 @@
 
 namespace vkamp::test {
 
-// Created by the test main, on $VKAMP_DEVICE, with validation on. Throws
+// Created by the test main, on $VKAMP_DEVICE, with validation on unless
+// VKAMP_TEST_VALIDATION=0 (a test's own Context takes ctx().validation()). Throws
 // vkamp::Error, saying why, where no usable device was found. Inside a
 // UsePaths scope, the context with those kernel paths instead.
 Context& ctx();

@@ -157,9 +157,10 @@ TEST_F(TrainingOutput, ModelZooTrainerConfigRunsAsWritten) {
       << r.output;
   EXPECT_NE(r.output.find("trainer.init.model (line 20)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", batch 128, "), std::string::npos) << r.output;  // the train_dataloader's
-  // --max-steps cuts the file's 1872 steps: the header says so, and that
-  // the schedule's total_iters no longer matches (not "1872 epochs (6 steps)").
-  EXPECT_NE(r.output.find(", 6 steps (--max-steps; 1872 epochs would be more); the schedule's total_iters (1872) "
+  // --max-steps replaces the file's 1872 steps: the header says so, with the
+  // epochs of 640 rows at 128 that takes, and that the schedule's
+  // total_iters no longer matches.
+  EXPECT_NE(r.output.find(", 6 steps (--max-steps; 1.2 epochs); the schedule's total_iters (1872) "
                           "no longer matches the run: vkamp's cosine reaches 0 at step 6, "),
             std::string::npos)
       << r.output;

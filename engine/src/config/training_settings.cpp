@@ -281,8 +281,9 @@ std::vector<Row> loop_rows() {
   Row resume = toggle<T>("resume", {kOutputGroup, "", "continue from --checkpoint FILE (--no-resume to turn off)"},
                          VKAMP_FIELD(resume));
   return {
-      count<T>("epochs", {kLoopGroup, "N", "passes over the training set"}, VKAMP_FIELD(epochs), 1),
-      count<T>("max_steps", {kLoopGroup, "N", "stop after N applied optimizer steps (0 = the epochs decide)"},
+      count<T>("epochs", {kLoopGroup, "N", "passes over the training set (unless --max-steps)"}, VKAMP_FIELD(epochs),
+               1),
+      count<T>("max_steps", {kLoopGroup, "N", "run N applied optimizer steps, the data cycling (0: --epochs decides)"},
                VKAMP_FIELD(max_steps)),
       count<T>("eval_every",
                {kLoopGroup, "N", "optimizer steps between held-out evaluations (0 = at the end of each epoch)"},

@@ -120,4 +120,14 @@ LlamaConfig read_hf_config(const std::string& dir) {
   return c;
 }
 
+void check_tokenizer_fits(const LlamaConfig& c, size_t tokenizer_ids, const std::string& dir) {
+  if (tokenizer_ids <= c.vocab_size) return;  // a larger vocab_size pads (Qwen2's 151,936 rows for 151,665 ids)
+  const std::string slash = dir.empty() || dir.back() == '/' ? "" : "/";
+  throw ConfigError(dir + slash + "config.json: vocab_size " + std::to_string(c.vocab_size) + " is below the " +
+                    std::to_string(tokenizer_ids) + " ids of " + dir + slash +
+                    "tokenizer.json: model.embed_tokens.weight [" + std::to_string(c.vocab_size) + ", " +
+                    std::to_string(c.hidden_size) + "] has no row for ids " + std::to_string(c.vocab_size) + " to " +
+                    std::to_string(tokenizer_ids - 1));
+}
+
 }  // namespace vkamp::models

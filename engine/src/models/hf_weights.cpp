@@ -82,6 +82,16 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const T
       if (found.count(e.name)) throw ConfigError(f.path + ": tensor '" + e.name + "' is also in " + found[e.name].first->path);
       found[e.name] = {&f, &e};
     }
+  // Before the shapes config.json implies, so that the message says the two
+  // disagree (and a tied model's lm_head, written anyway, is checked too).
+  const auto embed = found.find("model.embed_tokens.weight"), head = found.find("lm_head.weight");
+  if (embed != found.end() && head != found.end()) {
+    const std::vector<uint64_t>& e = embed->second.second->shape;
+    const std::vector<uint64_t>& h = head->second.second->shape;
+    if (!e.empty() && !h.empty() && e[0] != h[0])
+      throw ConfigError(head->second.first->path + ": the embedding and lm_head disagree on the vocabulary: " +
+                        "model.embed_tokens.weight is " + dims_text(e) + " but lm_head.weight is " + dims_text(h));
+  }
   for (const auto& [name, where] : found)
     if ((!g.has_tensor(name) || is_lora_adapter(name)) && !ignorable(name, g))
       throw ConfigError(where.first->path + ": tensor '" + name + "' is not a parameter of " + g.origin() +

@@ -52,8 +52,9 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
                       (N > 1 ? " x " + std::to_string(N) + " ranks" : std::string()) + " needs more than the " +
                       std::to_string(train.count) + " examples in the data");
   updates_per_epoch_ = steps_per_epoch_ / M;
-  budget_ = cfg.epochs * updates_per_epoch_;
-  if (cfg.max_steps) budget_ = std::min(budget_, cfg.max_steps);
+  // --max-steps is the run's length, the data cycling as many epochs as it
+  // takes (Hugging Face Trainer's max_steps overrides num_train_epochs).
+  budget_ = cfg.max_steps ? cfg.max_steps : cfg.epochs * updates_per_epoch_;
   // --loss-scale suggest trains only the updates its suggestion reads.
   if (cfg.scaler.mode == config::LossScaleMode::Suggest) budget_ = std::min(budget_, cfg.scaler.suggest_steps);
   eval_period_ = cfg.eval_every ? cfg.eval_every : updates_per_epoch_;

@@ -113,7 +113,7 @@ struct TrainConfig {
   ClipConfig clip;
   uint32_t batch = 128;
   uint32_t epochs = 2;
-  uint32_t max_steps = 0;            // a cap on the optimizer steps applied (0 = the epochs decide)
+  uint32_t max_steps = 0;            // the run's length in applied updates, over `epochs` (0: epochs decide)
   // Not a setting: a Model Zoo file's schedule length (its total_iters),
   // which vkamp's cosine replaces by the run's (0 = none; settings_file.hpp).
   uint32_t schedule_steps = 0;

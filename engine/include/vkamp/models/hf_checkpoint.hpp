@@ -2,7 +2,8 @@
 // weights in model.safetensors or in shards listed by
 // model.safetensors.index.json. Anything a folder gets wrong (an
 // architecture vkamp does not build, a missing, extra or mis-shaped tensor,
-// a dtype other than F32, F16 or BF16) is a ConfigError naming the file and
+// a vocabulary the tokenizer, the embedding and lm_head disagree on, a dtype
+// other than F32, F16 or BF16) is a ConfigError naming the file and
 // what was expected (binaries exit 2).
 #pragma once
 #include <functional>
@@ -21,6 +22,10 @@ inline constexpr const char* kHfArchitectures[] = {"LlamaForCausalLM", "MistralF
 
 // dir/config.json.
 LlamaConfig read_hf_config(const std::string& dir);
+
+// Throws ConfigError when config.json's vocab_size leaves the tokenizer's
+// ids (`tokenizer_ids`: its largest id + 1) without an embedding row.
+void check_tokenizer_fits(const LlamaConfig& c, size_t tokenizer_ids, const std::string& dir);
 
 // Whether a graph tensor is a LoRA adapter ("...q_proj.lora_A.weight"),
 // which a base model's folder does not hold.

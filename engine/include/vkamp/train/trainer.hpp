@@ -131,6 +131,9 @@ class Trainer {
 
   uint32_t budget() const { return budget_; }
   uint32_t steps_per_epoch() const { return steps_per_epoch_; }
+  uint32_t updates_per_epoch() const { return updates_per_epoch_; }
+  // The epochs the budget reaches into, the last perhaps in part.
+  uint32_t epochs() const { return (budget_ + updates_per_epoch_ - 1) / updates_per_epoch_; }
   // Whether the training set is in device memory or streamed from the host
   // (--data-on-gpu), and the device memory it takes either way.
   bool data_resident() const;
