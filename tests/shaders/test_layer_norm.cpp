@@ -552,6 +552,7 @@ TEST_P(RmsNormRealSize, ForwardAndBackward) { expect_forward_and_backward(); }
 INSTANTIATE_TEST_SUITE_P(RealSize, RmsNormRealSize,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::Values(33u, 1030u)),
                          format_size_name);
+
 INSTANTIATE_TEST_SUITE_P(Shaders, LayerNorm, all_formats_and_sizes(), format_size_name);
 INSTANTIATE_TEST_SUITE_P(Shaders, RmsNorm, all_formats_and_sizes(), format_size_name);
 INSTANTIATE_TEST_SUITE_P(Shaders, LayerNormFp32,
