@@ -17,6 +17,10 @@
 # "Shaders/Gemm.LinearForward/fp32" runs "Shaders/Gemm.LinearForward/fp32_*".
 # A plain TEST is grouped with its suite: "test_shaders GemmPlan.*" runs
 # "GemmPlan.*". scripts/bundle.sh lists a group's cases one by one again.
+# A suite instantiated as "Large/..." (tests at a real model's largest
+# sizes, too slow on lavapipe for every run) gets the label `large`
+# instead of LABEL: scripts/test.sh leaves it out of the default run. Its
+# entries may take 20 minutes (TIMEOUT is the default run's).
 #
 #   cmake -D EXE=... -D OUT=... -D LABEL=... -D ENV=... -D TIMEOUT=... [-D FIXTURE=vulkan]
 #         [-D SPLIT=Suite,...] [-D EMULATOR=...] -P GroupGTestCases.cmake
@@ -68,6 +72,12 @@ foreach(line IN LISTS lines)
     if(NOT DEFINED count_${group})
       list(APPEND groups "${group}")
       set(filter_${group} "${filter}")
+      set(label_${group} "${LABEL}")
+      set(timeout_${group} "${TIMEOUT}")
+      if(suite MATCHES "^Large/")
+        set(label_${group} large)
+        set(timeout_${group} 1200)
+      endif()
       set(count_${group} 0)
     endif()
     math(EXPR count_${group} "${count_${group}} + 1")
@@ -84,8 +94,8 @@ foreach(group IN LISTS groups)
   # timings recorded yet); a group's case count stands in for its time.
   string(APPEND script
     "add_test([==[${group}]==] ${run}[==[${EXE}]==] [==[--gtest_filter=${filter_${group}}]==] --gtest_also_run_disabled_tests)\n"
-    "set_tests_properties([==[${group}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${ENV}]==]"
-    "${fixture} TIMEOUT ${TIMEOUT} COST ${count_${group}})\n")
+    "set_tests_properties([==[${group}]==] PROPERTIES LABELS ${label_${group}} ENVIRONMENT [==[${ENV}]==]"
+    "${fixture} TIMEOUT ${timeout_${group}} COST ${count_${group}})\n")
 endforeach()
 # The binary's path variants (tests/support/path_variants.hpp): one entry
 # each, <label>_<name>, run as `EXE --vkamp_variant=<name>` with the

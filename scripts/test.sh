@@ -33,8 +33,10 @@ cd "$VKAMP_BUILD"
 # builds of each reader with ASan and UBSan, then a fixed run of inputs,
 # about 280 CPU-s in all); every reader's committed corpus is replayed
 # (fuzz_NAME_corpus) all the same. `scripts/test.sh -L fuzz` runs them.
+# Nor the shader tests at a real model's largest sizes (label `large`,
+# minutes each on lavapipe): `scripts/test.sh -L large` runs them.
 if [ $# -eq 0 ]; then
-  ctest --output-on-failure --timeout 300 -j "$(nproc)" -LE '^fuzz$'
+  ctest --output-on-failure --timeout 300 -j "$(nproc)" -LE '^(fuzz|large)$'
 else
   ctest --output-on-failure --timeout 300 -j "$(nproc)" "$@"
 fi

@@ -14,7 +14,9 @@
 // in all: fine for a character vocabulary (V ~ 100) on a GPU, too slow for
 // V ~ 50k, where sorting the rows by id once (a segmented sum over the
 // sorted order) would cut it to O(N * C). Ids >= vocab match no row of dwte
-// (the forward made their rows NaN).
+// (the forward made their rows NaN). A table larger than one storage
+// binding is summed in views of its rows: key k of a view is id
+// first_id + k, and ids outside the view match none of its keys.
 // SCATTER = 1 (tokens, CPU drivers, whose few cores gain nothing from the
 // scan's V * C invocations): one invocation per channel c of the chunk
 // zeroes column c of every key, then adds each row's dy into the key of its
@@ -41,7 +43,7 @@ void main() {
     for (uint v = 0u; v < vocab; ++v) partial[col + v * p.cols] = 0.0;
     uint end = min(p.rows, first + p.chunk_rows);
     for (uint r = first; r < end; ++r) {
-      uint id = ids[r];
+      uint id = ids[r] - p.first_id;  // ids below the view wrap past it
       if (id < vocab) partial[col + id * p.cols] += sfp2f(dy[r * p.cols + c]);
     }
     return;
@@ -53,7 +55,7 @@ void main() {
     if (TOKENS != 0u) {
       uint end = min(p.rows, first + p.chunk_rows);
       for (uint r = first; r < end; ++r)
-        if (ids[r] == key) s += sfp2f(dy[r * p.cols + c]);
+        if (ids[r] == p.first_id + key) s += sfp2f(dy[r * p.cols + c]);
     } else {
       uint end = min(p.rows / p.seq_len, first + p.chunk_rows);
       for (uint b = first; b < end; ++b) s += sfp2f(dy[(b * p.seq_len + key) * p.cols + c]);

@@ -83,6 +83,10 @@ TEST_P(Add, BackwardAccumulates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Add, all_formats_and_sizes(), format_size_name);
+// A real model's residual: 128 tokens of Llama 3 8B's hidden 4,096.
+INSTANTIATE_TEST_SUITE_P(RealSize, Add,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::Values(128u * 4096)),
+                         format_size_name);
 
 }  // namespace
 }  // namespace vkamp::test

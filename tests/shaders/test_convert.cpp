@@ -111,6 +111,10 @@ TEST_P(Convert, AccumulatesWithOneRounding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Convert, sixteen_bit_formats_and_sizes(), format_size_name);
+// A real weight's cast: Qwen2.5-0.5B's 896 x 896 attention output projection.
+INSTANTIATE_TEST_SUITE_P(RealSize, Convert,
+                         ::testing::Combine(::testing::ValuesIn(kSixteenBitFormats), ::testing::Values(896u * 896)),
+                         format_size_name);
 
 }  // namespace
 }  // namespace vkamp::test

@@ -137,6 +137,17 @@ class Embedding : public GpuTestP<Format> {
     EXPECT_TRUE(close_to(dwpe, ref.dwpe, bound));
   }
 
+  // The token gradient over a real vocabulary, 64 tokens of Qwen2.5-0.5B's
+  // hidden 896: ids at random, one repeated, the table's last row, and ids
+  // either side of 65,535 (modulo a smaller vocabulary).
+  void expect_backward_at_vocabulary(uint32_t vocab) {
+    const Dims d{2, 32, 896, vocab};
+    std::vector<uint32_t> ids = random_ids(d);
+    const uint32_t edges[] = {65534, 65535, 65536, vocab - 1, vocab - 1, ids[0], ids[0]};
+    for (size_t i = 0; i < std::size(edges); ++i) ids[1 + 5 * i] = edges[i] % vocab;
+    expect_backward(d, ids);
+  }
+
   template <class Check>
   void for_each_dims(Check check) {
     for (const Dims& d : kDims) {
@@ -277,6 +288,20 @@ TEST_P(Embedding, ForwardOverATableLargerThanOneBinding) {
   EXPECT_TRUE(close_to(forward(fmt(), d, ids, wte, wpe), forward_reference(d, ids, wte, wpe), forward_bound()));
 }
 
+// GPT-2's 50,257 rows: their fp32 partials (180 MB) pass lavapipe's 128
+// MiB binding, so a CPU driver's scatter path sums two views. A suite of
+// its own (RealSize/, not Shaders/): the token gradient's scan variant
+// (path_variants.cpp) would take minutes over it on lavapipe.
+class EmbeddingGpt2Vocabulary : public Embedding {};
+
+TEST_P(EmbeddingGpt2Vocabulary, Backward) { expect_backward_at_vocabulary(50257); }
+
+// Qwen2's 151,936 rows of 896, past lavapipe's 128 MiB binding in every
+// format (the forward's ForwardOverATableLargerThanOneBinding).
+class EmbeddingQwen2Vocabulary : public Embedding {};
+
+TEST_P(EmbeddingQwen2Vocabulary, Backward) { expect_backward_at_vocabulary(151936); }
+
 TEST_P(Embedding, BackwardMatchesFiniteDifferences) {
   // L = sum(r * y) with the forward in F32; dL/dwte and dL/dwpe from the
   // backward (dy = r) in the format under test. L is linear in both tables,
@@ -331,6 +356,14 @@ TEST_P(Embedding, BackwardMatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Embedding, ::testing::ValuesIn(kAllFormats),
                          // "<format>_dims": the fp16 storage-only ctest filters on "*fp16_*".
+                         [](const ::testing::TestParamInfo<Format>& info) {
+                           return std::string(format_name(info.param)) + "_dims";
+                         });
+INSTANTIATE_TEST_SUITE_P(RealSize, EmbeddingGpt2Vocabulary, ::testing::ValuesIn(kAllFormats),
+                         [](const ::testing::TestParamInfo<Format>& info) {
+                           return std::string(format_name(info.param)) + "_dims";
+                         });
+INSTANTIATE_TEST_SUITE_P(Large, EmbeddingQwen2Vocabulary, ::testing::ValuesIn(kAllFormats),
                          [](const ::testing::TestParamInfo<Format>& info) {
                            return std::string(format_name(info.param)) + "_dims";
                          });

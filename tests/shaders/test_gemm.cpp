@@ -46,10 +46,9 @@ std::vector<float> initial_like(const std::vector<double>& added, float max_magn
   return v;
 }
 
-class Gemm : public GpuTestP<FormatShape> {};
-
-TEST_P(Gemm, LinearForward) {
-  auto [fmt, s] = GetParam();
+// The linear layer's three products at shape s (m, n, k as the file's
+// header says), each against its double reference.
+void expect_linear_forward(Format fmt, const Shape& s) {
   uint32_t batch = s.m, out = s.n, in = s.k;
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
   auto w = random_values(size_t(out) * in, -1, 1, fmt);
@@ -59,8 +58,7 @@ TEST_P(Gemm, LinearForward) {
                        gemm_bound(fmt, in), smallest_normal(fmt)));
 }
 
-TEST_P(Gemm, LinearBackwardInput) {
-  auto [fmt, s] = GetParam();
+void expect_linear_backward_input(Format fmt, const Shape& s) {
   uint32_t batch = s.m, in = s.n, out = s.k;
   auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
   auto w = random_values(size_t(out) * in, -1, 1, fmt);
@@ -70,8 +68,7 @@ TEST_P(Gemm, LinearBackwardInput) {
                        gemm_bound(fmt, out), smallest_normal(fmt)));
 }
 
-TEST_P(Gemm, LinearBackwardWeight) {
-  auto [fmt, s] = GetParam();
+void expect_linear_backward_weight(Format fmt, const Shape& s) {
   uint32_t out = s.m, in = s.n, batch = s.k;
   auto dy = random_values(size_t(batch) * out, -1, 1, fmt);
   auto x = random_values(size_t(batch) * in, -1, 1, fmt);
@@ -80,6 +77,14 @@ TEST_P(Gemm, LinearBackwardWeight) {
   EXPECT_TRUE(close_to(guarded_result(bdw, fmt, size_t(out) * in), ref_backward_weight(dy, x, batch, in, out),
                        gemm_bound(fmt, batch), smallest_normal(fmt)));
 }
+
+class Gemm : public GpuTestP<FormatShape> {};
+
+TEST_P(Gemm, LinearForward) { expect_linear_forward(std::get<0>(GetParam()), std::get<1>(GetParam())); }
+
+TEST_P(Gemm, LinearBackwardInput) { expect_linear_backward_input(std::get<0>(GetParam()), std::get<1>(GetParam())); }
+
+TEST_P(Gemm, LinearBackwardWeight) { expect_linear_backward_weight(std::get<0>(GetParam()), std::get<1>(GetParam())); }
 
 // Gradient accumulation over two micro-batches: the same recording replayed
 // twice adds dY^T X to what dW held each time.
@@ -465,6 +470,41 @@ TEST_P(Gemm, ColumnBlocksOfWiderRowsOverTwoLevelBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Gemm,
                          ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kShapes)),
+                         format_shape_name);
+
+// A linear layer of a real model, in -> out over m tokens (Shape {m, out,
+// in}): its forward, dX and dW. The real dimensions are the layer's; m is
+// cut to an awkward 33 (dW sums over it, and no path depends on its size).
+// Qwen2.5-0.5B's MLP (hidden 896, intermediate 4,864) in every run; Llama
+// 3 8B's (4,096, 14,336), whose k of 14,336 is the longest, as `large`.
+// With them a rank-8 LoRA adapter's two factors, A (in -> 8) and B (8 ->
+// out), whose products are the lora op's (graph/ops/lora.cpp: u = x A^T,
+// scale u B^T, dB, du = dY B, dA, dx += du A): thin outputs over long k.
+class LinearRealSize : public GpuTestP<FormatShape> {};
+
+TEST_P(LinearRealSize, ForwardAndBothGradients) {
+  const auto [fmt, layer] = GetParam();
+  {
+    SCOPED_TRACE("forward");
+    expect_linear_forward(fmt, layer);
+  }
+  {
+    SCOPED_TRACE("dX");
+    expect_linear_backward_input(fmt, {layer.m, layer.k, layer.n});
+  }
+  SCOPED_TRACE("dW");
+  expect_linear_backward_weight(fmt, {layer.n, layer.k, layer.m});
+}
+
+// gate/up, down, then the adapters' A of down and B of gate/up.
+constexpr Shape kQwenMlp[] = {{33, 4864, 896}, {33, 896, 4864}, {33, 8, 4864}, {33, 4864, 8}};
+constexpr Shape kLlama8bMlp[] = {{33, 14336, 4096}, {33, 4096, 14336}, {33, 8, 14336}, {33, 14336, 8}};
+
+INSTANTIATE_TEST_SUITE_P(RealSize, LinearRealSize,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kQwenMlp)),
+                         format_shape_name);
+INSTANTIATE_TEST_SUITE_P(Large, LinearRealSize,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::ValuesIn(kLlama8bMlp)),
                          format_shape_name);
 
 // More products than the 65535 workgroups of one dispatch along z: the

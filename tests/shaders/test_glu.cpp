@@ -189,6 +189,11 @@ TEST_P(Glu, BackwardMatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Glu, all_formats_and_sizes(), format_size_name);
+// Real MLPs over 33 tokens: Qwen2.5-0.5B's intermediate 4,864 and Llama 3
+// 8B's 14,336.
+INSTANTIATE_TEST_SUITE_P(RealSize, Glu,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::Values(33u * 4864, 33u * 14336)),
+                         format_size_name);
 
 }  // namespace
 }  // namespace vkamp::test

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "support/cases.hpp"
 #include "support/gpu_test.hpp"
@@ -129,9 +130,12 @@ class LayerNorm : public MatrixShaderTest {
     return out;
   }
 
+  // The row lengths for_each_layer_cols visits.
+  std::span<const uint32_t> cols_ = kCols;
+
   template <class Check>
   void for_each_layer_cols(Check check) {
-    for (uint32_t cols : kCols) {
+    for (uint32_t cols : cols_) {
       SCOPED_TRACE(::testing::Message() << rows() << " x " << cols);
       check(cols);
     }
@@ -436,18 +440,20 @@ class RmsNorm : public LayerNorm {
     EXPECT_TRUE(close_to(out.dw, dw, column_bound(cols) + more,
                          column_abs_error(cols, ref.dw_size, old ? &old->dw : nullptr)));
   }
+  // Forward and backward at Llama's eps and 1e-5, every row length.
+  void expect_forward_and_backward() {
+    for (float eps : {1e-6f, 1e-5f}) {
+      SCOPED_TRACE(::testing::Message() << "eps " << eps);
+      for_each_layer_cols([&](uint32_t cols) {
+        Inputs in = inputs(cols);
+        expect_reference(run_rms(in.x, in.gamma, in.dy, cols, eps),
+                         rms_reference(in.x, in.gamma, in.dy, rows(), cols, eps), cols);
+      });
+    }
+  }
 };
 
-TEST_P(RmsNorm, ForwardAndBackward) {
-  for (float eps : {1e-6f, 1e-5f}) {
-    SCOPED_TRACE(::testing::Message() << "eps " << eps);
-    for_each_layer_cols([&](uint32_t cols) {
-      Inputs in = inputs(cols);
-      expect_reference(run_rms(in.x, in.gamma, in.dy, cols, eps), rms_reference(in.x, in.gamma, in.dy, rows(), cols, eps),
-                       cols);
-    });
-  }
-}
+TEST_P(RmsNorm, ForwardAndBackward) { expect_forward_and_backward(); }
 
 TEST_P(RmsNorm, BackwardAccumulatesAndRepeatsItsBits) {
   for_each_layer_cols([&](uint32_t cols) {
@@ -529,6 +535,23 @@ TEST_P(RmsNorm, BackwardMatchesFiniteDifferences) {
     EXPECT_LE(std::abs(dot - fd) / scale, rel) << "<dx, step> " << dot << ", central difference " << fd;
   }
 }
+
+// At a real model's hidden sizes: Qwen2.5-0.5B's 896, Llama 3 8B's 4,096
+// (the longest row one invocation of a CPU driver takes alone, row_plan's
+// kThreadMaxCols) and 5,120 (Llama 2 13B's: past it, one workgroup per
+// row); 33 rows, and 1,030 for two of the weight gradient's 1,024-row chunks.
+constexpr uint32_t kHiddenCols[] = {896, 4096, 5120};
+
+class RmsNormRealSize : public RmsNorm {
+ protected:
+  RmsNormRealSize() { cols_ = kHiddenCols; }
+};
+
+TEST_P(RmsNormRealSize, ForwardAndBackward) { expect_forward_and_backward(); }
+
+INSTANTIATE_TEST_SUITE_P(RealSize, RmsNormRealSize,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::Values(33u, 1030u)),
+                         format_size_name);
 
 INSTANTIATE_TEST_SUITE_P(Shaders, LayerNorm, all_formats_and_sizes(), format_size_name);
 INSTANTIATE_TEST_SUITE_P(Shaders, RmsNorm, all_formats_and_sizes(), format_size_name);

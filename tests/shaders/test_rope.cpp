@@ -14,7 +14,9 @@
 // magnitudes. An added gradient rounds once more.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <numbers>
+#include <span>
 
 #include "support/cases.hpp"
 #include "support/gpu_test.hpp"
@@ -158,29 +160,36 @@ class Rope : public GpuTestP<FormatSize> {
     }
   }
 
+  // The head layouts for_each_heads visits.
+  std::span<const Heads> heads_ = kHeads;
+
   template <class Check>
   void for_each_heads(Check check) {
-    for (const Heads& h : kHeads) {
+    for (const Heads& h : heads_) {
       SCOPED_TRACE(::testing::Message() << h.heads << " heads, " << h.kv_heads << " kv heads of " << h.head_dim);
       check(h);
     }
   }
+
+  // Forward, then the backward writing every gradient, at each theta.
+  void expect_forward_and_backward(std::initializer_list<double> thetas) {
+    for (double theta : thetas) {
+      SCOPED_TRACE(::testing::Message() << "theta " << theta);
+      const ops::Rope rope{.theta = theta};
+      for_each_heads([&](const Heads& h) {
+        const ops::RopeShape s = shape(h);
+        const Tensors in = inputs(h);
+        expect_forward(rope, s, in, forward(fmt(), rope, s, in));
+        const std::vector<float> dqkv = random_values(size_t(rows()) * 3 * h.heads * h.head_dim, -2, 2, fmt());
+        expect_backward(rope, s, dqkv,
+                        backward(fmt(), rope, s, dqkv, GradWrite::Write, GradWrite::Write, GradWrite::Write),
+                        GradWrite::Write, GradWrite::Write, GradWrite::Write);
+      });
+    }
+  }
 };
 
-TEST_P(Rope, ForwardAndBackward) {
-  for (double theta : {10000.0, 500000.0, 37.0}) {
-    SCOPED_TRACE(::testing::Message() << "theta " << theta);
-    const ops::Rope rope{.theta = theta};
-    for_each_heads([&](const Heads& h) {
-      const ops::RopeShape s = shape(h);
-      const Tensors in = inputs(h);
-      expect_forward(rope, s, in, forward(fmt(), rope, s, in));
-      const std::vector<float> dqkv = random_values(size_t(rows()) * 3 * h.heads * h.head_dim, -2, 2, fmt());
-      expect_backward(rope, s, dqkv, backward(fmt(), rope, s, dqkv, GradWrite::Write, GradWrite::Write, GradWrite::Write),
-                      GradWrite::Write, GradWrite::Write, GradWrite::Write);
-    });
-  }
-}
+TEST_P(Rope, ForwardAndBackward) { expect_forward_and_backward({10000.0, 500000.0, 37.0}); }
 
 // Decoding: the rows are positions 3000.. of a longer table, angles of
 // thousands of radians, where an fp32 angle would have lost its low bits.
@@ -305,6 +314,22 @@ TEST(RopeFrequencies, Llama3Scaling) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, Rope, all_formats_and_sizes(), format_size_name);
+
+// Real models' heads: Qwen2.5-0.5B's 14 over 2 key/value heads of 64, and
+// Llama 3 8B's 32 over 8 of 128, at their thetas (1e6, 500,000), over two
+// sequences of 128 positions.
+constexpr Heads kRealHeads[] = {{14, 2, 64}, {32, 8, 128}};
+
+class RopeRealSize : public Rope {
+ protected:
+  RopeRealSize() { heads_ = kRealHeads; }
+};
+
+TEST_P(RopeRealSize, ForwardAndBackward) { expect_forward_and_backward({1e6, 500000.0}); }
+
+INSTANTIATE_TEST_SUITE_P(RealSize, RopeRealSize,
+                         ::testing::Combine(::testing::ValuesIn(kAllFormats), ::testing::Values(256u)),
+                         format_size_name);
 
 }  // namespace
 }  // namespace vkamp::test

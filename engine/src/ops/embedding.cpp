@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 
 #include "vkamp/gpu_abi/embedding.h"
@@ -71,20 +72,34 @@ void embedding_backward(Sequence& seq, Format fmt, BufferView ids, BufferView dy
   // The same shader twice: TOKENS groups the rows by id, else by position.
   // Rows (tokens) or batches (positions) in chunks of kChunkRows, a partial
   // sum per chunk, then the chunks added in order by gemm_reduce.
+  // A token table larger than one binding (a real vocabulary's, wide) is
+  // summed in views of its rows, each view's partials one binding too.
+  const Context& ctx = seq.context();
   for (uint32_t tokens : {1u, 0u}) {
     if (!tokens && !dwpe) continue;
-    uint32_t n = (tokens ? vocab : seq_len) * cols;
+    const uint32_t keys = tokens ? vocab : seq_len;
     uint32_t chunks = std::max(1u, div_up(tokens ? rows : rows / seq_len, kChunkRows));
     if (chunks > 65535) throw Error("embedding_backward: more than " + std::to_string(65535ull * kChunkRows) + " rows");
-    Sequence::ScratchScope scope(seq);
-    BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
-    const shader::EmbeddingGradPush push{n, cols, rows, seq_len, kChunkRows};
-    const bool sc = tokens && scatter(seq.context(), vocab);
+    // Rows per view: the partials' (chunks fp32 rows of cols each) fit a
+    // binding, and the gradient's view starts aligned for one.
+    const uint64_t out_row = uint64_t(cols) * eb, align = std::max<uint64_t>(ctx.info().storage_offset_alignment, 1);
+    const uint64_t granule = align / std::gcd(out_row, align);
+    const uint32_t step = uint32_t(std::max<uint64_t>(
+        granule, std::min<uint64_t>(detail::rows_per_binding(ctx, "embedding_backward", out_row),
+                                    detail::rows_per_binding(ctx, "embedding_backward", uint64_t(chunks) * cols * 4)) /
+                     granule * granule));
+    const bool sc = tokens && scatter(ctx, vocab);
     auto k = detail::kernel<shader::EmbeddingGradShader>(seq, fmt, {tokens, sc});
-    seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : detail::grid_stride_groups(n).x, chunks},
-                 tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
-    detail::add_partials(seq, fmt, partial, tokens ? dwte : *dwpe, n, chunks, tokens ? accumulate.wte : accumulate.wpe,
-                         "embedding_grad_reduce");
+    for (uint32_t first = 0; first < keys; first += step) {
+      const uint32_t m = std::min(step, keys - first), n = m * cols;
+      Sequence::ScratchScope scope(seq);
+      BufferView partial = seq.scratch(size_t(chunks) * n * sizeof(float));
+      const shader::EmbeddingGradPush push{n, cols, rows, seq_len, kChunkRows, first};
+      seq.dispatch(k, {ids, dy, partial}, push, {sc ? div_up(cols, 256) : detail::grid_stride_groups(n).x, chunks},
+                   tokens ? "embedding_grad_tokens" : "embedding_grad_positions");
+      detail::add_partials(seq, fmt, partial, detail::row_view(tokens ? dwte : *dwpe, out_row, first, m), n, chunks,
+                           tokens ? accumulate.wte : accumulate.wpe, "embedding_grad_reduce");
+    }
   }
 }
 

@@ -5,9 +5,10 @@
 #include "macros.h"
 
 VKAMP_PUSH(EmbeddingGradPush)
-  uint n;  // keys * cols: vocab * C (tokens) or T * C (positions)
+  uint n;  // keys * cols: vocab * C (tokens) or T * C (positions), of this view
   uint cols, rows, seq_len, chunk_rows;
-VKAMP_PUSH_END(EmbeddingGradPush, p, 20)
+  uint first_id;  // tokens: the view's first row of dwte (a table past one binding)
+VKAMP_PUSH_END(EmbeddingGradPush, p, 24)
 
 VKAMP_SHADER(EmbeddingGradShader, embedding_grad, 3, EmbeddingGradPush)  // ids, dy, partial
 
