@@ -95,11 +95,12 @@ left_out=()
   while IFS=$'\t' read -r name labels disabled env cmd; do
     exe=${cmd%% *} args=""
     [ "$exe" = "$cmd" ] || args=${cmd#* }
-    # MPI, clang (fuzz), the install and build tests, vkamp-studio (Xvfb),
+    # MPI, clang (fuzz), the install and build tests, the `large` cases
+    # (minutes each on a CPU driver), vkamp-studio (Xvfb),
     # the host-only checks of every binary's flags (they start the bench and
     # studio binaries from the build tree), anything that is not one of the
     # build's binaries (scripts), disabled cases.
-    if [[ ",$labels," =~ ,(mpi|fuzz|install|cli|floors), || $name == Studio.* || $disabled == true ||
+    if [[ ",$labels," =~ ,(mpi|fuzz|install|cli|floors|large), || $name == Studio.* || $disabled == true ||
           $exe != "$build"/* || ! -x $exe ]]; then
       left_out+=("$name"); continue
     fi

@@ -49,4 +49,7 @@ cd "$win_build"
 # An entry that timed out runs once more (and says so): twice in about 400
 # entries under Wine, a test process printed its passing summary and then
 # never exited, a hang we have not traced (docs/testing.md, "The Windows leg").
+# Without arguments, every entry but the `large` ones (minutes each on a CPU
+# driver; -L large runs them).
+[ $# -gt 0 ] || set -- -LE '^large$'
 ctest --output-on-failure --timeout 300 -j "$(nproc)" --repeat after-timeout:2 "$@"

@@ -5,7 +5,8 @@ rem
 rem   run-tests.cmd [FILTER]
 rem
 rem FILTER is a GoogleTest filter, e.g. Shaders/Gemm.* or *fp16 (default:
-rem every test). tests\tests.list names the test programs, one a line. Each
+rem every test but the Large/ ones, real models' largest sizes, minutes
+rem each on a CPU driver; Large/* runs them). tests\tests.list names the test programs, one a line. Each
 rem runs under the Khronos validation layer where the Vulkan SDK installed
 rem it (then any message it prints fails a test), else without it, saying
 rem so. VKAMP_DEVICE picks the device (an index or a name, as vkamp-info
@@ -15,7 +16,7 @@ rem Plain batch, no delayed expansion: a "!" in the folder's name stays.
 setlocal EnableExtensions
 set "pkg=%~dp0"
 set "filter=%~1"
-if "%filter%"=="" set "filter=*"
+if "%filter%"=="" set "filter=*-Large/*"
 set "work=%TEMP%\vkamp-tests"
 set "logs=%work%\logs"
 if exist "%logs%" rmdir /s /q "%logs%"
