@@ -47,25 +47,22 @@ inline Groups grid_stride_groups(uint64_t n) { return {uint32_t(std::min<uint64_
 // overrides, for tests and benchmarks.
 uint32_t column_sum_chunk_rows(const Context& ctx, uint32_t rows, uint32_t cols, uint32_t max_rows);
 
-// Rows of `row_bytes` bytes each, in chunks that one storage binding holds:
-// a chunk's view is at most the device's maxStorageBufferRange, and starts
-// minStorageBufferOffsetAlignment-aligned when the whole view does. Calls
-// f(first_row, rows) for each chunk, in order. A row larger than one
-// binding is an Error naming `op`.
-template <class F>
-void for_each_binding_chunk(const Context& ctx, const char* op, uint64_t row_bytes, uint32_t rows, F f);
-
-// Rows [first, first + n) of a view of rows of `row_bytes` bytes.
-inline BufferView row_view(BufferView v, uint64_t row_bytes, uint32_t first, uint32_t n) {
-  return BufferView(*v.buffer, v.offset + first * row_bytes, n * row_bytes);
-}
-
+// How many rows of `row_bytes` bytes one storage binding holds: at most the
+// device's maxStorageBufferRange, in a whole number of rows that keeps each
+// chunk's start minStorageBufferOffsetAlignment-aligned when the whole
+// view's is. A row larger than one binding is an Error naming `op`.
 uint32_t rows_per_binding(const Context& ctx, const char* op, uint64_t row_bytes);
 
+// f(first_row, rows) for each chunk of rows_per_binding rows, in order.
 template <class F>
 void for_each_binding_chunk(const Context& ctx, const char* op, uint64_t row_bytes, uint32_t rows, F f) {
   const uint32_t step = rows_per_binding(ctx, op, row_bytes);
   for (uint32_t first = 0; first < rows; first += step) f(first, std::min(step, rows - first));
+}
+
+// Rows [first, first + n) of a view of rows of `row_bytes` bytes.
+inline BufferView row_view(BufferView v, uint64_t row_bytes, uint32_t first, uint32_t n) {
+  return BufferView(*v.buffer, v.offset + first * row_bytes, n * row_bytes);
 }
 
 // Throws a vkamp::Error naming the op and operand when the view holds fewer
