@@ -265,9 +265,11 @@ std::vector<PathVariant> variants() {
   }
 
   // fp16 storage with fp32 math (devices without shaderFloat16): the GEMM's
-  // set, then every other fp16 case.
+  // set, then every other fp16 case, the real models' sizes in an entry of
+  // their own (the `large` ones left out, as from the default run).
   add(all, gemm_variant("fp16_storage_only_gemm", {}, {"fp16"}, true));
-  all.push_back({"fp16_storage_only_other", "*fp16_*:-Shaders/Gemm*", {}, true});
+  all.push_back({"fp16_storage_only_other", "*fp16_*:-Shaders/Gemm*:Large/*:RealSize/*", {}, true});
+  all.push_back({"fp16_storage_only_real_size", "RealSize/*fp16_*", {}, true});
   return all;
 }
 
