@@ -126,6 +126,14 @@ void print_device_memory(train::Trainer& trainer) {
     std::snprintf(part, sizeof part, "%s%s %.2f", by_format.empty() ? "" : ", ", format_name(f), mib(bytes));
     by_format += part;
   }
+  // --recompute: the other setting's plan beside this one's, so that a dry
+  // run shows what turning it on (or off) would take.
+  if (mem.activations_other_recompute) {
+    char part[64];
+    std::snprintf(part, sizeof part, "; %.2f %s --recompute", mib(mem.activations_other_recompute),
+                  mem.recompute ? "without" : "with");
+    by_format += part;
+  }
   // Beside the plan, every device buffer the context holds (the recorded
   // steps' scratch and evaluation's too), now and at most so far.
   const Context& ctx = trainer.context();

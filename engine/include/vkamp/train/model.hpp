@@ -35,10 +35,11 @@ class Model {
 
   // moments1/2: whether the optimizer keeps first and second moments.
   // level: which steps run in fmt and which in fp32 (precision_plan.hpp).
+  // recompute: --recompute (graph::Executor).
   Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2);
+        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
   Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2,
-        graph::AmpLevel level = graph::AmpLevel::O2);
+        graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
