@@ -301,7 +301,7 @@ void Executor::plan_for(bool recompute) {
   }
   activation_plan_ = plan_memory(activation_lifetimes_, kPoolAlign);
   workspace_plan_ = plan_memory(workspace_lifetimes_, kPoolAlign);
-  pool_bytes_by_recompute_[recompute] = activation_plan_.pool_bytes;
+  pool_bytes_by_recompute_[recompute] = {activation_plan_.pool_bytes, workspace_plan_.pool_bytes};
 }
 
 std::map<Format, uint64_t> Executor::activation_bytes_by_format() const {

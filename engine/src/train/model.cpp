@@ -27,7 +27,10 @@ graph::MemoryReport Model::memory() const {
   r.activations_unshared = executor_->activation_unshared_bytes();
   r.activations_by_format = executor_->activation_bytes_by_format();
   r.recompute = executor_->recomputes();
-  if (executor_->can_recompute()) r.activations_other_recompute = executor_->activation_bytes(!r.recompute);
+  if (executor_->can_recompute()) {
+    r.activations_other_recompute = executor_->activation_bytes(!r.recompute);
+    r.workspace_other_recompute = executor_->workspace_bytes(!r.recompute);
+  }
   r.workspace = executor_->workspace_bytes();
   return r;
 }

@@ -104,13 +104,15 @@ class Executor {
   // Recomputation: whether this executor recomputes, whether the graph has
   // a block whose forward could run again (a run of steps named under one
   // `<path>.<number>.`, executor_recompute.cpp), and the activation bytes
-  // (as activation_bytes()) the plan takes with it and without it, both
-  // planned whichever this executor runs (the memory line shows both).
+  // (as activation_bytes()) and workspace bytes the plan takes with it and
+  // without it, both planned whichever this executor runs (the memory line
+  // shows both).
   bool recomputes() const { return recompute_; }
   bool can_recompute() const { return can_recompute_; }
   uint64_t activation_bytes(bool recompute) const {
-    return pool_bytes_by_recompute_[recompute] + output_->bytes() + doutput_->bytes();
+    return pool_bytes_by_recompute_[recompute].activations + output_->bytes() + doutput_->bytes();
   }
+  uint64_t workspace_bytes(bool recompute) const { return pool_bytes_by_recompute_[recompute].workspace; }
 
   // The planned buffers, for tests: byte range in its pool and lifetime.
   struct Placement {
@@ -184,7 +186,9 @@ class Executor {
   bool recompute_ = false, can_recompute_ = false;
   std::vector<int> again_slot_;
   std::vector<std::vector<size_t>> again_before_;
-  uint64_t pool_bytes_by_recompute_[2] = {0, 0};
+  struct PoolBytes {
+    uint64_t activations = 0, workspace = 0;
+  } pool_bytes_by_recompute_[2];
   // While a backward is recorded (the recomputed forwards too): reads take
   // again_slot_ and NodeState::kept_again where there are.
   bool in_backward_ = false;
