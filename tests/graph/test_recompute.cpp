@@ -189,6 +189,33 @@ INSTANTIATE_TEST_SUITE_P(Format, Recompute, ::testing::Values(Format::F32, Forma
 
 // A graph without blocks (no `<path>.<number>.` names) has nothing to run
 // again: the plan is the plain one, and the memory line names no other.
+class RecomputePlan : public GpuTest {};
+
+// At the loss, between the forward and the backward, the activation pool
+// holds what the blocks hand on and nothing made inside one: each layer's
+// input, the last layer's output and the final norm's (read by the
+// backwards of the norm and lm_head), all of the residual stream's size.
+// Without recomputation it holds every block's insides too.
+TEST_F(RecomputePlan, AtTheLossOnlyTheResidualStreamIsKept) {
+  const uint32_t rows = 2, layers = tiny_llama().num_hidden_layers;
+  for (bool recompute : {true, false}) {
+    SCOPED_TRACE(recompute ? "recomputed" : "kept");
+    train::Model m(ctx(), llama(4), Format::F16, rows, 1, false, false, graph::AmpLevel::O2, recompute);
+    const uint32_t loss_time = uint32_t(m.executor().steps().size());
+    const uint64_t stream = uint64_t(rows) * kSeq * tiny_llama().hidden_size * 2;
+    uint32_t alive = 0, other = 0;
+    for (const auto& p : m.executor().placements())
+      if (!p.workspace && p.first <= loss_time && loss_time <= p.last) ++(p.bytes == stream ? alive : other);
+    if (recompute) {
+      EXPECT_EQ(alive, layers + 2);
+      EXPECT_EQ(other, 0u);
+    } else {
+      EXPECT_GT(alive + other, 4 * layers);
+    }
+    expect_no_live_overlap(m.executor().placements());
+  }
+}
+
 class RecomputeWithoutBlocks : public GpuTest {};
 
 TEST_F(RecomputeWithoutBlocks, ResidualMlpHasNothingToRunAgain) {
