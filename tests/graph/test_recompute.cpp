@@ -156,6 +156,8 @@ void expect_same_run(MakeGraph make, Format fmt, const data::HostData& data, uin
   EXPECT_LT(again.memory.activations, plain.memory.activations);
   EXPECT_EQ(again.memory.activations_other_recompute, plain.memory.activations);
   EXPECT_EQ(plain.memory.activations_other_recompute, again.memory.activations);
+  EXPECT_EQ(plain.memory.total_other_recompute(), again.memory.total());
+  EXPECT_EQ(again.memory.total_other_recompute(), plain.memory.total());
 }
 
 TEST_P(Recompute, LlamaLoraTrainsToTheSameBits) {

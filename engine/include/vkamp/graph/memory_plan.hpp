@@ -43,6 +43,12 @@ struct MemoryReport {
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
   uint64_t frozen = 0;           // frozen parameters (a fine-tune's base), in the storage format only
   uint64_t total() const { return parameters + optimizer_state + activations + workspace + frozen; }
+  // total() under the other --recompute setting (what a budget check
+  // offers as a setting that would fit); total() where there is none.
+  uint64_t total_other_recompute() const {
+    if (!activations_other_recompute) return total();
+    return total() - activations - workspace + activations_other_recompute + workspace_other_recompute;
+  }
 };
 
 }  // namespace vkamp::graph
