@@ -64,7 +64,8 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   models::load_hf_weights(g.model_dir, model.graph(),
                           [&](const std::string& name, std::vector<float>&& v) { model.frozen().write(name, v); });
   if (!g.adapter_dir.empty()) fold_adapter_folder(g.adapter_dir, c, model.frozen());
-  models::LlamaDecoder decoder(ctx, c, out.precision, model.frozen().values(), model.frozen().tensors(),
+  const graph::FrozenStore& weights = model.frozen();
+  models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },
                                uint32_t(positions));
   std::vector<float> logits;
   for (int32_t id : prompt) logits = decoder.append(uint32_t(id));

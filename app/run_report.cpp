@@ -150,11 +150,12 @@ void print_device_memory(train::Trainer& trainer) {
     frozen = part;
   }
   std::printf("  device memory (MiB): %sparameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
-              "%s), workspace %s, training data %.2f (%s); every buffer held %.2f now, %.2f at most\n",
+              "%s), workspace %s, training data %.2f (%s); planned %.2f before allocating; every buffer held "
+              "%.2f now, %.2f at most\n",
               frozen.c_str(), mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
               by_format.c_str(), workspace, mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory",
-              mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));
+              mib(trainer.model().planned().total()), mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));
 }
 
 int report_dry_run(const char* name, train::Trainer& trainer) {

@@ -6,9 +6,11 @@
 #include <cstdio>
 
 #include "app/finetune_job.hpp"
+#include "app/finetune_memory.hpp"
 #include "app/run_length.hpp"
 #include "sample_main.hpp"
 #include "vkamp/train/hf_weights.hpp"
+#include "vkamp/train/memory_budget.hpp"
 
 namespace vkamp::samples {
 
@@ -18,6 +20,13 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   app::check_finetune_outputs(cfg);
   const models::LoraConfig lora = app::lora_config(o);
   app::FineTuneSequences data = app::finetune_sequences(cfg, source.config);
+  try {
+    app::check_finetune_memory(ctx, cfg, source.config);  // before anything is allocated
+  } catch (const train::MemoryPlanError& e) {
+    if (!cfg.dry_run) throw;
+    std::printf("%s: --dry-run: planned, not allocated: %s\n", name, e.what());
+    return 2;
+  }
   train::Trainer trainer(ctx, cfg, models::llama_graph(source.config, o.seq_len, lora), train::LossKind::SoftmaxXent,
                          data.train);
   train::Model& model = trainer.model();

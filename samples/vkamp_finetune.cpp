@@ -23,8 +23,10 @@ int main(int argc, char** argv) {
        "--lora-targets, the base frozen and held once in the run's format (fp16 with dynamic loss scaling\n"
        "by default); --lora-rank 0 trains every weight. Prints the validation loss before and after and\n"
        "writes adapter_model.safetensors and adapter_config.json into --out, which PEFT's\n"
-       "PeftModel.from_pretrained reads. --max-steps 0 only evaluates. --synthetic NAME (tinyllama-1.1b,\n"
-       "llama-tiny) builds that shape with random weights, so --dry-run plans memory without a download.",
+       "PeftModel.from_pretrained reads. --max-steps 0 only evaluates. --synthetic NAME (qwen2.5-0.5b,\n"
+       "tinyllama-1.1b, llama-3.2-1b, llama-3.1-8b, llama-tiny) builds that shape with random weights, so\n"
+       "--dry-run plans memory without a download. A run whose plan passes the device's memory budget\n"
+       "exits 2 before allocating anything, with the plan and the settings that would fit.",
        vkamp::app::Rows::FineTune},
       defaults, argc, argv,
       [](vkamp::app::RunOptions& cfg, vkamp::Context& ctx) { return vkamp::samples::finetune(cfg, ctx, "vkamp-finetune"); });

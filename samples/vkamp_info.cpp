@@ -199,6 +199,15 @@ int main(int argc, char** argv) {
                   d.max_shared_memory);
       std::printf("      one binding     %s (maxStorageBufferRange), offsets aligned to %llu B\n",
                   mib(d.max_storage_range).c_str(), (unsigned long long)d.storage_offset_alignment);
+      std::printf("      one allocation  %s (maxMemoryAllocationSize), one buffer %s (maxBufferSize)\n",
+                  mib(d.max_allocation).c_str(),
+                  d.max_buffer == UINT64_MAX ? "not reported (Vulkan 1.2 or older)" : mib(d.max_buffer).c_str());
+      for (size_t h = 0; h < d.heaps.size(); ++h)
+        std::printf("      heap %zu          %s%s, budget %s (%s)\n", h, mib(d.heaps[h].size).c_str(),
+                    d.heaps[h].device_local ? " device-local" : "", mib(d.heaps[h].budget).c_str(),
+                    d.memory_budget ? "VK_EXT_memory_budget" : "no VK_EXT_memory_budget: the heap's size");
+      if (d.unified_memory) std::printf("      shared memory   the device's memory is the host's: its budget is shared with every program\n");
+      if (!d.capped.empty()) std::printf("      lowered         %s (tests' caps)\n", d.capped.c_str());
       if (d.float_controls) {
         std::printf("      inf/NaN keep    %s (SignedZeroInfNanPreserve)\n", per_width(d.inf_nan_preserve).c_str());
         std::printf("      denormal modes  %s\n", denormals(d).c_str());

@@ -1,5 +1,6 @@
 #include "vkamp/buffer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -8,10 +9,16 @@
 
 namespace vkamp {
 
-Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(bytes) {
+Buffer::Buffer(Context& ctx, size_t bytes, Memory memory, const std::string& what) : ctx_(&ctx), bytes_(bytes) {
   VkDevice dev = ctx.device();
   // Vulkan forbids empty buffers and fills in 4-byte words.
   size_t alloc = std::max<size_t>(4, (bytes + 3) & ~size_t(3));
+  const std::string named = what.empty() ? "a " + std::to_string(bytes) + "-byte buffer"
+                                         : what + " (" + std::to_string(bytes) + " bytes)";
+  if (alloc > ctx.info().max_block())
+    throw Error(named + " is more than " + ctx.info().name + " allows in one allocation (" +
+                std::to_string(ctx.info().max_block()) + " bytes: maxMemoryAllocationSize / maxBufferSize" +
+                (ctx.info().capped.empty() ? "" : ", lowered by " + ctx.info().capped) + ")");
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = alloc;
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
@@ -20,8 +27,8 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   const VkResult created = vkCreateBuffer(dev, &bci, nullptr, &buffer_);
   if (created == VK_ERROR_OUT_OF_DEVICE_MEMORY || created == VK_ERROR_OUT_OF_HOST_MEMORY)
-    throw Error("out of memory creating a " + std::to_string(bytes) + "-byte buffer on " + ctx.info().name +
-                " (larger than the device allows one buffer, or than it has)");
+    throw Error("out of device memory creating " + named + " on " + ctx.info().name +
+                " (another program may hold the memory)");
   VKAMP_VK(created);
 
   VkMemoryRequirements req;
@@ -43,8 +50,8 @@ Buffer::Buffer(Context& ctx, size_t bytes, Memory memory) : ctx_(&ctx), bytes_(b
     mai.memoryTypeIndex = type;
     VkResult r = vkAllocateMemory(dev, &mai, nullptr, &memory_);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-      throw Error("out of memory allocating a " + std::to_string(bytes) + "-byte buffer on " +
-                  ctx.info().name);
+      throw Error("out of device memory allocating " + named + " on " + ctx.info().name +
+                  " (another program may hold the memory)");
     VKAMP_VK(r);
     VKAMP_VK(vkBindBufferMemory(dev, buffer_, memory_, 0));
     if (map) VKAMP_VK(vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_));
@@ -85,6 +92,11 @@ void record_copy(VkCommandBuffer cb, void* user) {
   vkCmdCopyBuffer(cb, c->src, c->dst, 1, &c->region);
 }
 
+// Staged copies go through pieces of at most 64 MiB (and one allocation).
+size_t staging_piece(const Context& ctx) {
+  return size_t(std::min<uint64_t>(64ull << 20, ctx.info().max_block() / 4 * 4));
+}
+
 void check_range(size_t offset, size_t n, size_t size) {
   if (offset > size || n > size - offset)
     throw Error("buffer access [" + std::to_string(offset) + ", " + std::to_string(offset + n) +
@@ -100,10 +112,16 @@ void Buffer::write(const void* src, size_t n, size_t offset) {
     std::memcpy(static_cast<char*>(mapped_) + offset, src, n);
     return;
   }
-  Buffer staging(*ctx_, n, Memory::Host);
-  staging.write(src, n);
-  Copy c{staging.handle(), buffer_, {0, offset, n}};
-  ctx_->run_now(record_copy, &c);
+  // Through a staging buffer of at most staging_piece(): never a second whole
+  // copy of a large tensor in host-visible memory.
+  const size_t piece = std::min(n, staging_piece(*ctx_));
+  Buffer staging(*ctx_, piece, Memory::Host);
+  for (size_t done = 0; done < n; done += piece) {
+    const size_t m = std::min(piece, n - done);
+    staging.write(static_cast<const char*>(src) + done, m);
+    Copy c{staging.handle(), buffer_, {0, offset + done, m}};
+    ctx_->run_now(record_copy, &c);
+  }
 }
 
 void Buffer::read(void* dst, size_t n, size_t offset) const {
@@ -113,10 +131,14 @@ void Buffer::read(void* dst, size_t n, size_t offset) const {
     std::memcpy(dst, static_cast<const char*>(mapped_) + offset, n);
     return;
   }
-  Buffer staging(*ctx_, n, Memory::Host);
-  Copy c{buffer_, staging.handle(), {offset, 0, n}};
-  ctx_->run_now(record_copy, &c);
-  staging.read(dst, n);
+  const size_t piece = std::min(n, staging_piece(*ctx_));
+  Buffer staging(*ctx_, piece, Memory::Host);
+  for (size_t done = 0; done < n; done += piece) {
+    const size_t m = std::min(piece, n - done);
+    Copy c{buffer_, staging.handle(), {offset + done, 0, m}};
+    ctx_->run_now(record_copy, &c);
+    staging.read(static_cast<char*>(dst) + done, m);
+  }
 }
 
 void Buffer::fill(uint32_t pattern) {

@@ -6,6 +6,7 @@
 
 #include "vkamp/error.hpp"
 #include "vkamp/instance.hpp"
+#include "device_memory.hpp"
 
 namespace vkamp {
 namespace {
@@ -48,28 +49,6 @@ void probe_queues(VkPhysicalDevice pd, DeviceInfo& d) {
       d.timestamp_valid_bits = qf[i].timestampValidBits;
       break;
     }
-
-}
-
-// The largest device-local heap, and whether it is the host's memory.
-void probe_memory(VkPhysicalDevice pd, DeviceInfo& d) {
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
-  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
-    if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      d.device_local_bytes = std::max<uint64_t>(d.device_local_bytes, mem.memoryHeaps[i].size);
-  // Unified: the device-local heap is the host's memory (integrated GPUs,
-  // CPU drivers), so mapping it directly beats staging copies. A discrete
-  // GPU's small host-visible BAR window does not count.
-  bool shared_type = false;
-  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
-    auto f = mem.memoryTypes[i].propertyFlags;
-    if ((f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
-        (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
-      shared_type = true;
-  }
-  d.unified_memory = shared_type && (d.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
-                                     d.type == VK_PHYSICAL_DEVICE_TYPE_CPU);
 
 }
 
@@ -162,7 +141,7 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
 
   probe_queues(pd, d);
 
-  probe_memory(pd, d);
+  probe_memory(pd, props.apiVersion, has_device_extension(pd, "VK_EXT_memory_budget"), d);
 
   if (props.apiVersion < VK_API_VERSION_1_1) {
     d.unsupported_reason = "Vulkan " + api_version_string(props.apiVersion) +
@@ -180,6 +159,13 @@ DeviceInfo probe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
 }
 
 }  // namespace
+
+uint64_t DeviceInfo::memory_budget_bytes() const {
+  uint64_t best = 0, size = 0;
+  for (const MemoryHeap& h : heaps)
+    if (h.device_local && h.size > size) size = h.size, best = h.budget;
+  return best;
+}
 
 std::string DeviceInfo::tensor_core_gap(CoopmatApi api) const {
   const bool nv = api == CoopmatApi::nv;

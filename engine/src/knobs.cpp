@@ -40,6 +40,12 @@ const std::vector<EnvKnob>& env_knobs() {
      "its messages without listing it"},
     {"VKAMP_VULKAN_LOADER", {}, "a file or library name", "libvulkan.so.1 (Windows: vulkan-1.dll)", "engine",
      "the Vulkan loader to open at the first Vulkan call (tests take a missing one)"},
+    {"VKAMP_TEST_MAX_BINDING", {}, "a size (64K, 3M, 2G or bytes; at least 4K)", "the device's maxStorageBufferRange",
+     "engine", "tests: bind at most this much in one descriptor, so small models take every chunked path"},
+    {"VKAMP_TEST_MAX_ALLOCATION", {}, "a size (at least 4K)", "the device's maxMemoryAllocationSize and maxBufferSize",
+     "engine", "tests: allocate device memory in blocks of at most this much"},
+    {"VKAMP_TEST_MEMORY_BUDGET", {}, "a size (at least 4K)", "the device-local heap's budget (or size)", "engine",
+     "tests: plan runs against this budget, as on a device that has only this much"},
     // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
     // (kernel_paths.cpp) where the code leaves a field unset
     {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "engine",

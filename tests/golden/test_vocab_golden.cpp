@@ -180,7 +180,7 @@ TEST_P(VocabGolden, DecoderGivesTheGraphsLogitsAtEveryPosition) {
   double scale = 0;
   for (float v : want) scale = std::max(scale, double(std::abs(v)));
   const double tolerance = (fmt == Format::F32 ? 1e-3 : 40 * unit_roundoff(fmt)) * std::max(1.0, scale);
-  models::LlamaDecoder decoder(ctx(), f.cfg, fmt, m.working(), m.tensors(), T);
+  models::LlamaDecoder decoder(ctx(), f.cfg, fmt, models::LlamaDecoder::flat_weights(m.working(), fmt, m.tensors()), T);
   for (uint32_t p = 0; p < T; ++p) {
     const std::vector<float> z = decoder.append(f.ids[p]);
     ASSERT_EQ(z.size(), V);

@@ -47,7 +47,7 @@ TEST_P(LlamaDecoderTest, EachAppendGivesTheReferenceLogitsAtThatPosition) {
   const double tolerance = (fmt == Format::F32 ? 1e-3 : 40 * unit_roundoff(fmt)) * std::max(1.0, scale);
 
   // T + 3 positions, so the table and cache reach past the window.
-  models::LlamaDecoder decoder(ctx(), cfg, fmt, m.working(), m.tensors(), T + 3);
+  models::LlamaDecoder decoder(ctx(), cfg, fmt, models::LlamaDecoder::flat_weights(m.working(), fmt, m.tensors()), T + 3);
   for (uint32_t p = 0; p < T; ++p) {
     int64_t id;
     std::memcpy(&id, ids_t->data.data() + 8 * p, 8);
@@ -58,7 +58,8 @@ TEST_P(LlamaDecoderTest, EachAppendGivesTheReferenceLogitsAtThatPosition) {
   }
   for (uint32_t p = T; p < T + 3; ++p) decoder.append(0);
   EXPECT_THROW(decoder.append(0), Error) << "the cache is full";
-  auto too_long = [&] { models::LlamaDecoder(ctx(), cfg, fmt, m.working(), m.tensors(), cfg.max_position_embeddings + 1); };
+  auto too_long = [&] { models::LlamaDecoder(ctx(), cfg, fmt, models::LlamaDecoder::flat_weights(m.working(), fmt, m.tensors()),
+                         cfg.max_position_embeddings + 1); };
   EXPECT_THROW(too_long(), ConfigError) << "more positions than max_position_embeddings";
 }
 

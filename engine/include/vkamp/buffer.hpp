@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 #include <vulkan/vulkan.h>
 
@@ -18,7 +19,10 @@ enum class Memory { Device, Host };
 
 class Buffer {
  public:
-  Buffer(Context& ctx, size_t bytes, Memory memory = Memory::Device);
+  // `what` names the buffer's purpose in errors ("the frozen base"). More
+  // than the device allows in one allocation or buffer is a vkamp::Error,
+  // as is running out of memory.
+  Buffer(Context& ctx, size_t bytes, Memory memory = Memory::Device, const std::string& what = "");
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

@@ -57,6 +57,26 @@ struct DeviceInfo {
   // bound view's start.
   uint64_t max_storage_range = 128u << 20;
   uint64_t storage_offset_alignment = 256;
+  // Memory (device_memory.cpp): the most bytes one allocation may take
+  // (maxMemoryAllocationSize: 2 GiB on lavapipe) and one buffer may span
+  // (maxBufferSize, Vulkan 1.3 / maintenance4; else no less than an
+  // allocation), and every heap with its budget: VK_EXT_memory_budget's
+  // where offered, else the heap's size. VKAMP_TEST_MAX_BINDING,
+  // VKAMP_TEST_MAX_ALLOCATION and VKAMP_TEST_MEMORY_BUDGET lower these
+  // (and max_storage_range) for tests; `capped` names the ones set.
+  uint64_t max_allocation = 1ull << 30;
+  uint64_t max_buffer = UINT64_MAX;
+  struct MemoryHeap {
+    uint64_t size = 0, budget = 0;
+    bool device_local = false;
+  };
+  std::vector<MemoryHeap> heaps;
+  bool memory_budget = false;  // the budgets are VK_EXT_memory_budget's
+  std::string capped;          // "VKAMP_TEST_MAX_BINDING=64K ..." while tests lower the limits
+  // The most one block of device memory may be: an allocation bound to one buffer.
+  uint64_t max_block() const { return max_allocation < max_buffer ? max_allocation : max_buffer; }
+  // What a run may plan to hold: the largest device-local heap's budget.
+  uint64_t memory_budget_bytes() const;
   std::string unsupported_reason;   // set when path() is Unsupported
 
   // VK_KHR_shader_float_controls (core in Vulkan 1.2), per float width

@@ -26,25 +26,39 @@ const OpDef* def_of(const std::string& op) {
 
 }  // namespace
 
-Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params,
-                   BufferStore& buffers, AmpLevel level, const FrozenStore* frozen, bool recompute)
-    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), params_(params), frozen_(frozen),
-      buffers_(buffers), recompute_(recompute) {
+Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level, bool recompute)
+    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), recompute_(recompute) {
   graph_.input_tensor();  // both must exist; these throw otherwise
-  if (!g.frozen_indices().empty() && !frozen) throw Error("Executor: the graph has frozen parameters but no store for them");
   const Tensor& out = graph_.output_tensor();
   // O1 runs activations in fp32, apart from the GEMM that a fused epilogue
   // would apply them in.
   insert_casts(level == AmpLevel::O1 ? g.nodes() : fuse_epilogues(g, ctx.paths()));
   analyse();
   plan();
-  size_t eb = format_bytes(fmt);
-  auto pool = [&](uint64_t bytes) { return std::make_unique<Buffer>(ctx, std::max<uint64_t>(bytes, 4)); };
-  activation_pool_ = pool(activation_plan_.pool_bytes);
-  workspace_pool_ = pool(workspace_plan_.pool_bytes);
-  output_ = pool(uint64_t(max_rows) * out.shape.elements() * eb);
-  doutput_ = pool(uint64_t(max_rows) * out.shape.elements() * eb);
-  set_micro_batches(1);
+  output_bytes_ = uint64_t(max_rows) * out.shape.elements() * format_bytes(fmt);
+  set_micro_batches(1);  // lays the node state out; allocate() makes it
+}
+
+uint64_t Executor::node_state_bytes() const { return node_state_floats_total_ * 4; }
+
+void Executor::allocate(ParamStore& params, BufferStore& buffers, const FrozenStore* frozen) {
+  if (activation_pool_) throw Error("Executor: allocated twice");
+  if (!graph_.frozen_indices().empty() && !frozen) throw Error("Executor: the graph has frozen parameters but no store for them");
+  params_ = &params;
+  buffers_ = &buffers;
+  frozen_ = frozen;
+  const BlockLayout blocks = block_layout();
+  activation_pool_ = std::make_unique<DeviceBlocks>(ctx_, blocks, activation_plan_.pool_bytes, "the activations");
+  workspace_pool_ = std::make_unique<DeviceBlocks>(ctx_, blocks, workspace_plan_.pool_bytes, "the op workspace");
+  output_ = std::make_unique<Buffer>(ctx_, std::max<uint64_t>(output_bytes_, 4), Memory::Device, "the model's output");
+  doutput_ = std::make_unique<Buffer>(ctx_, std::max<uint64_t>(output_bytes_, 4), Memory::Device, "its gradient");
+  set_micro_batches(micro_batches_);
+}
+
+BlockLayout Executor::block_layout() const {
+  BlockLayout l = BlockLayout::of(ctx_);
+  l.alignment = std::max<uint64_t>(l.alignment, kPoolAlign);
+  return l;
 }
 
 void Executor::set_micro_batches(uint32_t micro_batches) {
@@ -61,9 +75,10 @@ void Executor::set_micro_batches(uint32_t micro_batches) {
     node_state_floats_[k] = int64_t(n);
     total += (n + kPoolAlign / 4 - 1) / (kPoolAlign / 4) * (kPoolAlign / 4);
   }
+  node_state_floats_total_ = total;
   node_state_.reset();
-  if (total) {
-    node_state_ = std::make_unique<Buffer>(ctx_, total * 4);
+  if (total && activation_pool_) {
+    node_state_ = std::make_unique<Buffer>(ctx_, total * 4, Memory::Device, "the nodes' state");
     node_state_->fill(0);
     for (size_t k = 0; k < nodes_.size(); ++k) {
       const NodeState& s = *nodes_[k];
@@ -299,20 +314,21 @@ void Executor::plan_for(bool recompute) {
     }
     if (sum_per_row) s.sum = scratch(sum_per_row, back_time(k), back_time(k));
   }
-  activation_plan_ = plan_memory(activation_lifetimes_, kPoolAlign);
-  workspace_plan_ = plan_memory(workspace_lifetimes_, kPoolAlign);
+  const BlockLayout blocks = block_layout();
+  activation_plan_ = plan_memory(activation_lifetimes_, blocks);
+  workspace_plan_ = plan_memory(workspace_lifetimes_, blocks);
   pool_bytes_by_recompute_[recompute] = {activation_plan_.pool_bytes, workspace_plan_.pool_bytes};
 }
 
 std::map<Format, uint64_t> Executor::activation_bytes_by_format() const {
   std::map<Format, uint64_t> out;
   for (size_t i = 0; i < activation_lifetimes_.size(); ++i) out[activation_fmt_[i]] += activation_lifetimes_[i].bytes;
-  out[fmt_] += output_->bytes() + doutput_->bytes();
+  out[fmt_] += 2 * output_bytes_;
   return out;
 }
 
 uint64_t Executor::activation_unshared_bytes() const {
-  return activation_plan_.unshared_bytes + output_->bytes() + doutput_->bytes();
+  return activation_plan_.unshared_bytes + 2 * output_bytes_;
 }
 
 std::vector<Executor::Placement> Executor::placements() const {

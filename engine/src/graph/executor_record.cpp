@@ -29,7 +29,7 @@ class Executor::Run : public OpRun {
     if (e_.cast_param_[r] >= 0) r = e_.cast_param_[r];  // an O1 cast of the parameter
     if (e_.tensors_[r].kind != TensorKind::Param)
       throw Error("graph: node '" + node_.name + "' asked for the master of '" + node_.inputs.at(i) + "', no parameter");
-    return e_.params_.view(e_.params_.master(), e_.params_.of(r));
+    return e_.params_->view(e_.params_->master(), e_.params_->of(r));
   }
   BufferView node_state() override {
     if (e_.node_state_offset_[k_] < 0) throw Error("graph: node '" + node_.name + "' keeps no state");
@@ -100,10 +100,10 @@ class Executor::Run : public OpRun {
   BufferView value(int t) {
     int r = e_.root_[t];
     const Tensor& tensor = e_.tensors_[r];
-    if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.working(), e_.params_.of(r));
+    if (tensor.kind == TensorKind::Param) return e_.params_->view(e_.params_->working(), e_.params_->of(r));
     if (tensor.kind == TensorKind::Frozen) return e_.frozen_->view(e_.frozen_->of(r));
-    if (tensor.kind == TensorKind::Buffer) return e_.buffers_.view(e_.buffers_.of(r));
-    if (e_.cast_param_[r] >= 0) return e_.params_.view(e_.params_.master(), e_.params_.of(e_.cast_param_[r]));
+    if (tensor.kind == TensorKind::Buffer) return e_.buffers_->view(e_.buffers_->of(r));
+    if (e_.cast_param_[r] >= 0) return e_.params_->view(e_.params_->master(), e_.params_->of(e_.cast_param_[r]));
     if (tensor.kind == TensorKind::Input) return *e_.x_;
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.output_;
     // A recomputed value: the backward reads the second forward's.
@@ -115,7 +115,7 @@ class Executor::Run : public OpRun {
   BufferView gradient(int t) {
     int r = e_.root_[t];
     const Tensor& tensor = e_.tensors_[r];
-    if (tensor.kind == TensorKind::Param) return e_.params_.view(e_.params_.grads(), e_.params_.of(r));
+    if (tensor.kind == TensorKind::Param) return e_.params_->view(e_.params_->grads(), e_.params_->of(r));
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.doutput_;
     if (e_.grad_slot_[r] < 0) throw Error("graph: tensor '" + tensor.name + "' has no gradient buffer");
     return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.grad_slot_[r]);
@@ -126,8 +126,8 @@ class Executor::Run : public OpRun {
     return slot(*e_.workspace_pool_, e_.workspace_plan_, e_.workspace_lifetimes_, s);
   }
 
-  static BufferView slot(Buffer& pool, const MemoryPlan& plan, const std::vector<Lifetime>& l, int s) {
-    return BufferView(pool, plan.offsets[s], l[s].bytes);
+  static BufferView slot(const DeviceBlocks& pool, const MemoryPlan& plan, const std::vector<Lifetime>& l, int s) {
+    return pool.view(plan.offsets[s], l[s].bytes);
   }
 
   Executor& e_;

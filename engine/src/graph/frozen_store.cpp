@@ -7,9 +7,24 @@
 
 namespace vkamp::graph {
 
+std::vector<FrozenTensor> FrozenStore::layout(const Graph& g, Format fmt, const BlockLayout& blocks, uint64_t* end) {
+  std::vector<FrozenTensor> out;
+  *end = 0;
+  for (int i : g.frozen_indices()) {
+    const Tensor& t = g.tensors()[i];
+    const uint64_t n = elements(t);
+    out.push_back({t.name, blocks.append(*end, n * format_bytes(fmt), "the frozen tensor " + t.name), n});
+  }
+  return out;
+}
+
 FrozenStore::FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed)
-    : fmt_(fmt), tensors_(layout_frozen(g, &total_)), graph_index_(g.frozen_indices()) {
-  values_ = std::make_unique<Buffer>(ctx, std::max<size_t>(size_t(total_) * format_bytes(fmt), 4));
+    : fmt_(fmt), graph_index_(g.frozen_indices()) {
+  const BlockLayout blocks = BlockLayout::of(ctx);
+  uint64_t end = 0;
+  tensors_ = layout(g, fmt, blocks, &end);
+  if (tensors_.empty()) return;
+  values_ = std::make_unique<DeviceBlocks>(ctx, blocks, end, "the frozen base");
   values_->fill(0);  // padding
   for (size_t i = 0; i < tensors_.size(); ++i) {
     std::mt19937_64 gen(seed ^ (0x9E3779B97F4A7C15ull * (i + 1)));
@@ -19,39 +34,38 @@ FrozenStore::FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed
 
 uint64_t FrozenStore::count() const {
   uint64_t n = 0;
-  for (const ParamTensor& t : tensors_) n += t.size;
+  for (const FrozenTensor& t : tensors_) n += t.size;
   return n;
 }
 
-const ParamTensor& FrozenStore::of(int graph_index) const {
+const FrozenTensor& FrozenStore::of(int graph_index) const {
   auto it = std::find(graph_index_.begin(), graph_index_.end(), graph_index);
   if (it == graph_index_.end()) throw Error("FrozenStore: tensor " + std::to_string(graph_index) + " is not frozen");
   return tensors_[it - graph_index_.begin()];
 }
 
-const ParamTensor& FrozenStore::named(const std::string& name) const {
-  for (const ParamTensor& t : tensors_)
+const FrozenTensor& FrozenStore::named(const std::string& name) const {
+  for (const FrozenTensor& t : tensors_)
     if (t.name == name) return t;
   throw Error("FrozenStore: no frozen parameter " + name);
 }
 
-BufferView FrozenStore::view(const ParamTensor& t) const {
-  const size_t eb = format_bytes(fmt_);
-  return BufferView(*values_, size_t(t.offset) * eb, size_t(t.size) * eb);
+BufferView FrozenStore::view(const FrozenTensor& t) const {
+  return values_->view(t.offset, t.size * format_bytes(fmt_));
 }
 
 void FrozenStore::write(const std::string& name, const std::vector<float>& values) {
-  const ParamTensor& t = named(name);
+  const FrozenTensor& t = named(name);
   if (values.size() != t.size)
     throw Error("FrozenStore: " + std::to_string(values.size()) + " values for " + name + " of " + std::to_string(t.size));
   const std::vector<uint8_t> bytes = pack(fmt_, values);
-  values_->write(bytes.data(), bytes.size(), size_t(t.offset) * format_bytes(fmt_));
+  values_->write(t.offset, bytes.data(), bytes.size());
 }
 
 std::vector<float> FrozenStore::read(const std::string& name) const {
-  const ParamTensor& t = named(name);
-  std::vector<uint8_t> bytes(size_t(t.size) * format_bytes(fmt_));
-  values_->read(bytes.data(), bytes.size(), size_t(t.offset) * format_bytes(fmt_));
+  const FrozenTensor& t = named(name);
+  std::vector<uint8_t> bytes(t.size * format_bytes(fmt_));
+  values_->read(t.offset, bytes.data(), bytes.size());
   return unpack(fmt_, bytes);
 }
 

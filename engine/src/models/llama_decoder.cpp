@@ -14,9 +14,15 @@
 
 namespace vkamp::models {
 
-LlamaDecoder::LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, const Buffer& working,
-                           const std::vector<graph::ParamTensor>& tensors, uint32_t max_positions)
-    : ctx_(ctx), c_(c), fmt_(fmt), working_(working), tensors_(tensors), max_positions_(max_positions) {
+LlamaDecoder::Weights LlamaDecoder::flat_weights(const Buffer& flat, Format fmt,
+                                                 const std::vector<graph::ParamTensor>& tensors) {
+  return [&flat, fmt, tensors](const std::string& name) {
+    return graph::tensor_view(flat, format_bytes(fmt), tensors, name, "LlamaDecoder (not llama_graph's layout)");
+  };
+}
+
+LlamaDecoder::LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, Weights weights, uint32_t max_positions)
+    : ctx_(ctx), c_(c), fmt_(fmt), weights_(std::move(weights)), max_positions_(max_positions) {
   llama_graph(c, max_positions);  // the same checks of the config (ConfigError)
   const size_t eb = format_bytes(fmt), C = c.hidden_size, Q = size_t(c.num_attention_heads) * c.head_size(),
                KV = size_t(c.num_key_value_heads) * c.head_size();
@@ -44,7 +50,7 @@ LlamaDecoder::LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, const
 LlamaDecoder::~LlamaDecoder() = default;
 
 BufferView LlamaDecoder::weight(const std::string& name) const {
-  return graph::tensor_view(working_, format_bytes(fmt_), tensors_, name, "LlamaDecoder (not llama_graph's layout)");
+  return weights_(name);
 }
 
 std::vector<float> LlamaDecoder::append(uint32_t token) {

@@ -36,7 +36,71 @@ LlamaConfig llama_tiny() {
   return c;
 }
 
-const Preset kPresets[] = {{"tinyllama-1.1b", tinyllama()}, {"llama-tiny", llama_tiny()}};
+LlamaConfig qwen25_05b() {
+  // Qwen/Qwen2.5-0.5B's config.json (architecture Qwen2ForCausalLM).
+  LlamaConfig c;
+  c.architecture = "Qwen2ForCausalLM";
+  c.vocab_size = 151936;
+  c.hidden_size = 896;
+  c.intermediate_size = 4864;
+  c.num_hidden_layers = 24;
+  c.num_attention_heads = 14;
+  c.num_key_value_heads = 2;
+  c.max_position_embeddings = 32768;
+  c.rms_norm_eps = 1e-6;
+  c.rope.theta = 1e6;
+  c.tie_word_embeddings = true;
+  c.attention_bias = true;
+  return c;
+}
+
+// Llama 3's rope_scaling (type llama3), as meta-llama's 3.1 and 3.2 configs give it.
+ops::Rope llama3_rope() {
+  ops::Rope r;
+  r.theta = 500000;
+  r.factor = 32;
+  r.low_freq_factor = 1;
+  r.high_freq_factor = 4;
+  r.original_max_positions = 8192;
+  return r;
+}
+
+LlamaConfig llama32_1b() {
+  // meta-llama/Llama-3.2-1B's config.json.
+  LlamaConfig c;
+  c.vocab_size = 128256;
+  c.hidden_size = 2048;
+  c.intermediate_size = 8192;
+  c.num_hidden_layers = 16;
+  c.num_attention_heads = 32;
+  c.num_key_value_heads = 8;
+  c.head_dim = 64;
+  c.max_position_embeddings = 131072;
+  c.rms_norm_eps = 1e-5;
+  c.rope = llama3_rope();
+  c.tie_word_embeddings = true;
+  return c;
+}
+
+LlamaConfig llama31_8b() {
+  // meta-llama/Llama-3.1-8B's config.json (rope_scaling factor 8).
+  LlamaConfig c;
+  c.vocab_size = 128256;
+  c.hidden_size = 4096;
+  c.intermediate_size = 14336;
+  c.num_hidden_layers = 32;
+  c.num_attention_heads = 32;
+  c.num_key_value_heads = 8;
+  c.max_position_embeddings = 131072;
+  c.rms_norm_eps = 1e-5;
+  c.rope = llama3_rope();
+  c.rope.factor = 8;
+  return c;
+}
+
+const Preset kPresets[] = {{"tinyllama-1.1b", tinyllama()}, {"qwen2.5-0.5b", qwen25_05b()},
+                           {"llama-3.2-1b", llama32_1b()},   {"llama-3.1-8b", llama31_8b()},
+                           {"llama-tiny", llama_tiny()}};
 
 }  // namespace
 

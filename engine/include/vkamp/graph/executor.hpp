@@ -22,6 +22,7 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
+#include "vkamp/device_blocks.hpp"
 #include "vkamp/graph/buffer_store.hpp"
 #include "vkamp/graph/graph.hpp"
 #include "vkamp/graph/memory_plan.hpp"
@@ -36,12 +37,16 @@ namespace vkamp::graph {
 
 class Executor {
  public:
-  // `frozen` holds the graph's frozen parameters (none: nullptr).
+  // Plans its memory and allocates nothing: allocate() does, once the plan
+  // is known to fit (train::Model checks it against the device's budget).
   // recompute (--recompute): each block's forward runs again in the
   // backward, from the block's input, instead of keeping its activations
   // (executor_recompute.cpp).
-  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, ParamStore& params, BufferStore& buffers,
-           AmpLevel level = AmpLevel::O2, const FrozenStore* frozen = nullptr, bool recompute = false);
+  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level = AmpLevel::O2,
+           bool recompute = false);
+  // The stores it reads; `frozen` holds the graph's frozen parameters
+  // (none: nullptr). Call once, before recording.
+  void allocate(ParamStore& params, BufferStore& buffers, const FrozenStore* frozen);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -79,7 +84,7 @@ class Executor {
   // one, the seed is 0 and the step number a zero the executor keeps.
   void set_random_source(const RandomSource& source) { random_ = source; }
   // Each node's persistent fp32 memory (OpDef::state_floats), in bytes.
-  uint64_t node_state_bytes() const { return node_state_ ? node_state_->bytes() : 0; }
+  uint64_t node_state_bytes() const;
 
   // The nodes it runs (the graph's after epilogue fusion, which O1 skips so
   // that activations run in fp32, with the cast steps), in forward order.
@@ -98,7 +103,7 @@ class Executor {
 
   Buffer& output() { return *output_; }
   Buffer& doutput() { return *doutput_; }
-  uint64_t activation_bytes() const { return activation_plan_.pool_bytes + output_->bytes() + doutput_->bytes(); }
+  uint64_t activation_bytes() const { return activation_plan_.pool_bytes + 2 * output_bytes_; }
   uint64_t activation_unshared_bytes() const;
   uint64_t workspace_bytes() const { return workspace_plan_.pool_bytes; }
   // Recomputation: whether this executor recomputes, whether the graph has
@@ -110,7 +115,7 @@ class Executor {
   bool recomputes() const { return recompute_; }
   bool can_recompute() const { return can_recompute_; }
   uint64_t activation_bytes(bool recompute) const {
-    return pool_bytes_by_recompute_[recompute].activations + output_->bytes() + doutput_->bytes();
+    return pool_bytes_by_recompute_[recompute].activations + 2 * output_bytes_;
   }
   uint64_t workspace_bytes(bool recompute) const { return pool_bytes_by_recompute_[recompute].workspace; }
 
@@ -165,14 +170,15 @@ class Executor {
   Format fmt_;
   AmpLevel level_;
   uint32_t max_rows_;
-  ParamStore& params_;
-  const FrozenStore* frozen_;
-  BufferStore& buffers_;
+  ParamStore* params_ = nullptr;
+  const FrozenStore* frozen_ = nullptr;
+  BufferStore* buffers_ = nullptr;
   // OpDef::state_floats: one fp32 buffer, each node's part at
   // node_state_offset_[k] floats (-1: none), sized for micro_batches_.
   uint32_t micro_batches_ = 1;
   std::vector<int64_t> node_state_offset_, node_state_floats_;
   std::unique_ptr<Buffer> node_state_;
+  uint64_t node_state_floats_total_ = 0;
   // The last record_forward's mode and micro-batch.
   ForwardMode mode_ = ForwardMode::Training;
   uint32_t micro_batch_ = 0;
@@ -195,7 +201,10 @@ class Executor {
   std::vector<Lifetime> activation_lifetimes_, workspace_lifetimes_;
   std::vector<Format> activation_fmt_;  // per activation lifetime
   MemoryPlan activation_plan_, workspace_plan_;
-  std::unique_ptr<Buffer> activation_pool_, workspace_pool_, output_, doutput_;
+  BlockLayout block_layout() const;
+  std::unique_ptr<DeviceBlocks> activation_pool_, workspace_pool_;
+  std::unique_ptr<Buffer> output_, doutput_;
+  uint64_t output_bytes_ = 0;  // each of output_ and doutput_
   // While recording a backward: which gradients hold a contribution.
   std::vector<bool> written_;
   bool accumulate_params_ = false;

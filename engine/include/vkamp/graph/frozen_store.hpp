@@ -1,8 +1,9 @@
 // A graph's frozen parameters on the device (TensorKind::Frozen: a
-// fine-tune's base weights): one flat buffer in the run's storage format,
-// laid out like the parameters (declaration order, aligned offsets), and
-// nothing else: no fp32 master, no gradient, no optimizer state. Filled
-// tensor by tensor, so a checkpoint is never held in host memory whole.
+// fine-tune's base weights) in the run's storage format, and nothing else:
+// no fp32 master, no gradient, no optimizer state. Tensors are placed in
+// declaration order in blocks the device allows (device_blocks.hpp), each
+// inside one block, and filled tensor by tensor, so a checkpoint is never
+// held in host memory whole.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -11,38 +12,45 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
+#include "vkamp/device_blocks.hpp"
 #include "vkamp/float_formats.hpp"
 #include "vkamp/graph/graph.hpp"
-#include "vkamp/graph/param_layout.hpp"
 
 namespace vkamp::graph {
 
+struct FrozenTensor {
+  std::string name;
+  uint64_t offset = 0;  // bytes, in the store's blocks
+  uint64_t size = 0;    // elements
+};
+
 class FrozenStore {
  public:
+  // Where each tensor goes and the end of the last: a plan, nothing allocated.
+  static std::vector<FrozenTensor> layout(const Graph& g, Format fmt, const BlockLayout& blocks, uint64_t* end);
   // Each tensor starts at its Init, drawn from its own generator seeded by
   // `seed` and its position (a 1B-parameter base is drawn a tensor at a time).
   FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed);
 
-  const std::vector<ParamTensor>& tensors() const { return tensors_; }
-  const Buffer& values() const { return *values_; }  // the flat buffer, laid out as tensors()
+  const std::vector<FrozenTensor>& tensors() const { return tensors_; }
   bool empty() const { return tensors_.empty(); }
   uint64_t count() const;  // real elements
-  uint64_t bytes() const { return empty() ? 0 : values_->bytes(); }
-  const ParamTensor& of(int graph_index) const;
-  BufferView view(const ParamTensor& t) const;
+  uint64_t bytes() const { return values_ ? values_->bytes() : 0; }
+  const FrozenTensor& of(int graph_index) const;
+  BufferView view(const FrozenTensor& t) const;
+  BufferView view(const std::string& name) const { return view(named(name)); }
   // Tensor `name`'s values, rounded to the format; vkamp::Error for an
   // unknown name or the wrong count.
   void write(const std::string& name, const std::vector<float>& values);
   std::vector<float> read(const std::string& name) const;
 
  private:
-  const ParamTensor& named(const std::string& name) const;
+  const FrozenTensor& named(const std::string& name) const;
 
   Format fmt_;
-  uint32_t total_ = 0;
-  std::vector<ParamTensor> tensors_;
+  std::vector<FrozenTensor> tensors_;
   std::vector<int> graph_index_;
-  std::unique_ptr<Buffer> values_;
+  std::unique_ptr<DeviceBlocks> values_;
 };
 
 }  // namespace vkamp::graph

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "vkamp/device_blocks.hpp"
 #include "vkamp/float_formats.hpp"
 
 namespace vkamp::graph {
@@ -23,8 +24,12 @@ struct MemoryPlan {
   uint64_t unshared_bytes = 0;    // what separate buffers would take
 };
 
-// `alignment` > 0: every offset is a multiple of it.
-MemoryPlan plan_memory(const std::vector<Lifetime>& buffers, uint64_t alignment);
+// Every offset a multiple of blocks.alignment, and no buffer crossing a
+// block's end (device_blocks.hpp); vkamp::Error for a buffer larger than a block.
+MemoryPlan plan_memory(const std::vector<Lifetime>& buffers, const BlockLayout& blocks);
+inline MemoryPlan plan_memory(const std::vector<Lifetime>& buffers, uint64_t alignment) {
+  return plan_memory(buffers, BlockLayout{UINT64_MAX, alignment});
+}
 
 // Device memory of a model, by purpose, in bytes.
 struct MemoryReport {

@@ -7,6 +7,7 @@
 // needs recomputing. The logits are the full forward's at the same
 // position, up to summation order (tests/models/test_llama_decoder.cpp).
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,11 +23,13 @@ namespace vkamp::models {
 
 class LlamaDecoder {
  public:
-  // `working`: llama_graph(c, ...)'s parameters in format `fmt`, laid out
-  // as `tensors` (a train::Model's working() and tensors()); read at every
-  // append, never written.
-  LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, const Buffer& working,
-               const std::vector<graph::ParamTensor>& tensors, uint32_t max_positions);
+  // `weights`: each of llama_graph(c, ...)'s parameters by name, in format
+  // `fmt` (a frozen store's views, or flat_weights of a Model's working
+  // copy); read at every append, never written.
+  using Weights = std::function<BufferView(const std::string& name)>;
+  LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, Weights weights, uint32_t max_positions);
+  // The views of a flat buffer laid out as `tensors` (a Model's working() and tensors()).
+  static Weights flat_weights(const Buffer& flat, Format fmt, const std::vector<graph::ParamTensor>& tensors);
   ~LlamaDecoder();
   LlamaDecoder(const LlamaDecoder&) = delete;
   LlamaDecoder& operator=(const LlamaDecoder&) = delete;
@@ -45,8 +48,7 @@ class LlamaDecoder {
   Context& ctx_;
   LlamaConfig c_;
   Format fmt_;
-  const Buffer& working_;
-  std::vector<graph::ParamTensor> tensors_;
+  Weights weights_;
   uint32_t max_positions_, length_ = 0;
   std::unique_ptr<Buffer> ids_, x_, h_, q_, k_, v_, qkv_, att_, gate_, up_, probs_, logits_, stats_, table_;
   std::vector<std::unique_ptr<Buffer>> cache_;

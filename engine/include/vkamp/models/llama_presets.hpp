@@ -9,10 +9,11 @@
 
 namespace vkamp::models {
 
-// "tinyllama-1.1b" (TinyLlama-1.1B's config.json), "llama-tiny" (a few
-// layers of 64 channels, for CPU drivers); nullopt for another name.
+// Real shapes from their config.json: "qwen2.5-0.5b", "tinyllama-1.1b",
+// "llama-3.2-1b", "llama-3.1-8b"; and "llama-tiny" (a few layers of 64
+// channels, for CPU drivers); nullopt for another name.
 std::optional<LlamaConfig> llama_preset(const std::string& name);
-// "tinyllama-1.1b, llama-tiny", for messages.
+// "tinyllama-1.1b, qwen2.5-0.5b, ...", for messages.
 std::string llama_preset_names();
 
 }  // namespace vkamp::models

@@ -61,7 +61,14 @@ class Model {
   uint32_t param_elements() const { return params_->padded_elements(); }  // padded
   uint64_t param_count() const { return params_->count(); }               // real parameters
   const std::vector<graph::ParamTensor>& tensors() const { return params_->tensors(); }
+  // What it holds on the device; planned(): what it was planned to hold
+  // before anything was allocated (the same, save the blocks' rounding).
   graph::MemoryReport memory() const;
+  const graph::MemoryReport& planned() const { return plan_; }
+  // A model's plan on ctx's device, allocating nothing (the settings that
+  // would fit, when a run's do not).
+  static graph::MemoryReport plan(Context& ctx, const graph::Graph& g, Format fmt, uint32_t max_rows, bool moments1,
+                                  bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
 
   Buffer& master() { return params_->master(); }
   Buffer& working() { return params_->working(); }
@@ -116,6 +123,13 @@ class Model {
   std::unique_ptr<graph::FrozenStore> frozen_;
   std::unique_ptr<graph::BufferStore> buffers_;
   std::unique_ptr<graph::Executor> executor_;
+  graph::MemoryReport plan_;
+
+  graph::MemoryReport planned(Context& ctx, const graph::Executor& e, bool moments1, bool moments2) const;
+  static graph::MemoryReport planned_for(Context& ctx, const graph::Graph& g, Format fmt, const graph::Executor& e,
+                                         bool moments1, bool moments2);
+  static void add_other_recompute(graph::MemoryReport& r, const graph::Executor& e);
+  void check_binding_fits(const Context& ctx) const;
 };
 
 }  // namespace vkamp::train
