@@ -297,8 +297,9 @@ std::vector<Row> loop_rows() {
       count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
       toggle<T>("recompute",
                 {kLoopGroup, "",
-                 "keep only each block's input (a decoder layer's, model.layers.N) and run the block's forward again "
-                 "in the backward: far less activation memory for one more forward; the same gradients, bit for bit"},
+                 "keep only each block's input (a decoder layer's: model.layers.N, transformer.h.N) and run the "
+                 "block's forward again in the backward: far less activation memory for about one more forward, the "
+                 "same gradients bit for bit (a model without such blocks: no change)"},
                 VKAMP_FIELD(recompute)),
       choice<T>("data_on_gpu",
                 {kLoopGroup, "M",
