@@ -61,8 +61,10 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   models::LoraConfig frozen;
   frozen.frozen_base = true;
   train::Model model(ctx, models::llama_graph(c, 1, frozen), out.precision, 1, g.seed, false, false);
-  models::load_hf_weights(g.model_dir, model.graph(),
-                          [&](const std::string& name, std::vector<float>&& v) { model.frozen().write(name, v); });
+  models::load_hf_weight_slices(g.model_dir, model.graph(), [&](const std::string& name, uint64_t first,
+                                                                std::vector<float>&& v) {
+    model.frozen().write_slice(name, first, v);
+  });
   if (!g.adapter_dir.empty()) fold_adapter_folder(g.adapter_dir, c, model.frozen());
   const graph::FrozenStore& weights = model.frozen();
   models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },

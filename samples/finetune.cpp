@@ -3,6 +3,7 @@
 // before and after.
 #include "finetune.hpp"
 
+#include <chrono>
 #include <cstdio>
 
 #include "app/finetune_job.hpp"
@@ -30,7 +31,14 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   train::Trainer trainer(ctx, cfg, models::llama_graph(source.config, o.seq_len, lora), train::LossKind::SoftmaxXent,
                          data.train);
   train::Model& model = trainer.model();
-  if (!o.model_dir.empty()) train::load_hf_weights(o.model_dir, model);
+  if (!o.model_dir.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t bytes = train::load_hf_weights(o.model_dir, model);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!cfg.quiet)
+      std::printf("%s: loaded %.1f MiB of weights in %.2f s (%.0f MiB/s), converted to %s on the way\n", name,
+                  double(bytes) / (1 << 20), s, s > 0 ? double(bytes) / (1 << 20) / s : 0.0, format_name(cfg.precision));
+  }
   if (!cfg.quiet)
     std::printf("%s: %s (%s, %u layers, %u heads, %u key/value heads, hidden %u): %llu frozen, %llu "
                 "trained parameters (%s); %s; %u train / %u validation sequences of %u; batch %u, %s, %s\n",

@@ -58,8 +58,16 @@ void FrozenStore::write(const std::string& name, const std::vector<float>& value
   const FrozenTensor& t = named(name);
   if (values.size() != t.size)
     throw Error("FrozenStore: " + std::to_string(values.size()) + " values for " + name + " of " + std::to_string(t.size));
+  write_slice(name, 0, values);
+}
+
+void FrozenStore::write_slice(const std::string& name, uint64_t first, const std::vector<float>& values) {
+  const FrozenTensor& t = named(name);
+  if (first > t.size || values.size() > t.size - first)
+    throw Error("FrozenStore: " + std::to_string(values.size()) + " values from element " + std::to_string(first) +
+                " of " + name + ", which has " + std::to_string(t.size));
   const std::vector<uint8_t> bytes = pack(fmt_, values);
-  values_->write(t.offset, bytes.data(), bytes.size());
+  values_->write(t.offset + first * format_bytes(fmt_), bytes.data(), bytes.size());
 }
 
 std::vector<float> FrozenStore::read(const std::string& name) const {

@@ -253,12 +253,15 @@ const TensorEntry* TensorDirectory::find(const std::string& name) const {
   return nullptr;
 }
 
-std::vector<uint8_t> TensorDirectory::read(const TensorEntry& e) const {
+std::vector<uint8_t> TensorDirectory::read(const TensorEntry& e) const { return read(e, 0, e.bytes); }
+
+std::vector<uint8_t> TensorDirectory::read(const TensorEntry& e, uint64_t from, uint64_t n) const {
+  if (from > e.bytes || n > e.bytes - from) bad(path, "tensor '" + e.name + "': a slice past its end");
   std::ifstream in(platform::path_from_utf8(path), std::ios::binary);
   if (!in) bad(path, "cannot open: " + errno_text());
-  std::vector<uint8_t> bytes(e.bytes);
-  in.seekg(std::streamoff(e.offset));
-  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(e.bytes));
+  std::vector<uint8_t> bytes(n);
+  in.seekg(std::streamoff(e.offset + from));
+  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(n));
   if (!in) bad(path, "tensor '" + e.name + "': read error (file changed or truncated?)");
   return bytes;
 }

@@ -73,9 +73,27 @@ bool is_lora_adapter(const std::string& name) {
   return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
 }
 
-void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const TensorSink& put) {
+void load_hf_weights(const std::string& dir, const graph::Graph& g, const TensorSink& put) {
+  std::string name;
+  std::vector<float> whole;
+  auto flush = [&] {
+    if (!name.empty()) put(name, std::move(whole));
+    whole.clear();
+  };
+  load_hf_weight_slices(dir, g, [&](const std::string& n, uint64_t first, std::vector<float>&& v) {
+    if (n != name || first == 0) {
+      flush();
+      name = n;
+    }
+    whole.insert(whole.end(), v.begin(), v.end());
+  });
+  flush();
+}
+
+uint64_t load_hf_weight_slices(const std::string& dir_utf8, const graph::Graph& g, const TensorSliceSink& put) {
   const fs::path dir = platform::path_from_utf8(dir_utf8);
   const std::vector<io::TensorDirectory> files = read_directories(dir);
+  uint64_t read = 0;
   std::map<std::string, std::pair<const io::TensorDirectory*, const io::TensorEntry*>> found;
   for (const io::TensorDirectory& f : files)
     for (const io::TensorEntry& e : f.entries) {
@@ -106,12 +124,18 @@ void load_hf_weights(const std::string& dir_utf8, const graph::Graph& g, const T
     if (entry->shape != want)
       throw ConfigError(file->path + ": tensor '" + t.name + "' is " + dims_text(entry->shape) + " but config.json implies " +
                         dims_text(want));
+    const uint64_t eb = io::dtype_bytes(entry->dtype), slice = kLoadSliceBytes / eb * eb;
     try {
-      put(t.name, io::to_floats(entry->dtype, file->read(*entry), file->path + ": tensor '" + t.name + "'"));
+      for (uint64_t from = 0; from < entry->bytes; from += slice) {
+        const uint64_t n = std::min(slice, entry->bytes - from);
+        put(t.name, from / eb, io::to_floats(entry->dtype, file->read(*entry, from, n), file->path + ": tensor '" + t.name + "'"));
+      }
     } catch (const io::FormatError& e) {
       throw ConfigError(e.what());
     }
+    read += entry->bytes;
   }
+  return read;
 }
 
 void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, const graph::Graph& g, io::DType dtype,

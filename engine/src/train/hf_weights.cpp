@@ -7,17 +7,19 @@
 
 namespace vkamp::train {
 
-void load_hf_weights(const std::string& dir, Model& m) {
+uint64_t load_hf_weights(const std::string& dir, Model& m) {
   std::vector<float> master = m.read_master();
-  models::load_hf_weights(dir, m.graph(), [&](const std::string& name, std::vector<float>&& v) {
+  const uint64_t read = models::load_hf_weight_slices(dir, m.graph(), [&](const std::string& name, uint64_t first,
+                                                                          std::vector<float>&& v) {
     if (m.graph().tensor(name).kind == graph::TensorKind::Frozen) {
-      m.frozen().write(name, v);
+      m.frozen().write_slice(name, first, v);
       return;
     }
     for (const graph::ParamTensor& t : m.tensors())
-      if (t.name == name) std::copy(v.begin(), v.end(), master.begin() + t.offset);
+      if (t.name == name) std::copy(v.begin(), v.end(), master.begin() + t.offset + first);
   });
   m.write_master(master);
+  return read;
 }
 
 }  // namespace vkamp::train

@@ -42,6 +42,9 @@ class FrozenStore {
   // Tensor `name`'s values, rounded to the format; vkamp::Error for an
   // unknown name or the wrong count.
   void write(const std::string& name, const std::vector<float>& values);
+  // Its elements from `first` on (a slice, as a checkpoint is loaded);
+  // vkamp::Error past its end.
+  void write_slice(const std::string& name, uint64_t first, const std::vector<float>& values);
   std::vector<float> read(const std::string& name) const;
 
  private:

@@ -64,6 +64,9 @@ struct TensorDirectory {
   const TensorEntry* find(const std::string& name) const;
   // One tensor's bytes; FormatError when the file no longer holds them.
   std::vector<uint8_t> read(const TensorEntry& e) const;
+  // `bytes` of them from byte `from` of the tensor (a slice: a large
+  // tensor is converted a piece at a time).
+  std::vector<uint8_t> read(const TensorEntry& e, uint64_t from, uint64_t bytes) const;
 };
 // Checks the header as read_safetensors does (every entry against the
 // file's size), reading nothing past it.

@@ -36,6 +36,13 @@ bool is_lora_adapter(const std::string& name);
 // time (the files are never held in memory whole), handed to `put`.
 using TensorSink = std::function<void(const std::string& name, std::vector<float>&& values)>;
 void load_hf_weights(const std::string& dir, const graph::Graph& g, const TensorSink& put);
+// The same in slices of at most kLoadSliceBytes of the file: `values` are
+// tensor `name`'s elements from `first` on, so host memory holds a slice,
+// never a whole tensor (a real vocabulary's embedding is hundreds of MiB).
+// Returns the bytes read.
+inline constexpr uint64_t kLoadSliceBytes = 16u << 20;
+using TensorSliceSink = std::function<void(const std::string& name, uint64_t first, std::vector<float>&& values)>;
+uint64_t load_hf_weight_slices(const std::string& dir, const graph::Graph& g, const TensorSliceSink& put);
 
 // A model folder that Hugging Face and llama.cpp's converter read: the
 // files of `base_dir` that describe the model (config.json, the tokenizer

@@ -1,14 +1,15 @@
 // A Hugging Face folder's weights into a Model built from llama_graph: the
 // trained parameters into the fp32 masters (and so the working copy), the
-// frozen base straight into its store, one tensor at a time; LoRA adapters
+// frozen base straight into its store, a slice of a tensor at a time; LoRA adapters
 // keep the values they started with. ConfigError as load_hf_weights says.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::train {
 
-void load_hf_weights(const std::string& dir, Model& m);
+uint64_t load_hf_weights(const std::string& dir, Model& m);  // the bytes read
 
 }  // namespace vkamp::train
