@@ -22,7 +22,7 @@ graph::MemoryReport finetune_plan(Context& ctx, const RunOptions& cfg, const mod
   const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   const graph::Graph g = models::llama_graph(c, cfg.ft.seq_len, lora_config(cfg.ft));
-  return train::Model::plan(ctx, g, cfg.precision, cfg.batch, m1, m2, cfg.amp_level);
+  return train::Model::plan(ctx, g, cfg.precision, cfg.batch, m1, m2, cfg.amp_level, cfg.recompute);
 }
 
 void check_finetune_memory(Context& ctx, const RunOptions& cfg, const models::LlamaConfig& c) {
@@ -38,6 +38,9 @@ void check_finetune_memory(Context& ctx, const RunOptions& cfg, const models::Ll
       fits += (fits.empty() ? "" : "; ") + flag + " (" + mib(total) + ")";
       return true;
     };
+    // The plan made both settings of --recompute (Executor::activation_bytes(bool)).
+    if (!cfg.recompute && plan.activations_other_recompute && plan.total_other_recompute() <= available)
+      fits += "--recompute (" + mib(plan.total_other_recompute()) + ")";
     for (uint32_t b = cfg.batch / 2; b >= 1; b /= 2) {
       RunOptions o = cfg;
       o.batch = b;
@@ -58,7 +61,9 @@ void check_finetune_memory(Context& ctx, const RunOptions& cfg, const models::Ll
     else if (plan.frozen > available)
       msg += " The frozen base alone (" + mib(plan.frozen) + ") passes what is available (" + mib(available) +
              "): no setting of this run fits on this device.";
-    else msg += " No smaller --batch, --seq-len or set of --lora-targets alone fits: combine them.";
+    else
+      msg += std::string(" No smaller --batch, --seq-len or set of --lora-targets") + (cfg.recompute ? "" : ", nor --recompute,") +
+             " alone fits: combine them.";
     throw train::MemoryPlanError(msg, plan, available);
   }
 }

@@ -126,6 +126,20 @@ void print_device_memory(train::Trainer& trainer) {
     std::snprintf(part, sizeof part, "%s%s %.2f", by_format.empty() ? "" : ", ", format_name(f), mib(bytes));
     by_format += part;
   }
+  // --recompute: the other setting's plan beside this one's, so that a dry
+  // run shows what turning it on (or off) would take. The workspace differs
+  // where an op keeps much for its backward (attention's probabilities).
+  char workspace[96];
+  std::snprintf(workspace, sizeof workspace, "%.2f", mib(mem.workspace));
+  if (mem.activations_other_recompute) {
+    const char* other = mem.recompute ? "without" : "with";
+    char part[64];
+    std::snprintf(part, sizeof part, "; %.2f %s --recompute", mib(mem.activations_other_recompute), other);
+    by_format += part;
+    if (std::llround(mib(mem.workspace_other_recompute) * 100) != std::llround(mib(mem.workspace) * 100))
+      std::snprintf(workspace, sizeof workspace, "%.2f (%.2f %s --recompute)", mib(mem.workspace),
+                    mib(mem.workspace_other_recompute), other);
+  }
   // Beside the plan, every device buffer the context holds (the recorded
   // steps' scratch and evaluation's too), now and at most so far.
   const Context& ctx = trainer.context();
@@ -136,10 +150,10 @@ void print_device_memory(train::Trainer& trainer) {
     frozen = part;
   }
   std::printf("  device memory (MiB): %sparameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
-              "%s), workspace %.2f, training data %.2f (%s); planned %.2f before allocating; every buffer held "
+              "%s), workspace %s, training data %.2f (%s); planned %.2f before allocating; every buffer held "
               "%.2f now, %.2f at most\n",
               frozen.c_str(), mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
-              by_format.c_str(), mib(mem.workspace), mib(trainer.data_device_bytes()),
+              by_format.c_str(), workspace, mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory",
               mib(trainer.model().planned().total()), mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));
 }

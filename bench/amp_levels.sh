@@ -38,7 +38,8 @@ for model in $MODELS; do
     result=$(echo "$out" | sed -n -e 's/^test accuracy \([0-9.]*%\).*/accuracy \1/p' \
       -e 's/^validation loss \([0-9.]*\).*/val loss \1/p' | head -1)
     rate=$(echo "$out" | sed -n 's/.* \([0-9]*\) samples\/s$/\1/p' | head -1)
-    memory=$(echo "$out" | sed -n 's/.*activations \([0-9.]*\) ([0-9.]* without reuse: \([^)]*\)).*/\1 (\2)/p' | head -1)
+    # The split by format, without the other --recompute plan after it.
+    memory=$(echo "$out" | sed -n 's/.*activations \([0-9.]*\) ([0-9.]* without reuse: \([^);]*\)[^)]*).*/\1 (\2)/p' | head -1)
     printf "| %s | %s | %s | %s | %s | %d s |\n" "$model" "$level" "$result" "$rate" "$memory" $((t1 - t0))
   done
 done

@@ -125,4 +125,15 @@ inline void expect_gradients_match(const DirectionalDerivative& d) {
   EXPECT_GT(std::abs(d.analytic), kInformativeDerivative) << "a vanishing derivative would check nothing";
 }
 
+// Every pair of planned buffers alive at a common time has disjoint bytes.
+inline void expect_no_live_overlap(const std::vector<graph::Executor::Placement>& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    for (size_t j = i + 1; j < p.size(); ++j) {
+      if (p[i].workspace != p[j].workspace) continue;
+      bool same_time = p[i].first <= p[j].last && p[j].first <= p[i].last;
+      bool same_bytes = p[i].offset < p[j].offset + p[j].bytes && p[j].offset < p[i].offset + p[i].bytes;
+      EXPECT_FALSE(same_time && same_bytes) << "buffers " << i << " and " << j << " overlap while both live";
+    }
+}
+
 }  // namespace vkamp::test

@@ -75,17 +75,6 @@ TEST_F(GraphTraining, ConstantInitsStartAtOneAndZero) {
     }
 }
 
-// Every pair of planned buffers alive at a common time has disjoint bytes.
-void expect_no_live_overlap(const std::vector<graph::Executor::Placement>& p) {
-  for (size_t i = 0; i < p.size(); ++i)
-    for (size_t j = i + 1; j < p.size(); ++j) {
-      if (p[i].workspace != p[j].workspace) continue;
-      bool same_time = p[i].first <= p[j].last && p[j].first <= p[i].last;
-      bool same_bytes = p[i].offset < p[j].offset + p[j].bytes && p[j].offset < p[i].offset + p[i].bytes;
-      EXPECT_FALSE(same_time && same_bytes) << "buffers " << i << " and " << j << " overlap while both live";
-    }
-}
-
 TEST_F(GraphTraining, DeepChainReusesActivationMemory) {
   graph::Graph g;
   g.input("x", graph::Shape::vector(32));

@@ -287,11 +287,47 @@ TEST_F(FineTuneCli, MaxStepsPastOneEpochRunsExactlyThoseSteps) {
   EXPECT_NE(e.output.find(" after " + steps + " "), std::string::npos) << e.output;
 }
 
+// The memory line, and beside the activations what the other setting of
+// --recompute would plan: less with it.
 TEST_F(FineTuneCli, ASyntheticDryRunPrintsTheMemorySplit) {
   const Result r = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("frozen base"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("at most"), std::string::npos) << r.output;
+  const Result again = run_tool("vkamp-finetune", "--synthetic llama-tiny --dry-run --seq-len 32 --recompute");
+  ASSERT_EQ(again.status, 0) << again.output;
+  auto mib = [](const std::string& out, const std::string& before) {
+    const size_t at = out.find(before);
+    return at == std::string::npos ? std::nan("") : std::strtod(out.c_str() + at + before.size(), nullptr);
+  };
+  // "activations A (U without reuse: fp16 U; B with --recompute)"
+  auto other = [](const std::string& out, const std::string& after) {
+    const size_t at = out.find(after);
+    return at == std::string::npos ? std::nan("") : std::strtod(out.c_str() + out.rfind("; ", at) + 2, nullptr);
+  };
+  const double plain = mib(r.output, " activations "), recomputed = mib(again.output, " activations ");
+  EXPECT_LT(recomputed, plain) << again.output;
+  EXPECT_EQ(other(r.output, " with --recompute)"), recomputed) << r.output;
+  EXPECT_EQ(other(again.output, " without --recompute)"), plain) << again.output;
+}
+
+// --recompute runs each block's forward again in the backward: the same
+// kernels on the same inputs, so the adapters are the same bits (with
+// lora_dropout's masks drawn again).
+TEST_F(FineTuneCli, ARecomputedRunWritesTheSameAdaptersBitForBit) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string common =
+      "--model " + base() + " --data " + base() + "/../text.txt --seq-len 32 --lr 1e-2 --lora-dropout 0.1 --max-steps 3 ";
+  const Result plain = run_tool("vkamp-finetune", common + "--out " + path("plain"));
+  const Result again = run_tool("vkamp-finetune", common + "--recompute --out " + path("recomputed"));
+  for (const Result* r : {&plain, &again}) ASSERT_EQ(r->status, 0) << r->output;
+  auto bytes = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string a = bytes(path("plain") + "/adapter_model.safetensors");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, bytes(path("recomputed") + "/adapter_model.safetensors"));
 }
 
 TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
@@ -407,10 +443,11 @@ TEST(FineTuneMemory, APlanPastTheBudgetExitsTwoBeforeAllocating) {
   EXPECT_NE(r.output.find("2048.0 MiB"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Nothing was allocated"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("The frozen base alone"), std::string::npos) << r.output;
-  // One that fits with a smaller batch or sequence says which.
+  // One that fits with --recompute, a smaller batch or sequence says which.
   const Result q = vkamp::test::run_child("VKAMP_VALIDATION=1 VKAMP_TEST_MEMORY_BUDGET=2G " +
                                           VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-finetune --no-progress "
                                           "--synthetic qwen2.5-0.5b --batch 4 --seq-len 256 --dry-run");
   EXPECT_EQ(q.status, 2) << q.output;
-  EXPECT_NE(q.output.find("Settings that fit, each alone: --batch 2"), std::string::npos) << q.output;
+  EXPECT_NE(q.output.find("Settings that fit, each alone: --recompute ("), std::string::npos) << q.output;
+  EXPECT_NE(q.output.find("; --batch 2"), std::string::npos) << q.output;
 }

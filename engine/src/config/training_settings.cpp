@@ -295,6 +295,12 @@ std::vector<Row> loop_rows() {
                VKAMP_FIELD(eval_iters)),
       batch,
       count<T>("grad_accum", {kLoopGroup, "N", "micro-batches per optimizer step"}, VKAMP_FIELD(grad_accum), 1),
+      toggle<T>("recompute",
+                {kLoopGroup, "",
+                 "keep only each block's input (a decoder layer's: model.layers.N, transformer.h.N) and run the "
+                 "block's forward again in the backward: far less activation memory for about one more forward, the "
+                 "same gradients bit for bit (a model without such blocks: no change)"},
+                VKAMP_FIELD(recompute)),
       choice<T>("data_on_gpu",
                 {kLoopGroup, "M",
                  "auto | always | never: keep the training set in device memory, or stream it from host memory "

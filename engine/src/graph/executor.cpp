@@ -26,8 +26,8 @@ const OpDef* def_of(const std::string& op) {
 
 }  // namespace
 
-Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level)
-    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows) {
+Executor::Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level, bool recompute)
+    : ctx_(ctx), graph_(g), fmt_(fmt), level_(level), max_rows_(max_rows), recompute_(recompute) {
   graph_.input_tensor();  // both must exist; these throw otherwise
   const Tensor& out = graph_.output_tensor();
   // O1 runs activations in fp32, apart from the GEMM that a fused epilogue
@@ -186,12 +186,27 @@ void Executor::analyse() {
   }
 }
 
+// Both settings of --recompute are planned, so that the memory line can
+// show what the other would take; the one this executor runs is last and
+// stays.
 void Executor::plan() {
+  plan_for(!recompute_);
+  plan_for(recompute_);
+}
+
+void Executor::plan_for(bool recompute) {
   const auto& tensors = tensors_;
   const auto& nodes = steps_;
   const uint32_t N = uint32_t(nodes.size());
-  auto back_time = [&](size_t k) { return 2 * N - uint32_t(k); };
+  const Timeline times = timeline(recompute);
+  auto back_time = [&](size_t k) { return times.back[k]; };
   const int out_root = root_[graph_.output_index()];
+  activation_lifetimes_.clear();
+  workspace_lifetimes_.clear();
+  activation_fmt_.clear();
+  for (auto& s : nodes_) s->kept = s->work = s->sum = s->kept_again = -1;
+  again_before_ = times.again_before;
+  can_recompute_ = times.recomputable;
   // A cast of a parameter holds one copy of it (its gradient), not one per row.
   auto bytes_of = [&](int t) {
     const uint64_t rows = cast_param_[t] >= 0 ? 1 : max_rows_;
@@ -204,31 +219,47 @@ void Executor::plan() {
   // buffers (the loss reads and writes them between the two passes). A
   // tensor no step produces (a linear's output fused into its activation)
   // has none.
+  // A recomputed step's output has two: from the first forward to its last
+  // read there, and from the second forward to its last read in the
+  // backward.
   value_slot_.assign(tensors.size(), -1);
   grad_slot_.assign(tensors.size(), -1);
+  again_slot_.assign(tensors.size(), -1);
   std::vector<std::optional<Lifetime>> grads(tensors.size());
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t].kind != TensorKind::Activation || root_[t] != int(t) || int(t) == out_root) continue;
     if (producer_[t] < 0) continue;
     uint32_t p = uint32_t(producer_[t]);
     Lifetime value{bytes_of(int(t)), p, p};
+    const bool again = times.again[p] >= 0;
+    Lifetime second{value.bytes, uint32_t(times.again[p]), uint32_t(times.again[p])};
+    // A read in the second forward or the backward.
+    auto read_later = [&](uint32_t time) {
+      Lifetime& l = again ? second : value;
+      l.last = std::max(l.last, time);
+    };
     const NodeState& producer = *nodes_[p];
     if (producer.runs_backward && producer.def->backward_reads_output && producer.def->backward_reads_output(producer.shapes))
-      value.last = back_time(p);
+      read_later(back_time(p));
     Lifetime grad{bytes_of(int(t)), back_time(p), back_time(p)};
     for (size_t k = 0; k < N; ++k)
       for (const std::string& name : nodes[k].inputs) {
         int in = index(name);
         if (root_[in] != int(t)) continue;
         value.last = std::max(value.last, uint32_t(k));
-        if (nodes_[k]->runs_backward && nodes_[k]->def->backward_reads_inputs)
-          value.last = std::max(value.last, back_time(k));
+        if (times.again[k] >= 0) read_later(uint32_t(times.again[k]));
+        if (nodes_[k]->runs_backward && nodes_[k]->def->backward_reads_inputs) read_later(back_time(k));
         if (nodes_[k]->runs_backward && requires_grad_[in]) grad.first = std::min(grad.first, back_time(k));
       }
     if (cast_param_[t] < 0) {  // a parameter's cast reads its master
       value_slot_[t] = int(activation_lifetimes_.size());
       activation_lifetimes_.push_back(value);
       activation_fmt_.push_back(tensor_fmt_[t]);
+      if (again) {
+        again_slot_[t] = int(activation_lifetimes_.size());
+        activation_lifetimes_.push_back(second);
+        activation_fmt_.push_back(tensor_fmt_[t]);
+      }
     }
     if (receives_grad_[t] && requires_grad_[t]) grads[t] = grad;
   }
@@ -261,8 +292,16 @@ void Executor::plan() {
       workspace_lifetimes_.push_back({uint64_t(max_rows_) * per_row * eb, first, last});
       return int(workspace_lifetimes_.size() - 1);
     };
-    if (s.def->kept_per_row && s.def->kept_per_row(s.shapes))
-      s.kept = scratch(s.def->kept_per_row(s.shapes), uint32_t(k), s.runs_backward ? back_time(k) : uint32_t(k));
+    // A recomputed step's kept scratch, as its output: the backward reads
+    // what the second forward wrote.
+    const uint64_t kept = s.def->kept_per_row ? s.def->kept_per_row(s.shapes) : 0;
+    if (kept && times.again[k] >= 0) {
+      const uint32_t again = uint32_t(times.again[k]);
+      s.kept = scratch(kept, uint32_t(k), uint32_t(k));
+      s.kept_again = scratch(kept, again, s.runs_backward ? back_time(k) : again);
+    } else if (kept) {
+      s.kept = scratch(kept, uint32_t(k), s.runs_backward ? back_time(k) : uint32_t(k));
+    }
     if (!s.runs_backward) continue;
     if (s.def->workspace_per_row && s.def->workspace_per_row(s.shapes))
       s.work = scratch(s.def->workspace_per_row(s.shapes), back_time(k), back_time(k));
@@ -278,6 +317,7 @@ void Executor::plan() {
   const BlockLayout blocks = block_layout();
   activation_plan_ = plan_memory(activation_lifetimes_, blocks);
   workspace_plan_ = plan_memory(workspace_lifetimes_, blocks);
+  pool_bytes_by_recompute_[recompute] = {activation_plan_.pool_bytes, workspace_plan_.pool_bytes};
 }
 
 std::map<Format, uint64_t> Executor::activation_bytes_by_format() const {

@@ -52,9 +52,9 @@ class Executor::Run : public OpRun {
     return *train_state_;
   }
   BufferView out() override { return value(e_.index(node_.name)); }
-  BufferView kept() override { return workspace_slot(state_.kept); }
+  BufferView kept() override { return workspace_slot(kept_of(state_)); }
   const Node& producer(size_t i) override { return e_.steps_[producer_step(i)]; }
-  BufferView producer_kept(size_t i) override { return workspace_slot(e_.nodes_[producer_step(i)]->kept); }
+  BufferView producer_kept(size_t i) override { return workspace_slot(kept_of(*e_.nodes_[producer_step(i)])); }
   BufferView workspace() override { return workspace_slot(state_.work); }
   BufferView dout() override { return gradient(e_.index(node_.name)); }
   bool wants_grad(size_t i) override { return state_.shapes.grads.at(i); }
@@ -106,8 +106,11 @@ class Executor::Run : public OpRun {
     if (e_.cast_param_[r] >= 0) return e_.params_->view(e_.params_->master(), e_.params_->of(e_.cast_param_[r]));
     if (tensor.kind == TensorKind::Input) return *e_.x_;
     if (r == e_.root_[e_.graph_.output_index()]) return *e_.output_;
-    return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, e_.value_slot_[r]);
+    // A recomputed value: the backward reads the second forward's.
+    const int again = e_.in_backward_ ? e_.again_slot_[r] : -1;
+    return slot(*e_.activation_pool_, e_.activation_plan_, e_.activation_lifetimes_, again >= 0 ? again : e_.value_slot_[r]);
   }
+  int kept_of(const NodeState& s) const { return e_.in_backward_ && s.kept_again >= 0 ? s.kept_again : s.kept; }
 
   BufferView gradient(int t) {
     int r = e_.root_[t];
@@ -153,6 +156,7 @@ Sequence& Executor::record_forward(Sequence& seq, BufferView x, uint32_t rows, F
   mode_ = mode;
   micro_batch_ = micro_batch;
   seq_ = &seq;
+  in_backward_ = false;
   for (size_t k = 0; k < nodes_.size(); ++k) {
     if (nodes_[k]->def->view) continue;  // the same bytes, read with another shape
     run_node(rows, k, nodes_[k]->def->forward);
@@ -174,7 +178,10 @@ Sequence& Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, 
   written_.assign(tensors_.size(), false);
   written_[root_[graph_.output_index()]] = true;  // the loss's gradient
   seq_ = &seq;
+  in_backward_ = true;
   for (size_t k = nodes_.size(); k-- > 0;) {
+    // --recompute: the block's forward again, before its first backward.
+    for (size_t j : again_before_[k]) run_node(rows, j, nodes_[j]->def->forward);
     if (!nodes_[k]->runs_backward) continue;
     Run run(*this, *seq_, rows, k, nullptr);
     nodes_[k]->def->backward(run);
@@ -187,6 +194,7 @@ Sequence& Executor::record_backward(Sequence& seq, BufferView x, uint32_t rows, 
       ops::scale(*seq_, run.fmt, run.input_grad(0), run.input_grad(0), run.input_elements(0), 1.0f,
                  ops::ScaleBy::BufferValue, rescale_factors_, uint32_t(g));
   }
+  in_backward_ = false;
   return *seq_;
 }
 

@@ -10,6 +10,9 @@ struct Executor::NodeState {
   OpShapes shapes;
   bool runs_backward = false;
   int kept = -1, work = -1, sum = -1;  // -1 = none
+  // Recomputed: the kept scratch its second forward writes and its
+  // backward reads (-1: kept serves both).
+  int kept_again = -1;
   explicit NodeState(const Node& n) : shapes{n, {}, {}, {}} {}
 };
 

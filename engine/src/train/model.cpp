@@ -8,17 +8,17 @@
 namespace vkamp::train {
 
 Model::Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-             bool moments2, graph::AmpLevel level)
-    : Model(ctx, build_graph(spec), fmt, max_rows, seed, moments1, moments2, level) {
+             bool moments2, graph::AmpLevel level, bool recompute)
+    : Model(ctx, build_graph(spec), fmt, max_rows, seed, moments1, moments2, level, recompute) {
   spec_ = spec;
 }
 
 Model::Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-             bool moments2, graph::AmpLevel level)
+             bool moments2, graph::AmpLevel level, bool recompute)
     : graph_(std::move(g)), fmt_(fmt) {
   // Planned first, then checked against the device's budget: a run that
   // cannot fit stops here with nothing allocated.
-  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, level);
+  executor_ = std::make_unique<graph::Executor>(ctx, graph_, fmt, max_rows, level, recompute);
   plan_ = planned(ctx, *executor_, moments1, moments2);
   check_memory_fits(ctx, plan_);
   check_binding_fits(ctx);
@@ -29,8 +29,8 @@ Model::Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64
 }
 
 graph::MemoryReport Model::plan(Context& ctx, const graph::Graph& g, Format fmt, uint32_t max_rows, bool moments1,
-                                bool moments2, graph::AmpLevel level) {
-  graph::Executor executor(ctx, g, fmt, max_rows, level);
+                                bool moments2, graph::AmpLevel level, bool recompute) {
+  graph::Executor executor(ctx, g, fmt, max_rows, level, recompute);
   return planned_for(ctx, g, fmt, executor, moments1, moments2);
 }
 
@@ -54,7 +54,16 @@ graph::MemoryReport Model::planned_for(Context& ctx, const graph::Graph& g, Form
   r.activations_unshared = e.activation_unshared_bytes();
   r.activations_by_format = e.activation_bytes_by_format();
   r.workspace = e.workspace_bytes();
+  add_other_recompute(r, e);
   return r;
+}
+
+// --recompute: the executor planned both settings; the report names the other.
+void Model::add_other_recompute(graph::MemoryReport& r, const graph::Executor& e) {
+  r.recompute = e.recomputes();
+  if (!e.can_recompute()) return;
+  r.activations_other_recompute = e.activation_bytes(!r.recompute);
+  r.workspace_other_recompute = e.workspace_bytes(!r.recompute);
 }
 
 // Ops take a tensor larger than one binding in views of whole rows, and
@@ -88,6 +97,7 @@ graph::MemoryReport Model::memory() const {
   r.activations = executor_->activation_bytes();
   r.activations_unshared = executor_->activation_unshared_bytes();
   r.activations_by_format = executor_->activation_bytes_by_format();
+  add_other_recompute(r, *executor_);
   r.workspace = executor_->workspace_bytes();
   return r;
 }

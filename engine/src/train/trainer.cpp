@@ -66,8 +66,9 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
 
   const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
-  model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level)
-                : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level);
+  model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level, cfg.recompute)
+                : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level,
+                                          cfg.recompute);
   const FeedLayout layout{model_->outputs(), model_->positions(), model_->classes(), model_->reads_ids()};
   feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, layout, kInFlight, DataShare{rank, N});
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));

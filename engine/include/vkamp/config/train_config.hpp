@@ -123,6 +123,9 @@ struct TrainConfig {
   // evaluation of a run is always the whole set.
   uint32_t eval_iters = 0;
   uint32_t grad_accum = 1;           // micro-batches per optimizer step
+  // Activation recomputation: each block's forward runs again in the
+  // backward, from its input (graph::Executor).
+  bool recompute = false;
   DataResidency data_on_gpu = DataResidency::Auto;
   // Auto keeps the set on the GPU only when it fits this many MiB
   // (0 = a quarter of the largest device-local memory heap).

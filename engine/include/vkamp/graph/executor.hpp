@@ -3,7 +3,8 @@
 // it, later ones (a tensor or parameter used twice) add to it. Activations,
 // their gradients and op scratch live in two pools laid out by the memory
 // plan (memory_plan.hpp) over the step's timeline: forward node k at time
-// k, the loss at N, backward of node k at 2N - k.
+// k, the loss at N, backward of node k at 2N - k (with recomputation, the
+// backward's times are further apart: executor_recompute.cpp).
 //
 // Each step runs in the storage format the precision level gives it
 // (precision_plan.hpp); its output is stored in that format. Where a step
@@ -38,7 +39,11 @@ class Executor {
  public:
   // Plans its memory and allocates nothing: allocate() does, once the plan
   // is known to fit (train::Model checks it against the device's budget).
-  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level = AmpLevel::O2);
+  // recompute (--recompute): each block's forward runs again in the
+  // backward, from the block's input, instead of keeping its activations
+  // (executor_recompute.cpp).
+  Executor(Context& ctx, const Graph& g, Format fmt, uint32_t max_rows, AmpLevel level = AmpLevel::O2,
+           bool recompute = false);
   // The stores it reads; `frozen` holds the graph's frozen parameters
   // (none: nullptr). Call once, before recording.
   void allocate(ParamStore& params, BufferStore& buffers, const FrozenStore* frozen);
@@ -101,6 +106,18 @@ class Executor {
   uint64_t activation_bytes() const { return activation_plan_.pool_bytes + 2 * output_bytes_; }
   uint64_t activation_unshared_bytes() const;
   uint64_t workspace_bytes() const { return workspace_plan_.pool_bytes; }
+  // Recomputation: whether this executor recomputes, whether the graph has
+  // a block whose forward could run again (a run of steps named under one
+  // `<path>.<number>.`, executor_recompute.cpp), and the activation bytes
+  // (as activation_bytes()) and workspace bytes the plan takes with it and
+  // without it, both planned whichever this executor runs (the memory line
+  // shows both).
+  bool recomputes() const { return recompute_; }
+  bool can_recompute() const { return can_recompute_; }
+  uint64_t activation_bytes(bool recompute) const {
+    return pool_bytes_by_recompute_[recompute].activations + 2 * output_bytes_;
+  }
+  uint64_t workspace_bytes(bool recompute) const { return pool_bytes_by_recompute_[recompute].workspace; }
 
   // The planned buffers, for tests: byte range in its pool and lifetime.
   struct Placement {
@@ -114,9 +131,20 @@ class Executor {
   class Run;
   struct NodeState;
   struct Storage;
+  // When each step's backward runs, and its forward again where it is
+  // recomputed (executor_recompute.cpp).
+  struct Timeline {
+    std::vector<uint32_t> back;
+    std::vector<int64_t> again;  // -1: not run again
+    // Per step: the steps whose forward runs again just before its backward.
+    std::vector<std::vector<size_t>> again_before;
+    bool recomputable = false;  // some step would run again with recomputation
+  };
   void insert_casts(const std::vector<Node>& nodes);
   void analyse();
   void plan();
+  void plan_for(bool recompute);
+  Timeline timeline(bool recompute) const;
   // Per root tensor with a gradient (grads: its lifetime), the tensor whose
   // gradient buffer holds it: itself, or the output of a sum it feeds
   // (executor_grad_alias.cpp).
@@ -158,6 +186,18 @@ class Executor {
   std::vector<int> root_;              // per tensor: the tensor whose bytes it is (views)
   std::vector<bool> requires_grad_, receives_grad_;
   std::vector<int> value_slot_, grad_slot_;  // per root tensor: index into the activation lifetimes
+  // Recomputation: per root tensor, the slot its producer's second forward
+  // writes and the backward reads (-1: value_slot_ serves both), and per
+  // step the steps recorded again before its backward.
+  bool recompute_ = false, can_recompute_ = false;
+  std::vector<int> again_slot_;
+  std::vector<std::vector<size_t>> again_before_;
+  struct PoolBytes {
+    uint64_t activations = 0, workspace = 0;
+  } pool_bytes_by_recompute_[2];
+  // While a backward is recorded (the recomputed forwards too): reads take
+  // again_slot_ and NodeState::kept_again where there are.
+  bool in_backward_ = false;
   std::vector<Lifetime> activation_lifetimes_, workspace_lifetimes_;
   std::vector<Format> activation_fmt_;  // per activation lifetime
   MemoryPlan activation_plan_, workspace_plan_;

@@ -40,9 +40,20 @@ struct MemoryReport {
   // The activation buffers by storage format, without reuse (precision
   // levels: O1 stores some in fp32; one pool holds them all).
   std::map<Format, uint64_t> activations_by_format;
+  // --recompute: whether this plan recomputes, and the activations and
+  // workspace the other setting would plan (0: the graph has no block to
+  // recompute).
+  bool recompute = false;
+  uint64_t activations_other_recompute = 0, workspace_other_recompute = 0;
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
   uint64_t frozen = 0;           // frozen parameters (a fine-tune's base), in the storage format only
   uint64_t total() const { return parameters + optimizer_state + activations + workspace + frozen; }
+  // total() under the other --recompute setting (what a budget check
+  // offers as a setting that would fit); total() where there is none.
+  uint64_t total_other_recompute() const {
+    if (!activations_other_recompute) return total();
+    return total() - activations - workspace + activations_other_recompute + workspace_other_recompute;
+  }
 };
 
 }  // namespace vkamp::graph

@@ -35,10 +35,11 @@ class Model {
 
   // moments1/2: whether the optimizer keeps first and second moments.
   // level: which steps run in fmt and which in fp32 (precision_plan.hpp).
+  // recompute: --recompute (graph::Executor).
   Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2);
+        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
   Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2,
-        graph::AmpLevel level = graph::AmpLevel::O2);
+        graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
@@ -67,7 +68,7 @@ class Model {
   // A model's plan on ctx's device, allocating nothing (the settings that
   // would fit, when a run's do not).
   static graph::MemoryReport plan(Context& ctx, const graph::Graph& g, Format fmt, uint32_t max_rows, bool moments1,
-                                  bool moments2, graph::AmpLevel level = graph::AmpLevel::O2);
+                                  bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
 
   Buffer& master() { return params_->master(); }
   Buffer& working() { return params_->working(); }
@@ -127,6 +128,7 @@ class Model {
   graph::MemoryReport planned(Context& ctx, const graph::Executor& e, bool moments1, bool moments2) const;
   static graph::MemoryReport planned_for(Context& ctx, const graph::Graph& g, Format fmt, const graph::Executor& e,
                                          bool moments1, bool moments2);
+  static void add_other_recompute(graph::MemoryReport& r, const graph::Executor& e);
   void check_binding_fits(const Context& ctx) const;
 };
 
