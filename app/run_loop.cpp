@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "app/first_step_note.hpp"
 #include "app/progress_bar.hpp"
 #include "vkamp/config_error.hpp"
 #include "vkamp/io/metrics_log.hpp"
@@ -86,6 +87,10 @@ void RunLoop::start() {
       st_->eval_bar->update(done, "");
     };
   trainer_.on_epoch_end = [this](const train::EpochEnd& e) { on_epoch_end(e); };
+  // On a terminal, the bar says why it sits at 0 until the first step's
+  // record comes (first_step_note.hpp); a log keeps its lines as they were.
+  if (st_->bar.on_terminal())
+    if (const std::string note = first_step_note(trainer_.context()); !note.empty()) st_->bar.update(0, note);
   trainer_.start();
 }
 

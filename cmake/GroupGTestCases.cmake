@@ -100,25 +100,33 @@ endforeach()
 # The binary's path variants (tests/support/path_variants.hpp): one entry
 # each, <label>_<name>, run as `EXE --vkamp_variant=<name>` with the
 # variant's driver and layer variables added to the environment. The binary
-# prints NAME<tab>VAR=value|VAR=value<tab>COST a line.
+# prints NAME<tab>VAR=value|VAR=value<tab>COST<tab>LABEL a line: LABEL, if
+# any, is a second label (`subgroups`, the variants that run lavapipe at
+# other subgroup sizes), and the test main's "skipped on this device" line
+# (such a variant on another driver) makes ctest count the entry skipped.
 execute_process(COMMAND ${EMULATOR} "${EXE}" --vkamp_list_variants OUTPUT_VARIABLE variants RESULT_VARIABLE rc TIMEOUT 60)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --vkamp_list_variants failed (${rc}):\n${variants}")
 endif()
+string(REPLACE "\r" "" variants "${variants}")  # under Wine, lines may end \r\n
 string(REPLACE "\n" ";" variant_lines "${variants}")
 foreach(line IN LISTS variant_lines)
-  if(NOT line MATCHES "^([^\t]+)\t([^\t]*)\t([0-9]+)$")
+  if(NOT line MATCHES "^([^\t]+)\t([^\t]*)\t([0-9]+)\t([^\t]*)$")
     continue()
   endif()
   set(name "${LABEL}_${CMAKE_MATCH_1}")
+  set(labels "${LABEL}")
+  if(NOT "${CMAKE_MATCH_4}" STREQUAL "")  # quoted: an empty group leaves CMAKE_MATCH_4 undefined
+    set(labels "${LABEL};${CMAKE_MATCH_4}")
+  endif()
   set(env "${ENV}")
-  if(NOT CMAKE_MATCH_2 STREQUAL "")
+  if(NOT "${CMAKE_MATCH_2}" STREQUAL "")
     string(REPLACE "|" ";" extra "${CMAKE_MATCH_2}")
     set(env "${ENV};${extra}")
   endif()
   string(APPEND script
     "add_test([==[${name}]==] ${run}[==[${EXE}]==] [==[--vkamp_variant=${CMAKE_MATCH_1}]==])\n"
-    "set_tests_properties([==[${name}]==] PROPERTIES LABELS ${LABEL} ENVIRONMENT [==[${env}]==]"
-    "${fixture} COST ${CMAKE_MATCH_3})\n")
+    "set_tests_properties([==[${name}]==] PROPERTIES LABELS \"${labels}\" ENVIRONMENT [==[${env}]==]"
+    "${fixture} COST ${CMAKE_MATCH_3} SKIP_REGULAR_EXPRESSION [==[vkamp: skipped on this device]==])\n")
 endforeach()
 file(WRITE "${OUT}" "${script}")

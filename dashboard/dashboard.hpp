@@ -14,6 +14,7 @@ namespace vkamp::ui {
 struct DashboardState {
   int histogram_tensor = 0;  // which tensor's histogram is drawn large
   bool show_raw_loss = true;
+  ImGuiTextFilter tensor_filter;  // picks the per-tensor table's rows (tensor_table.cpp)
 };
 
 // Fills the whole display with one window: a header, `controls` (when

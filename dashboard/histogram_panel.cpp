@@ -5,9 +5,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
-#include <optional>
-
-#include "vkamp/train/underflow.hpp"
 
 namespace vkamp::ui {
 namespace {
@@ -198,74 +195,9 @@ void histogram_panel(const app::RunHistory& h, DashboardState& st, PlotProbe* pr
   ImGui::TextDisabled("per tensor, %% of its elements:");
   char lost_now[32];
   std::snprintf(lost_now, sizeof lost_now, "lost at %s", scale_label(t.loss_scale).c_str());
-  // As tall as its rows, or as the panel leaves above the note (then it scrolls).
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  // Above the note, as tall as the panel leaves.
   const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
-  const float table_h = std::min(row_h * float(h.histograms.size() + 2) + 2,
-                                 ImGui::GetContentRegionAvail().y - note_h - style.ItemSpacing.y - 2);
-  if (ImGui::BeginTable("fractions", 7,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY,
-                        ImVec2(0, std::max(table_h, 3 * row_h)))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("tensor", ImGuiTableColumnFlags_WidthStretch);  // a long name is cut, not the figures
-    ImGui::TableSetupColumn("zeros");
-    ImGui::TableSetupColumn("lost unscaled");
-    ImGui::TableSetupColumn(lost_now);
-    ImGui::TableSetupColumn("overflow");
-    ImGui::TableSetupColumn("subnormal");
-    ImGui::TableSetupColumn("headroom");
-    ImGui::TableHeadersRow();
-    // One row per tensor (a click picks the plotted one), then their sum.
-    // Then the exact accounting of the same step (not the histogram's
-    // binades): the subnormals at the scale and the headroom in doublings.
-    const auto row = [](const HistogramFractions& r, const train::UnderflowShares* exact) {
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.zero);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(r.underflow_unscaled > 0.01 ? ImVec4(1, 0.5f, 0.4f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
-                         "%.1f", 100 * r.underflow_unscaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.underflow_scaled);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f", 100 * r.overflow_scaled);
-      ImGui::TableNextColumn();
-      if (exact) ImGui::Text("%.1f", 100 * exact->subnormal);
-      ImGui::TableNextColumn();
-      if (exact) ImGui::TextUnformatted(exact->headroom ? std::to_string(*exact->headroom).c_str() : "-");
-    };
-    // The newest per-tensor accounting, when it is the histograms' step.
-    const train::TensorUnderflow* latest =
-        !h.raw_underflow.empty() && h.raw_underflow.back().step == t.step ? &h.raw_underflow.back() : nullptr;
-    for (size_t i = 0; i < h.histograms.size(); ++i) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      const std::string& name = h.histograms[i].tensor;
-      const std::string shown = tail_that_fits(name, ImGui::GetContentRegionAvail().x) + "##" + std::to_string(i);
-      if (ImGui::Selectable(shown.c_str(), int(i) == st.histogram_tensor, ImGuiSelectableFlags_SpanAllColumns))
-        st.histogram_tensor = int(i);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
-      const int g = gradient_index(h, name);
-      std::optional<train::UnderflowShares> exact;
-      if (latest && g >= 0) exact = h.gradients.of_tensor(size_t(g), latest->stats[size_t(g)]);
-      row(fractions(h.histograms[i], fmt), exact ? &*exact : nullptr);
-    }
-    const train::TensorHistogram all = combined(h.histograms);
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("%s", all.tensor.c_str());
-    std::optional<train::UnderflowShares> exact_all;
-    if (latest) {
-      train::TensorStats sum{};
-      for (const train::TensorStats& one : latest->stats) {
-        sum.subnormal += one.subnormal;
-        sum.max_abs_bits = std::max(sum.max_abs_bits, one.max_abs_bits);  // non-negative floats order as their bits
-      }
-      exact_all = train::underflow_shares(h.gradients.precision, sum, h.gradients.total);
-    }
-    row(fractions(all, fmt), exact_all ? &*exact_all : nullptr);
-    ImGui::EndTable();
-  }
+  tensor_table(h, st, lost_now, ImGui::GetContentRegionAvail().y - note_h - ImGui::GetStyle().ItemSpacing.y - 2);
   ImGui::TextWrapped("%s", note);
   ImGui::EndGroup();
 }

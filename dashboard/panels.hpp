@@ -63,5 +63,9 @@ void norm_panel(const app::RunHistory& h, PlotProbe* probe, ImVec2 size);
 void time_panel(const app::RunHistory& h, PlotProbe* probe, ImVec2 size);
 void batch_norm_panel(const app::RunHistory& h, PlotProbe* probe, ImVec2 size);
 void histogram_panel(const app::RunHistory& h, DashboardState& st, PlotProbe* probe, ImVec2 size);
+// The histogram panel's table of every tensor's fractions, at most
+// `max_height` tall (tensor_table.cpp); `lost_now` heads the column of
+// what is lost at the current scale.
+void tensor_table(const app::RunHistory& h, DashboardState& st, const char* lost_now, float max_height);
 
 }  // namespace vkamp::ui

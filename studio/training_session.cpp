@@ -1,6 +1,7 @@
 #include "training_session.hpp"
 
 #include "app/charlm.hpp"
+#include "app/first_step_note.hpp"
 #include "app/model_source.hpp"
 #include "app/run_report.hpp"
 #include "app/run_weights.hpp"
@@ -85,6 +86,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       opt.device = cfg.device;
       ctx_ = std::make_unique<Context>(opt);
       ctx_device_ = cfg.device;
+      ctx_compiled_ = false;
     }
     data_ = job.load(cfg);
     if (job.language_model) app::prompt_ids(data_.vocab, cfg.lm);  // a bad --prompt fails now, not after training
@@ -116,6 +118,10 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     // The run loop's events feed the panels.
     app::RunHooks hooks;
     hooks.step = [this](const train::StepMetrics& m) {
+      if (!first_step_note_.empty()) {  // the first step has run: its pipelines are compiled
+        first_step_note_.clear();
+        history_.set_status(state_name(state()));
+      }
       history_.add(m);
       steps_done_.fetch_add(1);
     };
@@ -140,6 +146,13 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
       message_ = job.name + ": " + std::to_string(trainer_->budget()) + " updates on " + ctx_->info().name;
     }
     set(paused ? SessionState::Paused : SessionState::Running);
+    // The first step of the first run on this context compiles the
+    // pipelines, for tens of seconds with a cold cache on a CPU driver:
+    // the status says so until that step's record comes (first_step_note.hpp).
+    first_step_note_ = paused || ctx_compiled_ ? "" : app::first_step_note(*ctx_);
+    ctx_compiled_ = true;
+    if (!first_step_note_.empty())
+      history_.set_status(std::string(state_name(SessionState::Running)) + ": " + first_step_note_);
   });
 }
 

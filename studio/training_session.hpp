@@ -70,6 +70,8 @@ class TrainingSession {
   // Owned by the worker thread.
   std::unique_ptr<Context> ctx_;
   std::string ctx_device_;
+  bool ctx_compiled_ = false;    // a run has started on ctx_: its first step compiled the pipelines
+  std::string first_step_note_;  // shown in the status until the run's first step record comes
   std::unique_ptr<train::Trainer> trainer_;
   std::unique_ptr<app::RunLoop> loop_;  // over trainer_, gone before it
   app::Workload job_;   // the run's job and settings (a language model samples text at the end)

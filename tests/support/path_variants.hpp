@@ -9,6 +9,7 @@
 // matches no test fails the entry (the test main), so a renamed test
 // cannot silently empty a variant.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ struct PathVariant {
   // since under Wine only the host's environment reaches them.
   std::vector<std::string> env;
   int cost = 0;  // ctest's COST: a larger one starts earlier
+  // A second ctest label beside the binary's (`subgroups`); empty: none.
+  std::string label;
+  // The subgroup size lavapipe must report under `env` (its
+  // LP_NATIVE_VECTOR_WIDTH); 0: any. On lavapipe at another size every test
+  // fails; on any other driver, which keeps its own size, the variant skips,
+  // saying so (the test main).
+  uint32_t lavapipe_lanes = 0;
 };
 
 // Adds variants to the binary's list (at static initialization).

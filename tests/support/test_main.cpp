@@ -6,7 +6,7 @@
 //                          context options and its filter (an explicit
 //                          --gtest_filter then picks among all tests)
 //   --vkamp_list_variants  print the binary's variants, one a line:
-//                          NAME<tab>VAR=value|...<tab>COST
+//                          NAME<tab>VAR=value|...<tab>COST<tab>LABEL
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +25,7 @@ std::unique_ptr<Context> g_ctx;
 Context* g_current = nullptr;  // g_ctx, or one of g_by_paths inside a UsePaths scope
 // The contexts UsePaths made, by the paths they run.
 std::vector<std::unique_ptr<Context>> g_by_paths;
-std::string g_no_device;  // why there is no context
+std::string g_no_device;  // why there is no usable context (or not the one asked for): every GPU test fails
 std::string g_skip_all;   // why every GPU test skips
 const PathVariant* g_variant = nullptr;  // --vkamp_variant's
 
@@ -37,6 +37,25 @@ bool no_device_allowed() { return env_is("VKAMP_ALLOW_NO_DEVICE", "1"); }
 // The layer is on unless VKAMP_TEST_VALIDATION=0 says the machine has none
 // (a Windows user without the Vulkan SDK: the package's run-tests.cmd).
 bool validate() { return !env_is("VKAMP_TEST_VALIDATION", "0"); }
+
+// A variant that runs lavapipe at `lanes` (LP_NATIVE_VECTOR_WIDTH, set
+// from its env): LP_NATIVE_VECTOR_WIDTH means nothing to another driver,
+// which keeps its own subgroup size, so there every test skips, saying so
+// on stdout (ctest's SKIP_REGULAR_EXPRESSION for these entries, from
+// GroupGTestCases.cmake, reads it). On lavapipe at any other size the
+// variable did not reach the driver, or this Mesa reads it differently:
+// every test fails rather than passing at the default size unsaid.
+void check_lanes(const DeviceInfo& d, uint32_t lanes) {
+  if (d.driver.rfind("llvmpipe", 0) != 0) {
+    g_skip_all = "the subgroup-size variants set lavapipe's LP_NATIVE_VECTOR_WIDTH; \"" + d.name + "\" (" + d.driver +
+                 ") is not lavapipe and keeps its own " + std::to_string(d.subgroup_size) + " lanes";
+    std::printf("vkamp: skipped on this device: %s\n", g_skip_all.c_str());
+    return;
+  }
+  if (d.subgroup_size != lanes)
+    g_no_device = "this variant needs lavapipe at " + std::to_string(lanes) + " lanes (LP_NATIVE_VECTOR_WIDTH=" +
+                  std::to_string(lanes * 32) + "); \"" + d.name + "\" reports " + std::to_string(d.subgroup_size);
+}
 
 // Without a usable device every GPU test fails with this one message (a
 // broken driver must not read as a passing suite), unless the user opts
@@ -70,7 +89,9 @@ class ContextEnvironment : public ::testing::Environment {
       g_no_device = std::string("no usable Vulkan device: ") + e.what() +
                     " (VKAMP_ALLOW_NO_DEVICE=1 skips the GPU tests instead)";
       if (no_device_allowed()) GTEST_SKIP() << g_no_device;
+      return;
     }
+    if (g_variant && g_variant->lavapipe_lanes) check_lanes(g_ctx->info(), g_variant->lavapipe_lanes);
   }
   void TearDown() override {
     if (!g_ctx) return;  // the loader's complaints about no driver are not validation messages
@@ -150,7 +171,7 @@ int main(int argc, char** argv) {
     for (const vkamp::test::PathVariant& v : vkamp::test::path_variants()) {
       std::string env;
       for (const std::string& e : v.env) env += (env.empty() ? "" : "|") + e;
-      std::printf("%s\t%s\t%d\n", v.name.c_str(), env.c_str(), v.cost);
+      std::printf("%s\t%s\t%d\t%s\n", v.name.c_str(), env.c_str(), v.cost, v.label.c_str());
     }
     return 0;
   }
