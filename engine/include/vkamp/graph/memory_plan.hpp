@@ -41,6 +41,7 @@ struct MemoryReport {
   // levels: O1 stores some in fp32; one pool holds them all).
   std::map<Format, uint64_t> activations_by_format;
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
+  uint64_t logits = 0;           // of activations: the logits and their gradient (whole, or one chunk's)
   uint64_t frozen = 0;           // frozen parameters (a fine-tune's base), in the storage format only
   uint64_t total() const { return parameters + optimizer_state + activations + workspace + frozen; }
 };
