@@ -118,6 +118,22 @@ TEST_P(LogitChunks, TrainAndEvaluateToTheWholeLogitsBits) {
   }
 }
 
+// Under a 128 KiB binding the table (1,500 x 64, 188 KiB in fp16) passes
+// one binding, so both paths' head products run in blocks of it
+// (gemm_binding_chunks.cpp): dh sums the vocabulary in the same blocks
+// through C, and the whole path's row blocks are its own.
+TEST_P(LogitChunks, UnderABindingCapPastTheTable) {
+  const Format fmt = GetParam();
+  ScopedEnv binding("VKAMP_TEST_MAX_BINDING", "128K");
+  ContextOptions opt;
+  opt.validation = ctx().validation();
+  Context capped(opt);
+  ASSERT_EQ(capped.info().max_storage_range, 128u << 10);
+  const ChunkRun whole = train(capped, fmt, true, "off");
+  const ChunkRun chunked = train(capped, fmt, true, "20");
+  expect_same_bits(whole, chunked);
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, LogitChunks, ::testing::Values(Format::F16, Format::F32),
                          [](const auto& i) { return std::string(format_name(i.param)); });
 
