@@ -22,7 +22,10 @@ graph::MemoryReport finetune_plan(Context& ctx, const RunOptions& cfg, const mod
   const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
   const graph::Graph g = models::llama_graph(c, cfg.ft.seq_len, lora_config(cfg.ft));
-  return train::Model::plan(ctx, g, cfg.precision, cfg.batch, m1, m2, cfg.amp_level, cfg.recompute);
+  // As the Trainer builds it: the head in chunks where it can (logit_chunks.hpp).
+  train::LogitChunking chunking;
+  if (cfg.scaler.mode != config::LossScaleMode::PerLayer) chunking = train::LogitChunking::from_env();
+  return train::Model::plan(ctx, g, cfg.precision, cfg.batch, m1, m2, cfg.amp_level, cfg.recompute, chunking);
 }
 
 void check_finetune_memory(Context& ctx, const RunOptions& cfg, const models::LlamaConfig& c) {

@@ -46,6 +46,8 @@ const std::vector<EnvKnob>& env_knobs() {
      "engine", "tests: allocate device memory in blocks of at most this much"},
     {"VKAMP_TEST_MEMORY_BUDGET", {}, "a size (at least 4K)", "the device-local heap's budget (or size)", "engine",
      "tests: plan runs against this budget, as on a device that has only this much"},
+    {"VKAMP_LOGIT_CHUNK", {}, "auto, off or a row count", "auto: chunks of at most 32 MiB of logits", "engine",
+     "a language model's training loss: the logits a chunk of rows (tokens) at a time, or whole (off); same bits"},
     // ---- which kernel an op takes: KernelPaths, filled from these when a Context is made
     // (kernel_paths.cpp) where the code leaves a field unset
     {"VKAMP_GEMM_TILED", {"0", "1"}, "", "1 on GPUs, 0 on CPU drivers", "engine",

@@ -39,11 +39,19 @@ inline float golden_forward_backward(train::Model& m, Format fmt, const Buffer& 
   const uint32_t rows = examples * positions;
   Buffer s_buf = upload(ctx(), Format::F32, std::vector<float>{scale});
   Buffer row_loss(ctx(), ops::softmax_xent_scratch_bytes(rows)), loss(ctx(), 4);
-  m.output().fill(kPoison);
+  // A trainer's language model runs its head a chunk of rows at a time
+  // (train/logit_chunks.hpp): the head's input is then what is poisoned.
+  train::LogitChunks* chunks = m.logit_chunks();
+  (chunks ? m.hidden() : m.output()).fill(kPoison);
   m.grads().fill(kPoison);
   loss.fill(kPoison);
   run_once([&](Sequence& seq) {
     m.record_forward(seq, x, examples);
+    if (chunks) {
+      chunks->record_loss(seq, m.head_weight(), m.hidden(), y, s_buf, row_loss, loss, m.hidden_grad(), rows, 0);
+      m.record_backward(seq, x, examples, /*accumulate=*/false);
+      return;
+    }
     ops::softmax_xent_forward(seq, fmt, m.output(), y, row_loss, loss, rows, classes);
     ops::softmax_xent_backward(seq, fmt, m.output(), y, s_buf, row_loss, m.doutput(), rows, classes);
     m.record_backward(seq, x, examples, /*accumulate=*/false);

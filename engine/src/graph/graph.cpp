@@ -220,6 +220,16 @@ std::string Graph::concat(const std::string& name, std::vector<std::string> xs) 
   return node(name, "concat", std::move(xs));
 }
 
+Graph Graph::without_output_node() const {
+  if (nodes_.empty() || output_ < 0 || tensors_[output_].name != nodes_.back().name)
+    fail(output_ < 0 ? "" : tensors_[output_].name, "the output is not the last node's");
+  Graph g = *this;
+  g.nodes_.pop_back();
+  g.output_ = -1;
+  g.set_output(nodes_.back().inputs.at(0));
+  return g;
+}
+
 void Graph::set_output(const std::string& name) {
   int t = tensor_index(name);
   if (t < 0 || tensors_[t].kind != TensorKind::Activation) fail(name, "the output must be a node's output");

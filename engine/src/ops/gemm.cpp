@@ -58,6 +58,14 @@ GemmPlan gemm_plan(const Gemm& g, bool tiled, std::optional<KernelPaths::Dims> b
   auto tiles = [&] { return uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch; };
   while (plan.wy > 1 && plan.wx * plan.wy > 32 && tiles() < kMinGroups) plan.wy /= 2;
   detail::plan_split_k(g, tiles(), 1, plan.splits, plan.k_chunk);
+  // A block of rows of a larger product splits k as the whole would (the
+  // blocks' tiles alone would ask for more slices): the same sums.
+  if (g.plan_rows && g.plan_rows != g.m) {
+    Gemm whole = g;
+    whole.m = g.plan_rows, whole.plan_rows = 0;
+    const GemmPlan w = gemm_plan(whole, tiled, block);
+    plan.splits = w.splits, plan.k_chunk = w.k_chunk;
+  }
   return plan;
 }
 

@@ -75,7 +75,7 @@ std::string gemm_class(const Gemm& g) {
   s += g.trans_a ? 't' : 'n';
   s += g.trans_b ? 't' : 'n';
   s += ':';
-  s += bucket(uint64_t(g.m) * std::max(g.batch, 1u));
+  s += bucket(uint64_t(g.plan_rows ? g.plan_rows : g.m) * std::max(g.batch, 1u));
   s += '.';
   s += bucket(g.n);
   s += '.';

@@ -23,7 +23,8 @@ uint32_t gemm_mma_lanes(const Context& ctx) {
 GemmMmaPlan gemm_mma_plan(const Gemm& g, const GemmMmaShape& shape) {
   GemmMmaPlan plan{.shape = shape};
   if (g.k_range != KRange::all) return plan;  // K_RANGE's slices start at the tile's rows
-  const uint64_t tiles = uint64_t(div_up(g.m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch;
+  const uint32_t m = g.plan_rows ? g.plan_rows : g.m;  // split as the whole product would
+  const uint64_t tiles = uint64_t(div_up(m, plan.tile_m())) * div_up(g.n, plan.tile_n()) * g.batch;
   detail::plan_split_k(g, tiles, shape.bk, plan.splits, plan.k_chunk);
   return plan;
 }

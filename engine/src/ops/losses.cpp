@@ -5,6 +5,7 @@
 #include "vkamp/gpu_abi/softmax_xent.h"
 #include "vkamp/gpu_abi/xent_mean.h"
 #include "op_util.hpp"
+#include "vkamp/error.hpp"
 #include "row_plan.hpp"
 #include "vkamp/ops/reduce.hpp"
 
@@ -13,18 +14,31 @@ namespace vkamp::ops {
 void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                           BufferView row_loss, BufferView loss, uint32_t rows, uint32_t classes,
                           uint32_t out_index) {
+  softmax_xent_rows(seq, fmt, logits, labels, row_loss, 0, rows, rows, classes);
+  xent_mean(seq, row_loss, labels, loss, rows, out_index);
+}
+
+void softmax_xent_rows(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView row_loss,
+                       uint32_t first, uint32_t n, uint32_t rows, uint32_t classes) {
   const size_t eb = format_bytes(fmt);
-  detail::require("softmax_xent_forward", "logits", logits, uint64_t(rows) * classes, eb);
+  detail::require("softmax_xent_forward", "logits", logits, uint64_t(n) * classes, eb);
   detail::require("softmax_xent_forward", "labels", labels, rows, 4);
   detail::require("softmax_xent_forward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
-  detail::require("softmax_xent_forward", "loss", loss, uint64_t(out_index) + 1, 4);
+  if (uint64_t(first) + n > rows) throw Error("softmax_xent_forward: rows past the batch's");
   const uint64_t row_bytes = uint64_t(classes) * eb;
-  detail::for_each_binding_chunk(seq.context(), "softmax_xent_forward", row_bytes, rows, [&](uint32_t first, uint32_t n) {
-    const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 2);
+  detail::for_each_binding_chunk(seq.context(), "softmax_xent_forward", row_bytes, n, [&](uint32_t at, uint32_t c) {
+    const detail::RowPlan plan = detail::row_plan(seq.context(), c, classes, 2);
     auto k = detail::kernel<shader::SoftmaxXentShader>(seq, fmt, {plan.thread});
-    seq.dispatch(k, {detail::row_view(logits, row_bytes, first, n), labels, row_loss},
-                 shader::SoftmaxXentPush{n, classes, first, rows}, plan.groups, "softmax_xent");
+    seq.dispatch(k, {detail::row_view(logits, row_bytes, at, c), labels, row_loss},
+                 shader::SoftmaxXentPush{c, classes, first + at, rows}, plan.groups, "softmax_xent");
   });
+}
+
+void xent_mean(Sequence& seq, BufferView row_loss, BufferView labels, BufferView loss, uint32_t rows,
+               uint32_t out_index) {
+  detail::require("xent_mean", "row_loss", row_loss, uint64_t(rows) + 1, 4);
+  detail::require("xent_mean", "labels", labels, rows, 4);
+  detail::require("xent_mean", "loss", loss, uint64_t(out_index) + 1, 4);
   auto mean = seq.context().kernel<shader::XentMeanShader>();
   seq.dispatch(mean, {row_loss, labels, loss}, shader::XentMeanPush{rows, out_index}, {1}, "xent_mean");
 }
@@ -32,35 +46,42 @@ void softmax_xent_forward(Sequence& seq, Format fmt, BufferView logits, BufferVi
 void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferView labels,
                            BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
                            uint32_t classes) {
+  softmax_xent_grad_rows(seq, fmt, logits, labels, scale, row_loss, dlogits, 0, rows, rows, classes);
+}
+
+void softmax_xent_grad_rows(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView scale,
+                            BufferView row_loss, BufferView dlogits, uint32_t first, uint32_t n, uint32_t rows,
+                            uint32_t classes) {
   const size_t eb = format_bytes(fmt);
-  detail::require("softmax_xent_backward", "logits", logits, uint64_t(rows) * classes, eb);
+  detail::require("softmax_xent_backward", "logits", logits, uint64_t(n) * classes, eb);
   detail::require("softmax_xent_backward", "labels", labels, rows, 4);
   detail::require("softmax_xent_backward", "scale", scale, 1, 4);
   detail::require("softmax_xent_backward", "row_loss", row_loss, uint64_t(rows) + 1, 4);
-  detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(rows) * classes, eb);
+  detail::require("softmax_xent_backward", "dlogits", dlogits, uint64_t(n) * classes, eb);
+  if (uint64_t(first) + n > rows) throw Error("softmax_xent_backward: rows past the batch's");
   const uint64_t row_bytes = uint64_t(classes) * eb;
-  detail::for_each_binding_chunk(seq.context(), "softmax_xent_backward", row_bytes, rows, [&](uint32_t first, uint32_t n) {
-    const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 3);
+  detail::for_each_binding_chunk(seq.context(), "softmax_xent_backward", row_bytes, n, [&](uint32_t at, uint32_t c) {
+    const detail::RowPlan plan = detail::row_plan(seq.context(), c, classes, 3);
     auto k = detail::kernel<shader::SoftmaxXentGradShader>(seq, fmt, {plan.thread});
     seq.dispatch(k,
-                 {detail::row_view(logits, row_bytes, first, n), labels, scale, row_loss,
-                  detail::row_view(dlogits, row_bytes, first, n)},
-                 shader::SoftmaxXentPush{n, classes, first, rows}, plan.groups, "softmax_xent_grad");
+                 {detail::row_view(logits, row_bytes, at, c), labels, scale, row_loss,
+                  detail::row_view(dlogits, row_bytes, at, c)},
+                 shader::SoftmaxXentPush{c, classes, first + at, rows}, plan.groups, "softmax_xent_grad");
   });
 }
 
 void count_correct(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView correct,
-                   uint32_t rows, uint32_t classes) {
+                   uint32_t rows, uint32_t classes, uint32_t first) {
   const size_t eb = format_bytes(fmt);
   detail::require("count_correct", "logits", logits, uint64_t(rows) * classes, eb);
-  detail::require("count_correct", "labels", labels, rows, 4);
+  detail::require("count_correct", "labels", labels, uint64_t(first) + rows, 4);
   detail::require("count_correct", "correct", correct, 1, 4);
   const uint64_t row_bytes = uint64_t(classes) * eb;
-  detail::for_each_binding_chunk(seq.context(), "count_correct", row_bytes, rows, [&](uint32_t first, uint32_t n) {
+  detail::for_each_binding_chunk(seq.context(), "count_correct", row_bytes, rows, [&](uint32_t at, uint32_t n) {
     const detail::RowPlan plan = detail::row_plan(seq.context(), n, classes, 2);
     auto k = detail::kernel<shader::AccuracyShader>(seq, fmt, {plan.thread});
-    seq.dispatch(k, {detail::row_view(logits, row_bytes, first, n), labels, correct},
-                 shader::AccuracyPush{n, classes, first}, plan.groups, "accuracy");
+    seq.dispatch(k, {detail::row_view(logits, row_bytes, at, n), labels, correct},
+                 shader::AccuracyPush{n, classes, first + at}, plan.groups, "accuracy");
   });
 }
 

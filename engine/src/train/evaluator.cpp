@@ -122,6 +122,11 @@ Evaluator::ClassTally Evaluator::classify_in(const data::HostData& data, bool wa
       x, data.count, [&](Sequence& seq) { seq.fill(correct, 0); },
       [&](Sequence& seq, uint32_t b, uint32_t rows) {
         seq.copy(y, batch_y_, size_t(rows) * P * 4, size_t(b) * max_rows_ * P * 4);
+        if (LogitChunks* chunks = model_.logit_chunks()) {  // the logits a chunk of rows at a time
+          const BufferView c(correct), m(means);
+          return chunks->record_eval(seq, model_.head_weight(), model_.hidden(), batch_y_, want_correct ? &c : nullptr,
+                                     row_loss_, want_loss ? &m : nullptr, rows * P, b);
+        }
         if (want_correct) ops::count_correct(seq, model_.format(), model_.output(), batch_y_, correct, rows * P, C);
         if (want_loss)
           ops::softmax_xent_forward(seq, model_.format(), model_.output(), batch_y_, row_loss_, means, rows * P,

@@ -141,6 +141,9 @@ void StepProgram::record_loss(Sequence& seq, uint32_t m) {
     // A language model's loss is the mean over every position of every
     // example that is a target (a prompt's are not).
     const uint32_t rows = B * model_.positions(), classes = model_.classes();
+    if (LogitChunks* chunks = model_.logit_chunks())  // the head, its loss and dh a chunk of rows at a time
+      return chunks->record_loss(seq, model_.head_weight(), model_.hidden(), y, scale_view, *row_loss_,
+                                 *loss_values_, model_.hidden_grad(), rows, m);
     ops::softmax_xent_forward(seq, fmt_, model_.output(), y, *row_loss_, *loss_values_, rows, classes, m);
     ops::softmax_xent_backward(seq, fmt_, model_.output(), y, scale_view, *row_loss_, model_.doutput(), rows, classes);
   } else {

@@ -66,9 +66,15 @@ Trainer::Trainer(Context& ctx, const config::TrainConfig& cfg, graph::Graph mode
 
   const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
-  model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level, cfg.recompute)
+  // A language model's head runs in chunks where its graph allows
+  // (logit_chunks.hpp); per-layer scaling's groups are planned on the whole graph.
+  LogitChunking chunking;
+  if (loss == LossKind::SoftmaxXent && cfg.scaler.mode != config::LossScaleMode::PerLayer)
+    chunking = LogitChunking::from_env();
+  model_ = spec ? std::make_unique<Model>(ctx, *spec, cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level, cfg.recompute,
+                                          chunking)
                 : std::make_unique<Model>(ctx, std::move(model), cfg.precision, B, cfg.seed, m1, m2, cfg.amp_level,
-                                          cfg.recompute);
+                                          cfg.recompute, chunking);
   const FeedLayout layout{model_->outputs(), model_->positions(), model_->classes(), model_->reads_ids()};
   feeder_ = std::make_unique<BatchFeeder>(ctx, cfg_, loss, train, layout, kInFlight, DataShare{rank, N});
   ring_ = std::make_unique<StepRing>(ctx, tensor_names(*model_));

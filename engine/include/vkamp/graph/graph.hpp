@@ -154,6 +154,11 @@ class Graph {
   std::string glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act);
 
   void set_output(const std::string& name);
+  // The graph without its output node (the last node), whose first input
+  // becomes the output; every tensor keeps its index, so the parameter and
+  // frozen layouts are the same. The chunked logits
+  // (train/logit_chunks.hpp) run that node themselves.
+  Graph without_output_node() const;
 
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const std::vector<Node>& nodes() const { return nodes_; }

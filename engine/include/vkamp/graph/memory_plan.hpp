@@ -46,6 +46,7 @@ struct MemoryReport {
   bool recompute = false;
   uint64_t activations_other_recompute = 0, workspace_other_recompute = 0;
   uint64_t workspace = 0;        // op scratch (im2col, gradient sums)
+  uint64_t logits = 0;           // of activations: the logits and their gradient (whole, or one chunk's)
   uint64_t frozen = 0;           // frozen parameters (a fine-tune's base), in the storage format only
   uint64_t total() const { return parameters + optimizer_state + activations + workspace + frozen; }
   // total() under the other --recompute setting (what a budget check

@@ -45,6 +45,11 @@ struct Gemm {
   // inner = 0: one level. An outer stride of 0 continues the inner one.
   uint32_t inner = 0;
   uint64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
+  // Plan the kernel and split-k as for a product of this many rows of C
+  // (0: m), so that a block of rows of a larger product sums each output
+  // in the same order, to the same bits, as the whole product would
+  // (the chunked logits, train/logit_chunks.hpp).
+  uint32_t plan_rows = 0;
 };
 
 // What the product does to each output as it stores it (a fused linear

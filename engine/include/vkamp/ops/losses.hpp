@@ -34,11 +34,26 @@ void softmax_xent_backward(Sequence& seq, Format fmt, BufferView logits, BufferV
                            BufferView scale, BufferView row_loss, BufferView dlogits, uint32_t rows,
                            uint32_t classes);
 
+// The two passes above, for a caller that holds the logits a block of rows
+// at a time (train/logit_chunks.hpp): rows [first, first + n) of a batch
+// of `rows` rows, `logits` (and dlogits) holding just those n. The same
+// dispatches on the same rows as the whole batch's: the same bits.
+// softmax_xent_rows writes those rows' losses; xent_mean then takes the
+// mean over every row's (loss[out_index]) and writes the count of targets
+// (row_loss[rows]) that softmax_xent_grad_rows reads.
+void softmax_xent_rows(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView row_loss,
+                       uint32_t first, uint32_t n, uint32_t rows, uint32_t classes);
+void xent_mean(Sequence& seq, BufferView row_loss, BufferView labels, BufferView loss, uint32_t rows,
+               uint32_t out_index = 0);
+void softmax_xent_grad_rows(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView scale,
+                            BufferView row_loss, BufferView dlogits, uint32_t first, uint32_t n, uint32_t rows,
+                            uint32_t classes);
+
 // correct[0] (uint32) += the rows whose largest logit (the lowest class on
 // a tie) is their label; a row with a NaN never counts. The evaluator's
-// accuracy.
+// accuracy. `logits` holds rows [first, first + rows) of those `labels` index.
 void count_correct(Sequence& seq, Format fmt, BufferView logits, BufferView labels, BufferView correct,
-                   uint32_t rows, uint32_t classes);
+                   uint32_t rows, uint32_t classes, uint32_t first = 0);
 
 // loss[out_index] (fp32) = mean_i (y[i] - t[i])^2 over n = rows * cols values.
 // scratch holds reduce_scratch_bytes(n).

@@ -25,6 +25,7 @@
 #include "vkamp/sequence.hpp"
 #include "vkamp/models/model_spec.hpp"
 #include "vkamp/models/param_layout.hpp"
+#include "vkamp/train/logit_chunks.hpp"
 
 namespace vkamp::train {
 
@@ -35,11 +36,14 @@ class Model {
 
   // moments1/2: whether the optimizer keeps first and second moments.
   // level: which steps run in fmt and which in fp32 (precision_plan.hpp).
-  // recompute: --recompute (graph::Executor).
+  // recompute: --recompute (graph::Executor). chunking: whether a language
+  // model's head runs in chunks (logit_chunks.hpp), where its graph allows;
+  // then output() is never whole.
   Model(Context& ctx, const models::ModelSpec& spec, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1,
-        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
+        bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false,
+        LogitChunking chunking = {});
   Model(Context& ctx, graph::Graph g, Format fmt, uint32_t max_rows, uint64_t seed, bool moments1, bool moments2,
-        graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
+        graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false, LogitChunking chunking = {});
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
@@ -68,15 +72,24 @@ class Model {
   // A model's plan on ctx's device, allocating nothing (the settings that
   // would fit, when a run's do not).
   static graph::MemoryReport plan(Context& ctx, const graph::Graph& g, Format fmt, uint32_t max_rows, bool moments1,
-                                  bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false);
+                                  bool moments2, graph::AmpLevel level = graph::AmpLevel::O2, bool recompute = false,
+                                  LogitChunking chunking = {});
 
   Buffer& master() { return params_->master(); }
   Buffer& working() { return params_->working(); }
   Buffer& grads() { return params_->grads(); }
   Buffer& moment1() { return params_->moment1(); }
   Buffer& moment2() { return params_->moment2(); }
-  Buffer& output() { return executor_->output(); }    // logits / predictions, rows x outputs
-  Buffer& doutput() { return executor_->doutput(); }  // their gradient
+  // Logits / predictions, rows x outputs, and their gradient; an Error
+  // where the logits are never whole (logit_chunks()).
+  Buffer& output();
+  Buffer& doutput();
+  // The head that runs in chunks (nullptr: none), the frozen weight it
+  // multiplies by, and its input h (the executor's output) and dh.
+  LogitChunks* logit_chunks() { return chunks_.get(); }
+  BufferView head_weight() const;
+  Buffer& hidden() { return executor_->output(); }
+  Buffer& hidden_grad() { return executor_->doutput(); }
   const graph::Executor& executor() const { return *executor_; }
   graph::Executor& executor() { return *executor_; }
 
@@ -118,16 +131,25 @@ class Model {
  private:
   models::ModelSpec spec_;
   graph::Graph graph_;
+  // What the executor runs: graph_, or graph_ without its head when chunked.
+  graph::Graph body_;
   Format fmt_;
   std::unique_ptr<graph::ParamStore> params_;
   std::unique_ptr<graph::FrozenStore> frozen_;
   std::unique_ptr<graph::BufferStore> buffers_;
   std::unique_ptr<graph::Executor> executor_;
+  std::unique_ptr<LogitChunks> chunks_;
   graph::MemoryReport plan_;
 
-  graph::MemoryReport planned(Context& ctx, const graph::Executor& e, bool moments1, bool moments2) const;
+  // The head and its rows per chunk where it runs in chunks (rows 0: whole).
+  struct Head {
+    std::optional<LogitHead> head;
+    uint32_t rows = 0;
+  };
+  static Head chunked_head(const Context& ctx, const graph::Graph& g, Format fmt, uint32_t max_rows,
+                           graph::AmpLevel level, LogitChunking chunking);
   static graph::MemoryReport planned_for(Context& ctx, const graph::Graph& g, Format fmt, const graph::Executor& e,
-                                         bool moments1, bool moments2);
+                                         bool moments1, bool moments2, const Head& head, uint32_t max_rows);
   static void add_other_recompute(graph::MemoryReport& r, const graph::Executor& e);
   void check_binding_fits(const Context& ctx) const;
 };
