@@ -126,9 +126,17 @@ void print_device_memory(train::Trainer& trainer) {
     std::snprintf(part, sizeof part, "%s%s %.2f", by_format.empty() ? "" : ", ", format_name(f), mib(bytes));
     by_format += part;
   }
+  // The logits' share: every row's and their gradient, or one chunk's.
+  char logits[96] = "";
+  if (trainer.model().logit_chunks())
+    std::snprintf(logits, sizeof logits, "; logits %.2f, in chunks of %u rows", mib(mem.logits),
+                  trainer.model().logit_chunks()->chunk_rows());
+  else if (trainer.model().reads_ids())
+    std::snprintf(logits, sizeof logits, "; logits %.2f, whole", mib(mem.logits));
   // --recompute: the other setting's plan beside this one's, so that a dry
   // run shows what turning it on (or off) would take. The workspace differs
   // where an op keeps much for its backward (attention's probabilities).
+  by_format += logits;
   char workspace[96];
   std::snprintf(workspace, sizeof workspace, "%.2f", mib(mem.workspace));
   if (mem.activations_other_recompute) {
@@ -149,18 +157,11 @@ void print_device_memory(train::Trainer& trainer) {
     std::snprintf(part, sizeof part, "frozen base %.2f, ", mib(mem.frozen));
     frozen = part;
   }
-  // The logits' share: every row's and their gradient, or one chunk's.
-  char logits[96] = "";
-  if (trainer.model().logit_chunks())
-    std::snprintf(logits, sizeof logits, "; logits %.2f, in chunks of %u rows", mib(mem.logits),
-                  trainer.model().logit_chunks()->chunk_rows());
-  else if (trainer.model().reads_ids())
-    std::snprintf(logits, sizeof logits, "; logits %.2f, whole", mib(mem.logits));
   std::printf("  device memory (MiB): %sparameters %.2f, optimizer state %.2f, activations %.2f (%.2f without reuse: "
-              "%s%s), workspace %s, training data %.2f (%s); planned %.2f before allocating; every buffer held "
+              "%s), workspace %s, training data %.2f (%s); planned %.2f before allocating; every buffer held "
               "%.2f now, %.2f at most\n",
               frozen.c_str(), mib(mem.parameters), mib(mem.optimizer_state), mib(mem.activations), mib(mem.activations_unshared),
-              by_format.c_str(), logits, workspace, mib(trainer.data_device_bytes()),
+              by_format.c_str(), workspace, mib(trainer.data_device_bytes()),
               trainer.data_resident() ? "resident" : "a staging ring; the set streams from host memory",
               mib(trainer.model().planned().total()), mib(ctx.device_bytes()), mib(ctx.peak_device_bytes()));
 }

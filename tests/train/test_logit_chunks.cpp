@@ -161,7 +161,7 @@ TEST_F(LogitChunksModel, ChunkRowsFollowTheBudgetAndAForcedCount) {
 TEST_F(LogitChunksModel, TheLogitsOfAChunkedModelAreNotReadAsWhole) {
   ScopedEnv env("VKAMP_LOGIT_CHUNK", "16");
   const graph::Graph g = models::llama_graph(small_llama(true), kSeq, models::LoraConfig{.rank = 4});
-  train::Model m(ctx(), g, Format::F16, 2, 1, true, true, graph::AmpLevel::O2, train::LogitChunking::from_env());
+  train::Model m(ctx(), g, Format::F16, 2, 1, true, true, graph::AmpLevel::O2, false, train::LogitChunking::from_env());
   ASSERT_TRUE(m.logit_chunks());
   EXPECT_EQ(m.logit_chunks()->chunk_rows(), 16u);
   EXPECT_THROW(m.output(), Error);
