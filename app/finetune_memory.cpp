@@ -1,7 +1,5 @@
 #include "app/finetune_memory.hpp"
 
-#include <cstdio>
-
 #include "vkamp/models/llama.hpp"
 #include "vkamp/train/memory_budget.hpp"
 #include "vkamp/train/model.hpp"
@@ -10,11 +8,7 @@ namespace vkamp::app {
 
 namespace {
 
-std::string mib(uint64_t bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.0f MiB", double(bytes) / (1 << 20));
-  return s;
-}
+std::string mib(uint64_t bytes) { return train::mib_text(bytes, 0) + " MiB"; }
 
 }  // namespace
 

@@ -46,7 +46,7 @@ DeviceBlocks::DeviceBlocks(Context& ctx, const BlockLayout& layout, uint64_t end
 }
 
 const Buffer& DeviceBlocks::block_of(uint64_t offset, uint64_t bytes, uint64_t* local) const {
-  const uint64_t block = layout_.block == UINT64_MAX ? UINT64_MAX : layout_.block;
+  const uint64_t block = layout_.block;
   const size_t i = block == UINT64_MAX ? 0 : size_t(offset / block);
   *local = block == UINT64_MAX ? offset : offset % block;
   if (i >= blocks_.size() || *local + bytes > blocks_[i]->bytes())

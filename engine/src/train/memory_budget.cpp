@@ -4,13 +4,15 @@
 
 namespace vkamp::train {
 
-namespace {
-
-std::string mib(uint64_t bytes) {
+std::string mib_text(uint64_t bytes, int decimals) {
   char s[32];
-  std::snprintf(s, sizeof s, "%.1f", double(bytes) / (1 << 20));
+  std::snprintf(s, sizeof s, "%.*f", decimals, double(bytes) / (1 << 20));
   return s;
 }
+
+namespace {
+
+std::string mib(uint64_t bytes) { return mib_text(bytes, 1); }
 
 }  // namespace
 

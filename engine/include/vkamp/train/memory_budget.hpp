@@ -22,6 +22,8 @@ class MemoryPlanError : public ConfigError {
   uint64_t budget;
 };
 
+// `bytes` in MiB with `decimals` decimals ("2048.0"), the unit left to the caller.
+std::string mib_text(uint64_t bytes, int decimals);
 // "frozen base 2098.0, parameters 48.2, ..." in MiB, with the total.
 std::string memory_split(const graph::MemoryReport& r);
 // What a run on ctx may plan for: the device-local heap's budget less what
