@@ -26,8 +26,9 @@ using detail::write_u32;
 uint16_t detail::scale_fp16(GgmlType t, float scale) {
   const uint16_t h = f32_to_fp16(scale);
   if ((h & 0x7C00u) == 0x7C00u)
-    throw std::invalid_argument(std::string(ggml_type_info(t).name) + ": a block's scale " + std::to_string(scale) +
-                                " is past fp16's range (values too large for the type)");
+    throw std::invalid_argument(std::string(ggml_type_info(t).name) + ": " + std::to_string(scale) +
+                                " is past fp16's range (as a value or a block's scale: the values are too large "
+                                "for the type)");
   return h;
 }
 
@@ -111,7 +112,7 @@ uint16_t bf16_bits(float f) {
 void quantize_block(GgmlType t, const float* x, uint8_t* b) {
   switch (t) {
     case GgmlType::F32: write_u32(b, std::bit_cast<uint32_t>(x[0])); return;
-    case GgmlType::F16: write_u16(b, f32_to_fp16(x[0])); return;
+    case GgmlType::F16: write_u16(b, scale_fp16(t, x[0])); return;
     case GgmlType::BF16: write_u16(b, bf16_bits(x[0])); return;
     case GgmlType::Q4_0: quantize_symmetric<4>(t, x, b); return;
     case GgmlType::Q5_0: quantize_symmetric<5>(t, x, b); return;
