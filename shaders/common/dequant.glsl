@@ -58,9 +58,12 @@ float dq_fp16_at(uint a) { return dq_fp16(dq_half(a)); }
 // the high nibble of byte k - 16.
 uint dq_nibble(uint qs, uint k) { return k < 16u ? dq_byte(qs + k) & 0xFu : dq_byte(qs + k - 16u) >> 4; }
 
-// Products and sums below that ggml rounds one at a time are `precise`: a
-// driver may otherwise fuse d * q + m into one fma (one rounding), and
-// the result would differ from ggml's in the last bit.
+// Vulkan rounds fp32 products, sums and int-to-float conversions
+// correctly, so the same operations in the same order give ggml's bits.
+// Those that ggml rounds one at a time and a driver could fuse (d * q + m
+// into one fma: one rounding) are `precise`. No result is an fp32
+// subnormal a driver might flush: fp16 scales are multiples of 2^-24, and
+// so is every product and difference of them with integer codes.
 float dq_q4_0(uint b, uint k) { return float(int(dq_nibble(b + 2u, k)) - 8) * dq_fp16_at(b); }
 
 float dq_q4_1(uint b, uint k) {
