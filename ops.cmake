@@ -3,6 +3,8 @@
 # one line here. The graph ops are registered in this order (op_names()).
 vkamp_add_op(convert FORMATS fp16 fp16s bf16 cb16)  # the executor's cast step (graph/ops/cast.cpp)
 vkamp_add_op(scale)
+# ggml's quantized types (GGUF weights) to fp32: dequant.glsl's quant_value over a whole tensor.
+vkamp_add_op(dequantize SHADERS dequantize:once)
 vkamp_add_op(reduce SHADERS sumsq sum:once)
 vkamp_add_op(gemm SHADERS gemm:subgroup:texel gemm_reduce)
 # The tensor-core GEMM: fp16 operands only (GL_NV_cooperative_matrix has no

@@ -207,6 +207,8 @@ TEST(GgmlQuantize, RefusesValuesPastTheScalesRange) {
   std::vector<float> x(256, -3e38f);  // bf16 holds it (fp32's range)
   std::vector<uint8_t> b(512);
   EXPECT_NO_THROW(quant::quantize_row(GgmlType::BF16, x.data(), b.data(), 256));
+  x[9] = 3.4e38f;  // finite in fp32, but rounds to bf16's inf
+  EXPECT_THROW(quant::quantize_row(GgmlType::BF16, x.data(), b.data(), 256), std::invalid_argument);
 }
 
 TEST(GgmlQuantize, RejectsPartialBlocks) {

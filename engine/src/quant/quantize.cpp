@@ -9,7 +9,6 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -103,10 +102,14 @@ void quantize_q8_0(const float* x, uint8_t* b) {
   for (int j = 0; j < kQK; ++j) b[2 + j] = uint8_t(int8_t(std::round(x[j] * id)));
 }
 
-// ggml_compute_fp32_to_bf16 for finite values: round to nearest even.
+// ggml_compute_fp32_to_bf16 for finite values: round to nearest even. A
+// value that rounds to inf (past 3.3895e38) is refused as fp16's are.
 uint16_t bf16_bits(float f) {
   const uint32_t u = std::bit_cast<uint32_t>(f);
-  return uint16_t((u + (0x7FFFu + ((u >> 16) & 1u))) >> 16);
+  const uint16_t h = uint16_t((u + (0x7FFFu + ((u >> 16) & 1u))) >> 16);
+  if ((h & 0x7F80u) == 0x7F80u)
+    throw std::invalid_argument("bf16: " + std::to_string(f) + " rounds past bf16's range");
+  return h;
 }
 
 void quantize_block(GgmlType t, const float* x, uint8_t* b) {
