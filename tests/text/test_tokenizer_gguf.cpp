@@ -2,8 +2,10 @@
 // of tests/text/fixtures/gguf (llama.cpp's models/ggml-vocab-*.gguf, gzip'd,
 // with its .inp/.out pairs, README.md there), every case's ids as
 // llama.cpp's test-tokenizer-0 expects them (no BOS, special tokens not
-// parsed: the cases hold none, which the test checks); then the GGUF
-// files vkamp refuses, each naming the file and the key.
+// parsed: the cases hold none, which the test checks); the ids and decoded
+// text llama.cpp gives for texts with special tokens and random texts
+// (make_gguf_fixtures.mjs); then the GGUF files vkamp refuses, each naming
+// the file and the key.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -76,12 +78,18 @@ std::vector<Case> read_cases(const std::string& vocab) {
 
 std::string printable(const std::string& s) { return nlohmann::json(s).dump(); }
 
+// The fixture's vocabulary, decompressed into `dir` and opened.
+GgufFile open_vocab(const vkamp::test::ScratchDir& dir, const std::string& vocab) {
+  const std::string name = "ggml-vocab-" + vocab + ".gguf";
+  return GgufFile::open(dir.write(name, gunzip(name)));
+}
+
 class LlamaCppVocab : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaCppVocab, EncodesEveryCaseAsLlamaCpp) {
   const vkamp::test::ScratchDir dir;
   const std::string name = "ggml-vocab-" + GetParam() + ".gguf";
-  const GgufFile file = GgufFile::open(dir.write(name, gunzip(name)));
+  const GgufFile file = open_vocab(dir, GetParam());
   const Tokenizer tok = Tokenizer::from_gguf(file);
   // The cases' ids do not depend on parse_special: no control or unknown token's text is in them.
   const std::vector<std::string> tokens = file.strings("tokenizer.ggml.tokens");
@@ -95,6 +103,22 @@ TEST_P(LlamaCppVocab, EncodesEveryCaseAsLlamaCpp) {
         ASSERT_EQ(c.text.find(tokens[i]), std::string::npos) << tokens[i];
       }
     EXPECT_EQ(tok.encode(c.text, false), c.ids);
+  }
+}
+
+TEST_P(LlamaCppVocab, EncodesSpecialTokensAndDecodesAsLlamaCpp) {
+  const vkamp::test::ScratchDir dir;
+  const Tokenizer tok = Tokenizer::from_gguf(open_vocab(dir, GetParam()));
+  const nlohmann::json all = nlohmann::json::parse(read(fixture("llama_cpp.json")));
+  const nlohmann::json& cases = all.at(GetParam());
+  ASSERT_GT(cases.size(), 50u);
+  for (const nlohmann::json& c : cases) {
+    const std::string text = c["text"];
+    SCOPED_TRACE("text " + printable(text));
+    const auto ids = c["ids"].get<std::vector<int32_t>>();
+    EXPECT_EQ(tok.encode(text, false), ids);
+    EXPECT_EQ(tok.decode(ids), c["decoded"].get<std::string>());
+    EXPECT_EQ(tok.decode(ids, true), c["decoded_plain"].get<std::string>());
   }
 }
 
