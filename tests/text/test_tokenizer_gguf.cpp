@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/gguf_writer.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_paths.hpp"
 #include "vkamp/io/gguf.hpp"
@@ -24,6 +25,7 @@
 namespace {
 
 using vkamp::io::GgufFile;
+using vkamp::test::GgufWriter;
 using vkamp::text::Tokenizer;
 using vkamp::text::TokenizerError;
 
@@ -130,5 +132,100 @@ INSTANTIATE_TEST_SUITE_P(TokenizerGguf, LlamaCppVocab,
                              if (ch == '-') ch = '_';
                            return s;
                          });
+
+// A SentencePiece vocabulary: <unk> <s> </s>, then `tokens` (normal unless
+// `types` says), their scores; no space prefix, so the texts are what merges.
+GgufWriter spm_vocab(const std::vector<std::string>& tokens, const std::vector<float>& scores,
+                     const std::vector<int32_t>& types = {}) {
+  std::vector<std::string> all = {"<unk>", "<s>", "</s>"};
+  std::vector<float> s = {0, 0, 0};
+  std::vector<int32_t> t = {2, 3, 3};
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    all.push_back(tokens[i]);
+    s.push_back(scores[i]);
+    t.push_back(types.empty() ? 1 : types[i]);
+  }
+  GgufWriter w;
+  w.string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", all).f32s("tokenizer.ggml.scores", s);
+  w.i32s("tokenizer.ggml.token_type", t).boolean("tokenizer.ggml.add_space_prefix", false);
+  return w;
+}
+
+Tokenizer from_bytes(const vkamp::test::ScratchDir& dir, const std::string& bytes) {
+  return Tokenizer::from_gguf(GgufFile::open(dir.write("t.gguf", bytes)));
+}
+
+// llama.cpp merges the pair whose token scores highest, the leftmost on a tie.
+TEST(TokenizerGguf, SentencePieceMergesByScoreLeftmostOnATie) {
+  const vkamp::test::ScratchDir dir;
+  // ids: a 3, b 4, ab 5, ba 6
+  EXPECT_EQ(from_bytes(dir, spm_vocab({"a", "b", "ab", "ba"}, {-5, -5, -1, -1}).bytes()).encode("aba", false),
+            (std::vector<int32_t>{5, 3}));
+  EXPECT_EQ(from_bytes(dir, spm_vocab({"a", "b", "ab", "ba"}, {-5, -5, -1, -0.5f}).bytes()).encode("aba", false),
+            (std::vector<int32_t>{3, 6}));
+}
+
+// llama.cpp finds the longest special token everywhere first (Hugging Face
+// would take "ab" at the first position), and adds BOS as the file says.
+TEST(TokenizerGguf, SpecialTokensLongestFirstAndBos) {
+  const vkamp::test::ScratchDir dir;
+  GgufWriter w = spm_vocab({"a", "b", "c", "d", "ab", "bcd"}, {-1, -1, -1, -1, 0, 0}, {1, 1, 1, 1, 4, 4});
+  w.boolean("tokenizer.ggml.add_bos_token", true);
+  const Tokenizer tok = from_bytes(dir, w.bytes());
+  EXPECT_EQ(tok.encode("abcd", false), (std::vector<int32_t>{3, 8}));
+  EXPECT_EQ(tok.encode("<s>abcd", true), (std::vector<int32_t>{1, 1, 3, 8}));
+  EXPECT_EQ(tok.bos_id(), 1);
+  EXPECT_EQ(tok.eos_id(), 2);
+  EXPECT_EQ(tok.decode({1, 3, 8}), "<s>abcd");
+  EXPECT_EQ(tok.decode({1, 3, 8}, true), "abcd");
+}
+
+// What vkamp refuses: the message names the file and the key.
+TEST(TokenizerGguf, BadMetadataNamesTheFileAndKey) {
+  const vkamp::test::ScratchDir dir;
+  const std::string path = dir.file("t.gguf");
+  auto refused = [&](const GgufWriter& w, const std::string& key, const std::string& what) {
+    SCOPED_TRACE(key + ": " + what);
+    try {
+      from_bytes(dir, w.bytes());
+      ADD_FAILURE() << "accepted";
+    } catch (const TokenizerError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(path), std::string::npos) << m;
+      EXPECT_NE(m.find(key), std::string::npos) << m;
+      EXPECT_NE(m.find(what), std::string::npos) << m;
+    }
+  };
+  const std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "a"};
+  refused(GgufWriter().strings("tokenizer.ggml.tokens", tokens), "tokenizer.ggml.model", "");
+  refused(GgufWriter().string("tokenizer.ggml.model", "bert").strings("tokenizer.ggml.tokens", tokens),
+          "tokenizer.ggml.model", "\"bert\" is not supported");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama"), "tokenizer.ggml.tokens", "");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama").f32s("tokenizer.ggml.tokens", {1, 2}),
+          "tokenizer.ggml.tokens", "array of strings");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", tokens)
+              .f32s("tokenizer.ggml.scores", {0, 0, 0}),
+          "tokenizer.ggml.scores", "holds 3 values for 4 tokens");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", tokens)
+              .i32s("tokenizer.ggml.token_type", {2, 3, 3, 1, 1}),
+          "tokenizer.ggml.token_type", "holds 5 values for 4 tokens");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", {"a", "b", "a"}),
+          "tokenizer.ggml.tokens", "appears twice");
+  const std::vector<std::string> bytes_vocab = {"a", "b", "ab"};
+  refused(GgufWriter().string("tokenizer.ggml.model", "gpt2").strings("tokenizer.ggml.tokens", bytes_vocab)
+              .string("tokenizer.ggml.pre", "qwen2"),
+          "tokenizer.ggml.merges", "");
+  refused(GgufWriter().string("tokenizer.ggml.model", "gpt2").strings("tokenizer.ggml.tokens", bytes_vocab)
+              .strings("tokenizer.ggml.merges", {"a b"}).string("tokenizer.ggml.pre", "deepseek-llm"),
+          "tokenizer.ggml.pre", "\"deepseek-llm\" is not supported");
+  refused(GgufWriter().string("tokenizer.ggml.model", "gpt2").strings("tokenizer.ggml.tokens", bytes_vocab)
+              .strings("tokenizer.ggml.merges", {"b a"}).string("tokenizer.ggml.pre", "gpt-2"),
+          "tokenizer.ggml.merges", "\"ba\", which the vocabulary does not have");
+  // An id outside the vocabulary leaves llama.cpp's default, for gpt2 11, outside it too.
+  refused(GgufWriter().string("tokenizer.ggml.model", "gpt2").strings("tokenizer.ggml.tokens", bytes_vocab)
+              .strings("tokenizer.ggml.merges", {"a b"}).string("tokenizer.ggml.pre", "gpt-2")
+              .u32("tokenizer.ggml.bos_token_id", 3).boolean("tokenizer.ggml.add_bos_token", true),
+          "tokenizer.ggml.add_bos_token", "no bos_token_id");
+}
 
 }  // namespace
