@@ -4,7 +4,8 @@
 // training), conv (conv_bench.cpp: LeNet-5's layers, im2col + GEMM against a
 // direct convolution), reduce (reduce_bench.cpp: a charlm step's column
 // sums and norms), generate (generate_bench.cpp: a GPT's tokens with and
-// without the KV cache), attention (attention_bench.cpp: its paths and tiles).
+// without the KV cache), attention (attention_bench.cpp: its paths and tiles),
+// quant (quant_bench.cpp: a frozen layer's W in ggml blocks against 16 bits).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "gemm_bench.hpp"
 #include "gemm_tune_bench.hpp"
 #include "generate_bench.hpp"
+#include "quant_bench.hpp"
 #include "reduce_bench.hpp"
 #include "vkamp/platform.hpp"
 
@@ -45,7 +47,9 @@ const char* kCommands =
     "vkamp-bench generate: a GPT's generation per token, KV cache against the\n"
     "full window (vkamp-bench generate --help).\n"
     "vkamp-bench attention: causal attention's three paths and the fused ones'\n"
-    "tile sizes at charlm's shapes (vkamp-bench attention --help).\n";
+    "tile sizes at charlm's shapes (vkamp-bench attention --help).\n"
+    "vkamp-bench quant: a frozen linear layer's forward and dX with W in ggml\n"
+    "blocks against W in 16 bits (vkamp-bench quant --help).\n";
 
 // The items of a comma-separated list (an empty item stays, to be refused).
 std::vector<std::string> split_list(const std::string& list) {
@@ -69,6 +73,10 @@ struct BenchOptions {
   std::vector<vkamp::Format> formats = {vkamp::Format::F32, vkamp::Format::F16, vkamp::Format::BF16};
   bool formats_given = false;
   std::vector<GemmForm> forms = {GemmForm::Forward, GemmForm::BackwardInput, GemmForm::BackwardWeight};
+  bool forms_given = false;
+  std::vector<vkamp::quant::GgmlType> types = {vkamp::quant::GgmlType::Q8_0, vkamp::quant::GgmlType::Q4_0,
+                                               vkamp::quant::GgmlType::Q4_K, vkamp::quant::GgmlType::Q6_K};
+  std::vector<vkamp::bench::LinearShape> layers;  // quant
   std::vector<GemmShape> shapes;
   std::vector<std::string> sizes;  // generate: one (tiny); attention: a list (medium, gpt2)
   std::vector<std::string> tiles = {"device"};  // attention
@@ -104,10 +112,11 @@ std::vector<Row> bench_rows() {
       o.formats.push_back(*f);
     }
   };
-  formats.show = [](const BenchOptions&) { return std::string("fp32,fp16,bf16; attention fp16"); };
-  Row forms = vkamp::config::row<BenchOptions>("forms", {g, "LIST", "gemm: comma-separated forms from forward,dx,dw"});
+  formats.show = [](const BenchOptions&) { return std::string("fp32,fp16,bf16; attention and quant fp16"); };
+  Row forms = vkamp::config::row<BenchOptions>("forms", {g, "LIST", "gemm: comma-separated forms from forward,dx,dw (quant: forward,dx)"});
   forms.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     o.forms.clear();
+    o.forms_given = true;
     for (const std::string& item : split_list(v)) {
       GemmForm f = GemmForm::Forward;
       if (item == "dx") f = GemmForm::BackwardInput;
@@ -117,7 +126,7 @@ std::vector<Row> bench_rows() {
     }
     std::sort(o.forms.begin(), o.forms.end());  // the table's order: forward, dX, dW
   };
-  forms.show = [](const BenchOptions&) { return std::string("all"); };
+  forms.show = [](const BenchOptions&) { return std::string("all (quant: forward,dx)"); };
   Row shape = vkamp::config::row<BenchOptions>(
       "shape", {g, "LIST", "gemm: comma-separated shapes MxNxK, each dimension 1 to 8192, instead of the default "
                            "shapes (repeatable; e.g. --shape 1024x1024x1024,4096x4096x4096)"});
@@ -173,15 +182,39 @@ std::vector<Row> bench_rows() {
     o.paths.push_back(v);
   };
   paths.show = [](const BenchOptions&) { return std::string("default"); };
+  Row types = vkamp::config::row<BenchOptions>(
+      "types", {g, "LIST", "quant: comma-separated ggml block types to hold W in (llama.cpp's names)"});
+  types.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    o.types.clear();
+    for (const std::string& item : split_list(v)) {
+      const auto t = vkamp::quant::ggml_type_from_name(item);
+      if (!t || !vkamp::quant::is_quantized(*t))
+        vkamp::config::fail(l, "'" + item + "' is not a block type vkamp reads (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, "
+                               "q5_k, q6_k)");
+      o.types.push_back(*t);
+    }
+  };
+  types.show = [](const BenchOptions&) { return std::string("q8_0,q4_0,q4_k,q6_k"); };
+  Row layer = vkamp::config::row<BenchOptions>(
+      "layer", {g, "LIST", "quant: comma-separated linear layers TOKENSxINxOUT instead of the default ones "
+                           "(repeatable; e.g. --layer 512x2048x5632)"});
+  layer.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
+    for (const std::string& item : split_list(v)) {
+      vkamp::bench::LinearShape sh{};
+      if (!vkamp::bench::parse_linear_shape(item, sh))
+        vkamp::config::fail(l, "takes TOKENSxINxOUT, each a whole number from 1 to 65536, got '" + item + "'");
+      o.layers.push_back(sh);
+    }
+  };
   return {
       repeats, formats, max_dispatch,
-      vkamp::config::toggle<BenchOptions>("quick", {g, "", "gemm: fewer, smaller shapes"}, VKAMP_FIELD(quick)),
+      vkamp::config::toggle<BenchOptions>("quick", {g, "", "gemm, quant: fewer, smaller shapes"}, VKAMP_FIELD(quick)),
       vkamp::config::toggle<BenchOptions>(
           "peer",
           {g, "", "gemm: also time each fp32 shape through PyTorch's torch.mm on the CPU (bench/gemm_peer.py), print "
                   "which BLAS it ran and the CPU's fp32 peak, and add columns: peer GFLOP/s, vkamp/peer, % of peak"},
           VKAMP_FIELD(peer)),
-      forms, shape, size, tiles, paths,
+      forms, shape, size, tiles, paths, types, layer,
       vkamp::config::toggle<BenchOptions>(
           "tune",
           {g, "", "gemm: instead, the GEMM tuner's sweep (fp16): time every kernel the device fits per class of "
@@ -208,6 +241,7 @@ const std::vector<Command>& commands() {
       {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
       {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
       {"attention", vkamp::bench::kAttentionHelp, {"device", "repeats", "formats", "size", "tiles"}},
+      {"quant", vkamp::bench::kQuantHelp, {"device", "repeats", "formats", "forms", "quick", "types", "layer"}},
   };
   return all;
 }
@@ -243,7 +277,7 @@ int main(int argc, char** argv) {
   };
   for (app::Flag& f : app::bind_rows(rows, opt, opt_defaults)) flags.push_back(std::move(f));
 
-  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate|attention [flags]",
+  app::Program program{"vkamp-bench", "gemm|conv|reduce|generate|attention|quant [flags]",
                        "Times vkamp's kernels on the GPU with timestamp queries; name the benchmark first.", false,
                        kCommands};
   if (cmd) {  // --help: the benchmark's own flags
@@ -253,7 +287,7 @@ int main(int argc, char** argv) {
   }
   const int argn = int(args.size());
   int status = app::parse_or_exit(program, argn, args.data(), flags, [&](const app::ParsedFlags& parsed) {
-    if (!cmd) throw ConfigError("no benchmark named (try 'vkamp-bench gemm'; there are: gemm, conv, reduce, generate, attention)");
+    if (!cmd) throw ConfigError("no benchmark named (try 'vkamp-bench gemm'; there are: gemm, conv, reduce, generate, attention, quant)");
     for (const auto& item : parsed.items)
       if (std::find(cmd->keys.begin(), cmd->keys.end(), item.flag->key) == cmd->keys.end()) {
         std::string owners;
@@ -263,6 +297,10 @@ int main(int argc, char** argv) {
         throw ConfigError(item.label + " is an option of " + owners);
       }
     parsed.apply();
+    if (command == "quant" && opt.forms_given &&
+        std::find(opt.forms.begin(), opt.forms.end(), GemmForm::BackwardWeight) != opt.forms.end())
+      throw ConfigError("vkamp-bench quant times the products that read W: --forms forward,dx (a frozen W has no dW)");
+    if (command == "quant" && opt.quick && !opt.layers.empty()) throw ConfigError("--quick picks layers: leave it out with --layer");
     if (opt.quick && !opt.shapes.empty()) throw ConfigError("--quick picks shapes: leave it out with --shape");
     if (opt.tune && (opt.peer || opt.quick || opt.formats_given || !opt.paths.empty()))
       throw ConfigError("--tune times fp16 kernels: leave out --peer, --quick, --formats and --paths");
@@ -271,13 +309,20 @@ int main(int argc, char** argv) {
       throw ConfigError("vkamp-bench generate takes one --size: tiny or medium");
   });
   if (status >= 0) return status;
-  if (opt.quick && !opt.formats_given) opt.formats = {vkamp::Format::F32, vkamp::Format::F16};
+  if (opt.quick && !opt.formats_given && command != "quant") opt.formats = {vkamp::Format::F32, vkamp::Format::F16};
 
   try {
     if (command == "conv") return vkamp::bench::run_conv(run.device, opt.repeats, run.batch, opt.formats);
     if (command == "reduce") return vkamp::bench::run_reduce(run.device, opt.repeats, run.batch, opt.formats);
     if (command == "generate")
       return vkamp::bench::run_generate(run.device, opt.repeats, opt.sizes.empty() ? "tiny" : opt.sizes[0], opt.formats);
+    if (command == "quant") {
+      std::vector<std::string> forms;
+      for (GemmForm f : opt.forms)
+        if (f != GemmForm::BackwardWeight) forms.push_back(form_flag(f));
+      return vkamp::bench::run_quant(run.device, opt.repeats, opt.formats_given ? opt.formats[0] : vkamp::Format::F16,
+                                     opt.types, forms, opt.layers, opt.quick);
+    }
     if (command == "attention") {
       if (!opt.formats_given) opt.formats = {vkamp::Format::F16};
       if (opt.sizes.empty()) opt.sizes = {"medium", "gpt2"};

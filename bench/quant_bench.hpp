@@ -1,0 +1,28 @@
+// vkamp-bench quant: a frozen linear layer's two products (forward and dX)
+// with W in the run's 16-bit format against W in ggml blocks
+// (bench/quant_bench.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkamp/float_formats.hpp"
+#include "vkamp/quant/ggml_type.hpp"
+
+namespace vkamp::bench {
+
+extern const char* const kQuantHelp;
+
+// A linear layer Y = X W^T: X tokens x in, W out x in.
+struct LinearShape {
+  uint32_t tokens, in, out;
+};
+// "TOKENSxINxOUT", each a whole number from 1 to 65536.
+bool parse_linear_shape(const std::string& text, LinearShape& out);
+
+// forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow).
+// Returns the process exit status.
+int run_quant(const std::string& device, int repeats, Format fmt, const std::vector<quant::GgmlType>& types,
+              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick);
+
+}  // namespace vkamp::bench
