@@ -7,7 +7,8 @@
 // one warm-up pass and RUNS timed ones. The run's format is fp16, the
 // fine-tune's default; the graph carries LoRA r 1 on q_proj alone (a GGUF
 // base trains adapters only), whose products are a rounding error beside
-// the base's. Prints "pass SECONDS" per timed pass, on the host clock
+// the base's. Prints "pass SECONDS OUTPUTS" per timed pass (OUTPUTS: the
+// positions with logits, all of them), on the host clock
 // (the token ids in, the loss read back).
 #include <chrono>
 #include <cstdio>
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
       const double loss = trainer.mean_loss(data);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (pass == 0) std::printf("loss %.4f\n", loss);  // pass 0 warms up (pipelines)
-      else std::printf("pass %.6f\n", s);
+      else std::printf("pass %.6f %u\n", s, tokens * batch);
       std::fflush(stdout);
     }
     return 0;

@@ -9,11 +9,12 @@
  *   llamacpp_pp BACKENDS pp MODEL.gguf TOKENS BATCH RUNS ALL_LOGITS SEED
  *       BATCH sequences of TOKENS random ids, each decoded as one batch from
  *       an empty cache (every layer offloaded: the Vulkan device where
- *       BACKENDS holds libggml-vulkan), one warm-up pass and RUNS timed
- *       ones; ALL_LOGITS 1: logits at every position (as a validation
- *       loss needs them), 0: at the last one only (llama-bench's pp). Prints
- *       the device, then one line "pass SECONDS" per timed pass (the ids
- *       in, llama_synchronize out).
+ *       BACKENDS holds libggml-vulkan), a warm-up and RUNS timed passes;
+ *       ALL_LOGITS 1: logits at every position (as a validation loss needs
+ *       them), 0: at each sequence's last one only (llama-bench's pp), 2:
+ *       both, pass by pass in turns (each warmed up once). Prints the
+ *       devices, then "pass SECONDS OUTPUTS" per timed pass (the ids in,
+ *       llama_synchronize out; OUTPUTS: the positions with logits).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,9 @@ static int prompt_processing(const char* path, int tokens, int batch, int runs, 
   const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
   struct llama_batch b = llama_batch_init(tokens * batch, 0, 1);
   srand(seed);
-  for (int pass = 0; pass <= runs; ++pass) {
+  const int kinds = all_logits == 2 ? 2 : 1;
+  for (int pass = 0; pass < kinds * (runs + 1); ++pass) {
+    const int every = kinds == 2 ? pass % 2 : all_logits;
     b.n_tokens = tokens * batch;
     for (int s = 0; s < batch; ++s)
       for (int i = 0; i < tokens; ++i) {
@@ -69,14 +72,14 @@ static int prompt_processing(const char* path, int tokens, int batch, int runs, 
         b.pos[j] = i;
         b.n_seq_id[j] = 1;
         b.seq_id[j][0] = s;
-        b.logits[j] = all_logits || i == tokens - 1;
+        b.logits[j] = every || i == tokens - 1;
       }
     llama_memory_clear(llama_get_memory(ctx), true);
     const double t0 = now_s();
     if (llama_decode(ctx, b) != 0) return fail("decode failed");
     llama_synchronize(ctx);
     const double dt = now_s() - t0;
-    if (pass > 0) printf("pass %.6f\n", dt);  /* pass 0 warms up */
+    if (pass >= kinds) printf("pass %.6f %d\n", dt, every ? tokens * batch : batch); /* the first warm up */
     fflush(stdout);
   }
   llama_batch_free(b);

@@ -146,8 +146,12 @@ if [ -x "$build/bench/vkamp-bench" ]; then
 else
   echo "bundle: no $build/bench/vkamp-bench (VKAMP_BUILD_BENCH off?): gpu_vs_torch.sh will lack its GEMM part"
 fi
+# gguf-forward-bench and bench/gguf_vs_llamacpp.sh: the forward against
+# llama.cpp's Vulkan backend (issue 53), which check-gpu.sh runs where the
+# bundle carries llama.cpp (VKAMP_BUNDLE_LLAMACPP=1, below).
+[ ! -x "$build/bench/gguf-forward-bench" ] || cp "$build/bench/gguf-forward-bench" "$B/bin/"
 mkdir -p "$B/bench" "$B/tests/golden"
-install -m 755 "$src/bench/gpu_vs_torch.sh" "$B/bench/"
+install -m 755 "$src/bench/gpu_vs_torch.sh" "$src/bench/gguf_vs_llamacpp.sh" "$B/bench/"
 cp "$src/bench/turns.sh" "$src"/bench/*.py "$B/bench/"
 cp "$src/tests/golden/gpt_reference.py" "$src/tests/golden/safetensors_writer.py" "$B/tests/golden/"
 fortunes=/usr/share/games/fortunes
@@ -192,6 +196,24 @@ for f in "$B"/bin/* "$B"/lib/* "$B"/layers/*.so; do
 done
 for f in "$B"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
 for f in "$B"/lib/*; do patchelf --set-rpath '$ORIGIN' "$f"; done
+
+# VKAMP_BUNDLE_LLAMACPP=1: llamacpp/ carries what bench/gguf_vs_llamacpp.sh
+# needs of llama.cpp on a machine that has none (no compiler, no network):
+# node-llama-cpp's prebuilt Vulkan libraries (lib/, about 70 MB unpacked:
+# the archive may then pass the device tool's 64 MiB, checked below),
+# bench/llamacpp_pp.c built against them, gguf-py and the vocabulary it
+# copies. LLAMA_CPP and LLAMA_LIBS say where they are (the script's defaults).
+if [ "${VKAMP_BUNDLE_LLAMACPP:-0}" = 1 ]; then
+  llama_cpp="${LLAMA_CPP:-/work/llamacpp/llama.cpp}"
+  llama_libs="${LLAMA_LIBS:-/work/llamacpp/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan}"
+  L="$B/llamacpp"
+  mkdir -p "$L/lib" "$L/gguf-py" "$L/models"
+  cp "$llama_libs"/*.so "$L/lib/"
+  "$src/bench/llamacpp_pp_build.sh" "$llama_cpp" "$llama_libs" "$L/llamacpp_pp" '$ORIGIN/lib'
+  cp -r "$llama_cpp/gguf-py/gguf" "$L/gguf-py/"
+  cp "$llama_cpp/models/ggml-vocab-llama-spm.gguf" "$L/models/"
+  echo "bundle: carries llama.cpp's Vulkan build from $llama_libs ($(du -sh "$L" | cut -f1))"
+fi
 
 # What the binaries need of the system: glibc and libstdc++ at least these.
 need() { objdump -T "$B"/bin/* "$B"/lib/* "$B"/layers/*.so | grep -o "$1_[0-9.]*" | sort -uV | tail -1; }
