@@ -85,7 +85,7 @@ for t in $types; do
   "$LLAMA_TOOL" "$LLAMA_LIBS" quantize "$tmp/f16.gguf" "$tmp/$t.gguf" "${ftype[$t]}" > "$tmp/quantize.log" 2>&1 ||
     { tail -5 "$tmp/quantize.log" >&2; exit 1; }
   echo "$t: $(grep -o 'quant size *= *[0-9.]* MiB ([0-9.]* BPW)' "$tmp/quantize.log"); $(grep -o 'converting to [a-z0-9_]*' \
-    "$tmp/quantize.log" | sort | uniq -c | awk '{printf "%s%d %s", NR > 1 ? ", " : "", $1, $4}') tensors"
+    "$tmp/quantize.log" | sort | uniq -c | awk '{ printf "%s%d %s", (NR > 1 ? ", " : ""), $1, $4 }') tensors"
 done
 rm -f "$tmp/f16.gguf"
 
@@ -123,7 +123,7 @@ for r in $(seq "$rounds"); do
         times=$(ll_run "$t" "$r")
         ll_all[$t]+="$(echo "$times" | awk -v n="$n" '$2 == n { print $1 }')"$'\n'
         ll_last[$t]+="$(echo "$times" | awk -v n="$n" '$2 != n { print $1 }')"$'\n'
-        echo "round $r $t llama.cpp: passes (all logits, last logit) $(echo "$times" | awk '{ printf "%s ", $1 }')s" \
+        echo "round $r $t llama.cpp: passes $(echo "$times" | awk -v n="$n" '{ printf "%s s (%s), ", $1, ($2 == n ? "all logits" : "last logit") }')" \
           "(steal $(steal "$before" "$(head -1 /proc/stat)"))"
       fi
     done
