@@ -84,7 +84,7 @@ fi
 for t in $types; do
   "$LLAMA_TOOL" "$LLAMA_LIBS" quantize "$tmp/f16.gguf" "$tmp/$t.gguf" "${ftype[$t]}" > "$tmp/quantize.log" 2>&1 ||
     { tail -5 "$tmp/quantize.log" >&2; exit 1; }
-  echo "$t: $(grep -o 'quant size *= *[0-9.]* MiB ([0-9.]* BPW)' "$tmp/quantize.log"); $(grep -o 'converting to [a-z0-9_]*' \
+  echo "$t: $(grep -o 'quant size *= *[0-9.]* MiB ([0-9.]* BPW)' "$tmp/quantize.log"); $(grep -o 'converting to [a-zA-Z0-9_]*' \
     "$tmp/quantize.log" | sort | uniq -c | awk '{ printf "%s%d %s", (NR > 1 ? ", " : ""), $1, $4 }') tensors"
 done
 rm -f "$tmp/f16.gguf"
