@@ -199,8 +199,9 @@ for f in "$B"/lib/*; do patchelf --set-rpath '$ORIGIN' "$f"; done
 
 # VKAMP_BUNDLE_LLAMACPP=1: llamacpp/ carries what bench/gguf_vs_llamacpp.sh
 # needs of llama.cpp on a machine that has none (no compiler, no network):
-# node-llama-cpp's prebuilt Vulkan libraries (lib/, about 70 MB unpacked:
-# the archive may then pass the device tool's 64 MiB, checked below),
+# node-llama-cpp's prebuilt Vulkan libraries (lib/; 82 MB unpacked in all,
+# 10.6 MiB at xz -6: the archive and the tree then pass the device tool's
+# 64 MiB, which the check below says),
 # bench/llamacpp_pp.c built against them, gguf-py and the vocabulary it
 # copies. LLAMA_CPP and LLAMA_LIBS say where they are (the script's defaults).
 if [ "${VKAMP_BUNDLE_LLAMACPP:-0}" = 1 ]; then

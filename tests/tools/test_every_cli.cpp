@@ -139,6 +139,38 @@ TEST(EveryCli, BenchNamesTheBenchmarkAFlagBelongsTo) {
 }
 #endif
 
+#ifdef VKAMP_BENCH_DIR
+// vkamp-bench quant refuses what it cannot time before any device is made.
+TEST(EveryCli, BenchQuantChecksItsFlags) {
+  const std::string bench = VKAMP_TEST_DIR(VKAMP_BENCH_DIR) + "/vkamp-bench";
+  ChildResult r = run_child(bench + " quant --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "--types LIST") && has(r.output, "--layer LIST")) << r.output;
+  EXPECT_FALSE(has(r.output, "--peer")) << r.output;
+  r = run_child(bench + " gemm --types q8_0");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--types is an option of vkamp-bench quant")) << r.output;
+  r = run_child(bench + " quant --types q8_0,iq2_xs");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "'iq2_xs' is not a block type")) << r.output;
+  r = run_child(bench + " quant --types f16");  // a type, but not one in blocks
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "'f16' is not a block type")) << r.output;
+  r = run_child(bench + " quant --forms forward,dw");  // a frozen W has no dW
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--forms forward,dx")) << r.output;
+  r = run_child(bench + " quant --layer 512x2048");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "TOKENSxINxOUT")) << r.output;
+  r = run_child(bench + " quant --quick --layer 8x256x8");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--quick picks layers")) << r.output;
+  r = run_child(bench + " quant --layer 8x100x8 --types q4_k");  // 100 is no whole number of 256-value blocks
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "a row of 100 values is not whole q4_k blocks of 256")) << r.output;
+}
+#endif
+
 #ifdef VKAMP_STUDIO
 // A bad flag, --help and --version end before any window opens
 // (no display here), and --help lists --report once.
