@@ -72,7 +72,7 @@ const char* form_flag(GemmForm f) {
   return f == GemmForm::Forward ? "forward" : f == GemmForm::BackwardInput ? "dx" : "dw";
 }
 
-std::optional<GemmShape> parse_shape(const std::string& text) {
+std::optional<GemmShape> parse_shape(const std::string& text, uint32_t max) {
   uint32_t d[3];
   size_t p = 0;
   for (int i = 0; i < 3; ++i) {
@@ -81,7 +81,7 @@ std::optional<GemmShape> parse_shape(const std::string& text) {
     std::string digits = text.substr(p, q - p);
     if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
     unsigned long v = std::stoul(digits);
-    if (v < 1 || v > kMaxShapeDim) return std::nullopt;
+    if (v < 1 || v > max) return std::nullopt;
     d[i] = uint32_t(v);
     p = q + 1;
   }

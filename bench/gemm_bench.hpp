@@ -20,8 +20,8 @@ struct GemmShape {
   uint32_t m, n, k;
 };
 constexpr uint32_t kMaxShapeDim = 8192;
-// "MxNxK", each dimension a whole number from 1 to kMaxShapeDim.
-std::optional<GemmShape> parse_shape(const std::string& text);
+// "MxNxK", each dimension a whole number from 1 to `max` (at most 5 digits).
+std::optional<GemmShape> parse_shape(const std::string& text, uint32_t max = kMaxShapeDim);
 
 // repeats 0: automatic; paths: kernel paths (kernel_paths_from_settings),
 // empty for the default alone. Returns the process exit status.

@@ -46,23 +46,6 @@ const char* const kQuantHelp =
     "the run's format (below 1: the blocks are faster). MiB and bits/weight:\n"
     "what W takes in device memory.\n";
 
-bool parse_linear_shape(const std::string& text, LinearShape& out) {
-  uint32_t d[3];
-  size_t p = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t q = i < 2 ? text.find_first_of("xX", p) : text.size();
-    if (q == std::string::npos || q == p || q - p > 5) return false;
-    const std::string digits = text.substr(p, q - p);
-    if (digits.find_first_not_of("0123456789") != std::string::npos) return false;
-    const unsigned long v = std::stoul(digits);
-    if (v < 1 || v > 65536) return false;
-    d[i] = uint32_t(v);
-    p = q + 1;
-  }
-  out = {d[0], d[1], d[2]};
-  return true;
-}
-
 namespace {
 
 constexpr double kTargetRunMs = 20;

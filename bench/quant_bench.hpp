@@ -17,8 +17,7 @@ extern const char* const kQuantHelp;
 struct LinearShape {
   uint32_t tokens, in, out;
 };
-// "TOKENSxINxOUT", each a whole number from 1 to 65536.
-bool parse_linear_shape(const std::string& text, LinearShape& out);
+constexpr uint32_t kMaxLayerDim = 65536;
 
 // forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow).
 // Returns the process exit status.

@@ -200,10 +200,11 @@ std::vector<Row> bench_rows() {
                            "(repeatable; e.g. --layer 512x2048x5632)"});
   layer.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
     for (const std::string& item : split_list(v)) {
-      vkamp::bench::LinearShape sh{};
-      if (!vkamp::bench::parse_linear_shape(item, sh))
-        vkamp::config::fail(l, "takes TOKENSxINxOUT, each a whole number from 1 to 65536, got '" + item + "'");
-      o.layers.push_back(sh);
+      const auto sh = parse_shape(item, vkamp::bench::kMaxLayerDim);  // the same form: three dimensions
+      if (!sh)
+        vkamp::config::fail(l, "takes TOKENSxINxOUT, each a whole number from 1 to " +
+                                   std::to_string(vkamp::bench::kMaxLayerDim) + ", got '" + item + "'");
+      o.layers.push_back({sh->m, sh->n, sh->k});
     }
   };
   return {
