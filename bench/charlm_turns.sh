@@ -42,8 +42,6 @@ run() {  # PROGRAM SETTING ("" for none)
   after=$(head -1 /proc/stat)
   echo "${r:--} $(steal "$before" "$after")"
 }
-median() { tr ' ' '\n' | grep -v '^-\?$' | sort -g | awk '{ v[NR] = $1 } END {
-  print NR == 0 ? "-" : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", a / b }'; }
 columns=("${settings[@]}")
 [ -z "$baseline" ] || columns+=("baseline")

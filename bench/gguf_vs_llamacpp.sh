@@ -106,8 +106,7 @@ ll_run() {  # TYPE: llama.cpp's pass times, "SECONDS OUTPUTS"
   grep -o 'offloaded [0-9]*/[0-9]* layers to GPU' "$tmp/ll.err" | head -1 | sed 's/^/  llama.cpp /' >> "$tmp/devices"
   awk '/^pass/ { print $2, $3 }' "$tmp/ll.out"
 }
-rate() { awk -v n="$n" '{ print n / $1 }' | sort -g | awk '{ v[NR] = $1 } END {
-  print NR == 0 ? "-" : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate() { awk -v n="$n" '{ print n / $1 }' | median; }  # tokens/s of the median pass
 declare -A vk ll_all ll_last
 for r in $(seq "$rounds"); do
   for t in $types; do

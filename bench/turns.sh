@@ -9,3 +9,7 @@ steal() {
     for (i = 2; i <= 9; i++) t += y[i] - x[i]
     printf "%.0f%%", (t > 0 ? 100 * (y[9] - x[9]) / t : 0) }'
 }
+# median: the median of the numbers on stdin (spaces or lines; "-" and empty
+# ones left out), "-" when there are none.
+median() { tr ' ' '\n' | grep -v '^-\?$' | sort -g | awk '{ v[NR] = $1 } END {
+  print NR == 0 ? "-" : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
