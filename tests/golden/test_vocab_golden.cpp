@@ -2,11 +2,11 @@
 // 50,257, Llama 3's 128,256 and Qwen2's 151,936 classes, where the loss
 // once broke above 32,768. tests/golden/make_vocab_fixtures.py committed
 // only config.json and the float64 PyTorch results; the weights come from
-// the counter-based generator both sides share (drawn_golden.hpp): the
+// the counter-based generator both sides share (shared_weights.hpp): the
 // test draws them again, checks each tensor's checksum against Python's,
 // writes model.safetensors into a scratch folder and loads it with vkamp's
-// own loader. Token ids are spread over the whole vocabulary, ids above
-// 65,535 among them.
+// own loader (drawn_golden.hpp). Token ids are spread over the whole
+// vocabulary, ids above 65,535 among them.
 //
 // VocabGolden: LoRA adapters on one batch (the base frozen): the logits at
 // the label's column and 64 drawn columns a row, each row's logsumexp, the
