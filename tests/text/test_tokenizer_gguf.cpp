@@ -97,7 +97,7 @@ TEST_P(LlamaCppVocab, EncodesEveryCaseAsLlamaCpp) {
   const std::vector<std::string> tokens = file.strings("tokenizer.ggml.tokens");
   const std::vector<double> types = file.numbers("tokenizer.ggml.token_type");
   const std::vector<Case> cases = read_cases(name);
-  ASSERT_EQ(cases.size(), 46u);
+  ASSERT_GE(cases.size(), 46u);  // 46 in each, 50 in qwen35's
   for (const Case& c : cases) {
     SCOPED_TRACE("text " + printable(c.text));
     for (std::size_t i = 0; i < tokens.size(); ++i)
@@ -125,7 +125,7 @@ TEST_P(LlamaCppVocab, EncodesSpecialTokensAndDecodesAsLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TokenizerGguf, LlamaCppVocab,
-                         ::testing::Values("llama-spm", "phi-3", "gpt-2", "llama-bpe", "qwen2"),
+                         ::testing::Values("llama-spm", "phi-3", "gpt-2", "llama-bpe", "qwen2", "starcoder", "qwen35"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
