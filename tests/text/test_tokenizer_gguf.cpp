@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -209,6 +210,10 @@ TEST(TokenizerGguf, BadMetadataNamesTheFileAndKey) {
   refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", tokens)
               .i32s("tokenizer.ggml.token_type", {2, 3, 3, 1, 1}),
           "tokenizer.ggml.token_type", "holds 5 values for 4 tokens");
+  refused(spm_vocab({"a"}, {std::nanf("")}), "tokenizer.ggml.scores", "token 3's score is NaN");
+  refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", tokens)
+              .f32s("tokenizer.ggml.token_type", {2, 3, 3, 1.5f}),
+          "tokenizer.ggml.token_type", "token 3 has the type 1.5");
   refused(GgufWriter().string("tokenizer.ggml.model", "llama").strings("tokenizer.ggml.tokens", {"a", "b", "a"}),
           "tokenizer.ggml.tokens", "appears twice");
   const std::vector<std::string> bytes_vocab = {"a", "b", "ab"};

@@ -8,6 +8,7 @@
 // vocabularies' cases).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
@@ -89,8 +90,8 @@ std::vector<GgufTokenType> token_types(const Metadata& m, const std::vector<std:
   std::vector<GgufTokenType> types(tokens.size(), GgufTokenType::normal);
   for (std::size_t i = 0; i < raw.size(); ++i) {
     const double t = raw[i];
-    if (t != int(t) || t < 0) m.fail("token_type", "token " + std::to_string(i) + " has the type " + std::to_string(t));
-    types[i] = static_cast<GgufTokenType>(int(t));  // others (0, 7...) stay undefined, as in llama.cpp
+    if (t != std::floor(t)) m.fail("token_type", "token " + std::to_string(i) + " has the type " + std::to_string(t));
+    types[i] = t >= 1 && t <= 6 ? static_cast<GgufTokenType>(int(t)) : GgufTokenType::undefined;
   }
   std::unordered_set<std::string> control(kEndOfGeneration.begin(), kEndOfGeneration.end());
   for (const FimRole& role : kFillInTheMiddle) {
@@ -192,7 +193,10 @@ Tokenizer Tokenizer::from_gguf(const io::GgufFile& file) {
   bool clean_spaces = false, add_bos = true;
   if (spm) {
     std::vector<float> s(tokens.size(), 0.0f);
-    for (std::size_t i = 0; i < scores.size(); ++i) s[i] = static_cast<float>(scores[i]);
+    for (std::size_t i = 0; i < scores.size(); ++i) {
+      s[i] = static_cast<float>(scores[i]);
+      if (std::isnan(s[i])) m.fail("scores", "token " + std::to_string(i) + "'s score is NaN");  // no order
+    }
     impl->model = std::make_unique<Spm>(std::move(vocab), std::move(s));
   } else {
     impl->model = gpt2_model(*impl, m, std::move(vocab), clean_spaces, add_bos);
