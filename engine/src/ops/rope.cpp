@@ -6,6 +6,7 @@
 
 #include "vkamp/gpu_abi/rope.h"
 #include "op_util.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 
 namespace vkamp::ops {
@@ -41,6 +42,13 @@ shader::RopePush push(const RopeShape& s, const Part& part, uint32_t accumulate)
 std::vector<double> rope_inverse_frequencies(const Rope& rope, uint32_t head_dim) {
   std::vector<double> f(head_dim / 2);
   for (size_t i = 0; i < f.size(); ++i) f[i] = std::pow(rope.theta, -2.0 * double(i) / head_dim);
+  if (!rope.freq_factors.empty()) {
+    if (rope.freq_factors.size() != f.size())
+      throw ConfigError("rope_freqs holds " + std::to_string(rope.freq_factors.size()) + " factors for " +
+                        std::to_string(f.size()) + " frequencies");
+    for (size_t i = 0; i < f.size(); ++i) f[i] /= rope.freq_factors[i];
+    return f;
+  }
   if (rope.factor == 0) return f;
   // transformers' _compute_llama3_parameters: wavelengths beyond the
   // original context / low_freq_factor are slowed by `factor`, those below

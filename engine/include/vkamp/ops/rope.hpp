@@ -31,10 +31,15 @@ struct Rope {
   double theta = 10000;
   double factor = 0, low_freq_factor = 1, high_freq_factor = 4;
   uint32_t original_max_positions = 8192;
+  // llama.cpp's rope_freqs tensor, which GGUF files of Llama 3.1 and later
+  // carry instead of the scaling's parameters: inv_freq[i] is divided by
+  // freq_factors[i] (empty: none).
+  std::vector<double> freq_factors;
   bool operator==(const Rope&) const = default;
 };
 
-// inv_freq[i] = theta^(-2i / hd) for i < hd / 2, then Llama 3's scaling.
+// inv_freq[i] = theta^(-2i / hd) for i < hd / 2, then Llama 3's scaling
+// or the freq_factors.
 std::vector<double> rope_inverse_frequencies(const Rope& rope, uint32_t head_dim);
 // cos of position p * inv_freq[f] at [p * half + f] for p < positions, then
 // sin in the same layout: 2 x positions x half floats.
