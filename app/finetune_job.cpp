@@ -66,15 +66,20 @@ graph::Graph finetune_graph(const FineTuneOptions& o, const FineTuneSource& sour
     if (!o.quantize.empty())
       throw ConfigError("--quantize " + o.quantize + " with a GGUF file: its weights keep the file's own types");
     models::hold_gguf_blocks(g, *source.gguf);
-  } else if (!o.quantize.empty()) {
-    const std::optional<quant::GgmlType> t = quant::ggml_type_from_name(o.quantize);
-    if (!t || !quant::is_quantized(*t))
-      throw ConfigError("--quantize " + o.quantize + ": not a block type vkamp holds (q8_0, q4_0, q4_1, q5_0, q5_1, "
-                        "q4_k, q5_k, q6_k)");
-    if (o.lora_rank == 0) throw ConfigError("--quantize needs a frozen base: LoRA (--lora-rank above 0)");
+  } else if (const std::optional<quant::GgmlType> t = finetune_quantize_type(o)) {
     models::hold_frozen_in_blocks(g, *t);
   }
   return g;
+}
+
+std::optional<quant::GgmlType> finetune_quantize_type(const FineTuneOptions& o) {
+  if (o.quantize.empty()) return std::nullopt;
+  const std::optional<quant::GgmlType> t = quant::ggml_type_from_name(o.quantize);
+  if (!t || !quant::is_quantized(*t))
+    throw ConfigError("--quantize " + o.quantize + ": not a block type vkamp holds (q8_0, q4_0, q4_1, q5_0, q5_1, "
+                      "q4_k, q5_k, q6_k)");
+  if (o.lora_rank == 0) throw ConfigError("--quantize needs a frozen base: LoRA (--lora-rank above 0)");
+  return t;
 }
 
 uint64_t load_finetune_weights(const FineTuneOptions& o, const FineTuneSource& source, train::Model& model) {
@@ -93,6 +98,7 @@ models::LoraConfig lora_config(const FineTuneOptions& o) {
 
 void check_finetune_outputs(const RunOptions& cfg) {
   const FineTuneOptions& o = cfg.ft;
+  finetune_quantize_type(o);
   const bool trains = !cfg.dry_run && !o.evaluate_only;
   if (trains && o.out_dir.empty() && o.synthetic.empty())
     throw ConfigError("--out DIR is required: where the adapters are written");

@@ -5,6 +5,7 @@
 // folder). vkamp-finetune, llama_tiny and vkamp-studio --finetune run it.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/run_loop.hpp"
@@ -23,6 +24,9 @@ struct FineTuneSource {
 };
 // Throws ConfigError when neither or both of --model and --synthetic are given.
 FineTuneSource finetune_source(const FineTuneOptions& o);
+// --quantize's block type; ConfigError for a name vkamp does not hold or a
+// run without a frozen base.
+std::optional<quant::GgmlType> finetune_quantize_type(const FineTuneOptions& o);
 // The graph a fine-tune trains: llama_graph with the LoRA settings, its
 // frozen base held in the GGUF file's own blocks or in --quantize's.
 graph::Graph finetune_graph(const FineTuneOptions& o, const FineTuneSource& source);
@@ -32,7 +36,8 @@ uint64_t load_finetune_weights(const FineTuneOptions& o, const FineTuneSource& s
 models::LoraConfig lora_config(const FineTuneOptions& o);
 
 // Throws ConfigError for outputs the flags cannot give (no --out for a
-// run that trains, --merge without adapters, a folder without a base).
+// run that trains, --merge without adapters, a folder without a base, a
+// GGUF base's full model) and for a --quantize it cannot hold.
 void check_finetune_outputs(const RunOptions& cfg);
 
 // The packed sequences: from --data through the folder's tokenizer, or (a

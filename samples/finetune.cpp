@@ -19,14 +19,24 @@ namespace vkamp::samples {
 
 namespace {
 
-// What the frozen base is held in: the run's format, or blocks too.
+// What the frozen base is held in: the run's format, or blocks too (and
+// which matrices --quantize could not hold: rows of partial blocks).
 std::string quant_text(const app::RunOptions& cfg, const train::Model& model) {
   std::map<std::string, uint64_t> blocks;
-  for (const graph::FrozenTensor& t : model.frozen().tensors())
+  uint32_t unquantized = 0;
+  for (const graph::FrozenTensor& t : model.frozen().tensors()) {
     if (t.blocks) blocks[quant::ggml_type_info(*t.blocks).name] += t.bytes;
+    else if (model.graph().tensor(t.name).dims.size() == 2) ++unquantized;
+  }
   std::string s = format_name(cfg.precision);
-  for (const auto& [type, bytes] : blocks)
-    s += ", " + type + " blocks (" + std::to_string((bytes + (1 << 19)) >> 20) + " MiB, kept quantized)";
+  char mib[32];
+  for (const auto& [type, bytes] : blocks) {
+    std::snprintf(mib, sizeof mib, "%.1f", double(bytes) / (1 << 20));
+    s += ", " + type + " blocks (" + mib + " MiB, kept quantized)";
+  }
+  if (!cfg.ft.quantize.empty() && unquantized)
+    s += "; " + std::to_string(unquantized) + " matrices stay " + format_name(cfg.precision) + ": their rows are not whole " +
+         cfg.ft.quantize + " blocks";
   return s;
 }
 
