@@ -385,7 +385,7 @@ TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--synthetic llama-huge --dry-run"), "unknown shape 'llama-huge'"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --lora-targets q,w"), "unknown projection 'w_proj'"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + bad_json), "--out DIR is required"));
-  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--data " + text), "--model DIR is required"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--data " + text), "--model DIR|FILE.gguf is required"));
   // Another architecture, named with the supported ones (in a copy of the folder).
   fs::copy(base(), path("other"));
   nlohmann::json c;
