@@ -28,10 +28,12 @@ prebuilt CPU libraries (default .../@node-llama-cpp/linux-x64/bins/linux-x64).
 4. llama.cpp (libllama on the CPU) decodes the same 12 ids on each file one
    position at a time, then 6 greedy tokens; llamacpp.safetensors holds
    <file>.ids (I64: the 12 ids then the greedy ones) and <file>.logits (F32
-   [18, vocab]: the logits after each id). With an `adapter.gguf` written by
-   vkamp (tests/golden/gguf/adapter_fixture.cpp, run by the test with
-   VKAMP_WRITE_GGUF_ADAPTER=1), llama.cpp's logits with it applied are added
-   as llama_f16+adapter.*.
+   [18, vocab]: the logits after each id). With <model>_adapter.gguf, the
+   LoRA adapter vkamp's write_gguf_adapter wrote (test_gguf_golden.cpp
+   writes it there when run with VKAMP_WRITE_GGUF_ADAPTER=1, from values
+   it draws itself), llama.cpp's logits on <model>_f16.gguf with the adapter
+   applied (llama_adapter_lora_init, scale 1) are added as
+   <model>_f16+adapter.*.
 
 llamacpp_run.c is the small C program over libllama that quantizes and
 decodes (built here with gcc against llama.cpp's headers).
@@ -224,11 +226,14 @@ def main():
             ids, z = run_logits(tool, tmp, os.path.join(OUT, f + ".gguf"))
             tensors += [(f + ".ids", ids), (f + ".logits", z)]
             print(f, "greedy", ids[len(PROMPT):].tolist(), "logit rms %.3f" % z.pow(2).mean().sqrt())
-        adapter = os.path.join(OUT, "llama_adapter.gguf")
-        if os.path.exists(adapter):
-            ids, z = run_logits(tool, tmp, os.path.join(OUT, "llama_f16.gguf"), adapter)
-            tensors += [("llama_f16+adapter.ids", ids), ("llama_f16+adapter.logits", z)]
-            print("llama_f16+adapter greedy", ids[len(PROMPT):].tolist())
+        for name in MODELS:
+            adapter = os.path.join(OUT, f"{name}_adapter.gguf")
+            if not os.path.exists(adapter):
+                print("no", adapter, "(run the test with VKAMP_WRITE_GGUF_ADAPTER=1 first)")
+                continue
+            ids, z = run_logits(tool, tmp, os.path.join(OUT, f"{name}_f16.gguf"), adapter)
+            tensors += [(f"{name}_f16+adapter.ids", ids), (f"{name}_f16+adapter.logits", z)]
+            print(f"{name}_f16+adapter greedy", ids[len(PROMPT):].tolist())
         write_safetensors(os.path.join(OUT, "llamacpp.safetensors"), tensors,
                           {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)})
 
