@@ -57,8 +57,8 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
   const std::string name = GetParam();
   const io::GgufFile f = io::GgufFile::open(gguf_fixture(name + "_f16.gguf"));
   const models::LlamaConfig cfg = models::read_gguf_config(f);
-  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
-  const uint32_t T = uint32_t(r.ids.size()), V = cfg.vocab_size;
+  const LlamaCppRun plain = llamacpp_run(name + "_f16");  // without the adapter (as long)
+  const uint32_t T = uint32_t(plain.ids.size()), V = cfg.vocab_size;
   models::LoraConfig lc;
   lc.rank = 4;
   lc.alpha = 8;
@@ -87,6 +87,8 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
   std::filesystem::remove(written);
   EXPECT_TRUE(mine == file_bytes(fixture)) << "vkamp's adapter.gguf differs from " << fixture;
 
+  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
+  ASSERT_EQ(r.ids.size(), T);
   const std::vector<float> z = forward_logits(m, Format::F32, r.ids, V);
   // F32 adapters: llama.cpp multiplies them without rounding their inputs;
   // each adapted projection adds sums of `in` and r terms (lora_bounds').
@@ -96,7 +98,6 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
   expect_close(name + " with the adapter against llama.cpp", z, r.logits, bound);
   EXPECT_GE(expect_same_greedy(name + " with the adapter", z, r, V, bound), 3);
   // The adapter matters: llama.cpp's logits without it are far outside the bound.
-  const LlamaCppRun plain = llamacpp_run(name + "_f16");
   EXPECT_FALSE(close_to(std::vector<float>(plain.logits.begin(), plain.logits.begin() + r.prompt * V),
                         to_double(std::vector<float>(r.logits.begin(), r.logits.begin() + r.prompt * V)), bound));
 }
