@@ -3,8 +3,10 @@
 # one line here. The graph ops are registered in this order (op_names()).
 vkamp_add_op(convert FORMATS fp16 fp16s bf16 cb16)  # the executor's cast step (graph/ops/cast.cpp)
 vkamp_add_op(scale)
+# ggml's quantized types (GGUF weights) to fp32: dequant.glsl's quant_value over a whole tensor.
+vkamp_add_op(dequantize SHADERS dequantize:once)
 vkamp_add_op(reduce SHADERS sumsq sum:once)
-vkamp_add_op(gemm SHADERS gemm:subgroup:texel gemm_reduce)
+vkamp_add_op(gemm SHADERS gemm:subgroup:texel:quant gemm_reduce)
 # The tensor-core GEMM: fp16 operands only (GL_NV_cooperative_matrix has no
 # bf16), its multiply-accumulate emulated in the plain build.
 vkamp_add_op(gemm_mma SHADERS gemm_mma:coopmat FORMATS fp16)
@@ -27,7 +29,7 @@ vkamp_add_op(rms_norm)
 vkamp_add_op(rope)
 # Gated linear units: Llama's SwiGLU MLP.
 vkamp_add_op(glu)
-vkamp_add_op(embedding SHADERS embedding embedding_grad)
+vkamp_add_op(embedding SHADERS embedding:quant embedding_grad)
 vkamp_add_op(attention SHADERS attention_softmax attention_softmax_grad)
 # Attention fused FlashAttention-style (VKAMP_ATTENTION=fused): its kernel, no graph op of its own.
 vkamp_add_op(attention_fused SHADERS attention_fused attention_fused_grad)

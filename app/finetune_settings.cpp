@@ -60,8 +60,12 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
   using config::text;
   const char* g = config::kFineTuneGroup;
   return {
-      text<RunOptions>("model", {g, "DIR", "a Hugging Face model folder (config.json, safetensors, tokenizer.json)"},
+      text<RunOptions>("model", {g, "DIR|FILE.gguf", "a Hugging Face model folder (config.json, safetensors, tokenizer.json) "
+                                                     "or a GGUF file (its quantized weights stay quantized)"},
                        VKAMP_FIELD(ft.model_dir), "required unless --synthetic"),
+      text<RunOptions>("quantize", {g, "TYPE", "hold the frozen base quantized in llama.cpp's blocks of TYPE (q8_0, q4_0, "
+                                               "q4_1, q5_0, q5_1, q4_k, q5_k, q6_k): QLoRA"},
+                       VKAMP_FIELD(ft.quantize), "none (a GGUF file keeps its own types)"),
       synthetic_row(),
       text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...} or {\"prompt\": ..., \"completion\": ...}"},
                        VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),

@@ -50,7 +50,8 @@ struct LmOptions {
 // (or a named shape with random weights), its tokenizer, the user's text,
 // and the LoRA adapters (rank 0: every weight trains).
 struct FineTuneOptions {
-  std::string model_dir;   // config.json, safetensors, tokenizer.json
+  std::string model_dir;   // config.json, safetensors, tokenizer.json; or a GGUF file
+  std::string quantize;    // hold the frozen base in these ggml blocks ("q4_k"; empty: the run's format)
   std::string synthetic;   // a preset shape instead of --model (models/llama_presets.hpp)
   std::string data_path;   // plain text, or JSON Lines of {"text": ...}
   std::string out_dir;     // adapter_model.safetensors and adapter_config.json (rank 0: the whole model)

@@ -18,7 +18,7 @@
 # FORMATS: the storage formats its shaders are built for (default: every
 # one, VKAMP_ALL_FORMATS). A shader's :<build> suffixes, any of
 #   :once     built once, not per format (a shader on fp32 state only)
-#   :subgroup :texel :coopmat   the extra builds vkamp_shader() describes
+#   :subgroup :texel :coopmat :quant   the extra builds vkamp_shader() describes
 # e.g. SHADERS gemm:subgroup:texel gemm_reduce.
 # An op none of whose files exist, or a named shader without its .comp, is a
 # configure error (a misspelt name is not silently an empty op).
@@ -54,7 +54,7 @@ function(vkamp_add_op name)
     foreach(b IN LISTS parts)
       if(b STREQUAL "once")
         set(formats "-")
-      elseif(b MATCHES "^(subgroup|texel|coopmat)$")
+      elseif(b MATCHES "^(subgroup|texel|coopmat|quant)$")
         string(TOUPPER ${b} B)
         list(APPEND builds ${B})
       else()

@@ -14,7 +14,9 @@ set_property(GLOBAL PROPERTY VKAMP_SHADER_EMBEDS "")  # "<id>|<key>|<header>" pe
 set(VKAMP_EMBED_SPIRV ${CMAKE_CURRENT_LIST_DIR}/EmbedSpirv.cmake)
 set_property(GLOBAL PROPERTY VKAMP_KHR_BUILDS "")  # "<coopmat .spv>|<khr .spv>" pairs, for the tests
 
-# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [SUBGROUP] [TEXEL] [COOPMAT])
+# vkamp_shader(<name> [FORMATS fp32 fp16 fp16s bf16 cb16] [SUBGROUP] [TEXEL] [COOPMAT] [QUANT])
+# QUANT also builds "<key>.quant" with VKAMP_GEMM_QUANT: a weight operand in
+# ggml blocks (a quantized frozen base), dequantized as it is loaded.
 # Without FORMATS the shader is compiled once, as "<name>". (The
 # SignedZeroInfNanPreserve execution mode is not a build: Kernel adds it to
 # the module where the device offers it, engine/src/spirv_float_controls.cpp.)
@@ -27,7 +29,7 @@ set_property(GLOBAL PROPERTY VKAMP_KHR_BUILDS "")  # "<coopmat .spv>|<khr .spv>"
 # for the devices that offer them, through VK_NV_cooperative_matrix; and
 # from it "<key>.khr", the same module through VK_KHR_cooperative_matrix.
 function(vkamp_shader name)
-  cmake_parse_arguments(ARG "SUBGROUP;TEXEL;COOPMAT" "" "FORMATS" ${ARGN})
+  cmake_parse_arguments(ARG "SUBGROUP;TEXEL;COOPMAT;QUANT" "" "FORMATS" ${ARGN})
   set(src ${VKAMP_SHADER_DIR}/${name}.comp)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/spv)
   file(MAKE_DIRECTORY ${out_dir})
@@ -43,6 +45,9 @@ function(vkamp_shader name)
   endif()
   if(ARG_COOPMAT)
     list(APPEND modes coopmat)
+  endif()
+  if(ARG_QUANT)
+    list(APPEND modes quant)
   endif()
   foreach(fmt IN LISTS ARG_FORMATS)
   foreach(mode IN LISTS modes)
@@ -64,6 +69,10 @@ function(vkamp_shader name)
       set(id ${id}_texel)
       set(key ${key}.texel)
       list(APPEND defs -DVKAMP_GEMM_TEXEL=1)
+    elseif(mode STREQUAL "quant")
+      set(id ${id}_quant)
+      set(key ${key}.quant)
+      list(APPEND defs -DVKAMP_GEMM_QUANT=1)
     elseif(mode STREQUAL "coopmat")
       set(id ${id}_coopmat)
       set(key ${key}.coopmat)

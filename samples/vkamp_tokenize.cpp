@@ -1,5 +1,5 @@
 // vkamp-tokenize: a Hugging Face model folder's tokenizer (tokenizer.json,
-// vkamp/text/tokenizer.hpp) as a filter: each line on stdin becomes its
+// vkamp/text/tokenizer.hpp), or a GGUF file's, as a filter: each line on stdin becomes its
 // token ids, space-separated, on one line of stdout; with --decode, each
 // line of ids becomes its text. No GPU: the tokenizer is host code.
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags, files or input).
@@ -13,6 +13,7 @@
 #include "app/tool_main.hpp"
 #include "vkamp/config/setting.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/platform.hpp"
 #include "vkamp/text/tokenizer.hpp"
 
@@ -23,7 +24,8 @@ using namespace vkamp;
 const char* kAbout =
     "Tokenizes text as Hugging Face's tokenizers do, from a model folder's tokenizer.json (and\n"
     "tokenizer_config.json): byte-level BPE (GPT-2, Llama 3, Qwen2) and SentencePiece-style BPE\n"
-    "(Llama 2, TinyLlama, Mistral). Each line of standard input (without its \\n or \\r\\n) is printed as\n"
+    "(Llama 2, TinyLlama, Mistral); or, from a .gguf file, its tokenizer as llama.cpp tokenizes (SentencePiece\n"
+    "and byte-level BPE models). Each line of standard input (without its \\n or \\r\\n) is printed as\n"
     "its token ids, space-separated, one line each; with --decode, each line of ids as its text.\n"
     "Special tokens written in the text (<s>, <|endoftext|>) become their ids. Input that is not\n"
     "UTF-8, or an id outside the vocabulary, stops with exit status 2 naming the line.";
@@ -39,10 +41,11 @@ struct Options {
 std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
   static const std::vector<config::Setting<Options>> rows = [] {
     auto model = config::text<Options>(
-        "model", {kTokenizeGroup, "DIR", "a Hugging Face model folder with tokenizer.json"}, VKAMP_FIELD(model),
-        "required");
+        "model", {kTokenizeGroup, "PATH", "a Hugging Face model folder with tokenizer.json, or a .gguf file"},
+        VKAMP_FIELD(model), "required");
     model.check = [](const Options& o) {
-      if (o.model.empty()) throw ConfigError("--model DIR is required (a folder with tokenizer.json)");
+      if (o.model.empty())
+        throw ConfigError("--model PATH is required (a folder with tokenizer.json, or a .gguf file)");
     };
     auto decode = config::toggle<Options>(
         "decode", {kTokenizeGroup, "", "read lines of token ids and print their text"}, VKAMP_FIELD(decode));
@@ -78,9 +81,17 @@ std::vector<int32_t> parse_ids(const std::string& line, const std::string& where
   return ids;
 }
 
+// A path ending in .gguf is a GGUF file's tokenizer; anything else, a model folder.
+text::Tokenizer load(const std::string& path) {
+  const std::string ext = ".gguf";
+  if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+    return text::Tokenizer::from_gguf(io::GgufFile::open(path));
+  return text::Tokenizer::load(path);
+}
+
 int run(const Options& o) {
   platform::binary_stdio();  // bytes in, bytes out: no CRLF translation of the UTF-8
-  const text::Tokenizer tok = text::Tokenizer::load(o.model);
+  const text::Tokenizer tok = load(o.model);
   std::string line;
   for (std::size_t n = 1; std::getline(std::cin, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -109,7 +120,7 @@ int main(int argc, char** argv) {
   Options o;
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);
-  const app::Program program{"vkamp-tokenize", "--model DIR [--decode] [--no-special] < lines", kAbout, false, ""};
+  const app::Program program{"vkamp-tokenize", "--model PATH [--decode] [--no-special] < lines", kAbout, false, ""};
   if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
   return app::tool_main("vkamp-tokenize", [&] { return run(o); });
 }

@@ -15,7 +15,16 @@
 layout(constant_id = 0) const uint POSITIONS = 1;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
+#if defined(VKAMP_GEMM_QUANT)
+// The ".quant" variant: the table in ggml blocks (a quantized frozen base).
+layout(std430, binding = 1) readonly buffer Wte { uint wte_words[]; };
+#define QWORD(w) wte_words[w]
+#include "dequant.glsl"
+#define WTE_AT(i) quant_value(i)
+#else
 layout(std430, binding = 1) readonly buffer Wte { sfp wte[]; };
+#define WTE_AT(i) sfp2f(wte[i])
+#endif
 layout(std430, binding = 2) readonly buffer Wpe { sfp wpe[]; };
 layout(std430, binding = 3) writeonly buffer Y { sfp y[]; };
 #include "vkamp/gpu_abi/embedding.h"
@@ -28,7 +37,7 @@ void main() {
     uint id = ids[r];
     bool ends_table = p.first_id + p.view_rows == p.vocab;
     if (id < p.first_id || (id - p.first_id >= p.view_rows && !(ends_table && id >= p.vocab))) continue;
-    float v = id < p.vocab ? sfp2f(wte[(id - p.first_id) * p.cols + c]) : uintBitsToFloat(0x7FC00000u);
+    float v = id < p.vocab ? WTE_AT((id - p.first_id) * p.cols + c) : uintBitsToFloat(0x7FC00000u);
     if (POSITIONS != 0u) v += sfp2f(wpe[t * p.cols + c]);
     y[i] = f2sfp(v);
   }

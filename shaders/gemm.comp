@@ -57,6 +57,16 @@ layout(binding = 1) uniform samplerBuffer b_texels;
 #define A_AT(i) texelFetch(a_texels, int(i)).x
 #define B_AT(i) texelFetch(b_texels, int(i)).x
 #endif
+#elif defined(VKAMP_GEMM_QUANT)
+// The ".quant" variant: B in ggml blocks (a quantized frozen weight, rows
+// of whole blocks) read as 32-bit words, each value dequantized as it is
+// loaded: into shared memory on the tiled path, registers on the direct one.
+layout(std430, binding = 0) readonly buffer A { sfp a[]; };
+layout(std430, binding = 1) readonly buffer B { uint b_words[]; };
+#define QWORD(w) b_words[w]
+#include "dequant.glsl"
+#define A_AT(i) sfp2f(a[i])
+#define B_AT(i) quant_value(i)
 #else
 layout(std430, binding = 0) readonly buffer A { sfp a[]; };
 layout(std430, binding = 1) readonly buffer B { sfp b[]; };

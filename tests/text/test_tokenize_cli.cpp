@@ -1,14 +1,17 @@
 // vkamp-tokenize as a filter: lines in, ids out (and back with --decode),
 // checked against the ids Hugging Face gives (the llama2 and gpt2
-// fixtures); bad input exits 2 naming the line.
+// fixtures) and, for a .gguf file, those llama.cpp gives (fixtures/gguf);
+// bad input exits 2 naming the line.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "support/child_process.hpp"
+#include "support/gguf_writer.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_paths.hpp"
 
@@ -65,6 +68,59 @@ TEST(TokenizeCli, PrintsTheIdsHuggingFaceGives) {
   }
 }
 
+// The gzip'd GGUF fixture NAME, decompressed into `dir`; its path.
+std::string gguf_fixture(const ScratchDir& dir, const std::string& name) {
+  gzFile in = gzopen(fixture("gguf/" + name + ".gz").c_str(), "rb");
+  EXPECT_NE(in, nullptr) << name;
+  std::string bytes;
+  char buf[1 << 16];
+  for (int n; in && (n = gzread(in, buf, sizeof buf)) > 0;) bytes.append(buf, std::size_t(n));
+  if (in) gzclose(in);
+  return dir.write(name, bytes);
+}
+
+TEST(TokenizeCli, GgufFilePrintsTheIdsLlamaCppGives) {
+  ScratchDir dir("vkamp-tokenize");
+  const std::string model = gguf_fixture(dir, "ggml-vocab-llama-spm.gguf");
+  std::ifstream in(fixture("gguf/llama_cpp.json"));
+  const auto cases = nlohmann::json::parse(in)["llama-spm"];
+  std::string text, ids, ids_bos, decoded, decoded_plain;
+  for (const auto& c : cases) {
+    const std::string t = c["text"];
+    const std::string d = c["decoded"], p = c["decoded_plain"];
+    if ((t + d + p).find_first_of("\r\n") != std::string::npos) continue;
+    text += t + "\n";
+    ids += ids_line(c["ids"]) + "\n";
+    ids_bos += "1" + std::string(c["ids"].empty() ? "" : " ") + ids_line(c["ids"]) + "\n";  // add_bos_token: true
+    decoded += d + "\n";
+    decoded_plain += p + "\n";
+  }
+  ASSERT_GT(cases.size(), 30u);
+  const ChildResult with_bos = tokenize(dir, text, "--model " + model);
+  EXPECT_EQ(with_bos.status, 0) << with_bos.output;
+  EXPECT_EQ(with_bos.output, ids_bos);
+  EXPECT_EQ(tokenize(dir, text, "--model " + model + " --no-special").output, ids);
+  EXPECT_EQ(tokenize(dir, ids, "--model " + model + " --decode").output, decoded);
+  EXPECT_EQ(tokenize(dir, ids, "--model " + model + " --decode --no-special").output, decoded_plain);
+}
+
+TEST(TokenizeCli, BadGgufExitsTwoNamingTheKey) {
+  ScratchDir dir("vkamp-tokenize");
+  const std::string bad = dir.write("bad.gguf", GgufWriter()
+                                                    .string("tokenizer.ggml.model", "gpt2")
+                                                    .strings("tokenizer.ggml.tokens", {"a", "b", "ab"})
+                                                    .strings("tokenizer.ggml.merges", {"a b"})
+                                                    .string("tokenizer.ggml.pre", "no-such-pre")
+                                                    .bytes());
+  const ChildResult r = tokenize(dir, "ab\n", "--model " + bad);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ": tokenizer.ggml.pre: the pre-tokenizer \"no-such-pre\""), std::string::npos)
+      << r.output;
+  const ChildResult missing = tokenize(dir, "", "--model " + dir.file("none.gguf"));
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_NE(missing.output.find("none.gguf"), std::string::npos) << missing.output;
+}
+
 TEST(TokenizeCli, CrLfLinesAndSpecialTokens) {
   ScratchDir dir("vkamp-tokenize");
   const ChildResult r = tokenize(dir, "Hello world\r\n<s>Hello</s>\n", "--model " + fixture("llama2"));
@@ -90,7 +146,7 @@ TEST(TokenizeCli, BadInputExitsTwoNamingTheLine) {
   EXPECT_NE(folder.output.find("not a folder"), std::string::npos) << folder.output;
   const ChildResult none = tokenize(dir, "", "");
   EXPECT_EQ(none.status, 2) << none.output;
-  EXPECT_NE(none.output.find("--model DIR is required"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("--model PATH is required"), std::string::npos) << none.output;
 }
 
 // The one parser's behaviour (tests/tools/test_every_cli.cpp checks it for
@@ -107,7 +163,7 @@ TEST(TokenizeCli, VersionAndMisspeltFlag) {
 TEST(TokenizeCli, HelpNamesEveryFlag) {
   const ChildResult r = run_child(program() + " --help");
   EXPECT_EQ(r.status, 0);
-  for (const char* flag : {"usage: vkamp-tokenize", "--model DIR", "--decode", "--no-special"})
+  for (const char* flag : {"usage: vkamp-tokenize", "--model PATH", "--decode", "--no-special"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << r.output;
 }
 

@@ -51,6 +51,11 @@ class Executor::Run : public OpRun {
     if (!train_state_) throw Error("graph: node '" + node_.name + "' read the step's state outside a commit");
     return *train_state_;
   }
+  std::optional<quant::GgmlType> blocks(size_t i) override {
+    const int r = e_.root_[index(i)];
+    if (e_.tensors_[r].kind != TensorKind::Frozen) return std::nullopt;
+    return e_.frozen_->of(r).blocks;
+  }
   BufferView out() override { return value(e_.index(node_.name)); }
   BufferView kept() override { return workspace_slot(kept_of(state_)); }
   const Node& producer(size_t i) override { return e_.steps_[producer_step(i)]; }

@@ -4,6 +4,8 @@
 
 #include "param_init.hpp"
 #include "vkamp/error.hpp"
+#include "vkamp/quant/dequantize.hpp"
+#include "vkamp/quant/quantize.hpp"
 
 namespace vkamp::graph {
 
@@ -13,13 +15,18 @@ std::vector<FrozenTensor> FrozenStore::layout(const Graph& g, Format fmt, const 
   for (int i : g.frozen_indices()) {
     const Tensor& t = g.tensors()[i];
     const uint64_t n = elements(t);
-    out.push_back({t.name, blocks.append(*end, n * format_bytes(fmt), "the frozen tensor " + t.name), n});
+    const uint64_t bytes = t.blocks ? quant::ggml_row_bytes(*t.blocks, n) : n * format_bytes(fmt);
+    // A view of blocks covers whole words: dequant.glsl reads words, and a
+    // tensor of 210-byte Q6_K blocks may end mid-word.
+    const uint64_t reserved = t.blocks ? (bytes + 3) / 4 * 4 : bytes;
+    out.push_back({t.name, blocks.append(*end, reserved, "the frozen tensor " + t.name), n, t.blocks, bytes});
   }
   return out;
 }
 
 FrozenStore::FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed)
     : fmt_(fmt), graph_index_(g.frozen_indices()) {
+  for (int i : graph_index_) dims_.push_back(g.tensors()[i].dims);
   const BlockLayout blocks = BlockLayout::of(ctx);
   uint64_t end = 0;
   tensors_ = layout(g, fmt, blocks, &end);
@@ -51,7 +58,7 @@ const FrozenTensor& FrozenStore::named(const std::string& name) const {
 }
 
 BufferView FrozenStore::view(const FrozenTensor& t) const {
-  return values_->view(t.offset, t.size * format_bytes(fmt_));
+  return values_->view(t.offset, t.blocks ? (t.bytes + 3) / 4 * 4 : t.bytes);
 }
 
 void FrozenStore::write(const std::string& name, const std::vector<float>& values) {
@@ -66,15 +73,43 @@ void FrozenStore::write_slice(const std::string& name, uint64_t first, const std
   if (first > t.size || values.size() > t.size - first)
     throw Error("FrozenStore: " + std::to_string(values.size()) + " values from element " + std::to_string(first) +
                 " of " + name + ", which has " + std::to_string(t.size));
+  if (t.blocks) {  // whole rows, quantized on the host
+    const quant::GgmlTypeInfo& info = quant::ggml_type_info(*t.blocks);
+    if (first % info.block_values != 0 || values.size() % info.block_values != 0)
+      throw Error("FrozenStore: a slice of " + name + " held in " + info.name + " blocks must be whole blocks");
+    std::vector<uint8_t> bytes(quant::ggml_row_bytes(*t.blocks, values.size()));
+    quant::quantize_row(*t.blocks, values.data(), bytes.data(), values.size());
+    values_->write(t.offset + quant::ggml_row_bytes(*t.blocks, first), bytes.data(), bytes.size());
+    return;
+  }
   const std::vector<uint8_t> bytes = pack(fmt_, values);
   values_->write(t.offset + first * format_bytes(fmt_), bytes.data(), bytes.size());
 }
 
+void FrozenStore::write_blocks(const std::string& name, uint64_t first_row, const uint8_t* bytes, uint64_t n) {
+  const FrozenTensor& t = named(name);
+  if (!t.blocks) throw Error("FrozenStore: " + name + " is not held in blocks");
+  const uint64_t row_bytes = t.bytes / (t.size / graph_dims(name).back());
+  if (first_row * row_bytes > t.bytes || n > t.bytes - first_row * row_bytes)
+    throw Error("FrozenStore: " + std::to_string(n) + " bytes from row " + std::to_string(first_row) + " of " + name +
+                ", which has " + std::to_string(t.bytes));
+  values_->write(t.offset + first_row * row_bytes, bytes, n);
+}
+
 std::vector<float> FrozenStore::read(const std::string& name) const {
   const FrozenTensor& t = named(name);
-  std::vector<uint8_t> bytes(t.size * format_bytes(fmt_));
+  std::vector<uint8_t> bytes(t.bytes);
   values_->read(t.offset, bytes.data(), bytes.size());
-  return unpack(fmt_, bytes);
+  if (!t.blocks) return unpack(fmt_, bytes);
+  std::vector<float> v(t.size);
+  quant::dequantize_row(*t.blocks, bytes.data(), v.data(), t.size);
+  return v;
+}
+
+const std::vector<uint32_t>& FrozenStore::graph_dims(const std::string& name) const {
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].name == name) return dims_[i];
+  throw Error("FrozenStore: no frozen parameter " + name);
 }
 
 }  // namespace vkamp::graph

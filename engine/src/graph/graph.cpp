@@ -36,6 +36,17 @@ const Tensor& Graph::tensor(const std::string& name) const {
   return tensors_[i];
 }
 
+void Graph::hold_in_blocks(const std::string& name, quant::GgmlType type) {
+  const int i = tensor_index(name);
+  const quant::GgmlTypeInfo& info = quant::ggml_type_info(type);
+  if (i < 0 || tensors_[i].kind != TensorKind::Frozen || tensors_[i].dims.size() != 2 ||
+      tensors_[i].dims[1] % info.block_values != 0)
+    throw vkamp::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "'" + name + "' cannot be held in " + info.name +
+                             " blocks: only a frozen matrix whose rows are whole blocks of " +
+                             std::to_string(info.block_values) + " can");
+  tensors_[i].blocks = type;
+}
+
 const Tensor& Graph::input_tensor() const {
   if (input_ < 0) throw vkamp::ConfigError((origin_.empty() ? "" : origin_ + ": ") + "the graph has no input");
   return tensors_[input_];

@@ -116,7 +116,31 @@ LlamaConfig read_gguf_config(const GgufFile& f) {
   }
 }
 
-uint64_t load_gguf_weight_slices(const GgufFile& f, const graph::Graph& g, const TensorSliceSink& put) {
+void hold_gguf_blocks(graph::Graph& g, const GgufFile& f) {
+  for (int i : g.frozen_indices()) {
+    const graph::Tensor& t = g.tensors()[size_t(i)];
+    const std::optional<std::string> name = gguf_tensor_name(t.name);
+    const GgufTensor* src = name ? f.find_tensor(*name) : nullptr;
+    if (src != nullptr && t.dims.size() == 2 && quant::is_quantized(src->type)) g.hold_in_blocks(t.name, src->type);
+  }
+}
+
+std::vector<std::string> hold_frozen_in_blocks(graph::Graph& g, quant::GgmlType type) {
+  std::vector<std::string> left;
+  const uint32_t block = quant::ggml_type_info(type).block_values;
+  for (int i : g.frozen_indices()) {
+    const graph::Tensor& t = g.tensors()[size_t(i)];
+    if (t.dims.size() != 2) continue;
+    if (t.dims[1] % block == 0)
+      g.hold_in_blocks(t.name, type);
+    else
+      left.push_back(t.name);
+  }
+  return left;
+}
+
+uint64_t load_gguf_weight_slices(const GgufFile& f, const graph::Graph& g, const TensorSliceSink& put,
+                                 const BlockSliceSink& put_blocks) {
   const LlamaConfig c = read_gguf_config(f);
   const bool permuted = gguf_permutes_rotary(f);
   std::map<std::string, bool> used;
@@ -141,6 +165,23 @@ uint64_t load_gguf_weight_slices(const GgufFile& f, const graph::Graph& g, const
     const bool bias = src->dims.size() == 1;  // its elements are the projection's rows
     if (permuted && (q || k))
       order = gguf_rotary_rows(uint32_t(bias ? row : rows), q ? c.num_attention_heads : c.num_key_value_heads);
+    if (t.blocks) {  // the file's rows as they are
+      if (*t.blocks != src->type || !put_blocks)
+        throw ConfigError(f.path() + ": tensor " + src->name + " is " + quant::ggml_type_info(src->type).name +
+                          ", not the " + quant::ggml_type_info(*t.blocks).name + " blocks the graph holds");
+      const uint64_t per_slice = std::max<uint64_t>(1, kLoadSliceBytes / row_bytes);
+      for (uint64_t r0 = 0; r0 < rows; r0 += per_slice) {
+        const uint64_t n = std::min(per_slice, rows - r0);
+        std::vector<uint8_t> out(size_t(n * row_bytes));
+        for (uint64_t r = 0; r < n; ++r) {
+          const uint64_t from = order.empty() ? r0 + r : order[size_t(r0 + r)];
+          std::copy_n(src->data + from * row_bytes, row_bytes, out.data() + r * row_bytes);
+        }
+        put_blocks(t.name, r0, std::move(out));
+      }
+      read += src->bytes;
+      continue;
+    }
     const uint64_t per_slice = std::max<uint64_t>(1, kLoadSliceBytes / 4 / row);
     for (uint64_t r0 = 0; r0 < rows; r0 += per_slice) {
       const uint64_t n = std::min(per_slice, rows - r0);

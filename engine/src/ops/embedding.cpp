@@ -1,3 +1,4 @@
+#include "vkamp/ops/dequantize.hpp"
 #include "vkamp/ops/embedding.hpp"
 
 #include <algorithm>
@@ -38,20 +39,27 @@ bool scatter(const Context& ctx, uint32_t vocab) {
 }  // namespace
 
 void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, std::optional<BufferView> wpe, BufferView y,
-                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab) {
+                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab,
+                       std::optional<quant::GgmlType> wte_blocks) {
   size_t eb = format_bytes(fmt);
   check("embedding_forward", rows, seq_len, cols, vocab);
   detail::require("embedding_forward", "ids", ids, rows, sizeof(uint32_t));
-  detail::require("embedding_forward", "wte", wte, uint64_t(vocab) * cols, eb);
+  // A row of the table: cols values in the format, or in blocks.
+  const uint64_t row_bytes = wte_blocks ? quant::ggml_row_bytes(*wte_blocks, cols) : uint64_t(cols) * eb;
+  if (wte_blocks && cols % quant::ggml_type_info(*wte_blocks).block_values != 0)
+    throw Error("embedding_forward: rows of " + std::to_string(cols) + " are not whole " +
+                quant::ggml_type_info(*wte_blocks).name + " blocks");
+  detail::require("embedding_forward", "wte", wte, uint64_t(vocab) * row_bytes, 1);
   if (wpe) detail::require("embedding_forward", "wpe", *wpe, uint64_t(seq_len) * cols, eb);
   detail::require("embedding_forward", "y", y, uint64_t(rows) * cols, eb);
   uint32_t n = rows * cols;
   if (n == 0) return;
   // Without positions, wte stands in for the wpe the shader does not read.
-  auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt, {uint32_t(wpe.has_value())});
+  std::vector<uint32_t> constants{uint32_t(wpe.has_value())};
+  if (wte_blocks) constants = with_quant_type(std::move(constants), *wte_blocks);
+  auto k = detail::kernel<shader::EmbeddingShader>(seq, fmt, constants, wte_blocks ? ".quant" : "");
   // A table larger than one binding (a real vocabulary's, wide): one pass
   // over the tokens per view of its rows, each writing its ids' rows.
-  const uint64_t row_bytes = uint64_t(cols) * eb;
   detail::for_each_binding_chunk(seq.context(), "embedding_forward", row_bytes, vocab, [&](uint32_t first, uint32_t m) {
     const shader::EmbeddingPush push{n,     cols, seq_len, vocab, detail::fast_divisor(cols), detail::fast_divisor(seq_len),
                                      first, m};

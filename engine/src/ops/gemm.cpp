@@ -1,3 +1,4 @@
+#include "vkamp/ops/dequantize.hpp"
 #include "vkamp/ops/gemm.hpp"
 
 #include <algorithm>
@@ -150,7 +151,9 @@ bool gemm_texel_loads(const Context& ctx) {
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
           const GemmEpilogue& epilogue) {
-  const GemmKernel kernel = gemm_tuner(seq.context()).choose(fmt, g);
+  // A B in blocks runs on gemm.comp's ".quant" build, which the tuner does
+  // not time yet: the plain kernel's plan.
+  const GemmKernel kernel = g.b_blocks ? GemmKernel{} : gemm_tuner(seq.context()).choose(fmt, g);
   gemm_with(seq, fmt, g, kernel, a, b, c, epilogue);
 }
 
@@ -164,7 +167,17 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
                              g.stride_b, g.outer_stride_b);
   const Placement pc = place("C", g, inner, g.m, g.n, g.ldc, g.first_c, g.stride_c, g.outer_stride_c);
   detail::require("gemm", "A", a, pa.extent, eb);
-  detail::require("gemm", "B", b, pb.extent, eb);
+  if (g.b_blocks) {
+    const quant::GgmlTypeInfo& q = quant::ggml_type_info(*g.b_blocks);
+    const uint32_t row = g.trans_b ? g.k : g.n;
+    if (g.batch != 1 || g.ldb != 0 || g.first_b != 0 || row % q.block_values != 0 || kernel.mma)
+      throw Error(std::string("gemm: a B in ") + q.name + " blocks must be one dense product whose rows of " +
+                  std::to_string(row) + " are whole blocks of " + std::to_string(q.block_values));
+    if (b.bytes < quant::ggml_row_bytes(*g.b_blocks, pb.extent))
+      throw Error(std::string("gemm: B holds ") + std::to_string(b.bytes) + " bytes, fewer than its " + q.name + " blocks");
+  } else {
+    detail::require("gemm", "B", b, pb.extent, eb);
+  }
   detail::require("gemm", "C", c, pc.extent, eb);
   const bool fused = !epilogue.empty();
   if (fused && g.accumulate) throw Error("gemm: an epilogue (bias, activation) cannot accumulate into C");
@@ -197,14 +210,14 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
   const auto& info = seq.context().info();
   // The direct path reads the operands through texel views (CPU drivers)
   // where each fits one (maxTexelBufferElements).
-  const bool texel = !tiled && gemm_texel_loads(seq.context()) &&
+  const bool texel = !tiled && !g.b_blocks && gemm_texel_loads(seq.context()) &&
                      a.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements &&
                      b.bytes / eb + info.texel_offset_alignment <= info.max_texel_elements;
   // Through storage buffers, 16-row blocks on a driver with subgroups of 8
   // (lavapipe on AVX2/AVX-512): the 8 lanes along x share their 16 A values,
   // so each loads 2 and broadcasts them (gemm.comp SG_A). Texel fetches of
   // all 16 were as fast (bench/NOTES.md). KernelPaths::gemm_subgroup_a turns it off.
-  const bool sg_a = !tiled && !texel && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
+  const bool sg_a = !tiled && !texel && !g.b_blocks && plan.bm == 16 && plan.wx % 8 == 0 && info.subgroup_size == 8 &&
                     (info.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT) && paths.gemm_subgroup_a.value_or(true);
   const bool batched = g.batch > 1;
   uint32_t a_lead = 0, b_lead = 0;
@@ -222,7 +235,9 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
   const bool bias_here = epilogue.bias && !split;
   std::vector<uint32_t> constants{g.trans_a, g.trans_b, tiled, plan.wx, plan.wy, split, plan.bm, plan.bn,
                                   sg_a, batched, uint32_t(g.k_range), bias_here, act};
-  auto kern = texel ? detail::kernel<shader::GemmShader>(seq, fmt, constants, ".texel",
+  if (g.b_blocks) constants = with_quant_type(std::move(constants), *g.b_blocks);
+  auto kern = g.b_blocks ? detail::kernel<shader::GemmShader>(seq, fmt, constants, ".quant")
+              : texel    ? detail::kernel<shader::GemmShader>(seq, fmt, constants, ".texel",
                                                          {operand_texel_format(fmt), operand_texel_format(fmt)})
                     : detail::kernel<shader::GemmShader>(seq, fmt, constants, sg_a ? ".subgroup" : "");
   detail::dispatch_gemm(seq, fmt, g, kern, push, div_up(g.n, plan.tile_n()), div_up(g.m, plan.tile_m()),
@@ -256,13 +271,15 @@ void dispatch_gemm(Sequence& seq, Format fmt, const Gemm& g, TypedKernel<shader:
 }  // namespace detail
 
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
-                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue) {
-  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true}, x, w, y, epilogue);
+                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue,
+                    std::optional<quant::GgmlType> w_blocks) {
+  gemm(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true, .b_blocks = w_blocks}, x, w, y, epilogue);
 }
 
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
-                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate, const GemmEpilogue& epilogue) {
-  gemm(seq, fmt, {.m = batch, .n = in, .k = out, .accumulate = accumulate}, dy, w, dx, epilogue);
+                           uint32_t batch, uint32_t in, uint32_t out, bool accumulate, const GemmEpilogue& epilogue,
+                           std::optional<quant::GgmlType> w_blocks) {
+  gemm(seq, fmt, {.m = batch, .n = in, .k = out, .accumulate = accumulate, .b_blocks = w_blocks}, dy, w, dx, epilogue);
 }
 
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,

@@ -44,6 +44,7 @@ bool gemm_in_binding_chunks(Sequence& seq, Format fmt, const Gemm& g, const Gemm
   if (a.bytes <= range && b.bytes <= range && c.bytes <= range && z_fits) return false;
   const std::string limit = " (" + std::to_string(range) + " bytes on this device)";
   if (g.batch != 1) throw Error("gemm: a batched product's operands exceed one storage binding" + limit);
+  if (g.b_blocks) throw Error("gemm: a product with B in ggml blocks whose operands exceed one storage binding" + limit);
   const size_t eb = format_bytes(fmt);
   const uint64_t align = std::max<uint64_t>(info.storage_offset_alignment, eb);
   const uint64_t room = (range - align) / eb;  // elements a view holds after its aligned lead

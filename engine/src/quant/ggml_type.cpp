@@ -6,13 +6,19 @@
 namespace vkamp::quant {
 namespace {
 
-// ggml-common.h's block sizes: QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = 32,
-// QK_K = 256; bytes are sizeof(block_*).
+// ggml-common.h's block structs: values per block and sizeof(block).
 constexpr GgmlTypeInfo kTypes[] = {
-    {GgmlType::F32, "f32", 1, 4},      {GgmlType::F16, "f16", 1, 2},      {GgmlType::BF16, "bf16", 1, 2},
-    {GgmlType::Q8_0, "q8_0", 32, 34},  {GgmlType::Q4_0, "q4_0", 32, 18},  {GgmlType::Q4_1, "q4_1", 32, 20},
-    {GgmlType::Q5_0, "q5_0", 32, 22},  {GgmlType::Q5_1, "q5_1", 32, 24},  {GgmlType::Q4_K, "q4_k", 256, 144},
-    {GgmlType::Q5_K, "q5_k", 256, 176}, {GgmlType::Q6_K, "q6_k", 256, 210},
+    {GgmlType::F32, "f32", 1, 4},
+    {GgmlType::F16, "f16", 1, 2},
+    {GgmlType::Q4_0, "q4_0", 32, 2 + 16},
+    {GgmlType::Q4_1, "q4_1", 32, 2 + 2 + 16},
+    {GgmlType::Q5_0, "q5_0", 32, 2 + 4 + 16},
+    {GgmlType::Q5_1, "q5_1", 32, 2 + 2 + 4 + 16},
+    {GgmlType::Q8_0, "q8_0", 32, 2 + 32},
+    {GgmlType::Q4_K, "q4_k", 256, 2 + 2 + 12 + 128},
+    {GgmlType::Q5_K, "q5_k", 256, 2 + 2 + 12 + 32 + 128},
+    {GgmlType::Q6_K, "q6_k", 256, 128 + 64 + 16 + 2},
+    {GgmlType::BF16, "bf16", 1, 2},
 };
 
 }  // namespace
@@ -23,30 +29,39 @@ std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id) {
   return std::nullopt;
 }
 
-const GgmlTypeInfo& ggml_type_info(GgmlType type) {
-  for (const GgmlTypeInfo& t : kTypes)
-    if (t.type == type) return t;
-  throw std::logic_error("ggml type " + std::to_string(uint32_t(type)) + " is not in the table");
+const GgmlTypeInfo& ggml_type_info(GgmlType t) {
+  for (const GgmlTypeInfo& info : kTypes)
+    if (info.type == t) return info;
+  throw std::invalid_argument("ggml type id " + std::to_string(uint32_t(t)) + " is not one vkamp reads (" +
+                              ggml_type_names() + ")");
 }
 
 std::optional<GgmlType> ggml_type_from_name(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (const GgmlTypeInfo& t : kTypes)
-    if (lower == t.name) return t.type;
+  for (const GgmlTypeInfo& t : kTypes) {
+    std::string_view n = t.name;
+    if (n.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < n.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(name[i])) == n[i];
+    if (same) return t.type;
+  }
   return std::nullopt;
 }
 
 std::string ggml_type_names() {
-  std::string out;
-  for (const GgmlTypeInfo& t : kTypes) out += (out.empty() ? "" : ", ") + std::string(t.name);
-  return out;
+  std::string s;
+  for (const GgmlTypeInfo& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
 }
 
 bool is_quantized(GgmlType t) { return ggml_type_info(t).block_values > 1; }
 
 uint64_t ggml_row_bytes(GgmlType t, uint64_t values) {
   const GgmlTypeInfo& info = ggml_type_info(t);
+  if (values % info.block_values != 0)
+    throw std::invalid_argument(std::string(info.name) + ": " + std::to_string(values) +
+                                " values are not a whole number of " + std::to_string(info.block_values) +
+                                "-value blocks");
   return values / info.block_values * info.block_bytes;
 }
 

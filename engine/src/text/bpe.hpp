@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "word_model.hpp"
+
 namespace vkamp::text {
 
 struct BpeOptions {
@@ -20,7 +22,7 @@ struct BpeOptions {
   bool ignore_merges = false;            // a word found whole in the vocabulary is one token (Llama 3)
 };
 
-class Bpe {
+class Bpe : public WordModel {
  public:
   // `merges` in rank order. Throws std::invalid_argument on a merge or unk
   // token the vocabulary does not have.
@@ -28,10 +30,10 @@ class Bpe {
       BpeOptions options);
 
   // Appends the ids of one word (UTF-8).
-  void encode(std::string_view word, std::vector<int32_t>& out) const;
+  void encode(std::string_view word, std::vector<int32_t>& out) const override;
 
-  std::optional<int32_t> id_of(std::string_view token) const;
-  const std::unordered_map<std::string, int32_t>& vocab() const { return vocab_; }
+  std::optional<int32_t> id_of(std::string_view token) const override;
+  const std::unordered_map<std::string, int32_t>& vocab() const override { return vocab_; }
 
  private:
   void lookup(const std::string& piece, std::vector<int32_t>& out, bool& last_was_unk) const;

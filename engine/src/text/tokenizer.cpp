@@ -143,6 +143,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
     if (skip_special && m.id_is_special[id]) continue;
     tokens.push_back(m.id_to_token[id]);
   }
+  if (m.detokenize) return m.detokenize(ids, skip_special);
   std::string text;
   if (!m.has_decoder) {  // Hugging Face joins the tokens with spaces
     for (std::size_t i = 0; i < tokens.size(); ++i) text += (i ? " " : "") + tokens[i];

@@ -1,6 +1,7 @@
 // What a loaded Tokenizer holds, shared by its loader (tokenizer_load.cpp)
 // and its encode/decode (tokenizer.cpp).
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,7 @@ struct Tokenizer::Impl {
   std::unique_ptr<AddedTokenSplitter> raw_splitter, normalized_splitter;
   std::vector<TextStep> normalizer;
   std::vector<PieceStep> pre_tokenizer;
-  std::unique_ptr<Bpe> model;
+  std::unique_ptr<WordModel> model;  // Bpe, or Spm for GGUF SentencePiece models
   std::vector<TemplatePart> single_template;  // empty: the text alone
   std::vector<DecodeStep> decoder;
   bool has_decoder = false;
@@ -38,6 +39,8 @@ struct Tokenizer::Impl {
   std::vector<std::string> id_to_token;  // UTF-8, for decode
   std::vector<bool> id_known, id_is_special;
   std::unordered_map<std::string, int32_t> added_ids;  // added tokens' contents (UTF-8)
+  // GGUF files: llama.cpp's detokenizer, which decode uses instead of the steps above.
+  std::function<std::string(const std::vector<int32_t>& ids, bool skip_special)> detokenize;
 };
 
 // Fills `impl` from the parsed files (tokenizer_load.cpp).

@@ -32,7 +32,7 @@ std::optional<LogitHead> LogitChunks::find(const graph::Graph& g, graph::AmpLeve
   const int w = g.tensor_index(n.inputs[1]);
   if (x.kind != graph::TensorKind::Activation || g.tensors()[w].kind != graph::TensorKind::Frozen) return std::nullopt;
   const graph::Shape& out = g.output_tensor().shape;
-  return LogitHead{w, x.shape.c, out.c, out.positions()};
+  return LogitHead{w, x.shape.c, out.c, out.positions(), g.tensors()[w].blocks};
 }
 
 uint32_t LogitChunks::chunk_rows(const Context& ctx, const LogitHead& head, Format fmt, uint32_t token_rows,
@@ -73,7 +73,8 @@ BufferView LogitChunks::chunk_logits(Sequence& seq, BufferView w, BufferView h, 
   const uint64_t eb = format_bytes(fmt_), h_row = uint64_t(head_.hidden) * eb;
   const BufferView logits(logits_, 0, uint64_t(n) * head_.vocab * eb);
   // As the whole head's linear_forward, its split planned for all rows.
-  const ops::Gemm g{.m = n, .n = head_.vocab, .k = head_.hidden, .trans_b = true, .plan_rows = rows};
+  const ops::Gemm g{.m = n, .n = head_.vocab, .k = head_.hidden, .trans_b = true, .plan_rows = rows,
+                    .b_blocks = head_.blocks};
   ops::gemm(seq, fmt_, g, BufferView(*h.buffer, h.offset + first * h_row, n * h_row), w, logits);
   return logits;
 }
@@ -95,7 +96,7 @@ void LogitChunks::record_loss(Sequence& seq, BufferView w, BufferView h, BufferV
     ops::softmax_xent_rows(seq, fmt_, logits, labels, row_loss, first, n, rows, V);
     ops::softmax_xent_grad_rows(seq, fmt_, logits, labels, scale, row_loss, dlogits, first, n, rows, V);
     // As the whole head's linear_backward_input: dh is this node's alone.
-    const ops::Gemm g{.m = n, .n = head_.hidden, .k = V, .plan_rows = rows};
+    const ops::Gemm g{.m = n, .n = head_.hidden, .k = V, .plan_rows = rows, .b_blocks = head_.blocks};
     ops::gemm(seq, fmt_, g, dlogits, w, BufferView(*dh.buffer, dh.offset + first * h_row, n * h_row));
   }
   ops::xent_mean(seq, row_loss, labels, loss, rows, out_index);

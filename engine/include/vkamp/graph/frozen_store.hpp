@@ -1,5 +1,6 @@
 // A graph's frozen parameters on the device (TensorKind::Frozen: a
-// fine-tune's base weights) in the run's storage format, and nothing else:
+// fine-tune's base weights) in the run's storage format or in ggml blocks
+// (Tensor::blocks: a quantized base), and nothing else:
 // no fp32 master, no gradient, no optimizer state. Tensors are placed in
 // declaration order in blocks the device allows (device_blocks.hpp), each
 // inside one block, and filled tensor by tensor, so a checkpoint is never
@@ -7,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,8 @@ struct FrozenTensor {
   std::string name;
   uint64_t offset = 0;  // bytes, in the store's blocks
   uint64_t size = 0;    // elements
+  std::optional<quant::GgmlType> blocks;  // held in ggml blocks (Tensor::blocks), else the store's format
+  uint64_t bytes = 0;
 };
 
 class FrozenStore {
@@ -45,14 +49,21 @@ class FrozenStore {
   // Its elements from `first` on (a slice, as a checkpoint is loaded);
   // vkamp::Error past its end.
   void write_slice(const std::string& name, uint64_t first, const std::vector<float>& values);
+  // Rows of a tensor held in blocks, as the file holds them: `bytes` from
+  // the start of row `first_row`; vkamp::Error for a tensor in the store's
+  // format or past its end.
+  void write_blocks(const std::string& name, uint64_t first_row, const uint8_t* bytes, uint64_t n);
+  // Its values (dequantized, for a tensor held in blocks).
   std::vector<float> read(const std::string& name) const;
 
  private:
   const FrozenTensor& named(const std::string& name) const;
+  const std::vector<uint32_t>& graph_dims(const std::string& name) const;
 
   Format fmt_;
   std::vector<FrozenTensor> tensors_;
   std::vector<int> graph_index_;
+  std::vector<std::vector<uint32_t>> dims_;  // each tensor's graph dims
   std::unique_ptr<DeviceBlocks> values_;
 };
 

@@ -20,12 +20,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vkamp/graph/shape.hpp"
 #include "vkamp/ops/activation.hpp"
 #include "vkamp/ops/rope.hpp"
+#include "vkamp/quant/ggml_type.hpp"
 
 namespace vkamp::graph {
 
@@ -53,6 +55,10 @@ struct Tensor {
   Init init = Init::Zero;      // Param, Buffer
   int producer = -1;           // the node writing it; -1 for inputs and parameters
   double init_std = 0;         // Param with Init::Normal only
+  // Frozen only: held in ggml blocks of this type (a quantized base, as a
+  // GGUF file stores it) instead of the run's format; ops that read it
+  // dequantize as they load (OpRun::blocks).
+  std::optional<quant::GgmlType> blocks;
 };
 
 // Elements of a parameter or buffer (the product of its dims).
@@ -154,6 +160,10 @@ class Graph {
   std::string glu(const std::string& name, const std::string& gate, const std::string& up, ops::Activation act);
 
   void set_output(const std::string& name);
+  // Holds frozen matrix `name` in ggml blocks of `type` (Tensor::blocks).
+  // ConfigError unless it is a frozen matrix whose rows (dims[1]) are whole
+  // blocks.
+  void hold_in_blocks(const std::string& name, quant::GgmlType type);
   // The graph without its output node (the last node), whose first input
   // becomes the output; every tensor keeps its index, so the parameter and
   // frozen layouts are the same. The chunked logits

@@ -90,6 +90,9 @@ class OpRun {
 
   // Forward value; a parameter's working copy; a buffer's fp32 values.
   virtual BufferView in(size_t i) = 0;
+  // The ggml blocks input i is held in (a quantized frozen weight,
+  // Tensor::blocks); nullopt for a tensor in the run's format.
+  virtual std::optional<quant::GgmlType> blocks(size_t) { return std::nullopt; }
   // A parameter input's fp32 master (ops that read weights in fp32).
   virtual BufferView master(size_t i) = 0;
   // The node's own fp32 memory kept across steps (OpDef::state_floats).

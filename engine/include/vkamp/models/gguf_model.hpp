@@ -8,6 +8,7 @@
 // both. Anything else is a ConfigError naming the file and the key.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,7 +44,20 @@ bool gguf_permutes_rotary(const io::GgufFile& f);
 // Every parameter and frozen parameter of `g` but the adapters, from the
 // file's tensors, as floats (quantized blocks dequantized as ggml does) in
 // slices of at most kLoadSliceBytes of output, handed to `put` in Hugging
-// Face's layout. Returns the bytes read from the file.
-uint64_t load_gguf_weight_slices(const io::GgufFile& f, const graph::Graph& g, const TensorSliceSink& put);
+// Face's layout. A tensor the graph holds in the file's own blocks
+// (Tensor::blocks) goes to `put_blocks` instead, as the file's rows (q and
+// k rows in Hugging Face's order), never dequantized. Returns the bytes
+// read from the file.
+using BlockSliceSink = std::function<void(const std::string& name, uint64_t first_row, std::vector<uint8_t>&& rows)>;
+uint64_t load_gguf_weight_slices(const io::GgufFile& f, const graph::Graph& g, const TensorSliceSink& put,
+                                 const BlockSliceSink& put_blocks = {});
+
+// Holds each frozen matrix of `g` that the file stores quantized in the
+// file's own blocks (a QLoRA base as llama.cpp holds it).
+void hold_gguf_blocks(graph::Graph& g, const io::GgufFile& f);
+// Holds each frozen matrix of `g` whose rows are whole blocks of `type` in
+// those blocks (--quantize); returns the names of those left in the run's
+// format because their rows are not.
+std::vector<std::string> hold_frozen_in_blocks(graph::Graph& g, quant::GgmlType type);
 
 }  // namespace vkamp::models

@@ -11,12 +11,16 @@
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/quant/ggml_type.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {
 
+// `wte_blocks`: the table held in ggml blocks (a quantized frozen base),
+// each value dequantized as it is gathered.
 void embedding_forward(Sequence& seq, Format fmt, BufferView ids, BufferView wte, std::optional<BufferView> wpe, BufferView y,
-                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab);
+                       uint32_t rows, uint32_t seq_len, uint32_t cols, uint32_t vocab,
+                       std::optional<quant::GgmlType> wte_blocks = std::nullopt);
 
 // dwte[v, :] = sum of dy[r, :] over rows with ids[r] == v; dwpe[t, :] = sum
 // of dy[r, :] over rows with r % seq_len == t. fp32 sums in row order within

@@ -11,6 +11,7 @@
 #include "vkamp/kernel_paths.hpp"
 #include "vkamp/ops/activation.hpp"
 #include "vkamp/ops/gemm_kernel.hpp"
+#include "vkamp/quant/ggml_type.hpp"
 #include "vkamp/sequence.hpp"
 
 namespace vkamp::ops {
@@ -50,6 +51,11 @@ struct Gemm {
   // in the same order, to the same bits, as the whole product would
   // (the chunked logits, train/logit_chunks.hpp).
   uint32_t plan_rows = 0;
+  // B held in ggml blocks of this type (a quantized frozen weight, W of a
+  // linear layer): dense, one product, its stored rows whole blocks. Each
+  // value is dequantized as the kernel loads it (gemm.comp's ".quant"
+  // build) and the product runs as if B held those values in fp32.
+  std::optional<quant::GgmlType> b_blocks;
 };
 
 // What the product does to each output as it stores it (a fused linear
@@ -119,14 +125,16 @@ bool gemm_texel_loads(const Context& ctx);
 // The three products a linear layer Y = X W^T needs, X: batch x in,
 // W: out x in, Y: batch x out.
 // Y = f(X W^T + b) with an epilogue (bias {out}, activation, Z = X W^T + b).
+// `w_blocks`: W held in ggml blocks (Gemm::b_blocks).
 void linear_forward(Sequence& seq, Format fmt, BufferView x, BufferView w, BufferView y,
-                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue = {});
+                    uint32_t batch, uint32_t in, uint32_t out, const GemmEpilogue& epilogue = {},
+                    std::optional<quant::GgmlType> w_blocks = std::nullopt);
 // dX = dY W (+ dX when accumulate: X feeds another op too); an epilogue in
 // its backward form (act_grad) turns dX into the dZ of the activation that
 // made X.
 void linear_backward_input(Sequence& seq, Format fmt, BufferView dy, BufferView w, BufferView dx,
                            uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false,
-                           const GemmEpilogue& epilogue = {});
+                           const GemmEpilogue& epilogue = {}, std::optional<quant::GgmlType> w_blocks = std::nullopt);
 // dW = dY^T X (+ dW when accumulate)
 void linear_backward_weight(Sequence& seq, Format fmt, BufferView dy, BufferView x, BufferView dw,
                             uint32_t batch, uint32_t in, uint32_t out, bool accumulate = false);

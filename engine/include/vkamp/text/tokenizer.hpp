@@ -16,6 +16,10 @@
 
 #include "vkamp/config_error.hpp"
 
+namespace vkamp::io {
+class GgufFile;
+}
+
 namespace vkamp::text {
 
 // A tokenizer file that cannot be used, or text that cannot be encoded:
@@ -35,6 +39,13 @@ class Tokenizer {
   // The same from the files' text (`label` names them in messages).
   static Tokenizer from_json(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
                              const std::string& label);
+  // The tokenizer in a GGUF file's metadata (tokenizer.ggml.*: "llama",
+  // SentencePiece, or "gpt2", byte-level BPE with the pre-tokenizer that
+  // tokenizer.ggml.pre names), giving llama.cpp's ids: its llama_tokenize
+  // with parse_special true (the special tokens written in the text become
+  // their ids) and add_special as `add_special`; decode as llama.cpp's
+  // detokenizer. Throws TokenizerError naming the file and the key.
+  static Tokenizer from_gguf(const io::GgufFile& file);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -38,6 +38,7 @@ struct LogitChunking {
 struct LogitHead {
   int weight = -1;  // the frozen weight's graph index, vocab x hidden
   uint32_t hidden = 0, vocab = 0, positions = 0;
+  std::optional<quant::GgmlType> blocks;  // the weight held in ggml blocks (Tensor::blocks)
 };
 
 class LogitChunks {

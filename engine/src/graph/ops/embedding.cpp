@@ -41,7 +41,7 @@ OpDef embedding_op() {
     const auto& wte = r.shapes.in[1]->dims;
     const uint32_t T = r.shapes.out.w;
     const std::optional<BufferView> wpe = positions(r) ? std::optional(r.in(2)) : std::nullopt;
-    ops::embedding_forward(r.seq, r.fmt, r.in(0), r.in(1), wpe, r.out(), r.rows * T, T, wte[1], wte[0]);
+    ops::embedding_forward(r.seq, r.fmt, r.in(0), r.in(1), wpe, r.out(), r.rows * T, T, wte[1], wte[0], r.blocks(1));
   };
   d.backward = [](OpRun& r) {
     const auto& wte = r.shapes.in[1]->dims;

@@ -65,7 +65,7 @@ OpDef linear_op() {
     // The bias rides in the epilogue unless fusion is off (then: today's bias_add).
     bool separate_bias = has_bias(r.shapes) && !a.activate && !epilogue_fusion_enabled(r.seq.context().paths());
     if (has_bias(r.shapes) && !separate_bias) epilogue.bias = r.in(2);
-    ops::linear_forward(r.seq, r.fmt, r.in(0), r.in(1), r.out(), rows, in, out, epilogue);
+    ops::linear_forward(r.seq, r.fmt, r.in(0), r.in(1), r.out(), rows, in, out, epilogue, r.blocks(1));
     if (separate_bias) ops::bias_add_forward(r.seq, r.fmt, r.out(), r.in(2), rows, out);
   };
   d.backward = [](OpRun& r) {
@@ -90,7 +90,8 @@ OpDef linear_op() {
       GradTarget dx = r.grad(0);
       ops::GemmEpilogue epilogue;
       if (a.dx_is_dz) epilogue = {.act = r.producer(0).attrs.act, .z = r.producer_kept(0), .act_grad = true};
-      ops::linear_backward_input(r.seq, r.fmt, dz, r.in(1), dx.view, rows, in, out, dx.accumulate, epilogue);
+      ops::linear_backward_input(r.seq, r.fmt, dz, r.in(1), dx.view, rows, in, out, dx.accumulate, epilogue,
+                                 r.blocks(1));
     }
   };
   return d;

@@ -4,7 +4,8 @@
 // lora_dropout, a dropout node before this one). Inputs x and a (vectors or
 // sequences of one shape; a may be x), weight {out, in}, lora_A {r, in},
 // lora_B {out, r}, optional bias {out}. W and b are usually frozen (then
-// their gradients, and the dW product, are not run); A and B train. The
+// their gradients, and the dW product, are not run; a frozen W may be held
+// in ggml blocks, a quantized base); A and B train. The
 // forward keeps u = a A^T (r per row) for the backward:
 //   dB = scale dY^T u,  du = scale dY B,  dA = du^T a,  dX = dY W,  da = du A
 // (one gradient, dY W + du A, when a is x).
@@ -60,7 +61,7 @@ OpDef lora_op() {
                    rows = r.rows * r.shapes.out.positions();
     ops::GemmEpilogue base;
     if (has_bias(r.shapes)) base.bias = r.in(kBias);
-    ops::linear_forward(r.seq, r.fmt, r.in(kX), r.in(kWeight), r.out(), rows, in, out, base);
+    ops::linear_forward(r.seq, r.fmt, r.in(kX), r.in(kWeight), r.out(), rows, in, out, base, r.blocks(kWeight));
     ops::linear_forward(r.seq, r.fmt, r.in(kAdapterInput), r.in(kA), r.kept(), rows, in, rk);
     // y += scale u B^T: the adapter added in fp32 to the stored base product.
     const ops::Gemm up{.m = rows, .n = out, .k = rk, .trans_b = true, .alpha = float(r.shapes.node.attrs.scale),
@@ -96,7 +97,8 @@ OpDef lora_op() {
     // (the executor counts the second call as another contribution).
     if (r.wants_grad(kX)) {
       const GradTarget dx = r.grad(kX);
-      ops::linear_backward_input(r.seq, r.fmt, dy, r.in(kWeight), dx.view, rows, in, out, dx.accumulate);
+      ops::linear_backward_input(r.seq, r.fmt, dy, r.in(kWeight), dx.view, rows, in, out, dx.accumulate, {},
+                                 r.blocks(kWeight));
     }
     if (r.wants_grad(kAdapterInput)) {
       const GradTarget da = r.grad(kAdapterInput);
