@@ -8,6 +8,9 @@
 #include "app/epoch_watch.hpp"
 #include "app/finetune_data.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/models/gguf_adapter.hpp"
+#include "vkamp/models/gguf_merge.hpp"
+#include "vkamp/models/gguf_model.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_presets.hpp"
 #include "vkamp/models/peft_adapter.hpp"
@@ -65,6 +68,9 @@ void check_finetune_outputs(const RunOptions& cfg) {
     throw ConfigError("--out DIR is required: where the adapters are written");
   if (!o.merge_dir.empty() && o.lora_rank == 0)
     throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
+  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
+    throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
+                      "FILE.gguf), a model folder into a folder");
   if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
     throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
 }
@@ -119,7 +125,16 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
   std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout" +
                      (best ? "; --save-best: the adapters of " + app::held_out_text(run.best->metric, run.best->value) + ")\n"
                            : ")\n");
-  if (!o.merge_dir.empty()) {
+  if (models::is_gguf_path(o.model_dir)) {  // llama.cpp's and Ollama's form too
+    models::write_gguf_adapter(o.out_dir + "/adapter.gguf", model.graph(), lora, source.config,
+                               [&](const std::string& adapter) { return *master_values(model, master, adapter); });
+    said += "wrote " + o.out_dir + "/adapter.gguf (llama.cpp's --lora, Ollama's ADAPTER)\n";
+  }
+  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir)) {
+    models::write_merged_gguf(o.merge_dir, io::GgufFile::open(o.model_dir), model.graph(), lora,
+                              [&](const std::string& adapter) { return *master_values(model, master, adapter); });
+    said += "wrote the merged model " + o.merge_dir + " (F16 GGUF, each adapted weight W + alpha/r B A)\n";
+  } else if (!o.merge_dir.empty()) {
     models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
     said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";
   }

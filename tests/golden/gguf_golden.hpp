@@ -1,6 +1,6 @@
 // What the GGUF golden tests share (test_gguf_golden.cpp): the fixtures
 // that llama.cpp's own code made (tests/golden/gguf/make_gguf_fixtures.py),
-// a GGUF file's weights in a Model, the forward's logits, and the bound
+// the forward's logits, and the bound
 // against llama.cpp's CPU backend.
 #pragma once
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@
 #include "vkamp/models/gguf_adapter.hpp"
 #include "vkamp/models/gguf_model.hpp"
 #include "vkamp/quant/dequantize.hpp"
+#include "vkamp/train/hf_weights.hpp"
 #include "vkamp/train/model.hpp"
 
 namespace vkamp::test {
@@ -43,21 +44,6 @@ inline LlamaCppRun llamacpp_run(const std::string& key) {
   r.logits = f.floats(key + ".logits", path);
   r.prompt = uint32_t(std::stoul(f.metadata.at("prompt_length")));
   return r;
-}
-
-// Each base tensor of m's graph from the file (the frozen store or the
-// masters), as train::load_hf_weights does for a folder.
-inline void load_gguf_weights(const io::GgufFile& f, train::Model& m) {
-  std::vector<float> master = m.read_master();
-  models::load_gguf_weight_slices(f, m.graph(), [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
-    if (m.graph().tensor(name).kind == graph::TensorKind::Frozen) {
-      m.frozen().write_slice(name, first, v);
-      return;
-    }
-    for (const graph::ParamTensor& t : m.tensors())
-      if (t.name == name) std::copy(v.begin(), v.end(), master.begin() + t.offset + first);
-  });
-  m.write_master(master);
 }
 
 // The forward's logits [ids, vocab] on one sequence.

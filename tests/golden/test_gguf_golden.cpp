@@ -11,12 +11,16 @@
 // whose bytes are the committed <model>_adapter.gguf, on which llama.cpp
 // (llama_adapter_lora_init) computed its logits; vkamp's LoRA graph with
 // the same A and B gives them.
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "gguf_golden.hpp"
+#include "vkamp/models/gguf_merge.hpp"
 #include "vkamp/platform.hpp"
 
 namespace vkamp::test {
@@ -35,20 +39,46 @@ TEST_P(GgufGolden, LogitsAndGreedyTokensMatchLlamaCpp) {
   ASSERT_EQ(r.logits.size(), size_t(T) * V);
 
   train::Model m(ctx(), models::llama_graph(cfg, T), Format::F32, 1, /*seed=*/1, false, false);
-  load_gguf_weights(f, m);
+  train::load_gguf_weights(f, m);
   const std::vector<float> z = forward_logits(m, Format::F32, r.ids, V);
 
   bool quantized = false;
   for (const io::GgufTensor& t : f.tensors()) quantized |= quant::is_quantized(t.type);
   const double bound = llamacpp_bound(cfg, T, quantized);
   expect_close(name + " logits against llama.cpp", z, r.logits, bound);
+  // The 8-bit bound's margin (about 2 logits here) leaves only the clearest
+  // greedy steps of a quantized file to check; F16's, most of them.
   const int clear = expect_same_greedy(name, z, r, V, bound);
-  EXPECT_GE(clear, 3) << "most greedy steps should be clear of the bound";
+  std::printf("[golden] %-52s %d of %zu greedy steps clear of the bound\n", name.c_str(), clear, r.ids.size() - r.prompt);
+  EXPECT_GE(clear, quantized ? 1 : 3) << "the greedy check must not be vacuous";
 }
 
 std::vector<uint8_t> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The fixture's LoRA settings: rank 4, alpha 8, on every projection.
+models::LoraConfig fixture_lora() {
+  models::LoraConfig lc;
+  lc.rank = 4;
+  lc.alpha = 8;
+  return lc;
+}
+
+// A LoRA model over the file's base with the adapter fixture's values; returns
+// the values by adapter name.
+std::map<std::string, std::vector<float>> load_fixture_adapters(train::Model& m) {
+  std::vector<float> master = m.read_master();
+  std::map<std::string, std::vector<float>> out;
+  uint32_t index = 0;
+  for (const graph::ParamTensor& t : m.tensors()) {
+    const std::vector<float> v = adapter_fixture_values(m.graph().tensor(t.name), index++);
+    std::copy(v.begin(), v.end(), master.begin() + t.offset);
+    out[t.name] = v;
+  }
+  m.write_master(master);
+  return out;
 }
 
 class GgufAdapterGolden : public GpuTestP<std::string> {};
@@ -59,23 +89,11 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
   const models::LlamaConfig cfg = models::read_gguf_config(f);
   const LlamaCppRun plain = llamacpp_run(name + "_f16");  // without the adapter (as long)
   const uint32_t T = uint32_t(plain.ids.size()), V = cfg.vocab_size;
-  models::LoraConfig lc;
-  lc.rank = 4;
-  lc.alpha = 8;
+  const models::LoraConfig lc = fixture_lora();
   train::Model m(ctx(), models::llama_graph(cfg, T, lc), Format::F32, 1, /*seed=*/1, false, false);
-  load_gguf_weights(f, m);
-  std::vector<float> master = m.read_master();
-  uint32_t index = 0;
-  for (const graph::ParamTensor& t : m.tensors()) {
-    const std::vector<float> v = adapter_fixture_values(m.graph().tensor(t.name), index++);
-    std::copy(v.begin(), v.end(), master.begin() + t.offset);
-  }
-  m.write_master(master);
-  auto values = [&](const std::string& adapter) {
-    for (const graph::ParamTensor& t : m.tensors())
-      if (t.name == adapter) return std::vector<float>(master.begin() + t.offset, master.begin() + t.offset + t.size);
-    throw std::runtime_error("no adapter " + adapter);
-  };
+  train::load_gguf_weights(f, m);
+  const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(m);
+  auto values = [&](const std::string& adapter) { return adapters.at(adapter); };
 
   // The adapter llama.cpp read is the one vkamp writes now.
   const std::string fixture = gguf_fixture(name + "_adapter.gguf");
@@ -103,6 +121,80 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufAdapterGolden, ::testing::Values("llama", "qwen2"));
+
+// --merge FILE.gguf: the base with the fixture's adapter merged in, as F16
+// GGUF, read back by vkamp's own loader, gives llama.cpp's logits with the
+// adapter applied (the F16 bound: the merged weights are one more 16-bit
+// stage, which forward_roundings counts); its metadata is the base's, and a
+// tensor without an adapter keeps the base's F16 bytes.
+class GgufMergeGolden : public GpuTestP<std::string> {};
+
+std::string temp_gguf(const std::string& what) {
+  return (std::filesystem::temp_directory_path() /
+          ("vkamp-" + what + "-" + std::to_string(platform::process_id()) + ".gguf")).string();
+}
+
+TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
+  const std::string name = GetParam();
+  const io::GgufFile f = io::GgufFile::open(gguf_fixture(name + "_f16.gguf"));
+  const models::LlamaConfig cfg = models::read_gguf_config(f);
+  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
+  const uint32_t T = uint32_t(r.ids.size()), V = cfg.vocab_size;
+  const models::LoraConfig lc = fixture_lora();
+  train::Model lora_model(ctx(), models::llama_graph(cfg, T, lc), Format::F32, 1, /*seed=*/1, false, false);
+  const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
+  const std::string path = temp_gguf("merged");
+  models::write_merged_gguf(path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
+  const io::GgufFile merged = io::GgufFile::open(path);
+  std::filesystem::remove(path);  // the map keeps it readable
+
+  EXPECT_EQ(merged.unsigned_integer("general.file_type"), 1u);
+  EXPECT_EQ(merged.strings("tokenizer.ggml.tokens"), f.strings("tokenizer.ggml.tokens"));
+  EXPECT_EQ(merged.string("general.architecture"), f.string("general.architecture"));
+  const io::GgufTensor* norm = merged.find_tensor("blk.0.attn_norm.weight");
+  const io::GgufTensor* embd = merged.find_tensor("token_embd.weight");
+  ASSERT_TRUE(norm && embd);
+  EXPECT_EQ(norm->type, quant::GgmlType::F32);
+  EXPECT_EQ(embd->type, quant::GgmlType::F16);
+  EXPECT_EQ(0, std::memcmp(embd->data, f.find_tensor("token_embd.weight")->data, embd->bytes)) << "not adapted: as it was";
+
+  train::Model m(ctx(), models::llama_graph(models::read_gguf_config(merged), T), Format::F32, 1, 1, false, false);
+  train::load_gguf_weights(merged, m);
+  const std::vector<float> z = forward_logits(m, Format::F32, r.ids, V);
+  const double bound = llamacpp_bound(cfg, T, false);
+  expect_close(name + " merged F16 against llama.cpp with the adapter", z, r.logits, bound);
+  EXPECT_GE(expect_same_greedy(name + " merged", z, r, V, bound), 3);
+}
+
+// A quantized base merges too (its blocks dequantized, the sum in F16): the
+// merged file gives the LoRA graph's logits on that base, within one more
+// 16-bit stage per weight.
+TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoF16) {
+  const std::string name = GetParam();
+  const io::GgufFile f = io::GgufFile::open(gguf_fixture(name + (name == "llama" ? "_q4_k_m.gguf" : "_q5_k_m.gguf")));
+  if (const std::string missing = missing_dequantization(f); !missing.empty()) GTEST_SKIP() << missing;
+  const models::LlamaConfig cfg = models::read_gguf_config(f);
+  const LlamaCppRun r = llamacpp_run(name + "_f16");
+  const uint32_t T = uint32_t(r.ids.size()), V = cfg.vocab_size;
+  const models::LoraConfig lc = fixture_lora();
+  train::Model lora_model(ctx(), models::llama_graph(cfg, T, lc), Format::F32, 1, /*seed=*/1, false, false);
+  train::load_gguf_weights(f, lora_model);
+  const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
+  const std::vector<float> want = forward_logits(lora_model, Format::F32, r.ids, V);
+  const std::string path = temp_gguf("merged-q");
+  models::write_merged_gguf(path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
+  const io::GgufFile merged = io::GgufFile::open(path);
+  std::filesystem::remove(path);
+  for (const io::GgufTensor& t : merged.tensors()) EXPECT_FALSE(quant::is_quantized(t.type)) << t.name;
+  EXPECT_FALSE(merged.find("quantize.imatrix.file")) << "the quantizer's keys are dropped";
+
+  train::Model m(ctx(), models::llama_graph(models::read_gguf_config(merged), T), Format::F32, 1, 1, false, false);
+  train::load_gguf_weights(merged, m);
+  expect_close(name + " quantized base merged", forward_logits(m, Format::F32, r.ids, V), want,
+               bound_for(Format::F16, forward_sqrt_k(cfg, T), forward_roundings(cfg)));
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufMergeGolden, ::testing::Values("llama", "qwen2"));
 
 INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufGolden,
                          ::testing::Values("llama_f16", "llama_q8_0", "llama_q4_0", "llama_q4_k_m", "qwen2_f16",

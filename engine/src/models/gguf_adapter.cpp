@@ -9,18 +9,15 @@
 #include "vkamp/platform/files.hpp"
 
 namespace vkamp::models {
-namespace {
 
-// The B rows in the file's order: the file's row from[r] holds row r.
-std::vector<float> permuted_rows(const std::vector<float>& b, uint32_t rows, uint32_t heads) {
+std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads) {
+  if (heads == 0) return b;
   const std::vector<uint32_t> from = gguf_rotary_rows(rows, heads);
   const size_t width = b.size() / rows;
   std::vector<float> out(b.size());
   for (uint32_t r = 0; r < rows; ++r) std::memcpy(&out[from[r] * width], &b[r * width], width * sizeof(float));
   return out;
 }
-
-}  // namespace
 
 std::string gguf_architecture(const LlamaConfig& c) { return c.architecture == "Qwen2ForCausalLM" ? "qwen2" : "llama"; }
 
@@ -54,8 +51,7 @@ void write_gguf_adapter(const std::string& path, const graph::Graph& g, const Lo
       if (name.find(".k_proj.") != std::string::npos) heads = base.num_key_value_heads;
     }
     tensors.push_back({gguf_adapter_name(name), {t.dims[1], t.dims[0]}, quant::GgmlType::F32, [&values, name, rows, heads] {
-                         std::vector<float> v = values(name);
-                         if (heads) v = permuted_rows(v, rows, heads);
+                         const std::vector<float> v = gguf_adapter_rows(values(name), rows, heads);
                          std::vector<uint8_t> bytes(v.size() * sizeof(float));
                          std::memcpy(bytes.data(), v.data(), bytes.size());
                          return bytes;

@@ -24,6 +24,10 @@ std::string gguf_architecture(const LlamaConfig& c);
 // "model.layers.0.self_attn.q_proj.lora_A.weight" -> "blk.0.attn_q.weight.lora_a".
 std::string gguf_adapter_name(const std::string& adapter);
 
+// B's rows (PEFT's [rows, r]) in a `llama` file's order for a q or k
+// projection of `heads` heads (gguf_rotary_rows); unchanged for heads 0.
+std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads);
+
 // Writes `path` atomically (never a partial file). `values(name)` gives each
 // adapter's fp32 values (the masters), in PEFT's layout. ConfigError for a
 // graph without adapters or an adapter on a module GGUF has no name for.

@@ -1,0 +1,95 @@
+#include "vkamp/models/gguf_merge.hpp"
+
+#include <cstring>
+#include <map>
+
+#include "vkamp/config_error.hpp"
+#include "vkamp/float_formats.hpp"
+#include "vkamp/io/gguf_writer.hpp"
+#include "vkamp/models/gguf_adapter.hpp"
+#include "vkamp/models/gguf_model.hpp"
+#include "vkamp/models/hf_checkpoint.hpp"
+#include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/platform/files.hpp"
+#include "vkamp/quant/dequantize.hpp"
+
+namespace vkamp::models {
+namespace {
+
+constexpr uint32_t kFileTypeF16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
+
+// The adapters of each adapted weight, by the weight's GGUF name.
+struct Adapted {
+  std::string a, b;
+  uint32_t heads = 0;  // a llama base's q or k: B's rows permuted for these heads
+};
+
+std::map<std::string, Adapted> adapted_weights(const io::GgufFile& base, const graph::Graph& g) {
+  const LlamaConfig c = read_gguf_config(base);
+  const bool permuted = gguf_permutes_rotary(base);
+  std::map<std::string, Adapted> out;
+  for (int i : g.param_indices()) {
+    const std::string& name = g.tensors()[i].name;
+    const size_t at = name.find(".lora_A.weight");
+    if (at == std::string::npos) continue;
+    const std::string weight = name.substr(0, at) + ".weight";
+    const std::string file_name = gguf_tensor_name(weight).value_or(weight);
+    if (!base.find_tensor(file_name))
+      throw ConfigError(base.path() + ": the adapter " + name + " adapts " + file_name + ", which the file lacks");
+    Adapted& a = out[file_name];
+    a.a = name;
+    a.b = name.substr(0, at) + ".lora_B.weight";
+    if (permuted && weight.find(".q_proj.") != std::string::npos) a.heads = c.num_attention_heads;
+    if (permuted && weight.find(".k_proj.") != std::string::npos) a.heads = c.num_key_value_heads;
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_merged_gguf(const std::string& path, const io::GgufFile& base, const graph::Graph& g, const LoraConfig& lora,
+                       const std::function<std::vector<float>(const std::string& name)>& values) {
+  const std::map<std::string, Adapted> adapted = adapted_weights(base, g);
+  io::GgufMetadata meta;
+  for (const auto& [key, v] : base.metadata()) {
+    if (key.rfind("quantize.", 0) == 0) continue;  // the quantizer's record (imatrix...) no longer applies
+    meta.emplace_back(key, key == "general.file_type" ? io::gguf_u32(kFileTypeF16) : v);
+  }
+  if (!base.find("general.file_type")) meta.emplace_back("general.file_type", io::gguf_u32(kFileTypeF16));
+  std::vector<io::GgufTensorOut> tensors;
+  for (const io::GgufTensor& t : base.tensors()) {
+    const bool matrix = t.dims.size() >= 2;
+    const io::GgufTensor* src = &t;
+    const auto it = adapted.find(t.name);
+    const Adapted* ad = it == adapted.end() ? nullptr : &it->second;
+    tensors.push_back({t.name, t.dims, matrix ? quant::GgmlType::F16 : quant::GgmlType::F32, [src, ad, matrix, &values, &lora] {
+                         const uint64_t row = src->dims[0], rows = src->elements() / row;
+                         const uint64_t row_bytes = quant::ggml_row_bytes(src->type, row);
+                         std::vector<float> w(src->elements());
+                         for (uint64_t r = 0; r < rows; ++r)
+                           quant::dequantize_row(src->type, src->data + r * row_bytes, w.data() + r * row, row);
+                         if (ad) {
+                           // B's rows in the file's order, as W's are
+                           const std::vector<float> b = gguf_adapter_rows(values(ad->b), uint32_t(rows), ad->heads);
+                           fold_adapter(w, values(ad->a), b, lora);
+                         }
+                         std::vector<uint8_t> bytes(w.size() * (matrix ? 2 : 4));
+                         if (!matrix) {
+                           std::memcpy(bytes.data(), w.data(), bytes.size());
+                           return bytes;
+                         }
+                         for (size_t i = 0; i < w.size(); ++i) {
+                           const uint16_t h = f32_to_fp16(w[i]);
+                           std::memcpy(&bytes[2 * i], &h, 2);
+                         }
+                         return bytes;
+                       }});
+  }
+  try {
+    io::write_gguf(path, meta, tensors);
+  } catch (const platform::FileError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
+}  // namespace vkamp::models
