@@ -48,8 +48,45 @@ FineTuneSource finetune_source(const FineTuneOptions& o) {
   if (!o.model_dir.empty() && !o.synthetic.empty())
     throw ConfigError("--model and --synthetic both given: fine-tune a folder, or plan a preset shape");
   if (!o.synthetic.empty()) return {*models::llama_preset(o.synthetic), o.synthetic};
-  if (o.model_dir.empty()) throw ConfigError("--model DIR is required (a Hugging Face model folder), or --synthetic NAME");
+  if (o.model_dir.empty())
+    throw ConfigError("--model DIR|FILE.gguf is required (a Hugging Face model folder or a GGUF file), or --synthetic NAME");
+  if (models::is_gguf_path(o.model_dir)) {
+    std::shared_ptr<const io::GgufFile> f;
+    try {
+      f = std::make_shared<const io::GgufFile>(io::GgufFile::open(o.model_dir));
+    } catch (const io::FormatError& e) {
+      throw ConfigError(e.what());
+    }
+    return {models::read_gguf_config(*f), o.model_dir, f};
+  }
   return {models::read_hf_config(o.model_dir), o.model_dir};
+}
+
+graph::Graph finetune_graph(const FineTuneOptions& o, const FineTuneSource& source) {
+  graph::Graph g = models::llama_graph(source.config, o.seq_len, lora_config(o));
+  if (source.gguf) {
+    if (!o.quantize.empty())
+      throw ConfigError("--quantize " + o.quantize + " with a GGUF file: its weights keep the file's own types");
+    models::hold_gguf_blocks(g, *source.gguf);
+  } else if (const std::optional<quant::GgmlType> t = finetune_quantize_type(o)) {
+    models::hold_frozen_in_blocks(g, *t);
+  }
+  return g;
+}
+
+std::optional<quant::GgmlType> finetune_quantize_type(const FineTuneOptions& o) {
+  if (o.quantize.empty()) return std::nullopt;
+  const std::optional<quant::GgmlType> t = quant::ggml_type_from_name(o.quantize);
+  if (!t || !quant::is_quantized(*t))
+    throw ConfigError("--quantize " + o.quantize + ": not a block type vkamp holds (q8_0, q4_0, q4_1, q5_0, q5_1, "
+                      "q4_k, q5_k, q6_k)");
+  if (o.lora_rank == 0) throw ConfigError("--quantize needs a frozen base: LoRA (--lora-rank above 0)");
+  return t;
+}
+
+uint64_t load_finetune_weights(const FineTuneOptions& o, const FineTuneSource& source, train::Model& model) {
+  if (source.gguf) return train::load_gguf_weights(*source.gguf, model);
+  return train::load_hf_weights(o.model_dir, model);
 }
 
 models::LoraConfig lora_config(const FineTuneOptions& o) {
@@ -63,6 +100,7 @@ models::LoraConfig lora_config(const FineTuneOptions& o) {
 
 void check_finetune_outputs(const RunOptions& cfg) {
   const FineTuneOptions& o = cfg.ft;
+  finetune_quantize_type(o);
   const bool trains = !cfg.dry_run && !o.evaluate_only;
   if (trains && o.out_dir.empty() && o.synthetic.empty())
     throw ConfigError("--out DIR is required: where the adapters are written");
@@ -71,6 +109,9 @@ void check_finetune_outputs(const RunOptions& cfg) {
   if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
     throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
                       "FILE.gguf), a model folder into a folder");
+  if (trains && models::is_gguf_path(o.model_dir) && o.lora_rank == 0)
+    throw ConfigError("a GGUF base trains LoRA adapters only: --lora-rank 0 writes a Hugging Face folder, which needs "
+                      "the base's config.json and tokenizer files");
   if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
     throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
 }
@@ -90,8 +131,9 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
     return {data::HostData::windows(tokens, o.seq_len, o.seq_len), data::HostData::windows(one_batch, o.seq_len, o.seq_len),
             "random tokens (--synthetic: a plan of memory and speed)"};
   }
-  if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR, not --synthetic");
-  const text::Tokenizer tok = text::Tokenizer::load(o.model_dir);
+  if (o.model_dir.empty()) throw ConfigError("--data needs the model's tokenizer: give --model DIR|FILE.gguf, not --synthetic");
+  const FineTuneSource source = finetune_source(o);
+  const text::Tokenizer tok = source.gguf ? text::Tokenizer::from_gguf(*source.gguf) : text::Tokenizer::load(o.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), o.model_dir);
   FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
   std::string what = o.data_path + ": " + std::to_string(t.documents) + " documents, " + std::to_string(t.train.size()) +
@@ -125,13 +167,13 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
   std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout" +
                      (best ? "; --save-best: the adapters of " + app::held_out_text(run.best->metric, run.best->value) + ")\n"
                            : ")\n");
-  if (models::is_gguf_path(o.model_dir)) {  // llama.cpp's and Ollama's form too
+  if (source.gguf) {  // llama.cpp's and Ollama's form too
     models::write_gguf_adapter(o.out_dir + "/adapter.gguf", model.graph(), lora, source.config,
                                [&](const std::string& adapter) { return *master_values(model, master, adapter); });
     said += "wrote " + o.out_dir + "/adapter.gguf (llama.cpp's --lora, Ollama's ADAPTER)\n";
   }
-  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir)) {
-    models::write_merged_gguf(o.merge_dir, io::GgufFile::open(o.model_dir), model.graph(), lora,
+  if (!o.merge_dir.empty() && source.gguf) {
+    models::write_merged_gguf(o.merge_dir, *source.gguf, model.graph(), lora,
                               [&](const std::string& adapter) { return *master_values(model, master, adapter); });
     said += "wrote the merged model " + o.merge_dir + " (F16 GGUF, each adapted weight W + alpha/r B A)\n";
   } else if (!o.merge_dir.empty()) {
@@ -156,11 +198,9 @@ Workload finetune_workload(const RunOptions& cfg) {
     d.test = std::move(s.val);
     return d;
   };
-  w.graph = [](const RunOptions& o, const Datasets&) {
-    return models::llama_graph(finetune_source(o.ft).config, o.ft.seq_len, lora_config(o.ft));
-  };
+  w.graph = [](const RunOptions& o, const Datasets&) { return finetune_graph(o.ft, finetune_source(o.ft)); };
   w.prepare = [](const RunOptions& o, train::Trainer& t) {
-    if (!o.ft.model_dir.empty()) train::load_hf_weights(o.ft.model_dir, t.model());
+    if (!o.ft.model_dir.empty()) load_finetune_weights(o.ft, finetune_source(o.ft), t.model());
   };
   w.finish = [](const RunOptions& o, const train::Trainer& t, const RunResult& run) {
     return write_finetune_outputs(o, finetune_source(o.ft), t, run);

@@ -4,11 +4,14 @@
 // the run keeps (adapters in PEFT's layout, a merged or whole model
 // folder). vkamp-finetune, llama_tiny and vkamp-studio --finetune run it.
 #pragma once
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "app/run_loop.hpp"
 #include "app/run_options.hpp"
 #include "app/workloads.hpp"
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/models/llama.hpp"
 #include "vkamp/train/trainer.hpp"
 
@@ -16,15 +19,25 @@ namespace vkamp::app {
 
 struct FineTuneSource {
   models::LlamaConfig config;
-  std::string name;  // the folder as given, or the preset's name
+  std::string name;  // the folder or file as given, or the preset's name
+  std::shared_ptr<const io::GgufFile> gguf;  // --model FILE.gguf, mapped
 };
 // Throws ConfigError when neither or both of --model and --synthetic are given.
 FineTuneSource finetune_source(const FineTuneOptions& o);
+// --quantize's block type; ConfigError for a name vkamp does not hold or a
+// run without a frozen base.
+std::optional<quant::GgmlType> finetune_quantize_type(const FineTuneOptions& o);
+// The graph a fine-tune trains: llama_graph with the LoRA settings, its
+// frozen base held in the GGUF file's own blocks or in --quantize's.
+graph::Graph finetune_graph(const FineTuneOptions& o, const FineTuneSource& source);
+// The weights of --model (a folder or a GGUF file) into the model; the bytes read.
+uint64_t load_finetune_weights(const FineTuneOptions& o, const FineTuneSource& source, train::Model& model);
 
 models::LoraConfig lora_config(const FineTuneOptions& o);
 
 // Throws ConfigError for outputs the flags cannot give (no --out for a
-// run that trains, --merge without adapters, a folder without a base).
+// run that trains, --merge without adapters, a folder without a base, a
+// GGUF base's full model) and for a --quantize it cannot hold.
 void check_finetune_outputs(const RunOptions& cfg);
 
 // The packed sequences: from --data through the folder's tokenizer, or (a

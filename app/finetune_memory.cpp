@@ -12,25 +12,25 @@ std::string mib(uint64_t bytes) { return train::mib_text(bytes, 0) + " MiB"; }
 
 }  // namespace
 
-graph::MemoryReport finetune_plan(Context& ctx, const RunOptions& cfg, const models::LlamaConfig& c) {
+graph::MemoryReport finetune_plan(Context& ctx, const RunOptions& cfg, const FineTuneSource& source) {
   const bool sgd = cfg.optimizer.kind == config::OptimizerKind::SGD;
   const bool m1 = !sgd || cfg.optimizer.momentum > 0, m2 = !sgd;
-  const graph::Graph g = models::llama_graph(c, cfg.ft.seq_len, lora_config(cfg.ft));
+  const graph::Graph g = finetune_graph(cfg.ft, source);
   // As the Trainer builds it: the head in chunks where it can (logit_chunks.hpp).
   train::LogitChunking chunking;
   if (cfg.scaler.mode != config::LossScaleMode::PerLayer) chunking = train::LogitChunking::from_env();
   return train::Model::plan(ctx, g, cfg.precision, cfg.batch, m1, m2, cfg.amp_level, cfg.recompute, chunking);
 }
 
-void check_finetune_memory(Context& ctx, const RunOptions& cfg, const models::LlamaConfig& c) {
-  const graph::MemoryReport plan = finetune_plan(ctx, cfg, c);
+void check_finetune_memory(Context& ctx, const RunOptions& cfg, const FineTuneSource& source) {
+  const graph::MemoryReport plan = finetune_plan(ctx, cfg, source);
   try {
     train::check_memory_fits(ctx, plan);
   } catch (const train::MemoryPlanError& e) {
     const uint64_t available = e.budget;
     std::string fits;
     auto tried = [&](const std::string& flag, const RunOptions& other) {
-      const uint64_t total = finetune_plan(ctx, other, c).total();
+      const uint64_t total = finetune_plan(ctx, other, source).total();
       if (total > available) return false;
       fits += (fits.empty() ? "" : "; ") + flag + " (" + mib(total) + ")";
       return true;

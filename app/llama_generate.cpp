@@ -2,9 +2,11 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/models/gguf_model.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_decoder.hpp"
 #include "vkamp/models/peft_adapter.hpp"
@@ -19,6 +21,7 @@ namespace {
 // config.json's torch_dtype, when it names bfloat16: fp16's range is too
 // small for some bf16-trained models' activations.
 Format default_precision(const std::string& dir) {
+  if (models::is_gguf_path(dir)) return Format::F16;
   std::ifstream in(platform::path_from_utf8(dir) / "config.json", std::ios::binary);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   return j.is_object() && j.value("torch_dtype", "") == "bfloat16" ? Format::BF16 : Format::F16;
@@ -44,8 +47,16 @@ void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, g
 }  // namespace
 
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
-  const models::LlamaConfig c = models::read_hf_config(g.model_dir);
-  const text::Tokenizer tok = text::Tokenizer::load(g.model_dir);
+  // A GGUF file's blocks are dequantized into the run's format: the
+  // decoder reads its weights in one format.
+  std::optional<io::GgufFile> gguf;
+  try {
+    if (models::is_gguf_path(g.model_dir)) gguf = io::GgufFile::open(g.model_dir);
+  } catch (const io::FormatError& e) {
+    throw ConfigError(e.what());
+  }
+  const models::LlamaConfig c = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(g.model_dir);
+  const text::Tokenizer tok = gguf ? text::Tokenizer::from_gguf(*gguf) : text::Tokenizer::load(g.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), g.model_dir);
   const std::vector<int32_t> prompt = tok.encode(g.prompt, /*add_special=*/true);
   if (prompt.empty()) throw ConfigError("--prompt gives no tokens");
@@ -53,18 +64,20 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   if (positions > c.max_position_embeddings)
     throw ConfigError("the prompt's " + std::to_string(prompt.size()) + " tokens and --max-new-tokens " +
                       std::to_string(g.max_new_tokens) + " need " + std::to_string(positions) +
-                      " positions, past max_position_embeddings " + std::to_string(c.max_position_embeddings) + " of " +
-                      g.model_dir + "/config.json");
+                      " positions, past max_position_embeddings " + std::to_string(c.max_position_embeddings) + " of " + g.model_dir);
   Generated out;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
   // Every weight frozen: held once, in the run's format, for the decoder.
   models::LoraConfig frozen;
   frozen.frozen_base = true;
   train::Model model(ctx, models::llama_graph(c, 1, frozen), out.precision, 1, g.seed, false, false);
-  models::load_hf_weight_slices(g.model_dir, model.graph(), [&](const std::string& name, uint64_t first,
-                                                                std::vector<float>&& v) {
+  const models::TensorSliceSink put = [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
     model.frozen().write_slice(name, first, v);
-  });
+  };
+  if (gguf)
+    models::load_gguf_weight_slices(*gguf, model.graph(), put);
+  else
+    models::load_hf_weight_slices(g.model_dir, model.graph(), put);
   if (!g.adapter_dir.empty()) fold_adapter_folder(g.adapter_dir, c, model.frozen());
   const graph::FrozenStore& weights = model.frozen();
   models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "app/finetune_job.hpp"
 #include "app/finetune_memory.hpp"
@@ -15,6 +17,31 @@
 
 namespace vkamp::samples {
 
+namespace {
+
+// What the frozen base is held in: the run's format, or blocks too (and
+// which matrices --quantize could not hold: rows of partial blocks).
+std::string quant_text(const app::RunOptions& cfg, const train::Model& model) {
+  std::map<std::string, uint64_t> blocks;
+  uint32_t unquantized = 0;
+  for (const graph::FrozenTensor& t : model.frozen().tensors()) {
+    if (t.blocks) blocks[quant::ggml_type_info(*t.blocks).name] += t.bytes;
+    else if (model.graph().tensor(t.name).dims.size() == 2) ++unquantized;
+  }
+  std::string s = format_name(cfg.precision);
+  char mib[32];
+  for (const auto& [type, bytes] : blocks) {
+    std::snprintf(mib, sizeof mib, "%.1f", double(bytes) / (1 << 20));
+    s += ", " + type + " blocks (" + mib + " MiB, kept quantized)";
+  }
+  if (!cfg.ft.quantize.empty() && unquantized)
+    s += "; " + std::to_string(unquantized) + " matrices stay " + format_name(cfg.precision) + ": their rows are not whole " +
+         cfg.ft.quantize + " blocks";
+  return s;
+}
+
+}  // namespace
+
 int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   const app::FineTuneOptions& o = cfg.ft;
   const app::FineTuneSource source = app::finetune_source(o);
@@ -22,22 +49,22 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
   const models::LoraConfig lora = app::lora_config(o);
   app::FineTuneSequences data = app::finetune_sequences(cfg, source.config);
   try {
-    app::check_finetune_memory(ctx, cfg, source.config);  // before anything is allocated
+    app::check_finetune_memory(ctx, cfg, source);  // before anything is allocated
   } catch (const train::MemoryPlanError& e) {
     if (!cfg.dry_run) throw;
     std::printf("%s: --dry-run: planned, not allocated: %s\n", name, e.what());
     return 2;
   }
-  train::Trainer trainer(ctx, cfg, models::llama_graph(source.config, o.seq_len, lora), train::LossKind::SoftmaxXent,
-                         data.train);
+  train::Trainer trainer(ctx, cfg, app::finetune_graph(o, source), train::LossKind::SoftmaxXent, data.train);
   train::Model& model = trainer.model();
   if (!o.model_dir.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    const uint64_t bytes = train::load_hf_weights(o.model_dir, model);
+    const uint64_t bytes = app::load_finetune_weights(o, source, model);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!cfg.quiet)
       std::printf("%s: loaded %.1f MiB of weights in %.2f s (%.0f MiB/s), converted to %s on the way\n", name,
-                  double(bytes) / (1 << 20), s, s > 0 ? double(bytes) / (1 << 20) / s : 0.0, format_name(cfg.precision));
+                  double(bytes) / (1 << 20), s, s > 0 ? double(bytes) / (1 << 20) / s : 0.0,
+                  quant_text(cfg, model).c_str());
   }
   if (!cfg.quiet)
     std::printf("%s: %s (%s, %u layers, %u heads, %u key/value heads, hidden %u): %llu frozen, %llu "

@@ -52,13 +52,13 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
                                          VKAMP_FIELD(weights), "required unless --model");
     weights.check = [](const Options& o) {
       if (o.weights.empty() == o.model.empty())
-        throw ConfigError("give --weights FILE (a GPT saved by charlm --save) or --model DIR (a Llama-family Hugging "
-                          "Face folder), one of them");
+        throw ConfigError("give --weights FILE (a GPT saved by charlm --save) or --model DIR|FILE.gguf (a Llama-family "
+                          "Hugging Face folder or GGUF file), one of them");
     };
     return std::vector<config::Setting<Options>>{
         weights,
-        config::text<Options>("model", {g, "DIR", "a Llama-family Hugging Face folder (config.json, safetensors, "
-                                                  "tokenizer.json)"},
+        config::text<Options>("model", {g, "DIR|FILE.gguf", "a Llama-family Hugging Face folder (config.json, safetensors, "
+                                                           "tokenizer.json) or GGUF file (dequantized into the run's format)"},
                               VKAMP_FIELD(model), "none"),
         config::text<Options>("adapter", {g, "DIR", "--model: a PEFT LoRA adapter folder to fold in"},
                               VKAMP_FIELD(adapter), "none"),

@@ -114,6 +114,34 @@ TEST_F(FineTuneCli, MaxStepsZeroOnlyEvaluatesAndJsonLinesTrain) {
   EXPECT_EQ(a.tensors.size(), 2u * 2 * 2);  // q and v only
 }
 
+// QLoRA over a Hugging Face folder: the frozen base quantized into Q8_0
+// blocks at load, kept so on the device, and the adapters still learn.
+// K types need rows of 256, which the tiny model's 64 are not: they say so.
+TEST_F(FineTuneCli, QuantizeHoldsTheBaseInBlocksAndTheAdaptersLearn) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  std::string lines;
+  for (int i = 0; i < 60; ++i)
+    lines += "{\"text\": \"Line " + std::to_string(i) + ": the program is free software, and you may share it.\"}\n";
+  const std::string data = write("q.jsonl", lines);
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                  " --seq-len 32 --max-steps 8 --eval-every 8 --lr 1e-2 --quantize q8_0 --out " +
+                                                  path("q8"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("q8_0 blocks"), std::string::npos) << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before) << r.output;
+  const Result k = run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                  " --seq-len 32 --max-steps 0 --quantize q4_k");
+  ASSERT_EQ(k.status, 0) << k.output;
+  EXPECT_NE(k.output.find("their rows are not whole q4_k blocks"), std::string::npos) << k.output;
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + " --data " + data + " --quantize q3_k"),
+                       "--quantize q3_k"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + " --data " + data +
+                                                      " --quantize q8_0 --lora-rank 0 --out " + path("full")),
+                       "needs a frozen base"));
+}
+
 // Prompt/completion lines: the loss is on the completions alone. Here every
 // completion is the same answer to a varied question, which one epoch
 // learns as far as the random model's frozen lm_head lets it: the

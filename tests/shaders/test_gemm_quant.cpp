@@ -5,6 +5,7 @@
 // The dequantization itself is bit for bit ggml's (test_dequantize.cpp),
 // so each W value the kernel multiplies is exact in fp32 and the bound is
 // the plain GEMM's: k fp32 roundings, then one to the format.
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "support/reference.hpp"
+#include "vkamp/knobs.hpp"
 #include "shaders/gemm_reference.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
@@ -105,6 +107,39 @@ std::vector<QuantCase> quant_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shaders, GemmQuant, ::testing::ValuesIn(quant_cases()), case_name);
+
+// A weight in blocks larger than one binding (a real vocabulary's lm_head in
+// Q6_K passes lavapipe's 128 MiB): cut into whole rows that fit, C's
+// columns in the forward, the shared dimension in the input gradient (one
+// more rounding of C per cut), here under a 64 KiB binding.
+TEST_F(GpuTest, GemmQuantWeightsPastOneBindingRunInRows) {
+  ScopedEnv binding("VKAMP_TEST_MAX_BINDING", "64K");
+  ContextOptions opt;
+  opt.validation = ctx().validation();
+  Context capped(opt);
+  ASSERT_EQ(capped.info().max_storage_range, 64u << 10);
+  const Format fmt = Format::F32;
+  const uint32_t batch = 5, in = 512, out = 301;  // W: 301 rows of 420 bytes, 126 KB
+  const BlockWeight w = block_weight(GgmlType::Q6_K, out, in, 11);
+  std::vector<uint8_t> words((w.blocks.size() + 3) / 4 * 4, 0);
+  std::copy(w.blocks.begin(), w.blocks.end(), words.begin());
+  Buffer bw(capped, words.size());
+  bw.write(words.data(), words.size());
+  const auto x = random_values(size_t(batch) * in, -1, 1, fmt), dy = random_values(size_t(batch) * out, -1, 1, fmt);
+  Buffer bx = upload(capped, fmt, x), bdy = upload(capped, fmt, dy);
+  Buffer by = poisoned(capped, fmt, size_t(batch) * out), bdx = poisoned(capped, fmt, size_t(batch) * in);
+  Sequence seq(capped);
+  seq.begin();
+  ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out, {}, GgmlType::Q6_K);
+  ops::linear_backward_input(seq, fmt, bdy, bw, bdx, batch, in, out, false, {}, GgmlType::Q6_K);
+  seq.end();
+  seq.run();
+  const double cuts = std::ceil(double(words.size()) / (64 << 10));
+  EXPECT_TRUE(close_to(download(by, fmt, size_t(batch) * out), ref_forward(x, w.values, batch, in, out),
+                       gemm_bound(fmt, in), smallest_normal(fmt)));
+  EXPECT_TRUE(close_to(download(bdx, fmt, size_t(batch) * in), ref_backward_input(dy, w.values, batch, in, out),
+                       gemm_bound(fmt, out, cuts), smallest_normal(fmt)));
+}
 
 TEST_F(GpuTest, GemmQuantRefusesRowsOfPartialBlocks) {
   const Buffer w(ctx(), 4096), x(ctx(), 4096), y(ctx(), 4096);

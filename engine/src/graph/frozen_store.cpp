@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "param_init.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/quant/dequantize.hpp"
 #include "vkamp/quant/quantize.hpp"
@@ -35,7 +36,27 @@ FrozenStore::FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed
   values_->fill(0);  // padding
   for (size_t i = 0; i < tensors_.size(); ++i) {
     std::mt19937_64 gen(seed ^ (0x9E3779B97F4A7C15ull * (i + 1)));
-    write(tensors_[i].name, initial_values(g.tensors()[graph_index_[i]], gen));
+    const Tensor& t = g.tensors()[graph_index_[i]];
+    if (t.blocks) {
+      write_initial_blocks(t, gen);
+      continue;
+    }
+    write(tensors_[i].name, initial_values(t, gen));
+  }
+}
+
+// A pool of up to 64 rows drawn from the Init and quantized once, repeated
+// down the tensor: quantizing a whole random 8B base into k-quant blocks
+// would take minutes, and a loaded checkpoint overwrites it anyway.
+void FrozenStore::write_initial_blocks(const Tensor& t, std::mt19937_64& gen) {
+  Tensor pool = t;
+  pool.dims[0] = std::min<uint32_t>(t.dims[0], 64);
+  const std::vector<float> v = initial_values(pool, gen);
+  std::vector<uint8_t> blocks(quant::ggml_row_bytes(*t.blocks, v.size()));
+  quant::quantize_row(*t.blocks, v.data(), blocks.data(), v.size());
+  for (uint32_t row = 0; row < t.dims[0]; row += pool.dims[0]) {
+    const uint64_t rows = std::min(pool.dims[0], t.dims[0] - row);
+    write_blocks(t.name, row, blocks.data(), blocks.size() / pool.dims[0] * rows);
   }
 }
 
@@ -78,7 +99,11 @@ void FrozenStore::write_slice(const std::string& name, uint64_t first, const std
     if (first % info.block_values != 0 || values.size() % info.block_values != 0)
       throw Error("FrozenStore: a slice of " + name + " held in " + info.name + " blocks must be whole blocks");
     std::vector<uint8_t> bytes(quant::ggml_row_bytes(*t.blocks, values.size()));
-    quant::quantize_row(*t.blocks, values.data(), bytes.data(), values.size());
+    try {
+      quant::quantize_rows_in_parallel(*t.blocks, values.data(), bytes.data(), values.size());
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(name + " cannot be held in " + info.name + " blocks: " + e.what());
+    }
     values_->write(t.offset + quant::ggml_row_bytes(*t.blocks, first), bytes.data(), bytes.size());
     return;
   }

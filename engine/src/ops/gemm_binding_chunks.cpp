@@ -44,7 +44,6 @@ bool gemm_in_binding_chunks(Sequence& seq, Format fmt, const Gemm& g, const Gemm
   if (a.bytes <= range && b.bytes <= range && c.bytes <= range && z_fits) return false;
   const std::string limit = " (" + std::to_string(range) + " bytes on this device)";
   if (g.batch != 1) throw Error("gemm: a batched product's operands exceed one storage binding" + limit);
-  if (g.b_blocks) throw Error("gemm: a product with B in ggml blocks whose operands exceed one storage binding" + limit);
   const size_t eb = format_bytes(fmt);
   const uint64_t align = std::max<uint64_t>(info.storage_offset_alignment, eb);
   const uint64_t room = (range - align) / eb;  // elements a view holds after its aligned lead
@@ -53,8 +52,18 @@ bool gemm_in_binding_chunks(Sequence& seq, Format fmt, const Gemm& g, const Gemm
   uint64_t mc = std::min<uint64_t>(g.m, room / ldc), nc = g.n, kc = g.k;
   if (!g.trans_a) mc = std::min(mc, room / lda);
   if (g.trans_a && extent(g.k, g.m, lda) > room) kc = room / lda;
-  if (g.trans_b && extent(g.n, g.k, ldb) > room) nc = room / ldb;
-  if (!g.trans_b && extent(g.k, g.n, ldb) > room) kc = std::min(kc, room / ldb);
+  // B in blocks (a quantized weight) is cut into whole stored rows whose
+  // views start at the alignment; the shader reads it from its view's start.
+  const uint64_t b_row_bytes = g.b_blocks ? quant::ggml_row_bytes(*g.b_blocks, g.trans_b ? g.k : g.n) : 0;
+  const uint64_t b_rows = g.b_blocks ? (range - 4) / b_row_bytes / (align / std::gcd(b_row_bytes, align)) *
+                                           (align / std::gcd(b_row_bytes, align))
+                                     : 0;
+  if (g.b_blocks && g.trans_b && b.bytes > range) nc = b_rows;
+  if (g.b_blocks && !g.trans_b && b.bytes > range) kc = std::min<uint64_t>(kc, b_rows);
+  if (!g.b_blocks && g.trans_b && extent(g.n, g.k, ldb) > room) nc = room / ldb;
+  if (!g.b_blocks && !g.trans_b && extent(g.k, g.n, ldb) > room) kc = std::min(kc, room / ldb);
+  if (g.b_blocks && ((g.trans_b && kc < g.k) || (!g.trans_b && nc < g.n)))
+    throw Error("gemm: B in ggml blocks is cut only into whole rows, but A or C would cut its rows" + limit);
   if (!epilogue.empty() || epilogue.z) {
     if (nc < g.n || kc < g.k || ldc != g.n)
       throw Error("gemm: a fused epilogue needs whole rows of C and the whole sum, but the operands exceed one "
@@ -78,9 +87,17 @@ bool gemm_in_binding_chunks(Sequence& seq, Format fmt, const Gemm& g, const Gemm
         const BufferView av = aligned_window(a, g.first_a + (g.trans_a ? k0 * lda + m0 : m0 * lda + k0),
                                              g.trans_a ? extent(s.k, s.m, lda) : extent(s.m, s.k, lda), eb, align,
                                              s.first_a);
-        const BufferView bv = aligned_window(b, g.first_b + (g.trans_b ? n0 * ldb + k0 : k0 * ldb + n0),
-                                             g.trans_b ? extent(s.n, s.k, ldb) : extent(s.k, s.n, ldb), eb, align,
-                                             s.first_b);
+        BufferView bv = b;
+        if (g.b_blocks) {  // whole rows of blocks, the view a whole number of words
+          const uint64_t first_row = g.trans_b ? n0 : k0, rows = g.trans_b ? s.n : s.k;
+          bv = BufferView(*b.buffer, b.offset + first_row * b_row_bytes,
+                          std::min(b.bytes - first_row * b_row_bytes, (rows * b_row_bytes + 3) / 4 * 4));
+          s.ldb = 0;
+          s.first_b = 0;
+        } else {
+          bv = aligned_window(b, g.first_b + (g.trans_b ? n0 * ldb + k0 : k0 * ldb + n0),
+                              g.trans_b ? extent(s.n, s.k, ldb) : extent(s.k, s.n, ldb), eb, align, s.first_b);
+        }
         const BufferView cv = aligned_window(c, g.first_c + m0 * ldc + n0, extent(s.m, s.n, ldc), eb, align, s.first_c);
         GemmEpilogue e = epilogue;
         if (e.z) e.z = BufferView(*e.z->buffer, e.z->offset + m0 * g.n * eb, uint64_t(s.m) * g.n * eb);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ class FrozenStore {
  private:
   const FrozenTensor& named(const std::string& name) const;
   const std::vector<uint32_t>& graph_dims(const std::string& name) const;
+  void write_initial_blocks(const Tensor& t, std::mt19937_64& gen);
 
   Format fmt_;
   std::vector<FrozenTensor> tensors_;
