@@ -81,6 +81,13 @@ std::map<std::string, std::vector<float>> load_fixture_adapters(train::Model& m)
   return out;
 }
 
+// FNV-1a, 64 bits (make_gguf_fixtures.py's fingerprint of a file).
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
 class GgufAdapterGolden : public GpuTestP<std::string> {};
 
 TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
@@ -145,6 +152,10 @@ TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
   const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
   const std::string path = temp_gguf("merged");
   models::write_merged_gguf(path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
+  if (const char* keep = std::getenv("VKAMP_WRITE_GGUF_MERGED"))
+    std::filesystem::copy_file(path, std::filesystem::path(keep) / (name + "_merged.gguf"),
+                               std::filesystem::copy_options::overwrite_existing);
+  const uint64_t fingerprint = fnv1a64(file_bytes(path));
   const io::GgufFile merged = io::GgufFile::open(path);
   std::filesystem::remove(path);  // the map keeps it readable
 
@@ -164,6 +175,19 @@ TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
   const double bound = llamacpp_bound(cfg, T, false);
   expect_close(name + " merged F16 against llama.cpp with the adapter", z, r.logits, bound);
   EXPECT_GE(expect_same_greedy(name + " merged", z, r, V, bound), 3);
+
+  // llama.cpp ran this very file (its fingerprint is in the fixture): its
+  // logits on it are vkamp's on it.
+  const io::TensorFile runs = io::read_safetensors(gguf_fixture("llamacpp.safetensors"));
+  const auto recorded = runs.metadata.find(name + "_merged.fnv1a64");
+  ASSERT_NE(recorded, runs.metadata.end()) << "make_gguf_fixtures.py recorded no run of the merged file";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
+  EXPECT_EQ(recorded->second, hex) << "vkamp's merged file differs from the one llama.cpp ran";
+  const LlamaCppRun on_merged = llamacpp_run(name + "_merged");
+  const std::vector<float> zm = forward_logits(m, Format::F32, on_merged.ids, V);
+  expect_close(name + " merged F16 against llama.cpp on that file", zm, on_merged.logits, bound);
+  EXPECT_GE(expect_same_greedy(name + " merged, llama.cpp's run", zm, on_merged, V, bound), 3);
 }
 
 // A quantized base merges too (its blocks dequantized, the sum in F16): the

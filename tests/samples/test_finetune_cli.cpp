@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 
 #include "support/cli_test.hpp"
 #include "support/test_paths.hpp"
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/platform.hpp"
 
@@ -220,6 +222,55 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + common + " --lora-rank 0 --out " + path("x") +
                                                       " --merge " + path("y")),
                        "nothing to merge"));
+}
+
+// A GGUF base (llama.cpp's own F16 file, tests/golden/fixtures/gguf): --out
+// also gets adapter.gguf, llama.cpp's keys over the run's PEFT adapters
+// (test_gguf_golden.cpp checks llama.cpp applies such a file as vkamp does),
+// and --merge FILE.gguf an F16 GGUF that loads back with the loss the run
+// ended with; --merge DIR or --lora-rank 0 on a GGUF base exits 2.
+TEST_F(FineTuneCli, GgufBaseWritesAdapterGgufAndMergesIntoGguf) {
+  const std::string model = std::string(VKAMP_GGUF_FIXTURES) + "/llama_f16.gguf";
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the cat sat on the mat, and the dog ran in the fog " + std::to_string(i) + ".\n";
+  const std::string data = write("gguf.txt", text), common = " --data " + data + " --seq-len 32 --lr 1e-2";
+  const Result r = run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 3 --lora-rank 4 --out " +
+                                                  path("ad") + " --merge " + path("merged.gguf"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("adapter.gguf"), std::string::npos) << r.output;
+
+  const vkamp::io::GgufFile a = vkamp::io::GgufFile::open(path("ad") + "/adapter.gguf");
+  EXPECT_EQ(a.string("general.type"), "adapter");
+  EXPECT_EQ(a.string("adapter.type"), "lora");
+  EXPECT_EQ(a.string("general.architecture"), "llama");
+  EXPECT_EQ(a.number("adapter.lora.alpha"), 32.0);
+  EXPECT_EQ(a.tensors().size(), 2u * 7);  // one layer, every projection, A and B
+  const vkamp::io::TensorFile peft = vkamp::io::read_safetensors(path("ad") + "/adapter_model.safetensors");
+  const std::string stem = "base_model.model.model.layers.0.";
+  for (const auto& [gguf, hf] : {std::pair{"blk.0.attn_q.weight.lora_a", "self_attn.q_proj.lora_A.weight"},
+                                 std::pair{"blk.0.attn_v.weight.lora_b", "self_attn.v_proj.lora_B.weight"},
+                                 std::pair{"blk.0.ffn_down.weight.lora_b", "mlp.down_proj.lora_B.weight"}}) {
+    const vkamp::io::GgufTensor* t = a.find_tensor(gguf);
+    ASSERT_TRUE(t) << gguf;
+    const std::vector<float> want = peft.floats(stem + hf, "adapter_model.safetensors");
+    ASSERT_EQ(t->elements(), want.size()) << gguf;
+    EXPECT_EQ(0, std::memcmp(t->data, want.data(), want.size() * 4)) << gguf << ": the trained values, as PEFT's";
+  }
+
+  const vkamp::io::GgufFile merged = vkamp::io::GgufFile::open(path("merged.gguf"));
+  EXPECT_EQ(merged.unsigned_integer("general.file_type"), 1u);
+  const Result back = run_tool("vkamp-finetune", "--model " + path("merged.gguf") + common + " --max-steps 0");
+  ASSERT_EQ(back.status, 0) << back.output;
+  // fp16 weights, as the folder test above: the loss moves far below 0.01.
+  EXPECT_NEAR(loss_before(back.output), loss_after(r.output), 0.01) << r.output << back.output;
+  EXPECT_GT(std::abs(loss_after(r.output) - loss_before(r.output)), 0.02) << "the run must change the loss";
+
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --out " + path("x") +
+                                                      " --merge " + path("folder")),
+                       "merges into a GGUF file"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --lora-rank 0 --out " +
+                                                      path("x")),
+                       "LoRA adapters only"));
 }
 
 // vkamp-generate --model streams tokens from a Llama folder: greedy (--temperature 0) gives the

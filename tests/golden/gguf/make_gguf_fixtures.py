@@ -33,7 +33,12 @@ prebuilt CPU libraries (default .../@node-llama-cpp/linux-x64/bins/linux-x64).
    writes it there when run with VKAMP_WRITE_GGUF_ADAPTER=1, from values
    it draws itself), llama.cpp's logits on <model>_f16.gguf with the adapter
    applied (llama_adapter_lora_init, scale 1) are added as
-   <model>_f16+adapter.*.
+   <model>_f16+adapter.*. With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
+   test, run with it, left <model>_merged.gguf, the base with that adapter
+   merged in by vkamp's --merge FILE.gguf), llama.cpp's logits on the merged
+   file are added as <model>_merged.* and the file's FNV-1a 64 in the
+   metadata (<model>_merged.fnv1a64): the test checks that vkamp still
+   writes those bytes.
 
 llamacpp_run.c is the small C program over libllama that quantizes and
 decodes (built here with gcc against llama.cpp's headers).
@@ -55,6 +60,9 @@ LLAMA_CPP = sys.argv[1] if len(sys.argv) > 1 else "/work/llamacpp/llama.cpp"
 LIBS = sys.argv[2] if len(sys.argv) > 2 else \
     "/work/llamacpp/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
 OUT = os.path.join(os.path.dirname(HERE), "fixtures", "gguf")
+# Where test_gguf_golden.cpp left the merged F16 files (VKAMP_WRITE_GGUF_MERGED=DIR): too large to commit,
+# they are fingerprinted instead.
+MERGED = os.environ.get("VKAMP_WRITE_GGUF_MERGED", "")
 
 SEED = 20261206
 VOCAB = 288
@@ -187,6 +195,14 @@ def convert(folder, out):
     convert_hf_to_gguf.main()
 
 
+def fnv1a64(data):
+    """FNV-1a, 64 bits: the merged file's fingerprint (test_gguf_golden.cpp computes it too)."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def build_tool(tmp):
     exe = os.path.join(tmp, "llamacpp_run")
     subprocess.check_call(["gcc", "-O1", "-o", exe, os.path.join(HERE, "llamacpp_run.c"),
@@ -234,8 +250,16 @@ def main():
             ids, z = run_logits(tool, tmp, os.path.join(OUT, f"{name}_f16.gguf"), adapter)
             tensors += [(f"{name}_f16+adapter.ids", ids), (f"{name}_f16+adapter.logits", z)]
             print(f"{name}_f16+adapter greedy", ids[len(PROMPT):].tolist())
-        write_safetensors(os.path.join(OUT, "llamacpp.safetensors"), tensors,
-                          {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)})
+        metadata = {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)}
+        for name in MODELS:
+            merged = os.path.join(MERGED, f"{name}_merged.gguf") if MERGED else ""
+            if not merged or not os.path.exists(merged):
+                continue
+            ids, z = run_logits(tool, tmp, merged)
+            tensors += [(f"{name}_merged.ids", ids), (f"{name}_merged.logits", z)]
+            metadata[f"{name}_merged.fnv1a64"] = "%016x" % fnv1a64(open(merged, "rb").read())
+            print(f"{name}_merged greedy", ids[len(PROMPT):].tolist())
+        write_safetensors(os.path.join(OUT, "llamacpp.safetensors"), tensors, metadata)
 
 
 if __name__ == "__main__":
