@@ -33,7 +33,7 @@ prebuilt CPU libraries (default .../@node-llama-cpp/linux-x64/bins/linux-x64).
    writes it there when run with VKAMP_WRITE_GGUF_ADAPTER=1, from values
    it draws itself), llama.cpp's logits on <model>_f16.gguf with the adapter
    applied (llama_adapter_lora_init, scale 1) are added as
-   <model>_f16+adapter.*. With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
+   <file>+adapter.*, for the F16 file and each quantized one. With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
    test, run with it, left <model>_merged.gguf, the base with that adapter
    merged in by vkamp's --merge FILE.gguf), llama.cpp's logits on the merged
    file are added as <model>_merged.* and the file's FNV-1a 64 in the
@@ -242,15 +242,17 @@ def main():
             ids, z = run_logits(tool, tmp, os.path.join(OUT, f + ".gguf"))
             tensors += [(f + ".ids", ids), (f + ".logits", z)]
             print(f, "greedy", ids[len(PROMPT):].tolist(), "logit rms %.3f" % z.pow(2).mean().sqrt())
-        for name in MODELS:
-            adapter = os.path.join(OUT, f"{name}_adapter.gguf")
+        for f in files:
+            adapter = os.path.join(OUT, f.split("_")[0] + "_adapter.gguf")
             if not os.path.exists(adapter):
                 print("no", adapter, "(run the test with VKAMP_WRITE_GGUF_ADAPTER=1 first)")
                 continue
-            ids, z = run_logits(tool, tmp, os.path.join(OUT, f"{name}_f16.gguf"), adapter)
-            tensors += [(f"{name}_f16+adapter.ids", ids), (f"{name}_f16+adapter.logits", z)]
-            print(f"{name}_f16+adapter greedy", ids[len(PROMPT):].tolist())
+            ids, z = run_logits(tool, tmp, os.path.join(OUT, f + ".gguf"), adapter)
+            tensors += [(f + "+adapter.ids", ids), (f + "+adapter.logits", z)]
+            print(f + "+adapter greedy", ids[len(PROMPT):].tolist())
         metadata = {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)}
+        if not MERGED:
+            print("no VKAMP_WRITE_GGUF_MERGED: no runs of merged files recorded (test_gguf_golden.cpp needs them)")
         for name in MODELS:
             merged = os.path.join(MERGED, f"{name}_merged.gguf") if MERGED else ""
             if not merged or not os.path.exists(merged):
