@@ -19,6 +19,13 @@ std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32
   return out;
 }
 
+uint32_t gguf_rotary_heads(const std::string& name, const LlamaConfig& base) {
+  if (gguf_architecture(base) != "llama") return 0;
+  if (name.find(".q_proj.") != std::string::npos) return base.num_attention_heads;
+  if (name.find(".k_proj.") != std::string::npos) return base.num_key_value_heads;
+  return 0;
+}
+
 std::string gguf_architecture(const LlamaConfig& c) { return c.architecture == "Qwen2ForCausalLM" ? "qwen2" : "llama"; }
 
 std::string gguf_adapter_name(const std::string& adapter) {
@@ -45,11 +52,8 @@ void write_gguf_adapter(const std::string& path, const graph::Graph& g, const Lo
     if (!is_lora_adapter(t.name)) continue;
     const std::string name = t.name;
     const uint32_t rows = uint32_t(t.dims[0]);
-    uint32_t heads = 0;  // the q or k rows of a llama base's B are permuted
-    if (arch == "llama" && name.find(".lora_B.") != std::string::npos) {
-      if (name.find(".q_proj.") != std::string::npos) heads = base.num_attention_heads;
-      if (name.find(".k_proj.") != std::string::npos) heads = base.num_key_value_heads;
-    }
+    // B's rows follow the base's (A's columns are the input's, never permuted).
+    const uint32_t heads = name.find(".lora_B.") != std::string::npos ? gguf_rotary_heads(name, base) : 0;
     tensors.push_back({gguf_adapter_name(name), {t.dims[1], t.dims[0]}, quant::GgmlType::F32, [&values, name, rows, heads] {
                          const std::vector<float> v = gguf_adapter_rows(values(name), rows, heads);
                          std::vector<uint8_t> bytes(v.size() * sizeof(float));

@@ -8,7 +8,6 @@
 #include "vkamp/io/gguf_writer.hpp"
 #include "vkamp/models/gguf_adapter.hpp"
 #include "vkamp/models/gguf_model.hpp"
-#include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/peft_adapter.hpp"
 #include "vkamp/platform/files.hpp"
 #include "vkamp/quant/dequantize.hpp"
@@ -26,7 +25,6 @@ struct Adapted {
 
 std::map<std::string, Adapted> adapted_weights(const io::GgufFile& base, const graph::Graph& g) {
   const LlamaConfig c = read_gguf_config(base);
-  const bool permuted = gguf_permutes_rotary(base);
   std::map<std::string, Adapted> out;
   for (int i : g.param_indices()) {
     const std::string& name = g.tensors()[i].name;
@@ -39,10 +37,31 @@ std::map<std::string, Adapted> adapted_weights(const io::GgufFile& base, const g
     Adapted& a = out[file_name];
     a.a = name;
     a.b = name.substr(0, at) + ".lora_B.weight";
-    if (permuted && weight.find(".q_proj.") != std::string::npos) a.heads = c.num_attention_heads;
-    if (permuted && weight.find(".k_proj.") != std::string::npos) a.heads = c.num_key_value_heads;
+    a.heads = gguf_rotary_heads(weight, c);
   }
   return out;
+}
+
+// One tensor of the merged file: the base's values (W + alpha/r B A where
+// adapted), matrices as F16 and vectors as F32.
+std::vector<uint8_t> merged_bytes(const io::GgufTensor& t, const Adapted* ad,
+                                  const std::function<std::vector<float>(const std::string&)>& values,
+                                  const LoraConfig& lora) {
+  const uint64_t row = t.dims[0], rows = t.elements() / row, row_bytes = quant::ggml_row_bytes(t.type, row);
+  std::vector<float> w(t.elements());
+  for (uint64_t r = 0; r < rows; ++r) quant::dequantize_row(t.type, t.data + r * row_bytes, w.data() + r * row, row);
+  if (ad) fold_adapter(w, values(ad->a), gguf_adapter_rows(values(ad->b), uint32_t(rows), ad->heads), lora);
+  if (t.dims.size() < 2) {
+    std::vector<uint8_t> bytes(w.size() * 4);
+    std::memcpy(bytes.data(), w.data(), bytes.size());
+    return bytes;
+  }
+  std::vector<uint8_t> bytes(w.size() * 2);
+  for (size_t i = 0; i < w.size(); ++i) {
+    const uint16_t h = f32_to_fp16(w[i]);
+    std::memcpy(&bytes[2 * i], &h, 2);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -59,31 +78,10 @@ void write_merged_gguf(const std::string& path, const io::GgufFile& base, const 
   std::vector<io::GgufTensorOut> tensors;
   for (const io::GgufTensor& t : base.tensors()) {
     const bool matrix = t.dims.size() >= 2;
-    const io::GgufTensor* src = &t;
     const auto it = adapted.find(t.name);
     const Adapted* ad = it == adapted.end() ? nullptr : &it->second;
-    tensors.push_back({t.name, t.dims, matrix ? quant::GgmlType::F16 : quant::GgmlType::F32, [src, ad, matrix, &values, &lora] {
-                         const uint64_t row = src->dims[0], rows = src->elements() / row;
-                         const uint64_t row_bytes = quant::ggml_row_bytes(src->type, row);
-                         std::vector<float> w(src->elements());
-                         for (uint64_t r = 0; r < rows; ++r)
-                           quant::dequantize_row(src->type, src->data + r * row_bytes, w.data() + r * row, row);
-                         if (ad) {
-                           // B's rows in the file's order, as W's are
-                           const std::vector<float> b = gguf_adapter_rows(values(ad->b), uint32_t(rows), ad->heads);
-                           fold_adapter(w, values(ad->a), b, lora);
-                         }
-                         std::vector<uint8_t> bytes(w.size() * (matrix ? 2 : 4));
-                         if (!matrix) {
-                           std::memcpy(bytes.data(), w.data(), bytes.size());
-                           return bytes;
-                         }
-                         for (size_t i = 0; i < w.size(); ++i) {
-                           const uint16_t h = f32_to_fp16(w[i]);
-                           std::memcpy(&bytes[2 * i], &h, 2);
-                         }
-                         return bytes;
-                       }});
+    tensors.push_back({t.name, t.dims, matrix ? quant::GgmlType::F16 : quant::GgmlType::F32,
+                       [&t, ad, &values, &lora] { return merged_bytes(t, ad, values, lora); }});
   }
   try {
     io::write_gguf(path, meta, tensors);

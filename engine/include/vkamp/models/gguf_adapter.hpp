@@ -24,8 +24,13 @@ std::string gguf_architecture(const LlamaConfig& c);
 // "model.layers.0.self_attn.q_proj.lora_A.weight" -> "blk.0.attn_q.weight.lora_a".
 std::string gguf_adapter_name(const std::string& adapter);
 
-// B's rows (PEFT's [rows, r]) in a `llama` file's order for a q or k
-// projection of `heads` heads (gguf_rotary_rows); unchanged for heads 0.
+// The heads whose rows a `llama` file permutes in the projection `name`
+// (a weight or adapter of q_proj: the q heads; of k_proj: the key/value
+// heads); 0 for any other projection or a `qwen2` base.
+uint32_t gguf_rotary_heads(const std::string& name, const LlamaConfig& base);
+// B's rows (PEFT's [rows, r]) in the file's order for a projection whose
+// rows the file permutes in `heads` heads (gguf_rotary_rows); unchanged
+// for heads 0.
 std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads);
 
 // Writes `path` atomically (never a partial file). `values(name)` gives each
