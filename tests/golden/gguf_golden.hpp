@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "gguf_adapter_fixture.hpp"
 #include "golden_step.hpp"
 #include "llama_golden.hpp"
 #include "support/gpu_test.hpp"
@@ -81,19 +81,6 @@ inline double llamacpp_bound(const models::LlamaConfig& c, uint32_t T, bool quan
     b += 16 * stages / 3 * u8 * u8;
   }
   return b;
-}
-
-// The adapter fixtures' values, drawn alike on every standard library
-// (mt19937's outputs are the standard's; the distributions' are not): the
-// adapter numbered `index` in the graph, A uniform in +-1/sqrt(in) (as PEFT
-// draws it), B uniform in +-0.2 (not PEFT's 0, so that it changes the logits).
-inline std::vector<float> adapter_fixture_values(const graph::Tensor& t, uint32_t index) {
-  std::mt19937 bits(20261206u + index);
-  const bool a = t.name.find(".lora_A.") != std::string::npos;
-  const double scale = a ? 1 / std::sqrt(double(t.dims[1])) : 0.2;
-  std::vector<float> v(size_t(t.dims[0]) * t.dims[1]);
-  for (float& x : v) x = float(scale * ((bits() >> 8) * 0x1p-23 - 1));
-  return v;
 }
 
 // The greedy tokens: where llama.cpp's best logit leads its second by more

@@ -54,22 +54,13 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The fixture's LoRA settings: rank 4, alpha 8, on every projection.
-models::LoraConfig fixture_lora() {
-  models::LoraConfig lc;
-  lc.rank = 4;
-  lc.alpha = 8;
-  return lc;
-}
-
 // A LoRA model over the file's base with the adapter fixture's values; returns
 // the values by adapter name.
 std::map<std::string, std::vector<float>> load_fixture_adapters(train::Model& m) {
   std::vector<float> master = m.read_master();
   std::map<std::string, std::vector<float>> out;
-  uint32_t index = 0;
   for (const graph::ParamTensor& t : m.tensors()) {
-    const std::vector<float> v = adapter_fixture_values(m.graph().tensor(t.name), index++);
+    const std::vector<float> v = adapter_fixture_values(m.graph().tensor(t.name));
     std::copy(v.begin(), v.end(), master.begin() + t.offset);
     out[t.name] = v;
   }

@@ -9,6 +9,9 @@
  *       then N_GEN greedy tokens; writes each position's logits (n_vocab
  *       floats) to OUT.f32 and prints the greedy tokens, one per line. An
  *       adapter is applied at scale 1 (llama-cli --lora).
+ *   llamacpp_run BACKENDS tokenize MODEL.gguf TEXT
+ *       The ids llama.cpp gives TEXT (its special tokens added, as
+ *       llama-cli does), one per line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +80,25 @@ static int logits(const char* model_path, const char* adapter_path, int n_gen, c
   return 0;
 }
 
+static int tokenize(const char* model_path, const char* text) {
+  struct llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = true;
+  struct llama_model* model = llama_model_load_from_file(model_path, mp);
+  if (!model) return fail("cannot load the model");
+  llama_token ids[512];
+  const int n = llama_tokenize(llama_model_get_vocab(model), text, (int32_t)strlen(text), ids, 512, true, false);
+  if (n < 0) return fail("too many tokens");
+  for (int i = 0; i < n; ++i) printf("%d\n", ids[i]);
+  llama_model_free(model);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) return fail("usage: llamacpp_run BACKENDS quantize|logits ...");
   ggml_backend_load_all_from_path(argv[1]);
   llama_backend_init();
   if (strcmp(argv[2], "quantize") == 0 && argc == 6) return quantize(argv[3], argv[4], atoi(argv[5]));
+  if (strcmp(argv[2], "tokenize") == 0 && argc == 5) return tokenize(argv[3], argv[4]);
   if (strcmp(argv[2], "logits") == 0 && argc >= 8)
     return logits(argv[3], argv[4], atoi(argv[5]), argv[6], argc - 7, argv + 7);
   return fail("bad arguments");

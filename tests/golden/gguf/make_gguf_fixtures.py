@@ -33,7 +33,9 @@ prebuilt CPU libraries (default .../@node-llama-cpp/linux-x64/bins/linux-x64).
    writes it there when run with VKAMP_WRITE_GGUF_ADAPTER=1, from values
    it draws itself), llama.cpp's logits on <model>_f16.gguf with the adapter
    applied (llama_adapter_lora_init, scale 1) are added as
-   <file>+adapter.*, for the F16 file and each quantized one. With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
+   <file>+adapter.*, for the F16 file and each quantized one; and on the
+   F16 files from PROMPT_TEXT as llama.cpp tokenizes it,
+   <model>_f16+adapter.text.* (for vkamp-generate --prompt). With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
    test, run with it, left <model>_merged.gguf, the base with that adapter
    merged in by vkamp's --merge FILE.gguf), llama.cpp's logits on the merged
    file are added as <model>_merged.* and the file's FNV-1a 64 in the
@@ -68,6 +70,7 @@ SEED = 20261206
 VOCAB = 288
 PROMPT = [1, 271, 45, 200, 7, 280, 99, 3, 130, 287, 64, 260]  # <s> then bytes and pieces
 N_GEN = 6
+PROMPT_TEXT = "the cat sat on the mat"  # llama.cpp tokenizes it (with <s>) for the text runs
 
 MODELS = {
     "llama": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=256,
@@ -212,14 +215,14 @@ def build_tool(tmp):
     return exe
 
 
-def run_logits(tool, tmp, model, adapter="-"):
+def run_logits(tool, tmp, model, adapter="-", prompt=PROMPT):
     raw = os.path.join(tmp, "logits.f32")
-    out = subprocess.run([tool, LIBS, "logits", model, adapter, str(N_GEN), raw] + [str(i) for i in PROMPT],
+    out = subprocess.run([tool, LIBS, "logits", model, adapter, str(N_GEN), raw] + [str(i) for i in prompt],
                          check=True, capture_output=True, text=True).stdout
     greedy = [int(x) for x in out.split()]
     assert len(greedy) == N_GEN, out
-    z = torch.frombuffer(bytearray(open(raw, "rb").read()), dtype=torch.float32).reshape(len(PROMPT) + N_GEN, -1)
-    return torch.tensor(PROMPT + greedy, dtype=torch.int64), z.clone()
+    z = torch.frombuffer(bytearray(open(raw, "rb").read()), dtype=torch.float32).reshape(len(prompt) + N_GEN, -1)
+    return torch.tensor(prompt + greedy, dtype=torch.int64), z.clone()
 
 
 def main():
@@ -250,6 +253,12 @@ def main():
             ids, z = run_logits(tool, tmp, os.path.join(OUT, f + ".gguf"), adapter)
             tensors += [(f + "+adapter.ids", ids), (f + "+adapter.logits", z)]
             print(f + "+adapter greedy", ids[len(PROMPT):].tolist())
+            if f.endswith("_f16"):  # from text, for vkamp-generate --prompt
+                words = subprocess.run([tool, LIBS, "tokenize", os.path.join(OUT, f + ".gguf"), PROMPT_TEXT],
+                                       check=True, capture_output=True, text=True).stdout
+                ids, z = run_logits(tool, tmp, os.path.join(OUT, f + ".gguf"), adapter, [int(x) for x in words.split()])
+                tensors += [(f + "+adapter.text.ids", ids), (f + "+adapter.text.logits", z)]
+                print(f + "+adapter from text", ids.tolist())
         metadata = {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)}
         if not MERGED:
             print("no VKAMP_WRITE_GGUF_MERGED: no runs of merged files recorded (test_gguf_golden.cpp needs them)")
