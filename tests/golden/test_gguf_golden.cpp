@@ -156,28 +156,36 @@ INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufQloraGolden,
 // tensor without an adapter keeps the base's F16 bytes.
 class GgufMergeGolden : public GpuTestP<std::string> {};
 
-std::string temp_gguf(const std::string& what) {
-  return (std::filesystem::temp_directory_path() /
-          ("vkamp-" + what + "-" + std::to_string(platform::process_id()) + ".gguf")).string();
-}
+// A scratch GGUF file, removed when it goes (declared before the GgufFile
+// that maps it, so removed after the map is gone, as Windows requires).
+struct TempFile {
+  explicit TempFile(const std::string& what)
+      : path((std::filesystem::temp_directory_path() /
+              ("vkamp-" + what + "-" + std::to_string(platform::process_id()) + ".gguf")).string()) {}
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+  std::string path;
+};
 
 TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
   const std::string name = GetParam();
   const io::GgufFile f = io::GgufFile::open(gguf_fixture(name + "_f16.gguf"));
   const models::LlamaConfig cfg = models::read_gguf_config(f);
-  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
-  const uint32_t T = uint32_t(r.ids.size()), V = cfg.vocab_size;
+  const uint32_t T = uint32_t(llamacpp_run(name + "_f16").ids.size()), V = cfg.vocab_size;
   const models::LoraConfig lc = fixture_lora();
   train::Model lora_model(ctx(), models::llama_graph(cfg, T, lc), Format::F32, 1, /*seed=*/1, false, false);
   const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
-  const std::string path = temp_gguf("merged");
-  models::write_merged_gguf(path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
+  const TempFile file("merged");
+  models::write_merged_gguf(file.path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
   if (const char* keep = std::getenv("VKAMP_WRITE_GGUF_MERGED"))
-    std::filesystem::copy_file(path, std::filesystem::path(keep) / (name + "_merged.gguf"),
+    std::filesystem::copy_file(file.path, std::filesystem::path(keep) / (name + "_merged.gguf"),
                                std::filesystem::copy_options::overwrite_existing);
-  const uint64_t fingerprint = fnv1a64(file_bytes(path));
-  const io::GgufFile merged = io::GgufFile::open(path);
-  std::filesystem::remove(path);  // the map keeps it readable
+  const uint64_t fingerprint = fnv1a64(file_bytes(file.path));
+  const io::GgufFile merged = io::GgufFile::open(file.path);
+  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
+  ASSERT_EQ(r.ids.size(), T);
 
   EXPECT_EQ(merged.unsigned_integer("general.file_type"), 1u);
   EXPECT_EQ(merged.strings("tokenizer.ggml.tokens"), f.strings("tokenizer.ggml.tokens"));
@@ -224,10 +232,9 @@ TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoF16) {
   train::load_gguf_weights(f, lora_model);
   const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
   const std::vector<float> want = forward_logits(lora_model, Format::F32, r.ids, V);
-  const std::string path = temp_gguf("merged-q");
-  models::write_merged_gguf(path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
-  const io::GgufFile merged = io::GgufFile::open(path);
-  std::filesystem::remove(path);
+  const TempFile file("merged-q");
+  models::write_merged_gguf(file.path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
+  const io::GgufFile merged = io::GgufFile::open(file.path);
   for (const io::GgufTensor& t : merged.tensors()) EXPECT_FALSE(quant::is_quantized(t.type)) << t.name;
   EXPECT_FALSE(merged.find("quantize.imatrix.file")) << "the quantizer's keys are dropped";
 
