@@ -109,6 +109,10 @@ void check_finetune_outputs(const RunOptions& cfg) {
   if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
     throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
                       "FILE.gguf), a model folder into a folder");
+  if (o.merge_type != "f16" && o.merge_type != "base")
+    throw ConfigError("--merge-type " + o.merge_type + ": f16 or base");
+  if (o.merge_type != "f16" && !models::is_gguf_path(o.merge_dir))
+    throw ConfigError("--merge-type " + o.merge_type + " goes with --merge FILE.gguf");
   if (trains && models::is_gguf_path(o.model_dir) && o.lora_rank == 0)
     throw ConfigError("a GGUF base trains LoRA adapters only: --lora-rank 0 writes a Hugging Face folder, which needs "
                       "the base's config.json and tokenizer files");
@@ -173,9 +177,13 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
     said += "wrote " + o.out_dir + "/adapter.gguf (llama.cpp's --lora, Ollama's ADAPTER)\n";
   }
   if (!o.merge_dir.empty() && source.gguf) {
-    models::write_merged_gguf(o.merge_dir, *source.gguf, model.graph(), lora,
-                              [&](const std::string& adapter) { return *master_values(model, master, adapter); });
-    said += "wrote the merged model " + o.merge_dir + " (F16 GGUF, each adapted weight W + alpha/r B A)\n";
+    const bool base_types = o.merge_type == "base";
+    models::write_merged_gguf(
+        o.merge_dir, *source.gguf, model.graph(), lora,
+        [&](const std::string& adapter) { return *master_values(model, master, adapter); },
+        base_types ? models::MergedTypes::Base : models::MergedTypes::F16);
+    said += "wrote the merged model " + o.merge_dir + (base_types ? " (GGUF in the base's types" : " (F16 GGUF") +
+            ", each adapted weight W + alpha/r B A)\n";
   } else if (!o.merge_dir.empty()) {
     models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
     said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";

@@ -11,6 +11,7 @@
 // whose bytes are the committed <model>_adapter.gguf, on which llama.cpp
 // (llama_adapter_lora_init) computed its logits; vkamp's LoRA graph with
 // the same A and B gives them.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -242,6 +243,55 @@ TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoF16) {
   train::load_gguf_weights(merged, m);
   expect_close(name + " quantized base merged", forward_logits(m, Format::F32, r.ids, V), want,
                bound_for(Format::F16, forward_sqrt_k(cfg, T), forward_roundings(cfg)));
+}
+
+// --merge-type base: the merged file in the base's own types, the adapted
+// matrices requantized by ggml's reference quantizers and the others copied
+// as they are; llama.cpp ran it (fingerprinted) and gives vkamp's logits on
+// it within the 8-bit bound.
+TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoItsOwnTypes) {
+  const std::string name = GetParam(), file_name = name + (name == "llama" ? "_q4_k_m" : "_q5_k_m");
+  const io::GgufFile f = io::GgufFile::open(gguf_fixture(file_name + ".gguf"));
+  const models::LlamaConfig cfg = models::read_gguf_config(f);
+  const uint32_t T = uint32_t(llamacpp_run(file_name).ids.size()), V = cfg.vocab_size;
+  const models::LoraConfig lc = fixture_lora();
+  train::Model lora_model(ctx(), models::llama_graph(cfg, T, lc), Format::F32, 1, /*seed=*/1, false, false);
+  const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
+  const TempFile file("merged-base");
+  models::write_merged_gguf(
+      file.path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); },
+      models::MergedTypes::Base);
+  if (const char* keep = std::getenv("VKAMP_WRITE_GGUF_MERGED"))
+    std::filesystem::copy_file(file.path, std::filesystem::path(keep) / (file_name + "_merged.gguf"),
+                               std::filesystem::copy_options::overwrite_existing);
+  const uint64_t fingerprint = fnv1a64(file_bytes(file.path));
+  const io::GgufFile merged = io::GgufFile::open(file.path);
+  EXPECT_EQ(merged.unsigned_integer("general.file_type"), f.unsigned_integer("general.file_type"));
+  ASSERT_EQ(merged.tensors().size(), f.tensors().size());
+  for (size_t i = 0; i < f.tensors().size(); ++i) {
+    const io::GgufTensor &t = merged.tensors()[i], &b = f.tensors()[i];
+    EXPECT_EQ(t.name, b.name);
+    EXPECT_EQ(t.type, b.type) << t.name;
+    const bool adapted = t.name.find("attn_") != std::string::npos && t.name.find("norm") == std::string::npos &&
+                         t.name.find(".bias") == std::string::npos;
+    const bool ffn = t.name.find("ffn_") != std::string::npos && t.name.find("norm") == std::string::npos;
+    const bool same = t.bytes == b.bytes && std::memcmp(t.data, b.data, t.bytes) == 0;
+    EXPECT_EQ(same, !(adapted || ffn)) << t.name << (same ? " is the base's though adapted" : " changed");
+  }
+
+  const io::TensorFile runs = io::read_safetensors(gguf_fixture("llamacpp.safetensors"));
+  const auto recorded = runs.metadata.find(file_name + "_merged.fnv1a64");
+  ASSERT_NE(recorded, runs.metadata.end()) << "make_gguf_fixtures.py recorded no run of the merged file";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
+  EXPECT_EQ(recorded->second, hex) << "vkamp's merged file differs from the one llama.cpp ran";
+  const LlamaCppRun r = llamacpp_run(file_name + "_merged");
+  train::Model m(ctx(), models::llama_graph(models::read_gguf_config(merged), T), Format::F32, 1, 1, false, false);
+  train::load_gguf_weights(merged, m);
+  const std::vector<float> z = forward_logits(m, Format::F32, r.ids, V);
+  const double bound = llamacpp_bound(cfg, T, true);
+  expect_close(file_name + " merged in its types against llama.cpp", z, r.logits, bound);
+  expect_same_greedy(file_name + " merged in its types", z, r, V, bound);
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufMergeGolden, ::testing::Values("llama", "qwen2"));

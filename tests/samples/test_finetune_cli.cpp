@@ -231,7 +231,9 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
 // also gets adapter.gguf, llama.cpp's keys over the run's PEFT adapters
 // (test_gguf_golden.cpp checks llama.cpp applies such a file as vkamp does),
 // and --merge FILE.gguf an F16 GGUF that loads back with the loss the run
-// ended with; --merge DIR or --lora-rank 0 on a GGUF base exits 2.
+// ended with (with --merge-type base, a quantized base's own types, which
+// loads back); --merge DIR, --lora-rank 0 or an unknown --merge-type on a
+// GGUF base exits 2.
 TEST_F(FineTuneCli, GgufBaseWritesAdapterGgufAndMergesIntoGguf) {
   const std::string model = std::string(VKAMP_GGUF_FIXTURES) + "/llama_f16.gguf";
   std::string text;
@@ -268,9 +270,24 @@ TEST_F(FineTuneCli, GgufBaseWritesAdapterGgufAndMergesIntoGguf) {
   EXPECT_NEAR(loss_before(back.output), loss_after(r.output), 0.01) << r.output << back.output;
   EXPECT_GT(std::abs(loss_after(r.output) - loss_before(r.output)), 0.02) << "the run must change the loss";
 
+  // A quantized base merged in its own types (--merge-type base).
+  const std::string q4 = std::string(VKAMP_GGUF_FIXTURES) + "/llama_q4_k_m.gguf";
+  const Result rq = run_tool("vkamp-finetune", "--model " + q4 + common + " --max-steps 2 --lora-rank 4 --out " +
+                                                   path("adq") + " --merge " + path("mq.gguf") + " --merge-type base");
+  ASSERT_EQ(rq.status, 0) << rq.output;
+  const vkamp::io::GgufFile base_q = vkamp::io::GgufFile::open(q4), merged_q = vkamp::io::GgufFile::open(path("mq.gguf"));
+  ASSERT_EQ(merged_q.tensors().size(), base_q.tensors().size());
+  for (size_t i = 0; i < base_q.tensors().size(); ++i)
+    EXPECT_EQ(merged_q.tensors()[i].type, base_q.tensors()[i].type) << base_q.tensors()[i].name;
+  const Result back_q = run_tool("vkamp-finetune", "--model " + path("mq.gguf") + common + " --max-steps 0");
+  EXPECT_EQ(back_q.status, 0) << back_q.output;
+
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --out " + path("x") +
                                                       " --merge " + path("folder")),
                        "merges into a GGUF file"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --out " + path("x") +
+                                                      " --merge " + path("m2.gguf") + " --merge-type q4_k"),
+                       "--merge-type q4_k: f16 or base"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --lora-rank 0 --out " +
                                                       path("x")),
                        "LoRA adapters only"));

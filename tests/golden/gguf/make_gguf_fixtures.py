@@ -35,12 +35,13 @@ prebuilt CPU libraries (default .../@node-llama-cpp/linux-x64/bins/linux-x64).
    applied (llama_adapter_lora_init, scale 1) are added as
    <file>+adapter.*, for the F16 file and each quantized one; and on the
    F16 files from PROMPT_TEXT as llama.cpp tokenizes it,
-   <model>_f16+adapter.text.* (for vkamp-generate --prompt). With VKAMP_WRITE_GGUF_MERGED=DIR (where the same
-   test, run with it, left <model>_merged.gguf, the base with that adapter
-   merged in by vkamp's --merge FILE.gguf), llama.cpp's logits on the merged
-   file are added as <model>_merged.* and the file's FNV-1a 64 in the
-   metadata (<model>_merged.fnv1a64): the test checks that vkamp still
-   writes those bytes.
+   <model>_f16+adapter.text.* (for vkamp-generate --prompt).
+   With VKAMP_WRITE_GGUF_MERGED=DIR (where the same test, run with it, left <model>_merged.gguf, the base with that adapter
+   merged in by vkamp's --merge FILE.gguf, and <file>_merged.gguf, a
+   quantized base merged in its own types, --merge-type base), llama.cpp's
+   logits on each merged file are added as <name>_merged.* and the file's
+   FNV-1a 64 in the metadata (<name>_merged.fnv1a64): the test checks that
+   vkamp still writes those bytes.
 
 llamacpp_run.c is the small C program over libllama that quantizes and
 decodes (built here with gcc against llama.cpp's headers).
@@ -62,7 +63,7 @@ LLAMA_CPP = sys.argv[1] if len(sys.argv) > 1 else "/work/llamacpp/llama.cpp"
 LIBS = sys.argv[2] if len(sys.argv) > 2 else \
     "/work/llamacpp/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
 OUT = os.path.join(os.path.dirname(HERE), "fixtures", "gguf")
-# Where test_gguf_golden.cpp left the merged F16 files (VKAMP_WRITE_GGUF_MERGED=DIR): too large to commit,
+# Where test_gguf_golden.cpp left the merged files (VKAMP_WRITE_GGUF_MERGED=DIR): too large to commit,
 # they are fingerprinted instead.
 MERGED = os.environ.get("VKAMP_WRITE_GGUF_MERGED", "")
 
@@ -262,14 +263,14 @@ def main():
         metadata = {"prompt_length": str(len(PROMPT)), "generated": str(N_GEN)}
         if not MERGED:
             print("no VKAMP_WRITE_GGUF_MERGED: no runs of merged files recorded (test_gguf_golden.cpp needs them)")
-        for name in MODELS:
-            merged = os.path.join(MERGED, f"{name}_merged.gguf") if MERGED else ""
-            if not merged or not os.path.exists(merged):
+        for merged in sorted(os.listdir(MERGED)) if MERGED else []:
+            if not merged.endswith("_merged.gguf"):
                 continue
-            ids, z = run_logits(tool, tmp, merged)
-            tensors += [(f"{name}_merged.ids", ids), (f"{name}_merged.logits", z)]
-            metadata[f"{name}_merged.fnv1a64"] = "%016x" % fnv1a64(open(merged, "rb").read())
-            print(f"{name}_merged greedy", ids[len(PROMPT):].tolist())
+            key = merged[:-len(".gguf")]
+            ids, z = run_logits(tool, tmp, os.path.join(MERGED, merged))
+            tensors += [(key + ".ids", ids), (key + ".logits", z)]
+            metadata[key + ".fnv1a64"] = "%016x" % fnv1a64(open(os.path.join(MERGED, merged), "rb").read())
+            print(key, "greedy", ids[len(PROMPT):].tolist())
         write_safetensors(os.path.join(OUT, "llamacpp.safetensors"), tensors, metadata)
 
 

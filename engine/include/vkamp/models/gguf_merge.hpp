@@ -1,5 +1,6 @@
 // A GGUF base with its LoRA adapters merged in, written as the F16 GGUF
-// file llama.cpp runs (vkamp-finetune --merge FILE.gguf): every metadata
+// file llama.cpp runs (vkamp-finetune --merge FILE.gguf), or in the base's
+// own types (--merge-type base): every metadata
 // key of the base as it is (general.file_type set to F16, the quantizer's
 // own keys dropped), every tensor in the base's order under its name, the
 // matrices in F16 (rounded to nearest even) and the vectors (norms,
@@ -18,10 +19,19 @@
 
 namespace vkamp::models {
 
+// What the merged file holds: F16 (as above), or each tensor in the base's
+// own type (`base`: the adapted ones requantized with ggml's reference
+// quantizers, quant::quantize_row, as llama.cpp's quantizer writes them
+// without an importance matrix; the others copied as they are; the
+// quantizer's keys and general.file_type kept).
+enum class MergedTypes { F16, Base };
+
 // `g`: llama_graph of the base's config with `lora`; `values(name)` gives
 // each adapter's fp32 values. Written atomically. ConfigError naming the
-// base for a graph that does not fit it.
+// base for a graph that does not fit it, or naming the tensor whose merged
+// values its type cannot hold.
 void write_merged_gguf(const std::string& path, const io::GgufFile& base, const graph::Graph& g, const LoraConfig& lora,
-                       const std::function<std::vector<float>(const std::string& name)>& values);
+                       const std::function<std::vector<float>(const std::string& name)>& values,
+                       MergedTypes types = MergedTypes::F16);
 
 }  // namespace vkamp::models
