@@ -72,7 +72,7 @@ inline std::vector<float> forward_logits(train::Model& m, Format fmt, const std:
 //    has a largest value about 3 RMS), each such stage is a rounding of
 //    u = 4/254 ~ 2^-6, and a logit's path has 4 per block (q/k/v, o, gate/up
 //    and down's inputs) and the lm_head's: added to the F16 stages.
-// `adapter_stages` adds an adapter's products (F32 adapters: no rounding of
+// `adapter_sqrt_k` adds the adapters' products (F32 adapters: no rounding of
 // their inputs, only fp32 sums of `in` and r terms per adapted projection).
 inline double llamacpp_bound(const models::LlamaConfig& c, uint32_t T, bool quantized, double adapter_sqrt_k = 0) {
   double b = bound_for(Format::F16, forward_sqrt_k(c, T) + adapter_sqrt_k, forward_roundings(c));

@@ -10,14 +10,17 @@
 // Adapters out: vkamp writes a LoRA adapter as GGUF (write_gguf_adapter)
 // whose bytes are the committed <model>_adapter.gguf, on which llama.cpp
 // (llama_adapter_lora_init) computed its logits; vkamp's LoRA graph with
-// the same A and B gives them.
+// the same A and B gives them, on the F16 bases and (QLoRA: the base held
+// in its blocks on the GPU) on the quantized ones. --merge FILE.gguf's
+// output (F16, or the base's types) is checked against llama.cpp's run on
+// the very same bytes (fingerprinted).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "gguf_golden.hpp"
 #include "vkamp/models/gguf_merge.hpp"
