@@ -8,6 +8,8 @@
 #include "app/epoch_watch.hpp"
 #include "app/finetune_data.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/models/gguf_adapter.hpp"
+#include "vkamp/models/gguf_merge.hpp"
 #include "vkamp/models/gguf_model.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_presets.hpp"
@@ -104,9 +106,16 @@ void check_finetune_outputs(const RunOptions& cfg) {
     throw ConfigError("--out DIR is required: where the adapters are written");
   if (!o.merge_dir.empty() && o.lora_rank == 0)
     throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
-  if (trains && models::is_gguf_path(o.model_dir) && (!o.merge_dir.empty() || o.lora_rank == 0))
-    throw ConfigError("a GGUF base trains LoRA adapters only: --merge DIR and --lora-rank 0 write a Hugging Face "
-                      "folder, which needs the base's config.json and tokenizer files");
+  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
+    throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
+                      "FILE.gguf), a model folder into a folder");
+  if (o.merge_type != "f16" && o.merge_type != "base")
+    throw ConfigError("--merge-type " + o.merge_type + ": f16 or base");
+  if (o.merge_type != "f16" && !models::is_gguf_path(o.merge_dir))
+    throw ConfigError("--merge-type " + o.merge_type + " goes with --merge FILE.gguf");
+  if (trains && models::is_gguf_path(o.model_dir) && o.lora_rank == 0)
+    throw ConfigError("a GGUF base trains LoRA adapters only: --lora-rank 0 writes a Hugging Face folder, which needs "
+                      "the base's config.json and tokenizer files");
   if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
     throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
 }
@@ -162,7 +171,20 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
   std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout" +
                      (best ? "; --save-best: the adapters of " + app::held_out_text(run.best->metric, run.best->value) + ")\n"
                            : ")\n");
-  if (!o.merge_dir.empty()) {
+  if (source.gguf) {  // llama.cpp's and Ollama's form too
+    models::write_gguf_adapter(o.out_dir + "/adapter.gguf", model.graph(), lora, source.config,
+                               [&](const std::string& adapter) { return *master_values(model, master, adapter); });
+    said += "wrote " + o.out_dir + "/adapter.gguf (llama.cpp's --lora, Ollama's ADAPTER)\n";
+  }
+  if (!o.merge_dir.empty() && source.gguf) {
+    const bool base_types = o.merge_type == "base";
+    models::write_merged_gguf(
+        o.merge_dir, *source.gguf, model.graph(), lora,
+        [&](const std::string& adapter) { return *master_values(model, master, adapter); },
+        base_types ? models::MergedTypes::Base : models::MergedTypes::F16);
+    said += "wrote the merged model " + o.merge_dir + (base_types ? " (GGUF in the base's types" : " (F16 GGUF") +
+            ", each adapted weight W + alpha/r B A)\n";
+  } else if (!o.merge_dir.empty()) {
     models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
     said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";
   }

@@ -70,10 +70,14 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...} or {\"prompt\": ..., \"completion\": ...}"},
                        VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),
       text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
-                                         "with --lora-rank 0, the whole model folder)"},
+                                         "adapter.gguf too for a GGUF base; with --lora-rank 0, the whole model folder)"},
                        VKAMP_FIELD(ft.out_dir), "required to train"),
-      text<RunOptions>("merge", {g, "DIR", "also write a model folder with the adapters merged in (Hugging Face's layout)"},
+      text<RunOptions>("merge", {g, "DIR", "also write a model folder with the adapters merged in (Hugging Face's layout; "
+                                            "FILE.gguf for a GGUF base: an F16 GGUF file)"},
                        VKAMP_FIELD(ft.merge_dir), "none"),
+      text<RunOptions>("merge_type", {g, "f16|base", "--merge FILE.gguf: F16, or each tensor in the base's own type "
+                                                     "(the adapted ones requantized as llama.cpp's quantizer does)"},
+                       VKAMP_FIELD(ft.merge_type), "f16"),
       config::count<RunOptions>("lora_rank", {g, "R", "the adapters' rank (0 = train every weight)"},
                                VKAMP_FIELD(ft.lora_rank)),
       config::real<RunOptions>("lora_alpha", {g, "A", "the adapters' alpha: they are scaled by alpha / rank"},

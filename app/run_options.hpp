@@ -56,6 +56,7 @@ struct FineTuneOptions {
   std::string data_path;   // plain text, or JSON Lines of {"text": ...}
   std::string out_dir;     // adapter_model.safetensors and adapter_config.json (rank 0: the whole model)
   std::string merge_dir;   // also a model folder with the adapters merged in
+  std::string merge_type = "f16";  // --merge FILE.gguf: "f16", or "base" (each tensor in the base's type)
   uint32_t lora_rank = 16;
   double lora_alpha = 32;
   double lora_dropout = 0;
