@@ -1,0 +1,106 @@
+// The chat-template renderer against Python's jinja2 set up as transformers
+// sets it up: every template in fixtures/chat_templates/ (llama.cpp's
+// models/templates/) rendered with each fixture conversation, compared byte
+// for byte, with the {% generation %} spans; a conversation jinja2 refuses
+// must be refused too. tests/text/make_chat_fixtures.py wrote the fixture.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "vkamp/text/chat_template.hpp"
+
+using vkamp::text::ChatTemplate;
+using vkamp::text::ChatTemplateError;
+using vkamp::text::ChatVariables;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::string fixtures = VKAMP_TEXT_FIXTURES;
+
+// Templates the renderer refuses when it parses them, with the construct
+// named in the refusal. Each is refused by name, never rendered otherwise.
+const std::map<std::string, std::string> expected_refusals = {
+};
+
+ChatVariables variables(const nlohmann::json& fixture, bool add_generation_prompt) {
+  ChatVariables vars;
+  vars.add_generation_prompt = add_generation_prompt;
+  for (const auto& [k, v] : fixture["special_tokens"].items()) vars.special_tokens[k] = v.get<std::string>();
+  std::tm now{};  // the fixture's fixed clock: 2026-03-07 09:05:02, a Saturday
+  now.tm_year = 2026 - 1900;
+  now.tm_mon = 2;
+  now.tm_mday = 7;
+  now.tm_hour = 9;
+  now.tm_min = 5;
+  now.tm_sec = 2;
+  now.tm_wday = 6;
+  EXPECT_EQ(fixture["now"].get<std::string>(), "2026-03-07T09:05:02");
+  vars.now = now;
+  return vars;
+}
+
+TEST(ChatTemplate, RendersTheRealTemplatesAsJinja2Does) {
+  const auto fixture = nlohmann::json::parse(read_file(fixtures + "/chat_renders.json"));
+  int identical_templates = 0, refused = 0;
+  std::string refused_names;
+  for (const auto& c : fixture["cases"]) {
+    const std::string name = c["template"];
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(c.contains("syntax_error")) << "jinja2 itself refuses " << name;
+    std::unique_ptr<ChatTemplate> tmpl;
+    try {
+      tmpl = std::make_unique<ChatTemplate>(ChatTemplate::parse(read_file(fixtures + "/chat_templates/" + name), name));
+    } catch (const ChatTemplateError& e) {
+      const auto it = expected_refusals.find(name);
+      EXPECT_NE(it, expected_refusals.end()) << "unexpectedly refused: " << e.what();
+      if (it != expected_refusals.end()) {
+        EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(it->second), std::string::npos) << e.what();
+      }
+      ++refused;
+      refused_names += name + " ";
+      continue;
+    }
+    EXPECT_EQ(expected_refusals.count(name), 0u) << "listed as refused but parsed";
+    bool all_same = true;
+    for (const auto& r : c["renders"]) {
+      const std::string conversation = r["conversation"];
+      const bool agp = r["add_generation_prompt"];
+      SCOPED_TRACE(conversation + (agp ? " +generation prompt" : ""));
+      const std::string messages = fixture["conversations"][conversation].dump();
+      if (r.contains("error")) {
+        EXPECT_THROW(tmpl->render_json(messages, variables(fixture, agp)), ChatTemplateError) << r["error"];
+        continue;
+      }
+      try {
+        const auto out = tmpl->render_json(messages, variables(fixture, agp));
+        const std::string expected = r["text"];
+        EXPECT_EQ(out.text, expected);
+        std::vector<std::pair<std::size_t, std::size_t>> spans;
+        for (const auto& s : r["generation_spans"]) spans.emplace_back(s[0].get<std::size_t>(), s[1].get<std::size_t>());
+        EXPECT_EQ(out.generation_spans, spans);
+        all_same = all_same && out.text == expected && out.generation_spans == spans;
+      } catch (const ChatTemplateError& e) {
+        ADD_FAILURE() << "jinja2 renders it, vkamp fails: " << e.what();
+        all_same = false;
+      }
+    }
+    identical_templates += all_same;
+  }
+  std::printf("%d of %zu templates render identically; refused: %d (%s)\n", identical_templates,
+              fixture["cases"].size(), refused, refused_names.c_str());
+  EXPECT_GE(identical_templates, 60);
+}
+
+}  // namespace
