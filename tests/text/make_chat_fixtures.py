@@ -5,8 +5,9 @@ python3-jinja2) set up as transformers' apply_chat_template sets it up:
 ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True) with the
 loopcontrols extension and a {% generation %} tag, tojson as json.dumps with
 ensure_ascii=False, and the globals raise_exception and strftime_now. The
-render gets messages, add_generation_prompt, tools=None, documents=None and
-the special tokens, as transformers passes them.
+render gets messages, add_generation_prompt, tools (None, or a schema for
+the tool-call conversation), documents=None and the special tokens, as
+transformers passes them.
 
 strftime_now reads a fixed clock (FIXED_NOW) so the output is reproducible;
 the C++ test sets the renderer's clock to the same instant.
@@ -47,7 +48,59 @@ CONVERSATIONS = {
         {"role": "assistant", "content": "はい、少し話せます。 «Ça va» — naïve café."},
         {"role": "user", "content": "Quote: \"x\" and 'y' and \\ backslash {{ not jinja }}"},
     ],
+    "assistant_first": [
+        {"role": "assistant", "content": "How can I help?"},
+        {"role": "user", "content": "Say hi."},
+    ],
+    "empty_and_thinking": [
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": "<think>\nThe user sent nothing.\n</think>\n\nDid you mean to write something?"},
+        {"role": "user", "content": "Tab\there, CR\r\nLF."},
+    ],
+    "content_parts": [
+        {"role": "system", "content": [{"type": "text", "text": "Be terse."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Describe"}, {"type": "text", "text": " this."}]},
+    ],
+    "tool_call": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": {"city": "Paris", "days": 3, "units": None, "ratio": 0.5, "ok": True},
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": '{"temp": 21.5}'},
+        {"role": "assistant", "content": "It is 21.5 °C in Paris."},
+    ],
 }
+
+# A tool schema as transformers passes it (get_json_schema's form): the
+# tool_call conversation is rendered with tools=None and with these.
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city's name."},
+                    "days": {"type": "integer", "description": "How many days ahead."},
+                },
+                "required": ["city"],
+            },
+        },
+    }
+]
 
 
 class GenerationTracker(Extension):
@@ -99,13 +152,13 @@ def make_environment():
     return env
 
 
-def render(env, template, messages, add_generation_prompt):
+def render(env, template, messages, add_generation_prompt, tools):
     """The rendered text and the {% generation %} spans as UTF-8 byte offsets
     (transformers' render_jinja_template with return_assistant_tokens_mask)."""
     rendered_blocks, indices = [], []
     env.activate_tracker(rendered_blocks, indices)
     for block in template.generate(
-        messages=messages, tools=None, documents=None, add_generation_prompt=add_generation_prompt, **SPECIAL_TOKENS
+        messages=messages, tools=tools, documents=None, add_generation_prompt=add_generation_prompt, **SPECIAL_TOKENS
     ):
         rendered_blocks.append(block)
     text = "".join(rendered_blocks)
@@ -130,10 +183,10 @@ def main():
             cases.append(entry)
             continue
         for conv_name, messages in CONVERSATIONS.items():
-            for agp in (False, True):
-                r = {"conversation": conv_name, "add_generation_prompt": agp}
+            for agp, tools in [(False, None), (True, None)] + [(True, TOOLS)] * (conv_name == "tool_call"):
+                r = {"conversation": conv_name, "add_generation_prompt": agp, "tools": tools is not None}
                 try:
-                    r["text"], r["generation_spans"] = render(env, template, messages, agp)
+                    r["text"], r["generation_spans"] = render(env, template, messages, agp, tools)
                 except Exception as e:  # the template refuses the conversation (raise_exception or a type error)
                     r["error"] = f"{type(e).__name__}: {e}"
                 entry["renders"].append(r)
@@ -144,10 +197,11 @@ def main():
         "now": FIXED_NOW.isoformat(),
         "special_tokens": SPECIAL_TOKENS,
         "conversations": CONVERSATIONS,
+        "tools": TOOLS,
         "cases": cases,
     }
     with open(OUT, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, indent=1)
+        json.dump(out, f, ensure_ascii=False, indent=0)
         f.write("\n")
     n_err = sum(1 for c in cases for r in c["renders"] if "error" in r)
     print(f"{len(cases)} templates, {sum(len(c['renders']) for c in cases)} renders, {n_err} errors -> {OUT}")

@@ -33,8 +33,9 @@ const std::string fixtures = VKAMP_TEXT_FIXTURES;
 const std::map<std::string, std::string> expected_refusals = {
 };
 
-ChatVariables variables(const nlohmann::json& fixture, bool add_generation_prompt) {
+ChatVariables variables(const nlohmann::ordered_json& fixture, bool add_generation_prompt, bool tools) {
   ChatVariables vars;
+  if (tools) vars.tools_json = fixture["tools"].dump();
   vars.add_generation_prompt = add_generation_prompt;
   for (const auto& [k, v] : fixture["special_tokens"].items()) vars.special_tokens[k] = v.get<std::string>();
   std::tm now{};  // the fixture's fixed clock: 2026-03-07 09:05:02, a Saturday
@@ -51,7 +52,7 @@ ChatVariables variables(const nlohmann::json& fixture, bool add_generation_promp
 }
 
 TEST(ChatTemplate, RendersTheRealTemplatesAsJinja2Does) {
-  const auto fixture = nlohmann::json::parse(read_file(fixtures + "/chat_renders.json"));
+  const auto fixture = nlohmann::ordered_json::parse(read_file(fixtures + "/chat_renders.json"));
   int identical_templates = 0, refused = 0;
   std::string refused_names;
   for (const auto& c : fixture["cases"]) {
@@ -77,14 +78,15 @@ TEST(ChatTemplate, RendersTheRealTemplatesAsJinja2Does) {
     for (const auto& r : c["renders"]) {
       const std::string conversation = r["conversation"];
       const bool agp = r["add_generation_prompt"];
-      SCOPED_TRACE(conversation + (agp ? " +generation prompt" : ""));
+      const bool tools = r["tools"];
+      SCOPED_TRACE(conversation + (agp ? " +generation prompt" : "") + (tools ? " +tools" : ""));
       const std::string messages = fixture["conversations"][conversation].dump();
       if (r.contains("error")) {
-        EXPECT_THROW(tmpl->render_json(messages, variables(fixture, agp)), ChatTemplateError) << r["error"];
+        EXPECT_THROW(tmpl->render_json(messages, variables(fixture, agp, tools)), ChatTemplateError) << r["error"];
         continue;
       }
       try {
-        const auto out = tmpl->render_json(messages, variables(fixture, agp));
+        const auto out = tmpl->render_json(messages, variables(fixture, agp, tools));
         const std::string expected = r["text"];
         EXPECT_EQ(out.text, expected);
         std::vector<std::pair<std::size_t, std::size_t>> spans;

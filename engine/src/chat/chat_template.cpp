@@ -121,12 +121,28 @@ bool ChatTemplate::has_generation_markers() const { return impl_->generation; }
 
 namespace {
 
+Value parse_json(std::string_view text, const std::string& what) {
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ChatTemplateError(what + " are not valid JSON: " + e.what());
+  }
+  if (!j.is_array()) throw ChatTemplateError(what + " must be a JSON list");
+  try {
+    return from_json(j);
+  } catch (const chat::RenderError& e) {
+    throw ChatTemplateError(what + ": " + e.what());
+  }
+}
+
 ChatRender run(const ChatTemplate::Impl& impl, Value messages, const ChatVariables& vars) {
   const std::tm now = vars.now ? *vars.now : platform::local_time_now();
   std::map<std::string, Value> globals = make_globals(now);
   globals["messages"] = std::move(messages);
   globals["add_generation_prompt"] = Value::boolean(vars.add_generation_prompt);
   globals["tools"] = Value::none();  // transformers passes tools=None, documents=None without tools
+  if (!vars.tools_json.empty()) globals["tools"] = parse_json(vars.tools_json, "the tools");
   globals["documents"] = Value::none();
   for (const auto& [k, v] : vars.special_tokens) globals[k] = Value::string(v);
   chat::Renderer renderer(std::move(globals), now);
@@ -150,20 +166,7 @@ ChatRender ChatTemplate::render(const std::vector<ChatMessage>& messages, const 
 }
 
 ChatRender ChatTemplate::render_json(std::string_view messages_json, const ChatVariables& vars) const {
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(messages_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw ChatTemplateError(std::string("the messages are not valid JSON: ") + e.what());
-  }
-  if (!j.is_array()) throw ChatTemplateError("the messages must be a JSON list of objects");
-  Value messages;
-  try {
-    messages = from_json(j);
-  } catch (const chat::RenderError& e) {
-    throw ChatTemplateError(std::string("the messages: ") + e.what());
-  }
-  return run(*impl_, std::move(messages), vars);
+  return run(*impl_, parse_json(messages_json, "the messages"), vars);
 }
 
 }  // namespace vkamp::text

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "python_text.hpp"
 #include "renderer.hpp"
 
 namespace vkamp::chat {
@@ -27,7 +28,9 @@ Value repeat(const Value& seq, int64_t times) {
   if (seq.is_string()) {
     std::string out;
     for (int64_t k = 0; k < times; ++k) out += seq.s;
-    return Value::string(std::move(out));
+    Value v = Value::string(std::move(out));
+    v.markup = seq.markup;
+    return v;
   }
   List out;
   for (int64_t k = 0; k < times; ++k) out.insert(out.end(), seq.list->begin(), seq.list->end());
@@ -36,15 +39,22 @@ Value repeat(const Value& seq, int64_t times) {
 
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
-    if (a.is_string() && b.is_string()) return Value::string(a.s + b.s);
-    if (a.is_list() && b.is_list() && a.tuple == b.tuple) {
+    if (a.is_string() && b.is_string()) {
+      if (!a.markup && !b.markup) return Value::string(a.s + b.s);
+      // Markup + str escapes the str (markupsafe), whichever side the Markup is on.
+      Value m = Value::string((a.markup ? a.s : html_escape(a.s)) + (b.markup ? b.s : html_escape(b.s)));
+      m.markup = true;
+      return m;
+    }
+    if (a.is_list() && b.is_list() && a.tuple == b.tuple && !a.generator && !b.generator) {
       List out = *a.list;
       out.insert(out.end(), b.list->begin(), b.list->end());
       return Value::make_list(std::move(out), a.tuple);
     }
   }
-  if (op == "*" && ((a.is_string() || a.is_list()) && is_int(b))) return repeat(a, int_of(b));
-  if (op == "*" && ((b.is_string() || b.is_list()) && is_int(a))) return repeat(b, int_of(a));
+  auto repeatable = [](const Value& v) { return v.is_string() || (v.is_list() && !v.generator); };
+  if (op == "*" && repeatable(a) && is_int(b)) return repeat(a, int_of(b));
+  if (op == "*" && repeatable(b) && is_int(a)) return repeat(b, int_of(a));
   if (!a.is_number() || !b.is_number()) operand_error(op, a, b);
   if (is_int(a) && is_int(b)) {
     const int64_t x = int_of(a), y = int_of(b);
@@ -132,6 +142,7 @@ Value Renderer::eval_getitem(const Value& obj, const Value& key) {
     const Value* v = obj.find_key(key);
     return v ? *v : Value::undefined();
   }
+  if (obj.is_list() && obj.generator) return Value::undefined();  // not subscriptable
   if ((obj.is_list() || obj.is_string()) && is_int(key)) {
     int64_t k = int_of(key);
     const int64_t n = length(obj);
@@ -159,7 +170,7 @@ Value Renderer::eval_slice(const Expr& e) {
   List items;
   if (obj.is_string()) {
     for (auto& c : code_points(obj.s)) items.push_back(Value::string(std::move(c)));
-  } else if (obj.is_list()) {
+  } else if (obj.is_list() && !obj.generator) {
     items = *obj.list;
   } else {
     if (obj.is_undefined()) undefined_error(obj);

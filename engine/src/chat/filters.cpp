@@ -46,6 +46,20 @@ Value sort_key(const Value& v, bool case_sensitive) {
   return v.is_string() && !case_sensitive ? Value::string(to_lower(v.s)) : v;
 }
 
+// What jinja2's generator filters return (map, select, items, ...).
+Value generator(List items) {
+  Value v = Value::make_list(std::move(items));
+  v.generator = true;
+  return v;
+}
+
+// A string filter's result: Markup stays Markup (markupsafe wraps str's methods).
+Value like(const Value& input, std::string s) {
+  Value v = Value::string(std::move(s));
+  v.markup = input.is_string() && input.markup;
+  return v;
+}
+
 Value select(Renderer& r, const Value& seq, Args& a, bool by_attribute, bool keep) {
   List out;
   const std::size_t first_test_arg = by_attribute ? 1 : 0;
@@ -53,13 +67,13 @@ Value select(Renderer& r, const Value& seq, Args& a, bool by_attribute, bool kee
   const Value test = a.get(first_test_arg, "test");
   Args test_args;
   for (std::size_t k = first_test_arg + 1; k < a.positional.size(); ++k) test_args.positional.push_back(a.positional[k]);
-  if (!truthy(seq)) return Value::make_list();  // jinja2's "if seq:" (None selects nothing)
+  if (!truthy(seq)) return generator({});  // jinja2's "if seq:" (None selects nothing)
   for (const Value& item : iterate(seq)) {
     const Value x = by_attribute ? attribute(r, item, attr) : item;
     const bool pass = test.is_undefined() ? truthy(x) : apply_test(r, to_str(test), x, test_args);
     if (pass == keep) out.push_back(item);
   }
-  return Value::make_list(std::move(out));
+  return generator(std::move(out));
 }
 
 Value indent(const std::string& text, const Value& width_v, bool first, bool blank) {
@@ -123,16 +137,20 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
     return v;
   }
   if (name == "length" || name == "count") return Value::integer(length(v));
-  if (name == "safe") return v;
-  if (name == "string") return Value::string(to_str(v));
+  if (name == "safe") {
+    Value m = v.is_string() ? v : Value::string(to_str(v));
+    m.markup = true;
+    return m;
+  }
+  if (name == "string") return like(v, to_str(v));
   if (name == "trim") {
     const Value chars = a.get(0, "chars", Value::none());
-    return Value::string(python_strip(to_str(v), chars.is_string() ? &chars.s : nullptr, true, true));
+    return like(v, python_strip(to_str(v), chars.is_string() ? &chars.s : nullptr, true, true));
   }
-  if (name == "upper") return Value::string(to_upper(to_str(v)));
-  if (name == "lower") return Value::string(to_lower(to_str(v)));
-  if (name == "capitalize") return Value::string(capitalize(to_str(v)));
-  if (name == "title") return Value::string(to_title(to_str(v)));
+  if (name == "upper") return like(v, to_upper(to_str(v)));
+  if (name == "lower") return like(v, to_lower(to_str(v)));
+  if (name == "capitalize") return like(v, capitalize(to_str(v)));
+  if (name == "title") return like(v, to_title(to_str(v)));
   if (name == "list") return Value::make_list(iterate(v));
   if (name == "join") {
     const Value attr = a.get(1, "attribute");
@@ -145,11 +163,11 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
     return Value::string(out);
   }
   if (name == "items") {
-    if (v.is_undefined()) return Value::make_list();
+    if (v.is_undefined()) return generator({});
     if (!v.is_dict() || v.namespace_) fail("Can only get item pairs from a mapping.");
     List out;
     for (const auto& [k, x] : *v.dict) out.push_back(Value::make_list({k, x}, true));
-    return Value::make_list(std::move(out));
+    return generator(std::move(out));
   }
   if (name == "dictsort") {
     if (!v.is_dict()) fail("dictsort: expected a mapping, found " + type_name(v));
@@ -174,6 +192,13 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
   if (name == "indent")
     return indent(to_str(v), a.get(0, "width", Value::integer(4)), truthy(a.get(1, "first", Value::boolean(false))),
                                 truthy(a.get(2, "blank", Value::boolean(false))));
+  if (name == "first" && v.is_list() && v.generator) {  // next(iter(gen)) reads one item
+    if (v.list->empty()) return Value::undefined("No first item, sequence was empty.");
+    Value x = v.list->front();
+    v.list->erase(v.list->begin());
+    return x;
+  }
+  if (name == "last" && v.is_list() && v.generator) fail("'generator' object is not reversible");
   if (name == "first" || name == "last") {
     const List items = iterate(v);
     if (items.empty()) return Value::undefined("No " + name + " item, sequence was empty.");
@@ -188,7 +213,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
     }
     List items = iterate(v);
     std::reverse(items.begin(), items.end());
-    return Value::make_list(std::move(items));
+    return generator(std::move(items));  // reversed(): an iterator
   }
   if (name == "sort") return sorted(r, v, a, false);
   if (name == "unique") {
@@ -202,7 +227,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
         out.push_back(x);
       }
     }
-    return Value::make_list(std::move(out));
+    return generator(std::move(out));
   }
   if (name == "min" || name == "max") {
     const bool case_sensitive = truthy(a.get(0, "case_sensitive", Value::boolean(false)));
@@ -219,7 +244,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
   if (name == "selectattr" || name == "rejectattr") return select(r, v, a, true, name == "selectattr");
   if (name == "map") {
     List out;
-    if (!truthy(v)) return Value::make_list();  // jinja2's "if value:"
+    if (!truthy(v)) return generator({});  // jinja2's "if value:"
     const Value attr = a.get(99, "attribute");
     if (!attr.is_undefined()) {
       const Value otherwise = a.get(99, "default");
@@ -234,7 +259,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, Args& a
       rest.keyword = a.keyword;
       for (const Value& x : iterate(v)) out.push_back(apply_filter(r, filter, x, rest));
     }
-    return Value::make_list(std::move(out));
+    return generator(std::move(out));
   }
   if (name == "int" || name == "float") {
     const Value otherwise = a.get(0, "default", name == "int" ? Value::integer(0) : Value::real(0));

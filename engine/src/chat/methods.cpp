@@ -7,6 +7,7 @@
 
 #include "python_text.hpp"
 #include "renderer.hpp"
+
 #include "text_case.hpp"
 
 namespace vkamp::chat {
@@ -195,6 +196,33 @@ Value list_method(const Value& l, const std::string& name, Args& a) {
   return Value::integer(count);
 }
 
+
+// markupsafe's Markup methods: string arguments are escaped, and the
+// strings that come back are Markup.
+Value markup_method(const Value& obj, const std::string& name, Args a) {
+  auto escape = [](Value& v) {
+    if (v.is_string() && !v.markup) v = Value::string(html_escape(v.s));
+  };
+  const bool escapes_args = name != "split" && name != "rsplit" && name != "splitlines" && name != "startswith" &&
+                            name != "endswith" && name != "find" && name != "rfind" && name != "count" && name != "index";
+  if (escapes_args) {
+    for (Value& v : a.positional) escape(v);
+    for (auto& kv : a.keyword) escape(kv.second);
+    if (name == "join" && !a.positional.empty()) {
+      List items = iterate(a.positional[0]);
+      for (Value& v : items) escape(v);
+      a.positional[0] = Value::make_list(std::move(items));
+    }
+  }
+  Value out = string_method(obj.s, name, a);
+  auto mark = [](Value& v) { v.markup = v.is_string(); };
+  if (out.is_list())
+    for (Value& v : *out.list) mark(v);
+  else if (escapes_args || name == "split")
+    mark(out);
+  return out;
+}
+
 }  // namespace
 
 bool known_method(const std::string& name) {
@@ -211,6 +239,7 @@ Value method_of(const Value& obj, const std::string& name) {
       fail("access to attribute '" + name + "' of '" + type + "' object is unsafe");
     });
   return Value::function([obj, name](Args& a) {
+    if (obj.is_string() && obj.markup) return markup_method(obj, name, a);
     if (obj.is_string()) return string_method(obj.s, name, a);
     if (obj.is_dict()) return dict_method(obj, name, a);
     return list_method(obj, name, a);

@@ -147,6 +147,7 @@ void dump(const Value& v, const JsonStyle& st, int level, std::string& out) {
       return;
     case Value::Kind::String: out += json_string(v.s, st.ensure_ascii); return;
     case Value::Kind::List: {
+      if (v.generator) break;
       if (v.list->empty()) {
         out += "[]";
         return;
@@ -188,6 +189,21 @@ void dump(const Value& v, const JsonStyle& st, int level, std::string& out) {
 }
 
 }  // namespace
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
 
 std::string json_dumps(const Value& v, const JsonStyle& style) {
   std::string out;

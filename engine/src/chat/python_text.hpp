@@ -23,6 +23,9 @@ struct JsonStyle {
 // json.dumps(v, ...); throws RenderError on what JSON cannot hold.
 std::string json_dumps(const Value& v, const JsonStyle& style);
 
+// markupsafe's escape (what Markup + str applies to the str).
+std::string html_escape(const std::string& s);
+
 // format_string.format(*args) for "{}" and "{0}" fields.
 std::string python_format(const std::string& format_string, const std::vector<Value>& args);
 

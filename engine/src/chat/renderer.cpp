@@ -129,9 +129,7 @@ Value Renderer::define_macro(const Node& n) {
       throw;
     }
     std::swap(saved, frames_);
-    Value result = Value::string(std::move(text));
-    result.markup = true;
-    return result;
+    return Value::string(std::move(text));  // jinja2 without autoescape: a str, not Markup
   });
 }
 

@@ -36,7 +36,7 @@ bool apply_test(Renderer& /*r*/, const std::string& name, const Value& v, Args& 
   if (name == "false") return v.kind == K::Bool && !v.b;
   if (name == "mapping") return v.is_dict() && !v.namespace_;
   if (name == "iterable") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.namespace_);
-  if (name == "sequence") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.namespace_);
+  if (name == "sequence") return v.is_undefined() || v.is_string() || (v.is_list() && !v.generator) || (v.is_dict() && !v.namespace_);
   if (name == "callable") return v.kind == K::Function;
   if (name == "lower") return to_lower(to_str(v)) == to_str(v);
   if (name == "upper") return to_upper(to_str(v)) == to_str(v);

@@ -104,7 +104,7 @@ bool truthy(const Value& v) {
     case Value::Kind::Int: return v.i != 0;
     case Value::Kind::Float: return v.f != 0;
     case Value::Kind::String: return !v.s.empty();
-    case Value::Kind::List: return !v.list->empty();
+    case Value::Kind::List: return v.generator || !v.list->empty();
     case Value::Kind::Dict: return v.namespace_ || !v.dict->empty();
     case Value::Kind::Function: return true;
   }
@@ -119,7 +119,7 @@ std::string type_name(const Value& v) {
     case Value::Kind::Int: return "int";
     case Value::Kind::Float: return "float";
     case Value::Kind::String: return "str";
-    case Value::Kind::List: return v.tuple ? "tuple" : "list";
+    case Value::Kind::List: return v.generator ? "generator" : v.tuple ? "tuple" : "list";
     case Value::Kind::Dict: return v.namespace_ ? "Namespace" : "dict";
     case Value::Kind::Function: return "function";
   }
@@ -128,9 +128,10 @@ std::string type_name(const Value& v) {
 
 std::string repr(const Value& v) {
   switch (v.kind) {
-    case Value::Kind::String: return python_string_repr(v.s);
+    case Value::Kind::String: return v.markup ? "Markup(" + python_string_repr(v.s) + ")" : python_string_repr(v.s);
     case Value::Kind::Undefined: return "Undefined";
     case Value::Kind::List: {
+      if (v.generator) fail("printing a generator (the result of |map, |select, ...) is not supported by vkamp's renderer: jinja2 prints its address");
       std::string out = v.tuple ? "(" : "[";
       for (std::size_t k = 0; k < v.list->size(); ++k) out += (k ? ", " : "") + repr((*v.list)[k]);
       if (v.tuple && v.list->size() == 1) out += ",";
@@ -181,6 +182,7 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::None: return true;
     case Value::Kind::String: return a.s == b.s;
     case Value::Kind::List:
+      if (a.generator || b.generator) return a.list == b.list;
       if (a.tuple != b.tuple || a.list->size() != b.list->size()) return false;
       for (std::size_t k = 0; k < a.list->size(); ++k)
         if (!equal((*a.list)[k], (*b.list)[k])) return false;
@@ -204,7 +206,7 @@ bool less(const Value& a, const Value& b) {
     return as_double(a) < as_double(b);
   }
   if (a.is_string() && b.is_string()) return a.s < b.s;  // UTF-8 bytes sort as code points do
-  if (a.is_list() && b.is_list() && a.tuple == b.tuple) {
+  if (a.is_list() && b.is_list() && a.tuple == b.tuple && !a.generator && !b.generator) {
     const List &x = *a.list, &y = *b.list;
     for (std::size_t k = 0; k < std::min(x.size(), y.size()); ++k) {
       if (less(x[k], y[k])) return true;
@@ -229,7 +231,12 @@ std::vector<std::string> code_points(const std::string& s) {
 List iterate(const Value& v) {
   switch (v.kind) {
     case Value::Kind::Undefined: return {};
-    case Value::Kind::List: return *v.list;
+    case Value::Kind::List: {
+      if (!v.generator) return *v.list;
+      List items = std::move(*v.list);  // a generator is read once
+      v.list->clear();
+      return items;
+    }
     case Value::Kind::Dict: {
       if (v.namespace_) break;
       List keys;
@@ -250,7 +257,9 @@ int64_t length(const Value& v) {
   switch (v.kind) {
     case Value::Kind::Undefined: return 0;
     case Value::Kind::String: return static_cast<int64_t>(code_points(v.s).size());
-    case Value::Kind::List: return static_cast<int64_t>(v.list->size());
+    case Value::Kind::List:
+      if (!v.generator) return static_cast<int64_t>(v.list->size());
+      break;
     case Value::Kind::Dict:
       if (!v.namespace_) return static_cast<int64_t>(v.dict->size());
       break;

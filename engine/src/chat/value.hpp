@@ -40,7 +40,8 @@ struct Value {
   std::shared_ptr<Function> fn;      // Function
   bool tuple = false;                // a List written (a, b): repr (a, b)
   bool namespace_ = false;           // a Dict made by namespace(): attributes can be set
-  bool markup = false;               // a macro's output (prints as is; no difference here)
+  bool markup = false;      // a String that is jinja2's Markup (|safe): plain strings joined to it are HTML-escaped
+  bool generator = false;   // a List that is a Python generator (|map, |select...): true, no len(), read once
 
   static Value undefined(std::string name = {});
   static Value none();

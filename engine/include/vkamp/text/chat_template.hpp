@@ -41,6 +41,9 @@ struct ChatVariables {
   bool add_generation_prompt = false;
   // bos_token, eos_token, unk_token, pad_token, ... (those the tokenizer has).
   std::map<std::string, std::string> special_tokens;
+  // The tools as a JSON list of schemas (transformers' form); empty for
+  // None, which is what transformers passes without tools.
+  std::string tools_json;
   // strftime_now's clock; the local time where none is given.
   std::optional<std::tm> now;
 };
