@@ -167,8 +167,80 @@ def render(env, template, messages, add_generation_prompt, tools):
     return text, spans
 
 
+# Small templates on the edges of jinja2's semantics, rendered with
+# SNIPPET_VARIABLES; "refused" names what vkamp refuses by name at parse
+# (jinja2 renders it, vkamp must not render something else).
+SNIPPET_VARIABLES = {
+    "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}],
+    "d": {"b": 1, "A": 2, "c": None},
+    "s": "  Hello, World  ",
+    "n": 7,
+    "f": 2.5,
+    "items": [{"name": "x", "v": 3}, {"name": "y", "v": 1}, {"name": "z"}],
+}
+SNIPPETS = [
+    ("lstrip", "a\n    {% if true %}\n    b\n    {% endif %}\n  c\n"),
+    ("lstrip_not_print", "a\n    {{ 'b' }}\n"),
+    ("lstrip_plus", "a\n    {%+ if true %}b{% endif %}"),
+    ("trim_plus", "{% if true +%}\nb{% endif %}"),
+    ("minus", "a   \n {%- if true -%}  \n b \n {%- endif %}\n"),
+    ("print_minus", "a  {{- 'b' -}}  c"),
+    ("comment", "a\n  {# note #}\nb {#- x -#} c"),
+    ("crlf", "a\r\n{% if true %}\r\nb\r\n{% endif %}\r\n"),
+    ("trailing_newlines", "a\n\n"),
+    ("escapes", "{{ 'a\\tb\\n\\'q\\' \\\\ \\x41\\u00e9\\U0001F642 \\q' }}{{ \"it's\" }}"),
+    ("numbers", "{{ 1 }} {{ 1.0 }} {{ 0.1 + 0.2 }} {{ 1e16 }} {{ 1e15 }} {{ 0.0001 }} {{ 0.00001 }} {{ 7 / 2 }} {{ 7 // 2 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 2 ** 10 }} {{ 1_000 }} {{ -f }}"),
+    ("repr", "{{ [1, 'a', none, true, 1.5, (1,), {'k': \"it's\"}] }} {{ d }} {{ none }} {{ false }} {{ () }}"),
+    ("slices", "{{ s[2:7] }}|{{ s[-3:] }}|{{ s[::-1] }}|{{ [1,2,3,4][1::2] }}|{{ s[100] }}|{{ messages[-1].content }}"),
+    ("loop", "{% for m in messages %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.previtem.role if loop.previtem is defined }}{{ loop.nextitem.role if loop.nextitem is defined }};{% endfor %}"),
+    ("loop_filter_else", "{% for x in [1,2,3,4] if x is even %}{{ x }}{{ loop.length }}{% else %}none{% endfor %}{% for x in [] %}{% else %}empty{% endfor %}"),
+    ("loop_scope", "{% set x = 1 %}{% for i in [1,2] %}{{ x }}{% set x = i * 10 %}{{ x }}{% endfor %}{{ x }}"),
+    ("break_continue", "{% for i in range(10) %}{% if i == 2 %}{% continue %}{% endif %}{% if i > 4 %}{% break %}{% endif %}{{ i }}{% endfor %}"),
+    ("namespace", "{% set ns = namespace(found=false, n=0) %}{% for m in messages %}{% if m.role == 'assistant' %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.found }}{{ ns.n }}"),
+    ("macro", "{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('A') }} {{ greet('B', punct='?') }} {{ greet(name='C') }}"),
+    ("set_block", "{% set x %}\n  inner {{ n }}\n{% endset %}[{{ x }}]"),
+    ("filter_block", "{% filter upper %}abc {{ n }}{% endfilter %}"),
+    ("unpack", "{% for k, v in d.items() %}{{ k }}={{ v }},{% endfor %}{% set a, b = [1, 2] %}{{ a + b }}"),
+    ("filters_text", "{{ s|trim }}|{{ s|upper }}|{{ s|lower }}|{{ 'hello world'|title }}|{{ 'hELLO'|capitalize }}|{{ s|replace('l', 'L') }}|{{ s|length }}|{{ 'a\\nb\\n'|indent(2) }}|{{ 'a\\nb'|indent(2, true) }}"),
+    ("filters_lists", "{{ [3,1,2]|sort }}{{ ['b','A','a']|sort }}{{ [3,1,2]|sort(reverse=true) }}{{ items|sort(attribute='name', reverse=true)|map(attribute='name')|join(',') }}{{ [1,2,2,1]|unique|list }}{{ [1,2]|first }}{{ [1,2]|last }}{{ [4,5]|min }}{{ [4,5]|max }}{{ [1,2,3]|sum }}"),
+    ("filters_select", "{{ items|selectattr('v')|map(attribute='name')|list }}{{ items|rejectattr('v')|list }}{{ items|selectattr('v', 'equalto', 1)|list|length }}{{ [1,2,3,4]|select('odd')|list }}{{ [1,2,3,4]|reject('odd')|list }}{{ ['a','b']|map('upper')|list }}{{ items|map(attribute='v', default=0)|list }}"),
+    ("filters_dict", "{{ d|dictsort }}{{ d|dictsort(reverse=true) }}{{ d|items|list }}{{ d|length }}{{ d.get('zz', 'dflt') }}{{ d.get('b') }}{{ d['c'] is none }}{{ d.keys()|list }}{{ d.values()|list }}"),
+    ("filters_misc", "{{ undefined_var|default('dv') }}{{ ''|default('e', true) }}{{ none|default('nd') }}{{ '42'|int + 1 }}{{ 'x'|int }}{{ '2.5'|float }}{{ 3|float }}{{ 2.7|int }}{{ -3|abs }}{{ 2.567|round(2) }}{{ [1,2]|join('-') }}{{ items|join(', ', attribute='name') }}{{ [1, 2]|string }}"),
+    ("tojson", "{{ d|tojson }}{{ d|tojson(indent=2) }}{{ d|tojson(sort_keys=true) }}{{ {'é': 'ü'}|tojson }}{{ {'é': 'ü🙂'}|tojson(ensure_ascii=true) }}{{ [1, [], {}]|tojson(indent=4) }}{{ d|tojson(separators=(',', ':')) }}{{ 'q\"\\\\\\n\\t\\x01'|tojson }}{{ 1.5|tojson }}"),
+    ("tests", "{{ n is odd }}{{ n is even }}{{ n is divisibleby 7 }}{{ n is number }}{{ n is integer }}{{ f is float }}{{ true is boolean }}{{ true is number }}{{ true is integer }}{{ s is string }}{{ d is mapping }}{{ items is sequence }}{{ x is defined }}{{ x is undefined }}{{ none is none }}{{ x is iterable }}{{ 'ab' is lower }}{{ n is eq 7 }}{{ n is gt 3 }}{{ n is in [7] }}{{ messages|map('string') is iterable }}"),
+    ("operators", "{{ 'a' in 'cat' }}{{ 1 in [1, 2] }}{{ 'b' in d }}{{ 'q' not in d }}{{ 1 < 2 < 3 }}{{ 1 == 1.0 }}{{ [1] == [1] }}{{ (1, 2) == [1, 2] }}{{ 'a' ~ 1 ~ none ~ x }}{{ 'ab' * 2 }}{{ [0] * 3 }}{{ [1] + [2] }}{{ not none }}{{ none or 'o' }}{{ 0 and 1 }}{{ 'y' if n > 3 else 'n' }}[{{ 'y' if n < 3 }}]"),
+    ("methods", "{{ s.strip() }}|{{ s.lstrip() }}|{{ s.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ 'a,b,,c'.split(',') }}{{ ' a  b '.split() }}{{ 'a b c'.split(' ', 1) }}{{ 'a b c'.split(None, 1) }}{{ 'abc'.startswith('a') }}{{ 'abc'.endswith(('x', 'c')) }}{{ 'a-b'.replace('-', '+') }}{{ 'Hi {}, {}!'.format('A', 2) }}{{ 'abc'.find('c') }}{{ 'a\\nb\\r\\nc'.splitlines() }}{{ '-'.join(['a', 'b']) }}{{ 'ab'.upper() }}{{ 'hello big world'.title() }}"),
+    ("generators", "{% set g = messages|selectattr('role', 'equalto', 'user') %}{{ 'truthy' if g else 'falsy' }}{{ g|list }}{{ g|list }}{{ messages|map(attribute='role')|first }}"),
+    ("markup", "{{ '<b>'|safe + '<i>' }}{{ '<i>' + '<b>'|safe }}{{ ('<b>'|safe).replace('b', '&') }}{{ '<b>'|safe|upper }}{{ '<x>' ~ '<b>'|safe }}"),
+    ("undefined", "[{{ x }}][{{ x|length }}][{{ x|list }}][{{ none.attr }}][{{ d.zz }}][{{ d['zz'] }}]{% for a in x %}never{% endfor %}{{ x is none }}{{ x == x }}"),
+    ("strftime", "{{ strftime_now('%Y-%m-%d %H:%M:%S %b %B %a %A %y %p %%') }}"),
+    ("generation", "{% for m in messages %}<{{ m.role }}>{% if m.role == 'assistant' %}{% generation %}{{ m.content }}</end>{% endgeneration %}{% else %}{{ m.content }}{% endif %}{% endfor %}"),
+    ("raise", "{% if messages|length > 1 %}{{ raise_exception('Only one message, please.') }}{% endif %}ok"),
+    ("undefined_attribute_error", "{{ x.y }}"),
+    ("none_iteration_error", "{% for a in none %}{% endfor %}"),
+    ("unknown_filter_runtime_error", "{% if n > 100 %}{{ n|nosuchfilter }}{% endif %}ok{{ n|nosuchfilter }}"),
+    ("unknown_filter_not_reached", "{% if n > 100 %}{{ n|nosuchfilter }}{% endif %}ok"),
+    ("unsafe_append", "{% set l = [] %}{{ l.append(1) }}"),
+    ("list_pop", "{% set l = [1, 2, 3] %}{{ l.pop(0) }}{{ l }}"),
+    ("refused_filter", "{{ 'a b c'|wordcount }}", "the filter 'wordcount'"),
+    ("refused_statement", "{% include 'x.jinja' %}", "{% include %}"),
+    ("refused_recursive", "{% for m in messages recursive %}{{ m }}{% endfor %}", "recursive for loops"),
+    ("refused_method", "{{ 'abc'.zfill(5) }}", "the method .zfill()"),
+]
+
+
 def main():
     env = make_environment()
+    snippets = []
+    for name, source, *refused in SNIPPETS:
+        entry = {"name": name, "source": source}
+        if refused:
+            entry["refused"] = refused[0]
+        try:
+            entry["text"] = "".join(env.from_string(source).generate(**SNIPPET_VARIABLES))
+        except Exception as e:
+            entry["error"] = f"{type(e).__name__}: {e}"
+        snippets.append(entry)
     cases = []
     for name in sorted(os.listdir(TEMPLATES)):
         if not name.endswith(".jinja"):
@@ -199,6 +271,8 @@ def main():
         "conversations": CONVERSATIONS,
         "tools": TOOLS,
         "cases": cases,
+        "snippet_variables": SNIPPET_VARIABLES,
+        "snippets": snippets,
     }
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=0)

@@ -106,3 +106,74 @@ TEST(ChatTemplate, RendersTheRealTemplatesAsJinja2Does) {
 }
 
 }  // namespace
+
+namespace {
+
+// Small templates on the edges of jinja2's semantics (whitespace control,
+// Python's number and repr formatting, scoping, filters, tests, generators,
+// Markup, undefined values, errors) against jinja2's output for each; those
+// listed as refused must be refused by name when parsed.
+TEST(ChatTemplate, MatchesJinja2OnEdgeCases) {
+  const auto fixture = nlohmann::ordered_json::parse(read_file(fixtures + "/chat_renders.json"));
+  ChatVariables vars = variables(fixture, false, false);
+  vars.special_tokens.clear();
+  vars.more_json = fixture["snippet_variables"].dump();
+  ASSERT_GE(fixture["snippets"].size(), 40u);
+  int compared = 0, errors = 0, refusals = 0;
+  for (const auto& snippet : fixture["snippets"]) {
+    const std::string name = snippet["name"];
+    SCOPED_TRACE(name);
+    if (snippet.contains("refused")) {
+      try {
+        ChatTemplate::parse(snippet["source"], name);
+        ADD_FAILURE() << "not refused";
+      } catch (const ChatTemplateError& e) {
+        EXPECT_NE(std::string(e.what()).find(snippet["refused"].get<std::string>()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+      }
+      ++refusals;
+      continue;
+    }
+    if (snippet.contains("error")) {
+      EXPECT_THROW(ChatTemplate::parse(snippet["source"], name).render({}, vars), ChatTemplateError) << snippet["error"];
+      ++errors;
+      continue;
+    }
+    ++compared;
+    try {
+      EXPECT_EQ(ChatTemplate::parse(snippet["source"], name).render_json("[]", vars).text, snippet["text"].get<std::string>());
+    } catch (const ChatTemplateError& e) {
+      ADD_FAILURE() << "jinja2 renders it, vkamp fails: " << e.what();
+    }
+  }
+  EXPECT_GE(compared, 35);
+  EXPECT_GE(errors, 5);
+  EXPECT_EQ(refusals, 4);
+}
+
+TEST(ChatTemplate, QuotesTheTemplatesOwnRefusal) {
+  const auto tmpl = ChatTemplate::parse(
+      "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}"
+      "{% endif %}{{ m.content }}{% endfor %}",
+      "gemma-like");
+  try {
+    tmpl.render({{"system", "x"}, {"user", "y"}}, {});
+    FAIL() << "rendered";
+  } catch (const ChatTemplateError& e) {
+    EXPECT_STREQ(e.what(), "chat template gemma-like refuses the conversation: \"System role not supported\"");
+  }
+  EXPECT_EQ(tmpl.render({{"user", "y"}}, {}).text, "y");
+}
+
+TEST(ChatTemplate, NamesTheTemplateAndLineOfASyntaxError) {
+  try {
+    ChatTemplate::parse("ok\n{% if x %}\n{{ x + }}\n{% endif %}", "broken.jinja");
+    FAIL() << "parsed";
+  } catch (const ChatTemplateError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.jinja: line 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ChatTemplate::parse("{% if x %}never closed", "open.jinja"), ChatTemplateError);
+  EXPECT_THROW(ChatTemplate::parse("{{ 'unterminated }}", "quote.jinja"), ChatTemplateError);
+}
+
+}  // namespace

@@ -121,14 +121,14 @@ bool ChatTemplate::has_generation_markers() const { return impl_->generation; }
 
 namespace {
 
-Value parse_json(std::string_view text, const std::string& what) {
+Value parse_json(std::string_view text, const std::string& what, bool list = true) {
   nlohmann::ordered_json j;
   try {
     j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw ChatTemplateError(what + " are not valid JSON: " + e.what());
   }
-  if (!j.is_array()) throw ChatTemplateError(what + " must be a JSON list");
+  if (list ? !j.is_array() : !j.is_object()) throw ChatTemplateError(what + (list ? " must be a JSON list" : " must be a JSON object"));
   try {
     return from_json(j);
   } catch (const chat::RenderError& e) {
@@ -145,6 +145,10 @@ ChatRender run(const ChatTemplate::Impl& impl, Value messages, const ChatVariabl
   if (!vars.tools_json.empty()) globals["tools"] = parse_json(vars.tools_json, "the tools");
   globals["documents"] = Value::none();
   for (const auto& [k, v] : vars.special_tokens) globals[k] = Value::string(v);
+  if (!vars.more_json.empty()) {
+    const Value more = parse_json(vars.more_json, "the template's variables", false);
+    for (const auto& [k, v] : *more.dict) globals[k.s] = v;
+  }
   chat::Renderer renderer(std::move(globals), now);
   try {
     renderer.run(impl.body);

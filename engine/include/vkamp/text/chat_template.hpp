@@ -44,6 +44,9 @@ struct ChatVariables {
   // The tools as a JSON list of schemas (transformers' form); empty for
   // None, which is what transformers passes without tools.
   std::string tools_json;
+  // More variables, as a JSON object (what apply_chat_template's keyword
+  // arguments pass, e.g. {"enable_thinking": false}); empty for none.
+  std::string more_json;
   // strftime_now's clock; the local time where none is given.
   std::optional<std::tm> now;
 };
