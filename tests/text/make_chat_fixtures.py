@@ -229,6 +229,45 @@ SNIPPETS = [
 ]
 
 
+# Conversations tokenized for training (tests/text/make_chat_token_fixtures.mjs
+# adds the ids and targets): the whole rendering, its {% generation %} spans,
+# and for each assistant message i the renderings TRL's split compares
+# (messages[:i] with the generation prompt, messages[:i+1] without).
+TOKEN_TEMPLATES = [
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    "Qwen-Qwen2.5-7B-Instruct.jinja",
+    "Qwen-Qwen3-0.6B.jinja",
+    "HuggingFaceTB-SmolLM3-3B.jinja",
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    "LFM2.5-8B-A1B.jinja",
+    "poolside-Laguna-XS-2.1.jinja",
+]
+TOKEN_CONVERSATIONS = ["system_user_assistant", "multi_turn", "non_ascii"]
+
+
+def token_cases(env):
+    cases = []
+    for name in TOKEN_TEMPLATES:
+        with open(os.path.join(TEMPLATES, name), encoding="utf-8") as f:
+            template = env.from_string(f.read())
+        for conv in TOKEN_CONVERSATIONS:
+            messages = CONVERSATIONS[conv]
+            case = {"template": name, "conversation": conv}
+            try:
+                case["text"], case["generation_spans"] = render(env, template, messages, False, None)
+                case["turns"] = []
+                for i, m in enumerate(messages):
+                    if m["role"] == "assistant":
+                        prompt, _ = render(env, template, messages[:i], True, None)
+                        through, _ = render(env, template, messages[: i + 1], False, None)
+                        case["turns"].append({"message": i, "prompt": prompt, "through": through})
+            except Exception as e:
+                case["error"] = f"{type(e).__name__}: {e}"
+            cases.append(case)
+    return cases
+
+
 def main():
     env = make_environment()
     snippets = []
@@ -273,6 +312,7 @@ def main():
         "cases": cases,
         "snippet_variables": SNIPPET_VARIABLES,
         "snippets": snippets,
+        "token_cases": token_cases(env),
     }
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=0)

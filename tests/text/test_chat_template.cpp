@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "vkamp/text/chat_template.hpp"
+#include "vkamp/text/chat_tokens.hpp"
 
 using vkamp::text::ChatTemplate;
 using vkamp::text::ChatTemplateError;
@@ -174,6 +175,46 @@ TEST(ChatTemplate, NamesTheTemplateAndLineOfASyntaxError) {
   }
   EXPECT_THROW(ChatTemplate::parse("{% if x %}never closed", "open.jinja"), ChatTemplateError);
   EXPECT_THROW(ChatTemplate::parse("{{ 'unterminated }}", "quote.jinja"), ChatTemplateError);
+}
+
+}  // namespace
+
+namespace {
+
+// Conversations as training ids: the rendering encoded without added
+// special tokens and the assistant's targets, against Hugging Face's
+// tokenizer and transformers' / TRL's masks (make_chat_token_fixtures.mjs)
+// with the llama3 fixture's tokenizer: {% generation %} spans where the
+// template has them (LFM2.5, Laguna), the prefix split elsewhere; where the
+// prefixes do not line up (Qwen3 drops earlier turns' thinking, Mistral
+// moves the system prompt) the split is refused, not guessed.
+TEST(ChatTokens, IdsAndTargetsMatchTransformersAndTrl) {
+  const auto renders = nlohmann::ordered_json::parse(read_file(fixtures + "/chat_renders.json"));
+  const auto expected = nlohmann::ordered_json::parse(read_file(fixtures + "/chat_tokens.json"));
+  const auto tokenizer = vkamp::text::Tokenizer::load(fixtures + "/llama3");
+  int generation = 0, prefixes = 0, refused = 0;
+  for (const auto& c : expected["cases"]) {
+    const std::string name = c["template"], conversation = c["conversation"];
+    SCOPED_TRACE(name + " " + conversation);
+    auto chat = vkamp::text::load_model_chat(fixtures + "/llama3", fixtures + "/chat_templates/" + name);
+    ASSERT_TRUE(chat.has_value());
+    chat->variables = variables(renders, false, false);  // the special tokens and clock jinja2 rendered with
+    const std::string messages = renders["conversations"][conversation].dump();
+    if (c.contains("error")) {
+      EXPECT_THROW(vkamp::text::tokenize_chat(*chat, tokenizer, messages, false), ChatTemplateError) << c["error"];
+      ++refused;
+      continue;
+    }
+    const auto t = vkamp::text::tokenize_chat(*chat, tokenizer, messages, false);
+    EXPECT_EQ(t.text, c["text"].get<std::string>());
+    EXPECT_EQ(t.ids, c["ids"].get<std::vector<int32_t>>());
+    EXPECT_EQ(t.target, c["target"].get<std::vector<uint8_t>>());
+    EXPECT_EQ(t.from_generation_markers, c["method"] == "generation");
+    (t.from_generation_markers ? generation : prefixes) += 1;
+  }
+  EXPECT_EQ(generation, 6);
+  EXPECT_EQ(prefixes, 14);
+  EXPECT_EQ(refused, 4);
 }
 
 }  // namespace
