@@ -137,6 +137,90 @@ TEST_F(FineTuneCli, PromptCompletionLinesTrainOnTheCompletions) {
   EXPECT_LT(after, before - 0.5) << r.output;
 }
 
+// "messages" lines rendered with a real chat template (Qwen2.5's ChatML,
+// from llama.cpp's models/templates), the loss on the assistant's turns:
+// the same answer to varied questions, some with a system prompt. One
+// epoch lowered the validation loss (over the answers and their
+// <|im_end|>) from 8.42 to 7.31 on lavapipe. The run's first lines show the
+// first conversation with its targets marked; --train-on all marks all of it.
+std::string chat_template(const std::string& name) {
+  return VKAMP_TEST_DIR(VKAMP_TEXT_FIXTURES) + "/chat_templates/" + name;
+}
+
+std::string conversations(int n) {
+  std::string lines;
+  for (int i = 0; i < n; ++i)
+    lines += std::string("{\"messages\": [") +
+             (i % 3 == 0 ? "{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, " : "") +
+             "{\"role\": \"user\", \"content\": \"Question " + std::to_string(i * 37 % 101) +
+             ": may you share the program and change it?\"}, {\"role\": \"assistant\", \"content\": \"Yes.\"}]}\n";
+  return lines;
+}
+
+TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = write("chat.jsonl", conversations(60));
+  const std::string qwen = " --chat-template " + chat_template("Qwen-Qwen2.5-7B-Instruct.jinja");
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                  " --seq-len 32 --eval-every 9 --lr 1e-2 --out " + path("chat"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("60 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("60 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("chat.jsonl:1 as the model reads it, the loss on [[ ]] (the assistant's turns: found by "
+                          "rendering the conversation's beginnings, as TRL does):\n<|im_start|>system\nAnswer as the "
+                          "license says.<|im_end|>\n<|im_start|>user\nQuestion 0: may you share the program and change "
+                          "it?<|im_end|>\n<|im_start|>assistant\n[[Yes.<|im_end|>\n]]\n"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.5) << r.output;
+  // Every token a target; and a template with {% generation %} markers (LFM2.5) says so.
+  const Result all = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                    " --seq-len 32 --max-steps 0 --train-on all");
+  ASSERT_EQ(all.status, 0) << all.output;
+  EXPECT_NE(all.output.find("(--train-on all):\n[[<|im_start|>system\n"), std::string::npos) << all.output;
+  EXPECT_EQ(all.output.find("of them targets"), std::string::npos) << all.output;
+  const Result marked = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + " --chat-template " +
+                                                       chat_template("LFM2.5-8B-A1B.jinja") + " --seq-len 32 --max-steps 0");
+  ASSERT_EQ(marked.status, 0) << marked.output;
+  EXPECT_NE(marked.output.find("the template's {% generation %} spans"), std::string::npos) << marked.output;
+  EXPECT_NE(marked.output.find("):\n<s><|im_start|>system\n"), std::string::npos) << marked.output;  // its own BOS, once
+  EXPECT_NE(marked.output.find("<|im_start|>assistant\n[[Yes.<|im_end|>\n]]"), std::string::npos) << marked.output;
+}
+
+TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string m = " --model " + base() + " --max-steps 0 --seq-len 32 --chat-template " +
+                        chat_template("google-gemma-2-2b-it.jinja") + " --data ";
+  const std::string good = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Yo\"}]}\n";
+  auto bad = [&](const char* name, const std::string& line, const std::string& says) {
+    const Result r = run_tool("vkamp-finetune", m + write(name, good + line));
+    EXPECT_TRUE(rejected(r, std::string(name) + ":2: "));
+    EXPECT_TRUE(rejected(r, says));
+  };
+  bad("notlist.jsonl", "{\"messages\": {\"role\": \"user\"}}\n", "\"messages\" is not a list");
+  bad("notobject.jsonl", "{\"messages\": [\"hi\"]}\n", "messages[0] is not an object");
+  bad("norole.jsonl", "{\"messages\": [{\"content\": \"x\"}]}\n", "messages[0]: \"role\" is missing or not a string");
+  bad("parts.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\"}]}]}\n",
+      "messages[0]: \"content\" is missing or not a string");
+  bad("role.jsonl", "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}\n", "messages[0]: unknown role \"robot\"");
+  bad("emptyconv.jsonl", "{\"messages\": []}\n", "the conversation is empty");
+  bad("refused.jsonl",
+      "{\"messages\": [{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"user\", \"content\": \"U\"}, "
+      "{\"role\": \"assistant\", \"content\": \"A\"}]}\n",
+      "refuses the conversation: \"System role not supported\"");
+  bad("noassistant.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"U\"}]}\n",
+      "the conversation has no assistant turn");
+  bad("mixed.jsonl", "{\"text\": \"t\", \"messages\": []}\n", "has \"messages\" and \"text\"");
+  // No template: the folder has none and none is given.
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --data " + write("plain.jsonl", good)),
+                       "plain.jsonl:1: \"messages\" data needs a chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --train-on some --data " +
+                                                      write("p.jsonl", good)),
+                       "--train-on"));
+}
+
 // --save-best: --out and --merge get the adapters of the best evaluation,
 // not the last. Training on " Yes." while the validating part (the file's
 // end) answers " No, never." makes the validation loss rise at the end
