@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -175,6 +176,24 @@ TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
   const double before = loss_before(r.output), after = loss_after(r.output);
   ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
   EXPECT_LT(after, before - 0.5) << r.output;
+  // vkamp-generate --chat renders an unseen question as training rendered them, and the tuned model answers.
+  const std::string generate = "VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate --model " +
+                               base() + " --adapter " + path("chat") + qwen + " --temperature 0 --max-new 3 ";
+  const Result reply = vkamp::test::run_child(generate + "--chat --prompt \"Question 5: may you share the program and change it?\" 2> " +
+                                              path("stderr.txt"));
+  ASSERT_EQ(reply.status, 0) << reply.output;
+  EXPECT_EQ(reply.output.rfind("Yes.", 0), 0u) << reply.output;  // the reply alone, not the rendered prompt
+  std::ifstream said(path("stderr.txt"));
+  const std::string notes((std::istreambuf_iterator<char>(said)), std::istreambuf_iterator<char>());
+  EXPECT_NE(notes.find("(the chat template's rendering)"), std::string::npos) << notes;
+  const std::string messages = write("m.json", "[{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, "
+                                               "{\"role\": \"user\", \"content\": \"Question 9: may you share the program and change it?\"}]");
+  const Result conversation = vkamp::test::run_child(generate + "--messages " + messages + " 2> " + path("stderr2.txt"));
+  ASSERT_EQ(conversation.status, 0) << conversation.output;
+  EXPECT_EQ(conversation.output.rfind("Yes.", 0), 0u) << conversation.output;
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --model " + base() + " --chat --prompt hi"),
+                       "has no chat template"));
   // Every token a target; and a template with {% generation %} markers (LFM2.5) says so.
   const Result all = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
                                                     " --seq-len 32 --max-steps 0 --train-on all");

@@ -218,3 +218,23 @@ TEST(ChatTokens, IdsAndTargetsMatchTransformersAndTrl) {
 }
 
 }  // namespace
+
+namespace {
+
+// vkamp-generate stops a chat at the template's end-of-turn token: found by
+// rendering an assistant turn, where the token after it is a special one.
+TEST(ChatTokens, EndOfTurnIsTheSpecialTokenAfterAnAssistantTurn) {
+  const auto tokenizer = vkamp::text::Tokenizer::load(fixtures + "/llama3");
+  auto eot = [&](const std::string& name) {
+    const auto chat = vkamp::text::load_model_chat(fixtures + "/llama3", fixtures + "/chat_templates/" + name);
+    return vkamp::text::end_of_turn_token(*chat, tokenizer);
+  };
+  EXPECT_EQ(eot("meta-llama-Llama-3.1-8B-Instruct.jinja"), tokenizer.token_to_id("<|eot_id|>"));
+  EXPECT_EQ(eot("meta-llama-Llama-3.2-3B-Instruct.jinja"), 128009);
+  // ChatML's <|im_end|> is no token of Llama 3's vocabulary: no end of turn to stop at.
+  EXPECT_EQ(eot("Qwen-Qwen2.5-7B-Instruct.jinja"), std::nullopt);
+  // Gemma 2 refuses nothing here, and writes <end_of_turn> as text in this vocabulary.
+  EXPECT_EQ(eot("google-gemma-2-2b-it.jinja"), std::nullopt);
+}
+
+}  // namespace

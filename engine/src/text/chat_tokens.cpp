@@ -144,4 +144,20 @@ ChatTokens tokenize_chat(const ModelChat& chat, const Tokenizer& tokenizer, cons
   return out;
 }
 
+std::optional<int32_t> end_of_turn_token(const ModelChat& chat, const Tokenizer& tokenizer) {
+  const std::string marker = "vkamp-end-of-turn-probe";
+  const ordered probe = ordered::array({{{"role", "user"}, {"content", "?"}}, {{"role", "assistant"}, {"content", marker}}});
+  std::string text;
+  try {
+    text = chat.chat_template.render_json(probe.dump(), chat.variables).text;
+  } catch (const ChatTemplateError&) {
+    return std::nullopt;
+  }
+  const std::size_t at = text.rfind(marker);
+  if (at == std::string::npos) return std::nullopt;
+  const std::vector<int32_t> after = tokenizer.encode(text.substr(at + marker.size()), false);
+  if (after.empty() || !tokenizer.decode({after[0]}, /*skip_special=*/true).empty()) return std::nullopt;
+  return after[0];
+}
+
 }  // namespace vkamp::text

@@ -47,4 +47,10 @@ struct ChatTokens {
 ChatTokens tokenize_chat(const ModelChat& chat, const Tokenizer& tokenizer, const std::string& messages_json,
                          bool add_generation_prompt);
 
+// The template's end-of-turn token: the first token after an assistant
+// message's content in a rendering of [user, assistant], where that token is
+// a special token (<|eot_id|>, <|im_end|>, <end_of_turn>); none where it is
+// not, or where the template refuses that conversation.
+std::optional<int32_t> end_of_turn_token(const ModelChat& chat, const Tokenizer& tokenizer);
+
 }  // namespace vkamp::text
