@@ -90,8 +90,8 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   const graph::FrozenStore& weights = model.frozen();
   models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },
                                uint32_t(positions));
-  std::vector<float> logits;
-  for (int32_t id : prompt) logits = decoder.append(uint32_t(id));
+  // The prompt through the model in one batch (prefill), then token by token.
+  std::vector<float> logits = decoder.prefill(std::vector<uint32_t>(prompt.begin(), prompt.end()));
   std::mt19937_64 gen(g.seed);
   for (uint32_t n = 0; n < g.max_new_tokens; ++n) {
     const int32_t id = int32_t(sample_next(logits, g.sampling, gen));

@@ -1,6 +1,7 @@
 // Text from a Llama-family Hugging Face folder, optionally with a PEFT
 // LoRA adapter folded into its weights: the prompt through the folder's
-// tokenizer, then one token at a time from the KV-cache decoder
+// tokenizer (or a chat template), through the model at once (prefill),
+// then one token at a time from the KV-cache decoder
 // (models/llama_decoder.hpp), drawn by app/sampling.hpp, each piece of
 // text handed to `emit` as soon as it decodes.
 #pragma once
