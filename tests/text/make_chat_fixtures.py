@@ -242,6 +242,7 @@ TOKEN_TEMPLATES = [
     "mistralai-Mistral-Nemo-Instruct-2407.jinja",
     "LFM2.5-8B-A1B.jinja",
     "poolside-Laguna-XS-2.1.jinja",
+    "HuggingFaceH4-zephyr-7b-beta.jinja",
 ]
 TOKEN_CONVERSATIONS = ["system_user_assistant", "multi_turn", "non_ascii"]
 

@@ -213,7 +213,7 @@ TEST(ChatTokens, IdsAndTargetsMatchTransformersAndTrl) {
     (t.from_generation_markers ? generation : prefixes) += 1;
   }
   EXPECT_EQ(generation, 6);
-  EXPECT_EQ(prefixes, 14);
+  EXPECT_EQ(prefixes, 17);
   EXPECT_EQ(refused, 4);
 }
 
