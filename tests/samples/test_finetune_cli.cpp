@@ -191,9 +191,6 @@ TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
   const Result conversation = vkamp::test::run_child(generate + "--messages " + messages + " 2> " + path("stderr2.txt"));
   ASSERT_EQ(conversation.status, 0) << conversation.output;
   EXPECT_EQ(conversation.output.rfind("Yes.", 0), 0u) << conversation.output;
-  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
-                                              "/vkamp-generate --model " + base() + " --chat --prompt hi"),
-                       "has no chat template"));
   // Every token a target; and a template with {% generation %} markers (LFM2.5) says so.
   const Result all = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
                                                     " --seq-len 32 --max-steps 0 --train-on all");
@@ -206,6 +203,24 @@ TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
   EXPECT_NE(marked.output.find("the template's {% generation %} spans"), std::string::npos) << marked.output;
   EXPECT_NE(marked.output.find("):\n<s><|im_start|>system\n"), std::string::npos) << marked.output;  // its own BOS, once
   EXPECT_NE(marked.output.find("<|im_start|>assistant\n[[Yes.<|im_end|>\n]]"), std::string::npos) << marked.output;
+}
+
+// llama_tiny on its bundled conversations (examples/llama_tiny/chat.jsonl)
+// with the chat template it writes beside its model (TinyLlama-1.1B-Chat's):
+// 20 steps lowered the validation loss over the assistant's turns from 8.40
+// to 7.69 on lavapipe.
+TEST_F(FineTuneCli, LlamaTinyFineTunesOnItsBundledConversations) {
+  const Result r = run_tool("llama_tiny", "--out " + path("tiny-chat") + " --data " + VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) +
+                                              "/llama_tiny/chat.jsonl --max-steps 20 --eval-every 10 --lr 1e-2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("30 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<|assistant|>\n[[Yes. You may convey verbatim copies of the program's source code as you "
+                          "receive it.</s>\n]]"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.4) << r.output;
 }
 
 TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
@@ -232,9 +247,14 @@ TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
   bad("noassistant.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"U\"}]}\n",
       "the conversation has no assistant turn");
   bad("mixed.jsonl", "{\"text\": \"t\", \"messages\": []}\n", "has \"messages\" and \"text\"");
-  // No template: the folder has none and none is given.
-  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --data " + write("plain.jsonl", good)),
+  // No template: a copy of the folder without llama_tiny's, and none given.
+  fs::copy(base(), path("plain"));
+  fs::remove(path("plain") + "/chat_template.jinja");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + path("plain") + " --max-steps 0 --data " + write("plain.jsonl", good)),
                        "plain.jsonl:1: \"messages\" data needs a chat template"));
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --model " + path("plain") + " --chat --prompt hi"),
+                       "has no chat template"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --train-on some --data " +
                                                       write("p.jsonl", good)),
                        "--train-on"));
@@ -282,7 +302,7 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
     const Result r = run_tool("vkamp-finetune", "--model " + base() + common + run);
     ASSERT_EQ(r.status, 0) << r.output;
     const std::string folder = run.find("merge") != std::string::npos ? path("merged") : path("full");
-    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"})
       EXPECT_TRUE(fs::exists(fs::path(folder) / f)) << f;
     const Result back = run_tool("vkamp-finetune", "--model " + folder + " --data " + data + " --seq-len 32 --max-steps 0");
     ASSERT_EQ(back.status, 0) << back.output;
