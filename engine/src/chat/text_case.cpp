@@ -30,26 +30,44 @@ std::string encode(uint32_t cp) {
   return out;
 }
 
+// One letter's simple case pair, as Python's str.lower/upper map it, for
+// the ranges vkamp covers: ASCII, Latin-1 (less the signs, and the
+// y-diaeresis and sharp s whose other cases lie elsewhere), basic Greek
+// (with tonos), basic Cyrillic, fullwidth Latin and circled letters.
+struct CasePair {
+  uint32_t lower_first, upper_first, count;
+};
+const CasePair kPairs[] = {
+    {'a', 'A', 26},      {0xE0, 0xC0, 23},    {0xF8, 0xD8, 7},      {0x3B1, 0x391, 17},  {0x3C3, 0x3A3, 7},
+    {0x3AC, 0x386, 1},   {0x3AD, 0x388, 3},   {0x3CA, 0x3AA, 2},    {0x3CC, 0x38C, 1},    {0x3CD, 0x38E, 2},   {0x430, 0x410, 32},
+    {0x450, 0x400, 16},  {0xFF41, 0xFF21, 26}, {0x24D0, 0x24B6, 26},
+};
+
+// Blocks with other cased letters (Latin Extended, IPA, Greek and Cyrillic
+// beyond the basic letters, Armenian, Georgian, Cherokee, Latin Extended
+// Additional, Greek Extended, letterlike symbols, Glagolitic, Coptic, and
+// the supplementary planes' scripts): their case is refused, not guessed.
+bool other_cased_block(uint32_t cp) {
+  return (cp >= 0x100 && cp < 0x2B0) || (cp >= 0x370 && cp < 0x530 && !(cp >= 0x386 && cp <= 0x3CE) &&
+                                          !(cp >= 0x400 && cp <= 0x45F)) ||
+         (cp >= 0x531 && cp < 0x590) || (cp >= 0x10A0 && cp < 0x1100) || (cp >= 0x13A0 && cp < 0x1400) ||
+         (cp >= 0x1C80 && cp < 0x1CC0) || (cp >= 0x1E00 && cp < 0x2000) || (cp >= 0x2100 && cp < 0x2190) ||
+         (cp >= 0x2C00 && cp < 0x2D30) || (cp >= 0xA640 && cp < 0xA800) || (cp >= 0xAB70 && cp < 0xABC0) ||
+         (cp >= 0x10400 && cp < 0x10500) || (cp >= 0x10C80 && cp < 0x10D00) || (cp >= 0x118A0 && cp < 0x11900) ||
+         (cp >= 0x16E40 && cp < 0x16EA0) || (cp >= 0x1E900 && cp < 0x1E960) || cp == 0xB5 || cp == 0xDF || cp == 0xFF;
+}
+
 // The other case of a letter, or the code point itself where it has none.
-// Ranges: ASCII, Latin-1 (less x and division signs, and the y-diaeresis
-// and sharp s whose other cases lie elsewhere), Greek, Cyrillic.
 uint32_t change_case(uint32_t cp, bool upper) {
-  if (upper) {
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 0xE0 && cp <= 0xFE && cp != 0xF7) || (cp >= 0x3B1 && cp <= 0x3C9 && cp != 0x3C2) ||
-        (cp >= 0x430 && cp <= 0x44F))
-      return cp - (cp >= 0x430 ? 0x20 : 0x20);
-    if (cp >= 0x450 && cp <= 0x45F) return cp - 0x50;
-  } else {
-    if ((cp >= 'A' && cp <= 'Z') || (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) || (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) ||
-        (cp >= 0x410 && cp <= 0x42F))
-      return cp + 0x20;
-    if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;
+  // Sigma lowers to the final form at a word's end in Python: refused rather than guessed.
+  if (other_cased_block(cp) || cp == 0x3C2 || cp == 0x390 || cp == 0x3B0 || (!upper && cp == 0x3A3))
+    fail("changing the case of U+" + std::to_string(cp) + " is not supported by vkamp's renderer");
+  for (const CasePair& p : kPairs) {
+    const uint32_t from = upper ? p.lower_first : p.upper_first, to = upper ? p.upper_first : p.lower_first;
+    if (cp >= from && cp < from + p.count) return to + (cp - from);
+    const uint32_t other = upper ? p.upper_first : p.lower_first;
+    if (cp >= other && cp < other + p.count) return cp;  // already in the wanted case
   }
-  const bool unmapped_cased = (cp >= 0x100 && cp < 0x250) || cp == 0xFF || cp == 0xDF || cp == 0xB5 ||
-                              (cp >= 0x370 && cp < 0x530 && cp != 0x3C2 && !(cp >= 0x3B1 && cp <= 0x3C9) &&
-                               !(cp >= 0x391 && cp <= 0x3A9) && !(cp >= 0x400 && cp <= 0x45F)) ||
-                              (cp >= 0x1E00 && cp < 0x2000);
-  if (unmapped_cased) fail("changing the case of U+" + std::to_string(cp) + " is not supported by vkamp's renderer");
   return cp;
 }
 

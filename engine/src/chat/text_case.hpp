@@ -1,6 +1,7 @@
 // Python's whitespace and letter case over UTF-8 text, for str.strip,
 // lower, upper, title and capitalize. Case maps cover ASCII, Latin-1,
-// Greek and Cyrillic; a cased letter outside them (Latin Extended, ...)
+// basic Greek and Cyrillic, fullwidth Latin and circled letters; a cased
+// letter outside them (Latin Extended, Armenian, Greek's final sigma, ...)
 // throws RenderError rather than being left as it is.
 #pragma once
 #include <string>
