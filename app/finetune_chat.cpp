@@ -60,7 +60,7 @@ ChatDocument chat_document(const nlohmann::ordered_json& messages, const std::st
                           "with --chat-template FILE");
   text::ChatTokens t;
   try {
-    t = text::tokenize_chat(*chat.chat, tok, messages.dump(), false);
+    t = text::tokenize_chat(*chat.chat, tok, messages.dump(), false, !chat.train_on_all);
   } catch (const ConfigError& e) {
     throw data::DataError(where + ": " + e.what());
   }

@@ -247,6 +247,19 @@ TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
   bad("noassistant.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"U\"}]}\n",
       "the conversation has no assistant turn");
   bad("mixed.jsonl", "{\"text\": \"t\", \"messages\": []}\n", "has \"messages\" and \"text\"");
+  // Qwen3's template drops earlier turns' thinking, so a second turn's
+  // rendering does not begin the whole's: the split is refused, not guessed;
+  // with the loss on every token no split is needed.
+  const std::string two_turns = write("two.jsonl", good + "{\"messages\": [{\"role\": \"user\", \"content\": \"A\"}, "
+                                                          "{\"role\": \"assistant\", \"content\": \"B\"}, {\"role\": "
+                                                          "\"user\", \"content\": \"C\"}, {\"role\": \"assistant\", "
+                                                          "\"content\": \"D\"}]}\n");
+  const std::string qwen3 = " --model " + base() + " --max-steps 0 --seq-len 8 --chat-template " +
+                            chat_template("Qwen-Qwen3-0.6B.jinja") + " --data " + two_turns;
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "two.jsonl:2: chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "is not a beginning of the whole conversation's"));
+  const Result all = run_tool("vkamp-finetune", qwen3 + " --train-on all --val-fraction 0.4");
+  EXPECT_EQ(all.status, 0) << all.output;
   // No template: a copy of the folder without llama_tiny's, and none given.
   fs::copy(base(), path("plain"));
   fs::remove(path("plain") + "/chat_template.jinja");

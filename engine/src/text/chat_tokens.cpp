@@ -107,7 +107,7 @@ std::size_t boundary(const Tokenizer& tok, const std::vector<int32_t>& ids, cons
 }  // namespace
 
 ChatTokens tokenize_chat(const ModelChat& chat, const Tokenizer& tokenizer, const std::string& messages_json,
-                         bool add_generation_prompt) {
+                         bool add_generation_prompt, bool find_targets) {
   ChatVariables vars = chat.variables;
   vars.add_generation_prompt = add_generation_prompt;
   const ChatRender whole = chat.chat_template.render_json(messages_json, vars);
@@ -118,6 +118,7 @@ ChatTokens tokenize_chat(const ModelChat& chat, const Tokenizer& tokenizer, cons
   auto mark = [&](std::size_t from, std::size_t to) {
     for (std::size_t k = from; k < to && k < out.target.size(); ++k) out.target[k] = 1;
   };
+  if (!find_targets) return out;
   if (chat.chat_template.has_generation_markers()) {
     out.from_generation_markers = true;
     for (const auto& [a, b] : whole.generation_spans)

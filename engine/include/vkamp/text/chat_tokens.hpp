@@ -44,8 +44,9 @@ struct ChatTokens {
 // (TRL's prompt/completion split, turn by turn), its end-of-turn included.
 // Throws ChatTemplateError where the template refuses the conversation or
 // where a span does not fall on token boundaries of the whole rendering.
+// `find_targets` false (the loss on every token): the ids alone, targets 0.
 ChatTokens tokenize_chat(const ModelChat& chat, const Tokenizer& tokenizer, const std::string& messages_json,
-                         bool add_generation_prompt);
+                         bool add_generation_prompt, bool find_targets = true);
 
 // The template's end-of-turn token: the first token after an assistant
 // message's content in a rendering of [user, assistant], where that token is
