@@ -211,6 +211,7 @@ SNIPPETS = [
     ("operators", "{{ 'a' in 'cat' }}{{ 1 in [1, 2] }}{{ 'b' in d }}{{ 'q' not in d }}{{ 1 < 2 < 3 }}{{ 1 == 1.0 }}{{ [1] == [1] }}{{ (1, 2) == [1, 2] }}{{ 'a' ~ 1 ~ none ~ x }}{{ 'ab' * 2 }}{{ [0] * 3 }}{{ [1] + [2] }}{{ not none }}{{ none or 'o' }}{{ 0 and 1 }}{{ 'y' if n > 3 else 'n' }}[{{ 'y' if n < 3 }}]"),
     ("methods", "{{ s.strip() }}|{{ s.lstrip() }}|{{ s.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ 'a,b,,c'.split(',') }}{{ ' a  b '.split() }}{{ 'a b c'.split(' ', 1) }}{{ 'a b c'.split(None, 1) }}{{ 'abc'.startswith('a') }}{{ 'abc'.endswith(('x', 'c')) }}{{ 'a-b'.replace('-', '+') }}{{ 'Hi {}, {}!'.format('A', 2) }}{{ 'abc'.find('c') }}{{ 'a\\nb\\r\\nc'.splitlines() }}{{ '-'.join(['a', 'b']) }}{{ 'ab'.upper() }}{{ 'hello big world'.title() }}"),
     ("case_maps", "{% set t = 'aZ àÖ øÞ αΩ άΆ έΈ ίΊ όΌ ύΎ ώΏ ϊΪ ϋΫ жЖ ѐЀ ｑＱ ⓐⒶ 中 🙂 ×÷' %}{{ t|lower }}|{{ t|upper }}|{{ t|title }}|{{ t.capitalize() }}|{{ t is lower }}"),
+    ("percent_format", "{{ 'a %s b %d c %r %%' % ('x', 7, 'q') }}|{{ 'n=%s' % n }}|{{ '%i' % 2.9 }}"),
     ("generators", "{% set g = messages|selectattr('role', 'equalto', 'user') %}{{ 'truthy' if g else 'falsy' }}{{ g|list }}{{ g|list }}{{ messages|map(attribute='role')|first }}"),
     ("markup", "{{ '<b>'|safe + '<i>' }}{{ '<i>' + '<b>'|safe }}{{ ('<b>'|safe).replace('b', '&') }}{{ '<b>'|safe|upper }}{{ '<x>' ~ '<b>'|safe }}"),
     ("undefined", "[{{ x }}][{{ x|length }}][{{ x|list }}][{{ none.attr }}][{{ d.zz }}][{{ d['zz'] }}]{% for a in x %}never{% endfor %}{{ x is none }}{{ x == x }}"),

@@ -52,6 +52,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
       return Value::make_list(std::move(out), a.tuple);
     }
   }
+  if (op == "%" && a.is_string()) return Value::string(python_percent(a.s, b));
   auto repeatable = [](const Value& v) { return v.is_string() || (v.is_list() && !v.generator); };
   if (op == "*" && repeatable(a) && is_int(b)) return repeat(a, int_of(b));
   if (op == "*" && repeatable(b) && is_int(a)) return repeat(b, int_of(a));

@@ -243,6 +243,34 @@ std::string python_format(const std::string& f, const std::vector<Value>& args) 
   return out;
 }
 
+std::string python_percent(const std::string& f, const Value& args) {
+  const List values = args.is_list() && args.tuple ? *args.list : List{args};
+  std::string out;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    if (f[k] != '%') {
+      out += f[k];
+      continue;
+    }
+    if (k + 1 == f.size()) fail("incomplete format");
+    const char c = f[++k];
+    if (c == '%') {
+      out += '%';
+      continue;
+    }
+    if (c != 's' && c != 'r' && c != 'd' && c != 'i')
+      fail(std::string("the % conversion %") + c + " is not supported by vkamp's renderer");
+    if (next >= values.size()) fail("not enough arguments for format string");
+    const Value& v = values[next++];
+    if (c == 's') out += to_str(v);
+    else if (c == 'r') out += repr(v);
+    else if (v.is_number()) out += std::to_string(static_cast<int64_t>(as_double(v)));
+    else fail("%d format: a real number is required, not " + type_name(v));
+  }
+  if (next < values.size()) fail("not all arguments converted during string formatting");
+  return out;
+}
+
 std::string python_strftime(const std::string& format, const std::tm& now) {
   static const char* const months[] = {"January", "February", "March",     "April",   "May",      "June",
                                        "July",    "August",   "September", "October", "November", "December"};

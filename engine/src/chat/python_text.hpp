@@ -29,6 +29,10 @@ std::string html_escape(const std::string& s);
 // format_string.format(*args) for "{}" and "{0}" fields.
 std::string python_format(const std::string& format_string, const std::vector<Value>& args);
 
+// format_string % args for %s, %r, %d, %i and %% (args a tuple, or one
+// value); throws RenderError on other conversions.
+std::string python_percent(const std::string& format_string, const Value& args);
+
 // time.strftime(format) of `now` for the directives templates use (%Y %m %d
 // %b %B %a %A %H %M %S %y %p %%); throws RenderError on others.
 std::string python_strftime(const std::string& format, const std::tm& now);
