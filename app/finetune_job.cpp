@@ -14,6 +14,7 @@
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_presets.hpp"
 #include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/chat_tokens.hpp"
 #include "vkamp/text/tokenizer.hpp"
 #include "vkamp/train/hf_weights.hpp"
 
@@ -124,7 +125,7 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
   const FineTuneOptions& o = cfg.ft;
   if (o.data_path.empty()) {
     if (o.synthetic.empty())
-      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...} or {\"prompt\", \"completion\"})");
+      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...}, {\"prompt\", \"completion\"} or {\"messages\": [...]})");
     std::mt19937_64 gen(cfg.seed);
     std::uniform_int_distribution<uint32_t> id(0, c.vocab_size - 1);
     std::vector<uint32_t> tokens(size_t(o.seq_len) * 16 * std::max(1u, cfg.batch) + 1);
@@ -139,13 +140,27 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
   const FineTuneSource source = finetune_source(o);
   const text::Tokenizer tok = source.gguf ? text::Tokenizer::from_gguf(*source.gguf) : text::Tokenizer::load(o.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), o.model_dir);
-  FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
+  // The chat template, read now and used where the data has "messages" (a
+  // template that cannot be read matters only then, unless named by --chat-template).
+  std::optional<text::ModelChat> model_chat;
+  ChatData chat;
+  chat.model = o.model_dir;
+  chat.train_on_all = o.train_on_all;
+  try {
+    model_chat = text::load_model_chat(o.model_dir, o.chat_template);
+    if (model_chat) chat.chat = &*model_chat;
+  } catch (const text::ChatTemplateError& e) {
+    if (!o.chat_template.empty()) throw;
+    chat.template_error = e.what();
+  }
+  FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len, chat);
   std::string what = o.data_path + ": " + std::to_string(t.documents) + " documents, " + std::to_string(t.train.size()) +
                      " + " + std::to_string(t.val.size()) + " tokens";
   if (t.targets + 1 < t.train.size() + t.val.size())  // prompts: how much of the text the loss sees
-    what += ", " + std::to_string(t.targets) + " of them completion targets";
+    what += ", " + std::to_string(t.targets) + (t.conversations ? " of them targets" : " of them completion targets");
+  if (t.conversations) what += ", " + std::to_string(t.conversations) + " conversations";
   return {data::HostData::windows(std::move(t.train), o.seq_len, o.seq_len),
-          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
+          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what, t.sample};
 }
 
 std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer,

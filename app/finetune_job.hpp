@@ -46,6 +46,7 @@ void check_finetune_outputs(const RunOptions& cfg);
 struct FineTuneSequences {
   data::HostData train, val;
   std::string what;
+  std::string sample;  // "messages" data: the first conversation with its targets marked (else empty)
 };
 FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaConfig& c);
 

@@ -10,6 +10,11 @@ namespace {
 
 using Row = config::Setting<RunOptions>;
 
+const config::EnumNames<bool>& train_on_names() {
+  static const config::EnumNames<bool> names = {{"assistant", false}, {"all", true}};
+  return names;
+}
+
 // "q,v" or "q_proj,v_proj": the short names are PEFT's module names less "_proj".
 Row targets_row() {
   Row s = config::row<RunOptions>(
@@ -67,7 +72,7 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
                                                "q4_1, q5_0, q5_1, q4_k, q5_k, q6_k): QLoRA"},
                        VKAMP_FIELD(ft.quantize), "none (a GGUF file keeps its own types)"),
       synthetic_row(),
-      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...} or {\"prompt\": ..., \"completion\": ...}"},
+      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...}, {\"prompt\": ..., \"completion\": ...} or {\"messages\": [{\"role\", \"content\"}, ...]}"},
                        VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),
       text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
                                          "adapter.gguf too for a GGUF base; with --lora-rank 0, the whole model folder)"},
@@ -88,6 +93,13 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       config::count<RunOptions>("seq_len", {g, "N", "tokens per packed training sequence"}, VKAMP_FIELD(ft.seq_len), 1),
       config::real<RunOptions>("val_fraction", {g, "F", "the last fraction of the text's tokens that validates"},
                                VKAMP_FIELD(ft.val_fraction), config::Range::from_to_below(0, 1)),
+      text<RunOptions>("chat_template",
+                       {g, "FILE", "the chat template (Jinja) that renders \"messages\" data, instead of the model's"},
+                       VKAMP_FIELD(ft.chat_template), "the model's"),
+      config::choice<RunOptions>("train_on",
+                                 {g, "WHAT", "assistant | all: for \"messages\" data, the loss on the assistant's "
+                                             "turns alone, or on every token"},
+                                 VKAMP_FIELD(ft.train_on_all), train_on_names()),
   };
 }
 

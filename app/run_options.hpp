@@ -64,6 +64,8 @@ struct FineTuneOptions {
   uint32_t seq_len = 256;      // positions per packed sequence
   double val_fraction = 0.1;   // the last part of the tokens validates
   bool evaluate_only = false;  // --max-steps 0: the validation loss, no training
+  std::string chat_template;   // a chat template file for "messages" data, instead of the model's
+  bool train_on_all = false;   // "messages" data: the loss on every token, not the assistant's alone
 };
 
 // What --early-stop and --save-best watch (Keras's EarlyStopping

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -170,6 +171,141 @@ TEST_F(FineTuneCli, PromptCompletionLinesTrainOnTheCompletions) {
   EXPECT_LT(after, before - 0.5) << r.output;
 }
 
+// "messages" lines rendered with a real chat template (Qwen2.5's ChatML,
+// from llama.cpp's models/templates), the loss on the assistant's turns:
+// the same answer to varied questions, some with a system prompt. One
+// epoch lowered the validation loss (over the answers and their
+// <|im_end|>) from 8.42 to 7.31 on lavapipe. The run's first lines show the
+// first conversation with its targets marked; --train-on all marks all of it.
+std::string chat_template(const std::string& name) {
+  return VKAMP_TEST_DIR(VKAMP_TEXT_FIXTURES) + "/chat_templates/" + name;
+}
+
+std::string conversations(int n) {
+  std::string lines;
+  for (int i = 0; i < n; ++i)
+    lines += std::string("{\"messages\": [") +
+             (i % 3 == 0 ? "{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, " : "") +
+             "{\"role\": \"user\", \"content\": \"Question " + std::to_string(i * 37 % 101) +
+             ": may you share the program and change it?\"}, {\"role\": \"assistant\", \"content\": \"Yes.\"}]}\n";
+  return lines;
+}
+
+TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = write("chat.jsonl", conversations(60));
+  const std::string qwen = " --chat-template " + chat_template("Qwen-Qwen2.5-7B-Instruct.jinja");
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                  " --seq-len 32 --eval-every 9 --lr 1e-2 --out " + path("chat"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("60 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("60 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("chat.jsonl:1 as the model reads it, the loss on [[ ]] (the assistant's turns: found by "
+                          "rendering the conversation's beginnings, as TRL does):\n<|im_start|>system\nAnswer as the "
+                          "license says.<|im_end|>\n<|im_start|>user\nQuestion 0: may you share the program and change "
+                          "it?<|im_end|>\n<|im_start|>assistant\n[[Yes.<|im_end|>\n]]\n"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.5) << r.output;
+  // vkamp-generate --chat renders an unseen question as training rendered them, and the tuned model answers.
+  const std::string generate = "VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate --model " +
+                               base() + " --adapter " + path("chat") + qwen + " --temperature 0 --max-new 3 ";
+  const Result reply = vkamp::test::run_child(generate + "--chat --prompt \"Question 5: may you share the program and change it?\" 2> " +
+                                              path("stderr.txt"));
+  ASSERT_EQ(reply.status, 0) << reply.output;
+  EXPECT_EQ(reply.output.rfind("Yes.", 0), 0u) << reply.output;  // the reply alone, not the rendered prompt
+  std::ifstream said(path("stderr.txt"));
+  const std::string notes((std::istreambuf_iterator<char>(said)), std::istreambuf_iterator<char>());
+  EXPECT_NE(notes.find("(the chat template's rendering)"), std::string::npos) << notes;
+  const std::string messages = write("m.json", "[{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, "
+                                               "{\"role\": \"user\", \"content\": \"Question 9: may you share the program and change it?\"}]");
+  const Result conversation = vkamp::test::run_child(generate + "--messages " + messages + " 2> " + path("stderr2.txt"));
+  ASSERT_EQ(conversation.status, 0) << conversation.output;
+  EXPECT_EQ(conversation.output.rfind("Yes.", 0), 0u) << conversation.output;
+  // Every token a target; and a template with {% generation %} markers (LFM2.5) says so.
+  const Result all = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                    " --seq-len 32 --max-steps 0 --train-on all");
+  ASSERT_EQ(all.status, 0) << all.output;
+  EXPECT_NE(all.output.find("(--train-on all):\n[[<|im_start|>system\n"), std::string::npos) << all.output;
+  EXPECT_EQ(all.output.find("of them targets"), std::string::npos) << all.output;
+  const Result marked = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + " --chat-template " +
+                                                       chat_template("LFM2.5-8B-A1B.jinja") + " --seq-len 32 --max-steps 0");
+  ASSERT_EQ(marked.status, 0) << marked.output;
+  EXPECT_NE(marked.output.find("the template's {% generation %} spans"), std::string::npos) << marked.output;
+  EXPECT_NE(marked.output.find("):\n<s><|im_start|>system\n"), std::string::npos) << marked.output;  // its own BOS, once
+  EXPECT_NE(marked.output.find("<|im_start|>assistant\n[[Yes.<|im_end|>\n]]"), std::string::npos) << marked.output;
+}
+
+// llama_tiny on its bundled conversations (examples/llama_tiny/chat.jsonl)
+// with the chat template it writes beside its model (TinyLlama-1.1B-Chat's):
+// 20 steps lowered the validation loss over the assistant's turns from 8.40
+// to 7.69 on lavapipe.
+TEST_F(FineTuneCli, LlamaTinyFineTunesOnItsBundledConversations) {
+  const Result r = run_tool("llama_tiny", "--out " + path("tiny-chat") + " --data " + VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) +
+                                              "/llama_tiny/chat.jsonl --max-steps 20 --eval-every 10 --lr 1e-2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("30 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<|assistant|>\n[[Yes. You may convey verbatim copies of the program's source code as you "
+                          "receive it.</s>\n]]"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.4) << r.output;
+}
+
+TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string m = " --model " + base() + " --max-steps 0 --seq-len 32 --chat-template " +
+                        chat_template("google-gemma-2-2b-it.jinja") + " --data ";
+  const std::string good = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Yo\"}]}\n";
+  auto bad = [&](const char* name, const std::string& line, const std::string& says) {
+    const Result r = run_tool("vkamp-finetune", m + write(name, good + line));
+    EXPECT_TRUE(rejected(r, std::string(name) + ":2: "));
+    EXPECT_TRUE(rejected(r, says));
+  };
+  bad("notlist.jsonl", "{\"messages\": {\"role\": \"user\"}}\n", "\"messages\" is not a list");
+  bad("notobject.jsonl", "{\"messages\": [\"hi\"]}\n", "messages[0] is not an object");
+  bad("norole.jsonl", "{\"messages\": [{\"content\": \"x\"}]}\n", "messages[0]: \"role\" is missing or not a string");
+  bad("parts.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\"}]}]}\n",
+      "messages[0]: \"content\" is missing or not a string");
+  bad("role.jsonl", "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}\n", "messages[0]: unknown role \"robot\"");
+  bad("emptyconv.jsonl", "{\"messages\": []}\n", "the conversation is empty");
+  bad("refused.jsonl",
+      "{\"messages\": [{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"user\", \"content\": \"U\"}, "
+      "{\"role\": \"assistant\", \"content\": \"A\"}]}\n",
+      "refuses the conversation: \"System role not supported\"");
+  bad("noassistant.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"U\"}]}\n",
+      "the conversation has no assistant turn");
+  bad("mixed.jsonl", "{\"text\": \"t\", \"messages\": []}\n", "has \"messages\" and \"text\"");
+  // Qwen3's template drops earlier turns' thinking, so a second turn's
+  // rendering does not begin the whole's: the split is refused, not guessed;
+  // with the loss on every token no split is needed.
+  const std::string two_turns = write("two.jsonl", good + "{\"messages\": [{\"role\": \"user\", \"content\": \"A\"}, "
+                                                          "{\"role\": \"assistant\", \"content\": \"B\"}, {\"role\": "
+                                                          "\"user\", \"content\": \"C\"}, {\"role\": \"assistant\", "
+                                                          "\"content\": \"D\"}]}\n");
+  const std::string qwen3 = " --model " + base() + " --max-steps 0 --seq-len 8 --chat-template " +
+                            chat_template("Qwen-Qwen3-0.6B.jinja") + " --data " + two_turns;
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "two.jsonl:2: chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "is not a beginning of the whole conversation's"));
+  const Result all = run_tool("vkamp-finetune", qwen3 + " --train-on all --val-fraction 0.4");
+  EXPECT_EQ(all.status, 0) << all.output;
+  // No template: a copy of the folder without llama_tiny's, and none given.
+  fs::copy(base(), path("plain"));
+  fs::remove(path("plain") + "/chat_template.jinja");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + path("plain") + " --max-steps 0 --data " + write("plain.jsonl", good)),
+                       "plain.jsonl:1: \"messages\" data needs a chat template"));
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --model " + path("plain") + " --chat --prompt hi"),
+                       "has no chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --train-on some --data " +
+                                                      write("p.jsonl", good)),
+                       "--train-on"));
+}
+
 // --save-best: --out and --merge get the adapters of the best evaluation,
 // not the last. Training on " Yes." while the validating part (the file's
 // end) answers " No, never." makes the validation loss rise at the end
@@ -212,7 +348,7 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
     const Result r = run_tool("vkamp-finetune", "--model " + base() + common + run);
     ASSERT_EQ(r.status, 0) << r.output;
     const std::string folder = run.find("merge") != std::string::npos ? path("merged") : path("full");
-    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"})
       EXPECT_TRUE(fs::exists(fs::path(folder) / f)) << f;
     const Result back = run_tool("vkamp-finetune", "--model " + folder + " --data " + data + " --seq-len 32 --max-steps 0");
     ASSERT_EQ(back.status, 0) << back.output;
