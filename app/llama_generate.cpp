@@ -49,16 +49,13 @@ void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, g
 // without added special tokens as transformers does; and the template's
 // end-of-turn token, where it has one.
 std::vector<int32_t> chat_prompt(const LlamaGeneration& g, const text::Tokenizer& tok, std::optional<int32_t>& end_of_turn) {
-  const auto chat = text::load_model_chat(g.model_dir, g.chat_template);
-  if (!chat)
-    throw ConfigError(g.model_dir + ": the model has no chat template (no chat_template.jinja, none in "
-                      "tokenizer_config.json); give one with --chat-template FILE");
+  const text::ModelChat chat = text::require_model_chat(g.model_dir, g.chat_template);
   const std::string messages =
       g.messages_json.empty() ? nlohmann::json::array({{{"role", "user"}, {"content", g.prompt}}}).dump() : g.messages_json;
-  text::ChatVariables vars = chat->variables;
+  text::ChatVariables vars = chat.variables;
   vars.add_generation_prompt = true;
-  const std::string text = chat->chat_template.render_json(messages, vars).text;
-  end_of_turn = text::end_of_turn_token(*chat, tok);
+  const std::string text = chat.chat_template.render_json(messages, vars).text;
+  end_of_turn = text::end_of_turn_token(chat, tok);
   return tok.encode(text, /*add_special=*/false);
 }
 

@@ -127,19 +127,16 @@ std::string read_conversation(const std::string& path) {
 
 // --chat: one conversation's text, ids or targets.
 int run_chat(const Options& o, const text::Tokenizer& tok) {
-  const auto chat = text::load_model_chat(o.model, o.chat_template);
-  if (!chat)
-    throw ConfigError(o.model + ": the model has no chat template (no chat_template.jinja, none in "
-                      "tokenizer_config.json); give one with --chat-template FILE");
+  const text::ModelChat chat = text::require_model_chat(o.model, o.chat_template);
   const std::string messages = read_conversation(o.chat);
   std::string out;
   try {
     if (!o.ids && !o.mask) {
-      text::ChatVariables vars = chat->variables;
+      text::ChatVariables vars = chat.variables;
       vars.add_generation_prompt = o.add_generation_prompt;
-      out = chat->chat_template.render_json(messages, vars).text;
+      out = chat.chat_template.render_json(messages, vars).text;
     } else {
-      const text::ChatTokens t = text::tokenize_chat(*chat, tok, messages, o.add_generation_prompt);
+      const text::ChatTokens t = text::tokenize_chat(chat, tok, messages, o.add_generation_prompt);
       auto line = [&](auto value) {
         std::string s;
         for (std::size_t k = 0; k < t.ids.size(); ++k) s += (k ? " " : "") + std::to_string(value(k));

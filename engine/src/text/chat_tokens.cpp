@@ -4,10 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/platform.hpp"
 
 namespace vkamp::text {
@@ -50,7 +52,52 @@ std::optional<std::string> config_template(const ordered& config, const std::str
 
 }  // namespace
 
+namespace {
+
+bool is_gguf(const std::string& path) {
+  std::string ext = path.size() >= 5 ? path.substr(path.size() - 5) : "";
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".gguf";
+}
+
+// A GGUF file's template (tokenizer.chat_template, as llama.cpp reads it)
+// and its BOS and EOS tokens' text for the template's bos_token/eos_token.
+std::optional<ModelChat> load_gguf_chat(const std::string& path, const std::string& template_file) {
+  io::GgufFile f = [&] {
+    try {
+      return io::GgufFile::open(path);
+    } catch (const io::FormatError& e) {
+      throw ChatTemplateError(e.what());
+    }
+  }();
+  std::optional<std::string> source;
+  std::string name;
+  try {
+    if (!template_file.empty()) {
+      source = read_if_there(template_file);
+      if (!source) throw ChatTemplateError(template_file + ": no such file (the chat template)");
+      name = template_file;
+    } else if ((source = f.optional_string("tokenizer.chat_template"))) {
+      name = path + " (tokenizer.chat_template)";
+    } else {
+      return std::nullopt;
+    }
+    ModelChat chat{ChatTemplate::parse(*source, name), {}};
+    const std::vector<std::string> tokens = f.strings("tokenizer.ggml.tokens");
+    for (const auto& [key, id_key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
+                                      std::pair{"eos_token", "tokenizer.ggml.eos_token_id"}})
+      if (const auto id = f.optional_unsigned(id_key); id && *id < tokens.size())
+        chat.variables.special_tokens[key] = tokens[size_t(*id)];
+    return chat;
+  } catch (const io::FormatError& e) {
+    throw ChatTemplateError(e.what());
+  }
+}
+
+}  // namespace
+
 std::optional<ModelChat> load_model_chat(const std::string& folder, const std::string& template_file) {
+  if (is_gguf(folder)) return load_gguf_chat(folder, template_file);
   const std::string slash = folder.empty() || folder.back() == '/' ? "" : "/";
   const std::string config_label = folder + slash + "tokenizer_config.json";
   ordered config = ordered::object();
@@ -85,6 +132,13 @@ std::optional<ModelChat> load_model_chat(const std::string& folder, const std::s
     chat.variables.more_json = ordered{{"additional_special_tokens", extra}}.dump();
   }
   return chat;
+}
+
+ModelChat require_model_chat(const std::string& model, const std::string& template_file) {
+  if (auto chat = load_model_chat(model, template_file)) return std::move(*chat);
+  throw ChatTemplateError(model + ": the model has no chat template (a folder's chat_template.jinja or "
+                          "tokenizer_config.json \"chat_template\", a GGUF file's tokenizer.chat_template); give "
+                          "one with --chat-template FILE");
 }
 
 namespace {

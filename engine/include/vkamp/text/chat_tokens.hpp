@@ -19,13 +19,17 @@ struct ModelChat {
   ChatVariables variables;  // the special tokens (bos_token, eos_token, ...) and additional_special_tokens
 };
 
-// The chat template of a model folder: `template_file` where given (it
+// The chat template of a model folder or GGUF file (its
+// tokenizer.chat_template, with the BOS and EOS tokens' text): `template_file` where given (it
 // supplies or replaces the model's), else DIR/chat_template.jinja, else
 // tokenizer_config.json's chat_template (a string, or a list of named
 // templates of which transformers takes "default"). None where the folder
 // has no template. Throws ChatTemplateError (naming the file) on a template
 // that cannot be read or parsed.
 std::optional<ModelChat> load_model_chat(const std::string& folder, const std::string& template_file = {});
+// The same, a ChatTemplateError saying where a template would be where the
+// model has none.
+ModelChat require_model_chat(const std::string& model, const std::string& template_file = {});
 
 struct ChatTokens {
   std::string text;
