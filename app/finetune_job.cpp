@@ -219,6 +219,7 @@ Workload finetune_workload(const RunOptions& cfg) {
     Datasets d;
     d.train = std::move(s.train);
     d.test = std::move(s.val);
+    d.sample = std::move(s.sample);
     return d;
   };
   w.graph = [](const RunOptions& o, const Datasets&) { return finetune_graph(o.ft, finetune_source(o.ft)); };
