@@ -51,19 +51,26 @@ void append_document(std::vector<uint32_t>& tokens, const text::Tokenizer& tok, 
   if (tok.eos_id()) tokens.push_back(uint32_t(*tok.eos_id()));
 }
 
-std::string string_field(const nlohmann::json& j, const char* key, const std::string& where) {
+std::string string_field(const nlohmann::ordered_json& j, const char* key, const std::string& where) {
   if (!j[key].is_string()) throw data::DataError(where + ": \"" + key + "\" is not a string");
   return j[key].get<std::string>();
 }
 
-Document document_of_line(const std::string& line, const std::string& where) {
-  nlohmann::json j;
+// A line as JSON (its objects' keys in order: a chat template may read them so).
+nlohmann::ordered_json parse_line(const std::string& line, const std::string& where) {
+  nlohmann::ordered_json j;
   try {
-    j = nlohmann::json::parse(line);
+    j = nlohmann::ordered_json::parse(line);
   } catch (const nlohmann::json::exception&) {
     throw data::DataError(where + ": not JSON (each line of a .jsonl file is one object)");
   }
   if (!j.is_object()) throw data::DataError(where + ": not a JSON object");
+  if (j.contains("messages") && (j.contains("text") || j.contains("prompt") || j.contains("completion")))
+    throw data::DataError(where + ": has \"messages\" and \"text\" or \"prompt\"/\"completion\": give one or the other");
+  return j;
+}
+
+Document document_of_line(const nlohmann::ordered_json& j, const std::string& where) {
   if (j.contains("text")) {
     if (j.contains("prompt") || j.contains("completion"))
       throw data::DataError(where + ": has \"text\" and \"prompt\"/\"completion\": give one or the other");
@@ -74,7 +81,7 @@ Document document_of_line(const std::string& line, const std::string& where) {
   if (j.contains("prompt") || j.contains("completion"))
     throw data::DataError(where + ": has \"" + std::string(j.contains("prompt") ? "prompt" : "completion") +
                           "\" without \"" + (j.contains("prompt") ? "completion" : "prompt") + "\"");
-  throw data::DataError(where + ": has neither \"text\" nor \"prompt\" and \"completion\"");
+  throw data::DataError(where + ": has neither \"text\", \"prompt\" and \"completion\", nor \"messages\"");
 }
 
 bool is_target(uint32_t token) { return !(token & data::kNotTarget); }
@@ -82,7 +89,7 @@ bool is_target(uint32_t token) { return !(token & data::kNotTarget); }
 }  // namespace
 
 FineTuneText load_finetune_text(const std::string& path, const text::Tokenizer& tok, double val_fraction,
-                                uint32_t seq_len) {
+                                uint32_t seq_len, const ChatData& chat) {
   std::ifstream in(platform::path_from_utf8(path), std::ios::binary);
   if (!in) throw data::DataError(path + ": cannot open");
   FineTuneText t;
@@ -94,8 +101,21 @@ FineTuneText load_finetune_text(const std::string& path, const text::Tokenizer& 
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       const std::string where = path + ":" + std::to_string(n);
-      append_document(tokens, tok, document_of_line(line, where), where);
+      const nlohmann::ordered_json j = parse_line(line, where);
       ++t.documents;
+      if (!j.contains("messages")) {
+        append_document(tokens, tok, document_of_line(j, where), where);
+        continue;
+      }
+      // A conversation: the template writes its BOS and ends of turn; no EOS is added (as TRL adds none).
+      const ChatDocument doc = chat_document(j["messages"], where, tok, chat);
+      tokens.insert(tokens.end(), doc.tokens.begin(), doc.tokens.end());
+      if (t.conversations++ == 0)
+        t.sample = where + " as the model reads it, the loss on [[ ]] (" +
+                   (chat.train_on_all ? std::string("--train-on all")
+                    : doc.from_generation_markers ? "the assistant's turns: the template's {% generation %} spans"
+                                                  : "the assistant's turns: found by rendering the conversation's beginnings, as TRL does") +
+                   "):\n" + doc.marked;
     }
   } else {
     std::ostringstream all;

@@ -8,10 +8,13 @@
 #include "app/epoch_watch.hpp"
 #include "app/finetune_data.hpp"
 #include "vkamp/config_error.hpp"
+#include "vkamp/models/gguf_adapter.hpp"
+#include "vkamp/models/gguf_merge.hpp"
 #include "vkamp/models/gguf_model.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_presets.hpp"
 #include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/chat_tokens.hpp"
 #include "vkamp/text/tokenizer.hpp"
 #include "vkamp/train/hf_weights.hpp"
 
@@ -104,9 +107,16 @@ void check_finetune_outputs(const RunOptions& cfg) {
     throw ConfigError("--out DIR is required: where the adapters are written");
   if (!o.merge_dir.empty() && o.lora_rank == 0)
     throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
-  if (trains && models::is_gguf_path(o.model_dir) && (!o.merge_dir.empty() || o.lora_rank == 0))
-    throw ConfigError("a GGUF base trains LoRA adapters only: --merge DIR and --lora-rank 0 write a Hugging Face "
-                      "folder, which needs the base's config.json and tokenizer files");
+  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
+    throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
+                      "FILE.gguf), a model folder into a folder");
+  if (o.merge_type != "f16" && o.merge_type != "base")
+    throw ConfigError("--merge-type " + o.merge_type + ": f16 or base");
+  if (o.merge_type != "f16" && !models::is_gguf_path(o.merge_dir))
+    throw ConfigError("--merge-type " + o.merge_type + " goes with --merge FILE.gguf");
+  if (trains && models::is_gguf_path(o.model_dir) && o.lora_rank == 0)
+    throw ConfigError("a GGUF base trains LoRA adapters only: --lora-rank 0 writes a Hugging Face folder, which needs "
+                      "the base's config.json and tokenizer files");
   if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))
     throw ConfigError("writing a model folder needs the base folder's config and tokenizer: give --model DIR");
 }
@@ -115,7 +125,7 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
   const FineTuneOptions& o = cfg.ft;
   if (o.data_path.empty()) {
     if (o.synthetic.empty())
-      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...} or {\"prompt\", \"completion\"})");
+      throw ConfigError("--data FILE is required (plain text, or JSON Lines of {\"text\": ...}, {\"prompt\", \"completion\"} or {\"messages\": [...]})");
     std::mt19937_64 gen(cfg.seed);
     std::uniform_int_distribution<uint32_t> id(0, c.vocab_size - 1);
     std::vector<uint32_t> tokens(size_t(o.seq_len) * 16 * std::max(1u, cfg.batch) + 1);
@@ -130,13 +140,27 @@ FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaC
   const FineTuneSource source = finetune_source(o);
   const text::Tokenizer tok = source.gguf ? text::Tokenizer::from_gguf(*source.gguf) : text::Tokenizer::load(o.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), o.model_dir);
-  FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len);
+  // The chat template, read now and used where the data has "messages" (a
+  // template that cannot be read matters only then, unless named by --chat-template).
+  std::optional<text::ModelChat> model_chat;
+  ChatData chat;
+  chat.model = o.model_dir;
+  chat.train_on_all = o.train_on_all;
+  try {
+    model_chat = text::load_model_chat(o.model_dir, o.chat_template);
+    if (model_chat) chat.chat = &*model_chat;
+  } catch (const text::ChatTemplateError& e) {
+    if (!o.chat_template.empty()) throw;
+    chat.template_error = e.what();
+  }
+  FineTuneText t = load_finetune_text(o.data_path, tok, o.val_fraction, o.seq_len, chat);
   std::string what = o.data_path + ": " + std::to_string(t.documents) + " documents, " + std::to_string(t.train.size()) +
                      " + " + std::to_string(t.val.size()) + " tokens";
   if (t.targets + 1 < t.train.size() + t.val.size())  // prompts: how much of the text the loss sees
-    what += ", " + std::to_string(t.targets) + " of them completion targets";
+    what += ", " + std::to_string(t.targets) + (t.conversations ? " of them targets" : " of them completion targets");
+  if (t.conversations) what += ", " + std::to_string(t.conversations) + " conversations";
   return {data::HostData::windows(std::move(t.train), o.seq_len, o.seq_len),
-          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what};
+          data::HostData::windows(std::move(t.val), o.seq_len, o.seq_len), what, t.sample};
 }
 
 std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& source, const train::Trainer& trainer,
@@ -162,7 +186,20 @@ std::string write_finetune_outputs(const RunOptions& cfg, const FineTuneSource& 
   std::string said = "wrote " + o.out_dir + "/adapter_model.safetensors and adapter_config.json (PEFT's layout" +
                      (best ? "; --save-best: the adapters of " + app::held_out_text(run.best->metric, run.best->value) + ")\n"
                            : ")\n");
-  if (!o.merge_dir.empty()) {
+  if (source.gguf) {  // llama.cpp's and Ollama's form too
+    models::write_gguf_adapter(o.out_dir + "/adapter.gguf", model.graph(), lora, source.config,
+                               [&](const std::string& adapter) { return *master_values(model, master, adapter); });
+    said += "wrote " + o.out_dir + "/adapter.gguf (llama.cpp's --lora, Ollama's ADAPTER)\n";
+  }
+  if (!o.merge_dir.empty() && source.gguf) {
+    const bool base_types = o.merge_type == "base";
+    models::write_merged_gguf(
+        o.merge_dir, *source.gguf, model.graph(), lora,
+        [&](const std::string& adapter) { return *master_values(model, master, adapter); },
+        base_types ? models::MergedTypes::Base : models::MergedTypes::F16);
+    said += "wrote the merged model " + o.merge_dir + (base_types ? " (GGUF in the base's types" : " (F16 GGUF") +
+            ", each adapted weight W + alpha/r B A)\n";
+  } else if (!o.merge_dir.empty()) {
     models::write_hf_folder(o.merge_dir, o.model_dir, plain, dtype, merged);
     said += "wrote the merged model folder " + o.merge_dir + " (each adapted weight W + alpha/r B A)\n";
   }
@@ -182,6 +219,7 @@ Workload finetune_workload(const RunOptions& cfg) {
     Datasets d;
     d.train = std::move(s.train);
     d.test = std::move(s.val);
+    d.sample = std::move(s.sample);
     return d;
   };
   w.graph = [](const RunOptions& o, const Datasets&) { return finetune_graph(o.ft, finetune_source(o.ft)); };

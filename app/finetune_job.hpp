@@ -36,7 +36,8 @@ uint64_t load_finetune_weights(const FineTuneOptions& o, const FineTuneSource& s
 models::LoraConfig lora_config(const FineTuneOptions& o);
 
 // Throws ConfigError for outputs the flags cannot give (no --out for a
-// run that trains, --merge without adapters, a folder without a base).
+// run that trains, --merge without adapters, a folder without a base, a
+// GGUF base's full model) and for a --quantize it cannot hold.
 void check_finetune_outputs(const RunOptions& cfg);
 
 // The packed sequences: from --data through the folder's tokenizer, or (a
@@ -45,6 +46,7 @@ void check_finetune_outputs(const RunOptions& cfg);
 struct FineTuneSequences {
   data::HostData train, val;
   std::string what;
+  std::string sample;  // "messages" data: the first conversation with its targets marked (else empty)
 };
 FineTuneSequences finetune_sequences(const RunOptions& cfg, const models::LlamaConfig& c);
 

@@ -10,6 +10,11 @@ namespace {
 
 using Row = config::Setting<RunOptions>;
 
+const config::EnumNames<bool>& train_on_names() {
+  static const config::EnumNames<bool> names = {{"assistant", false}, {"all", true}};
+  return names;
+}
+
 // "q,v" or "q_proj,v_proj": the short names are PEFT's module names less "_proj".
 Row targets_row() {
   Row s = config::row<RunOptions>(
@@ -67,13 +72,17 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
                                                "q4_1, q5_0, q5_1, q4_k, q5_k, q6_k): QLoRA"},
                        VKAMP_FIELD(ft.quantize), "none (a GGUF file keeps its own types)"),
       synthetic_row(),
-      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...} or {\"prompt\": ..., \"completion\": ...}"},
+      text<RunOptions>("data", {g, "FILE", "plain text, or JSON Lines (.jsonl) of {\"text\": ...}, {\"prompt\": ..., \"completion\": ...} or {\"messages\": [{\"role\", \"content\"}, ...]}"},
                        VKAMP_FIELD(ft.data_path), "required unless --synthetic (random tokens)"),
       text<RunOptions>("out", {g, "DIR", "where adapter_model.safetensors and adapter_config.json go (PEFT's layout; "
-                                         "with --lora-rank 0, the whole model folder)"},
+                                         "adapter.gguf too for a GGUF base; with --lora-rank 0, the whole model folder)"},
                        VKAMP_FIELD(ft.out_dir), "required to train"),
-      text<RunOptions>("merge", {g, "DIR", "also write a model folder with the adapters merged in (Hugging Face's layout)"},
+      text<RunOptions>("merge", {g, "DIR", "also write a model folder with the adapters merged in (Hugging Face's layout; "
+                                            "FILE.gguf for a GGUF base: an F16 GGUF file)"},
                        VKAMP_FIELD(ft.merge_dir), "none"),
+      text<RunOptions>("merge_type", {g, "f16|base", "--merge FILE.gguf: F16, or each tensor in the base's own type "
+                                                     "(the adapted ones requantized as llama.cpp's quantizer does)"},
+                       VKAMP_FIELD(ft.merge_type), "f16"),
       config::count<RunOptions>("lora_rank", {g, "R", "the adapters' rank (0 = train every weight)"},
                                VKAMP_FIELD(ft.lora_rank)),
       config::real<RunOptions>("lora_alpha", {g, "A", "the adapters' alpha: they are scaled by alpha / rank"},
@@ -84,6 +93,13 @@ std::vector<config::Setting<RunOptions>> finetune_rows() {
       config::count<RunOptions>("seq_len", {g, "N", "tokens per packed training sequence"}, VKAMP_FIELD(ft.seq_len), 1),
       config::real<RunOptions>("val_fraction", {g, "F", "the last fraction of the text's tokens that validates"},
                                VKAMP_FIELD(ft.val_fraction), config::Range::from_to_below(0, 1)),
+      text<RunOptions>("chat_template",
+                       {g, "FILE", "the chat template (Jinja) that renders \"messages\" data, instead of the model's"},
+                       VKAMP_FIELD(ft.chat_template), "the model's"),
+      config::choice<RunOptions>("train_on",
+                                 {g, "WHAT", "assistant | all: for \"messages\" data, the loss on the assistant's "
+                                             "turns alone, or on every token"},
+                                 VKAMP_FIELD(ft.train_on_all), train_on_names()),
   };
 }
 

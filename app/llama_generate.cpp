@@ -10,6 +10,7 @@
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_decoder.hpp"
 #include "vkamp/models/peft_adapter.hpp"
+#include "vkamp/text/chat_tokens.hpp"
 #include "vkamp/text/tokenizer.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/platform.hpp"
@@ -44,6 +45,20 @@ void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, g
   }
 }
 
+// The chat prompt's ids: rendered with the generation prompt, encoded
+// without added special tokens as transformers does; and the template's
+// end-of-turn token, where it has one.
+std::vector<int32_t> chat_prompt(const LlamaGeneration& g, const text::Tokenizer& tok, std::optional<int32_t>& end_of_turn) {
+  const text::ModelChat chat = text::require_model_chat(g.model_dir, g.chat_template);
+  const std::string messages =
+      g.messages_json.empty() ? nlohmann::json::array({{{"role", "user"}, {"content", g.prompt}}}).dump() : g.messages_json;
+  text::ChatVariables vars = chat.variables;
+  vars.add_generation_prompt = true;
+  const std::string text = chat.chat_template.render_json(messages, vars).text;
+  end_of_turn = text::end_of_turn_token(chat, tok);
+  return tok.encode(text, /*add_special=*/false);
+}
+
 }  // namespace
 
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
@@ -58,7 +73,9 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   const models::LlamaConfig c = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(g.model_dir);
   const text::Tokenizer tok = gguf ? text::Tokenizer::from_gguf(*gguf) : text::Tokenizer::load(g.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), g.model_dir);
-  const std::vector<int32_t> prompt = tok.encode(g.prompt, /*add_special=*/true);
+  std::optional<int32_t> end_of_turn;
+  const std::vector<int32_t> prompt = g.chat || !g.messages_json.empty() ? chat_prompt(g, tok, end_of_turn)
+                                                                           : tok.encode(g.prompt, /*add_special=*/true);
   if (prompt.empty()) throw ConfigError("--prompt gives no tokens");
   const uint64_t positions = prompt.size() + uint64_t(g.max_new_tokens);
   if (positions > c.max_position_embeddings)
@@ -66,6 +83,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
                       std::to_string(g.max_new_tokens) + " need " + std::to_string(positions) +
                       " positions, past max_position_embeddings " + std::to_string(c.max_position_embeddings) + " of " + g.model_dir);
   Generated out;
+  out.prompt_ids = prompt;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
   // Every weight frozen: held once, in the run's format, for the decoder.
   models::LoraConfig frozen;
@@ -82,8 +100,8 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   const graph::FrozenStore& weights = model.frozen();
   models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },
                                uint32_t(positions));
-  std::vector<float> logits;
-  for (int32_t id : prompt) logits = decoder.append(uint32_t(id));
+  // The prompt through the model in one batch (prefill), then token by token.
+  std::vector<float> logits = decoder.prefill(std::vector<uint32_t>(prompt.begin(), prompt.end()));
   std::mt19937_64 gen(g.seed);
   for (uint32_t n = 0; n < g.max_new_tokens; ++n) {
     const int32_t id = int32_t(sample_next(logits, g.sampling, gen));
@@ -95,7 +113,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
       if (emit) emit(text.substr(out.text.size()));
       out.text = text;
     }
-    if (tok.eos_id() && id == *tok.eos_id()) break;
+    if ((tok.eos_id() && id == *tok.eos_id()) || (end_of_turn && id == *end_of_turn)) break;
     if (n + 1 < g.max_new_tokens) logits = decoder.append(uint32_t(id));
   }
   return out;

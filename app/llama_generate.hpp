@@ -1,6 +1,7 @@
 // Text from a Llama-family Hugging Face folder, optionally with a PEFT
 // LoRA adapter folded into its weights: the prompt through the folder's
-// tokenizer, then one token at a time from the KV-cache decoder
+// tokenizer (or a chat template), through the model at once (prefill),
+// then one token at a time from the KV-cache decoder
 // (models/llama_decoder.hpp), drawn by app/sampling.hpp, each piece of
 // text handed to `emit` as soon as it decodes.
 #pragma once
@@ -20,13 +21,21 @@ struct LlamaGeneration {
   std::string model_dir, adapter_dir;  // adapter: empty = none
   std::optional<Format> precision;     // unset: bf16 for a bfloat16 checkpoint, else fp16
   std::string prompt;
+  // Chat: the prompt as a user turn (chat), or a conversation (messages_json,
+  // a JSON list of messages), rendered with the model's chat template (or
+  // chat_template's file) and the generation prompt; generation stops at the
+  // template's end-of-turn token as well as at EOS.
+  bool chat = false;
+  std::string messages_json;
+  std::string chat_template;
   uint32_t max_new_tokens = 64;
   Sampling sampling;
   uint64_t seed = 1;
 };
 
 struct Generated {
-  std::vector<int32_t> ids;  // the new tokens (EOS, when drawn, last)
+  std::vector<int32_t> prompt_ids;  // what the model read first
+  std::vector<int32_t> ids;  // the new tokens (EOS or the end of turn, when drawn, last)
   std::string text;
   Format precision = Format::F16;
 };

@@ -73,6 +73,7 @@ struct RunHistory {
   uint32_t bn_step = 0;
   std::string status;  // "training", "paused", "finished", an error...
   std::string generated_text;  // a language model's sample, written when its run ends
+  std::string training_sample;  // a fine-tune's rendered conversation, its targets marked (Datasets::sample)
 
   size_t records() const { return step.size(); }
   uint32_t backoffs() const;

@@ -56,6 +56,7 @@ struct FineTuneOptions {
   std::string data_path;   // plain text, or JSON Lines of {"text": ...}
   std::string out_dir;     // adapter_model.safetensors and adapter_config.json (rank 0: the whole model)
   std::string merge_dir;   // also a model folder with the adapters merged in
+  std::string merge_type = "f16";  // --merge FILE.gguf: "f16", or "base" (each tensor in the base's type)
   uint32_t lora_rank = 16;
   double lora_alpha = 32;
   double lora_dropout = 0;
@@ -63,6 +64,8 @@ struct FineTuneOptions {
   uint32_t seq_len = 256;      // positions per packed sequence
   double val_fraction = 0.1;   // the last part of the tokens validates
   bool evaluate_only = false;  // --max-steps 0: the validation loss, no training
+  std::string chat_template;   // a chat template file for "messages" data, instead of the model's
+  bool train_on_all = false;   // "messages" data: the loss on every token, not the assistant's alone
 };
 
 // What --early-stop and --save-best watch (Keras's EarlyStopping

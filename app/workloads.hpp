@@ -19,6 +19,9 @@ struct Datasets {
   data::HostData train, test;  // test.count == 0: evaluate on nothing
   std::string model;            // set when the job's model depends on the data (vkamp-train's default)
   std::string vocab;            // a language model's: token id -> byte
+  // A fine-tune's first conversation as rendered, its trained tokens
+  // marked: what the run shows before it starts (empty for other data).
+  std::string sample;
   // What --save writes beside the weights (vkamp-train's model string,
   // classes, standardization and columns; app/saved_model.hpp).
   std::map<std::string, std::string> metadata;

@@ -76,6 +76,7 @@ int finetune(app::RunOptions& cfg, Context& ctx, const char* name) {
                 lora.rank ? ("LoRA r " + std::to_string(lora.rank)).c_str() : "full fine-tuning", data.what.c_str(),
                 data.train.count, data.val.count, o.seq_len, cfg.batch, app::run_length_text(trainer).c_str(),
                 samples::describe_run(cfg).c_str());
+  if (!cfg.quiet && !data.sample.empty()) std::printf("%s: %s\n", name, data.sample.c_str());
   if (cfg.dry_run) return samples::report_dry_run(name, trainer);
 
   const double before = trainer.held_out(data.val).loss;

@@ -1,6 +1,6 @@
 // llama_tiny: the whole fine-tuning path with nothing to download. Writes a
 // small random Llama-shaped model in Hugging Face's folder layout
-// (config.json, model.safetensors, the bundled tokenizer) into
+// (config.json, model.safetensors, the bundled tokenizer and chat template) into
 // --out DIR/base, then fine-tunes it with LoRA on the bundled text (the
 // GPL, examples/llama_tiny/) as vkamp-finetune does: the validation loss
 // before and after, the adapters in PEFT's layout in DIR/adapter.
@@ -12,6 +12,7 @@
 
 #include "app/finetune_job.hpp"
 #include "finetune.hpp"
+#include "llama_tiny_chat_template_jinja.h"
 #include "llama_tiny_text_txt.h"
 #include "llama_tiny_tokenizer_config_json.h"
 #include "llama_tiny_tokenizer_json.h"
@@ -79,6 +80,8 @@ void write_base(const fs::path& dir, const models::LlamaConfig& c, uint32_t seq_
   io::write_safetensors(platform::utf8_from_path(dir / "model.safetensors"), f);
   write_bytes(dir / "tokenizer.json", llama_tiny_tokenizer_json, llama_tiny_tokenizer_json_size);
   write_bytes(dir / "tokenizer_config.json", llama_tiny_tokenizer_config_json, llama_tiny_tokenizer_config_json_size);
+  // TinyLlama-1.1B-Chat's template (Zephyr's), for "messages" data such as examples/llama_tiny/chat.jsonl.
+  write_bytes(dir / "chat_template.jinja", llama_tiny_chat_template_jinja, llama_tiny_chat_template_jinja_size);
 }
 
 int run(app::RunOptions& cfg, Context& ctx) {
@@ -115,7 +118,9 @@ int main(int argc, char** argv) {
        "heads, Llama 2's tokenizer cut to 4487 tokens) in Hugging Face's folder layout into --out DIR/base, then\n"
        "fine-tunes it with LoRA on the bundled text (the GPL) as vkamp-finetune does: the validation loss\n"
        "before and after, the adapters in PEFT's layout in DIR/adapter. Nothing is downloaded; it takes a\n"
-       "minute or two on a CPU driver. Takes vkamp-finetune's flags but --model and --synthetic.",
+       "minute or two on a CPU driver. Takes vkamp-finetune's flags but --model and --synthetic; with\n"
+       "--data examples/llama_tiny/chat.jsonl it fine-tunes on conversations, rendered with the chat\n"
+       "template it writes beside the model (TinyLlama-1.1B-Chat's), the loss on the assistant's turns.",
        vkamp::app::Rows::FineTune},
       defaults, argc, argv, run);
 }

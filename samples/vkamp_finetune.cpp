@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
       {"vkamp-finetune",
        "Fine-tunes a Llama-family model (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM) from a\n"
        "Hugging Face folder on --data: plain text, or JSON Lines of {\"text\": ...} or {\"prompt\": ...,\n"
-       "\"completion\": ...} (the loss on the completion alone), packed into --seq-len sequences with EOS\n"
-       "between documents; the last --val-fraction validates. LoRA adapters train on\n"
+       "\"completion\": ...} (the loss on the completion alone) or {\"messages\": [...]} (conversations\n"
+       "rendered with the model's chat template, the loss on the assistant's turns), packed into --seq-len\n"
+       "sequences with EOS between documents; the last --val-fraction validates. LoRA adapters train on\n"
        "--lora-targets, the base frozen and held once in the run's format (fp16 with dynamic loss scaling\n"
        "by default); --lora-rank 0 trains every weight. Prints the validation loss before and after and\n"
        "writes adapter_model.safetensors and adapter_config.json into --out, which PEFT's\n"

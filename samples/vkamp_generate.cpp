@@ -21,6 +21,7 @@
 #include "vkamp/error.hpp"
 #include "vkamp/io/safetensors.hpp"
 #include "vkamp/platform.hpp"
+#include "vkamp/platform/files.hpp"
 
 namespace {
 
@@ -33,11 +34,15 @@ const char* kAbout =
     "run that saved it. Or from a Llama-family Hugging Face folder (--model DIR, its tokenizer.json),\n"
     "with a PEFT LoRA adapter folded in (--adapter DIR, as vkamp-finetune writes it), through a KV\n"
     "cache; --max-new counts tokens there, --temperature 0 is greedy, and --ids also prints the new\n"
-    "tokens' ids.";
+    "tokens' ids. --chat takes the prompt as a user turn, --messages FILE.json a conversation: rendered\n"
+    "with the model's chat template (or --chat-template FILE) and its generation prompt, the reply\n"
+    "alone is printed, and it stops at the template's end-of-turn token as well as at EOS.";
 
 struct Options {
   std::string weights, model, adapter;
   bool ids = false;
+  bool chat = false;
+  std::string messages, chat_template;
   app::RunOptions run;  // the sampling rows (lm.*), seed, device, precision
   bool precision_given = false;
 };
@@ -62,7 +67,13 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
                               VKAMP_FIELD(model), "none"),
         config::text<Options>("adapter", {g, "DIR", "--model: a PEFT LoRA adapter folder to fold in"},
                               VKAMP_FIELD(adapter), "none"),
-        config::toggle<Options>("ids", {g, "", "--model: also print the new tokens' ids on one line"}, VKAMP_FIELD(ids))};
+        config::toggle<Options>("ids", {g, "", "--model: also print the new tokens' ids on one line"}, VKAMP_FIELD(ids)),
+        config::toggle<Options>("chat", {g, "", "--model: the prompt is a user turn, rendered with the chat template"},
+                                VKAMP_FIELD(chat)),
+        config::text<Options>("messages", {g, "FILE.json", "--model: reply to this conversation (a JSON list of messages)"},
+                              VKAMP_FIELD(messages), "none"),
+        config::text<Options>("chat_template", {g, "FILE", "--chat/--messages: this Jinja template, not the model's"},
+                              VKAMP_FIELD(chat_template), "the model's")};
   }();
   std::vector<app::Flag> flags = app::bind_rows(rows, o, defaults);
   std::vector<app::Flag> shared = app::shared_flags(
@@ -81,6 +92,16 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
   return flags;
 }
 
+std::string read_messages(const std::string& path) {
+  std::FILE* f = platform::open_file(path, "rb");
+  if (!f) throw ConfigError(path + ": cannot be opened (--messages names a JSON file with a list of messages)");
+  std::string text;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
 // --model: a Llama-family folder, streamed token by token.
 int run_llama(const Options& o, Context& ctx) {
   app::LlamaGeneration g;
@@ -88,10 +109,14 @@ int run_llama(const Options& o, Context& ctx) {
   g.adapter_dir = o.adapter;
   if (o.precision_given) g.precision = o.run.precision;
   g.prompt = o.run.lm.prompt;
+  g.chat = o.chat;
+  g.chat_template = o.chat_template;
+  if (!o.messages.empty()) g.messages_json = read_messages(o.messages);
+  const bool chat = o.chat || !o.messages.empty();
   g.max_new_tokens = o.run.lm.generate;
   g.sampling = {o.run.lm.temperature, o.run.lm.top_k, o.run.lm.top_p};
   g.seed = o.run.seed;
-  std::fputs(g.prompt.c_str(), stdout);
+  if (!chat) std::fputs(g.prompt.c_str(), stdout);  // a chat prints the reply alone
   std::fflush(stdout);
   const app::Generated out = app::generate_llama(ctx, g, [](const std::string& piece) {
     std::fputs(piece.c_str(), stdout);
@@ -102,13 +127,17 @@ int run_llama(const Options& o, Context& ctx) {
     for (size_t i = 0; i < out.ids.size(); ++i) std::printf("%s%d", i ? " " : "", out.ids[i]);
     std::fputc('\n', stdout);
   }
-  std::fprintf(stderr, "vkamp-generate: %zu tokens from %s%s%s in %s\n", out.ids.size(), o.model.c_str(),
+  std::fprintf(stderr, "vkamp-generate: %zu tokens after %zu of prompt%s from %s%s%s in %s\n", out.ids.size(),
+               out.prompt_ids.size(), chat ? " (the chat template's rendering)" : "", o.model.c_str(),
                o.adapter.empty() ? "" : " with ", o.adapter.c_str(), format_name(out.precision));
   return 0;
 }
 
 int run(const Options& o) {
   if (!o.adapter.empty() && o.model.empty()) throw ConfigError("--adapter DIR goes with --model DIR");
+  if ((o.chat || !o.messages.empty() || !o.chat_template.empty()) && o.model.empty())
+    throw ConfigError("--chat, --messages and --chat-template go with --model DIR");
+  if (o.chat && !o.messages.empty()) throw ConfigError("--chat (the prompt as a user turn) or --messages FILE.json, not both");
   std::unique_ptr<Context> ctx;
   try {
     ContextOptions copt;
@@ -158,7 +187,7 @@ int main(int argc, char** argv) {
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);
   const app::Program program{"vkamp-generate",
-                             "--weights FILE.safetensors | --model DIR [--adapter DIR] [--prompt TEXT] [--max-new N] [flags]",
+                             "--weights FILE.safetensors | --model DIR [--adapter DIR] [--prompt TEXT] [--chat | --messages FILE.json] [--max-new N] [flags]",
                              kAbout, false, ""};
   if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
   return app::tool_main("vkamp-generate", [&] { return run(o); });

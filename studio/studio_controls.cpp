@@ -188,6 +188,14 @@ void draw_controls(StudioControls& c, TrainingSession& session, const app::RunHi
   std::string msg = session.message();
   if (!msg.empty()) ImGui::TextUnformatted(msg.c_str());
   if (!c.notice.empty()) ImGui::TextDisabled("%s", c.notice.c_str());
+  // What a fine-tune on conversations trains: its first one as the
+  // template renders it, the loss's tokens in [[ ]].
+  if (!history.training_sample.empty()) {
+    ImGui::Separator();
+    ImGui::TextUnformatted("Training sample");
+    ImGui::TextDisabled("the first conversation as the chat template renders it; the loss is on [[ ]]");
+    ImGui::TextUnformatted(history.training_sample.c_str());
+  }
   // A language model's sample, written when its run ends.
   if (!history.generated_text.empty()) {
     ImGui::Separator();

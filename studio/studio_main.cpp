@@ -37,6 +37,7 @@ void write_probe(const std::string& path, const PlotProbe& probe, const app::Run
   j["histograms"] = h.histograms.size();
   j["evals"] = h.evals.size();
   j["generated_text"] = h.generated_text;
+  j["training_sample"] = h.training_sample;
   j["histogram_tensors"] = Json::array();
   for (const auto& t : h.histograms) j["histogram_tensors"].push_back(t.tensor);
   // The BatchNorm panel's rows (absent without BatchNorm).

@@ -60,8 +60,8 @@ std::vector<Row> studio_rows() {
       config::toggle<StudioOptions>("paused", {kStudioGroup, "", "load the run but wait for Resume (or Step)"},
                                     VKAMP_FIELD(paused)),
       config::toggle<StudioOptions>("finetune",
-                                    {kStudioGroup, "", "fine-tune a Hugging Face model as vkamp-finetune does "
-                                                       "(--model DIR --data FILE --out DIR, LoRA by default)"},
+                                    {kStudioGroup, "", "fine-tune a Hugging Face model or GGUF file as vkamp-finetune "
+                                                       "does (--model DIR|FILE.gguf --data FILE --out DIR, LoRA by default)"},
                                     VKAMP_FIELD(finetune)),
       frames,
       config::count<StudioOptions>(
@@ -96,7 +96,8 @@ const char* kAbout =
     "histograms against fp16's range, live. Starts fashion_mlp in fp16 with dynamic\n"
     "loss scaling unless told otherwise; --train FILE trains your data instead, as\n"
     "vkamp-train does (with --model, --test, ...); --finetune fine-tunes a Hugging\n"
-    "Face model as vkamp-finetune does (--model DIR --data FILE --out DIR ...).";
+    "Face folder or GGUF file as vkamp-finetune does (--model DIR|FILE.gguf --data FILE\n"
+    "--out DIR ...).";
 
 app::Rows rows_of(const std::string& sample) {
   if (sample == "vkamp-train") return app::Rows::WithData;

@@ -113,6 +113,7 @@ void TrainingSession::start(const app::Workload& job, const app::RunOptions& cfg
     blank.histogram_interval = cfg.scaler.histogram_interval;
     blank.precision = cfg.precision;
     blank.gradients = train::underflow_scope(cfg.precision, trainer_->model().tensors());
+    blank.training_sample = data_.sample;
     history_.reset(blank);
     steps_done_ = 0;
     // The run loop's events feed the panels.

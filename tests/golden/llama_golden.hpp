@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adamw_bounds.hpp"
@@ -241,13 +242,16 @@ struct AdamwCase {
   const std::vector<uint32_t>& targets;
   std::function<void(train::Model&)> load;  // the base and the initial adapters
   double logit_rms;                         // the reference's logits at init
+  std::function<void(graph::Graph&)> hold = {};  // before the model is built (a QLoRA base's blocks)
 };
 inline void expect_adamw_steps_match(const AdamwCase& a) {
   const models::LoraConfig lc = lora_of(a.lora);
   const config::TrainConfig c =
       lora_adamw_config(a.fmt, a.lora, a.batch, uint32_t(std::stoul(a.lora.metadata.at("steps"))));
   data::HostData data{a.batch, a.seq, std::vector<float>(a.ids.begin(), a.ids.end()), a.targets, {}};
-  train::Trainer t(ctx(), c, models::llama_graph(a.cfg, a.seq, lc), train::LossKind::SoftmaxXent, data);
+  graph::Graph g = models::llama_graph(a.cfg, a.seq, lc);
+  if (a.hold) a.hold(g);
+  train::Trainer t(ctx(), c, std::move(g), train::LossKind::SoftmaxXent, data);
   a.load(t.model());
   const std::vector<float> w0 = t.model().read_master();
   std::vector<float> losses;

@@ -87,13 +87,14 @@ def config_json(v):
             "bos_token_id": 1, "eos_token_id": 2}
 
 
-def weight_spec(name):
+def weight_spec(name, scale=1.0):
     """(a, offset): RMSNorm gains 1 +- 1/8, biases and matrices +- 1/4, the
     embedding and lm_head +- 1/2 (logits of RMS 1.5 or so: room for the run's
-    adapters to steer them)."""
+    adapters to steer them); each a times `scale` (a power of two: the
+    variant's weight_scale, for a wider model)."""
     if name.endswith("norm.weight"):
-        return 0.125, 1.0
-    return (0.5, 0.0) if name in ("model.embed_tokens.weight", "lm_head.weight") else (0.25, 0.0)
+        return 0.125 * scale, 1.0
+    return (0.5 * scale, 0.0) if name in ("model.embed_tokens.weight", "lm_head.weight") else (0.25 * scale, 0.0)
 
 
 def draw_weights(v, cfg):
@@ -101,7 +102,7 @@ def draw_weights(v, cfg):
     dtype, _ = DTYPES[v["dtype"]]
     params, manifest = {}, []
     for k, (name, shape) in enumerate(parameter_shapes(cfg)):
-        a, offset = weight_spec(name)
+        a, offset = weight_spec(name, v.get("weight_scale", 1.0))
         n = int(np.prod(shape))
         t = torch.from_numpy(uniform(v["seed"] + k, n, a, offset)).reshape(shape).to(dtype)
         bits = t.view(torch.int32 if dtype == torch.float32 else torch.int16).numpy()
@@ -133,7 +134,29 @@ def lora_meta(lo, adamw, steps):
             "adamw.weight_decay": repr(adamw["weight_decay"]), "steps": str(steps)}
 
 
-def make(name, v, out_dir):
+def lora_step(cfg, base, init, idx, targets, columns, prefix=""):
+    """The reference on `base` with the adapters `init`: the logits at the
+    label's column and at `columns`, each row's logsumexp, the logits' RMS,
+    the loss and the adapters' gradients, as tensors named <prefix>...;
+    and the loss."""
+    adapters = {n: t.clone().requires_grad_(True) for n, t in init.items()}
+    logits, loss = xent(cfg, {**base, **adapters}, idx, targets)
+    loss.backward()
+    rows = idx.numel()
+    z = logits.detach().reshape(rows, cfg["vocab_size"])
+    p = prefix
+    tensors = [(p + "sample.logits", z.gather(1, columns).float()),
+               (p + "label_logits", z.gather(1, targets.reshape(rows, 1)).reshape(rows).float()),
+               (p + "logsumexp", torch.logsumexp(z, 1).float()), (p + "loss", loss.detach().float().reshape(1)),
+               (p + "logit_rms", z.pow(2).mean().sqrt().float().reshape(1))]
+    tensors += [(p + "grad." + n, t.grad.float()) for n, t in adapters.items()]
+    return tensors, loss.item()
+
+
+def make(name, v, out_dir, quantized=None):
+    """quantized (make_qlora_fixtures.py): the file's tensors -> (the base
+    the reference runs on, metadata to add); the reference on the file's own
+    weights is then stored too, as orig.<name> (no AdamW steps)."""
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
@@ -142,27 +165,27 @@ def make(name, v, out_dir):
     cfg = dict(config_json(v), head_dim=v["head_dim"], bias=v["bias"], lora_scale=lo["alpha"] / lo["r"])
     params, manifest = draw_weights(v, cfg)
     base = {n: t.to(torch.float64) for n, t in params.items()}
+    extra_meta = {}
+    if quantized is not None:
+        file_base, (base, extra_meta) = base, quantized(params)
 
     stream = torch.from_numpy(token_ids(v["seed"] + 900, BATCH * SEQ + 1, V))
     idx = torch.stack([stream[b * SEQ:b * SEQ + SEQ] for b in range(BATCH)])
     targets = torch.stack([stream[b * SEQ + 1:b * SEQ + SEQ + 1] for b in range(BATCH)])
     if V > 65536:
         assert (idx > 65535).any() and (targets > 65535).any(), "no id above 16 bits"
-    adapters = {n: t.clone().requires_grad_(True) for n, t in draw_adapters(cfg, lo, v["seed"] + 700).items()}
-    logits, loss = xent(cfg, {**base, **adapters}, idx, targets)
-    loss.backward()
+    init = draw_adapters(cfg, lo, v["seed"] + 700)
     rows = BATCH * SEQ
-    z = logits.detach().reshape(rows, V)
     columns = torch.from_numpy(token_ids(v["seed"] + 901, rows * COLUMNS, V)).reshape(rows, COLUMNS)
     tensors = [("input_ids", idx), ("targets", targets)]
-    tensors += [("init." + n, t.detach().float()) for n, t in adapters.items()]
-    tensors += [("sample.columns", columns), ("sample.logits", z.gather(1, columns).float()),
-                ("label_logits", z.gather(1, targets.reshape(rows, 1)).reshape(rows).float()),
-                ("logsumexp", torch.logsumexp(z, 1).float()), ("loss", loss.detach().float().reshape(1)),
-                ("logit_rms", z.pow(2).mean().sqrt().float().reshape(1))]
-    tensors += [("grad." + n, t.grad.float()) for n, t in adapters.items()]
+    tensors += [("init." + n, t.float()) for n, t in init.items()]
+    tensors += [("sample.columns", columns)]
+    step, loss = lora_step(cfg, base, init, idx, targets, columns)
+    tensors += step
+    if quantized is not None:
+        tensors += lora_step(cfg, file_base, init, idx, targets, columns, "orig.")[0]
     # Three AdamW steps of the adapters on the batch, as make_llama_fixtures.py
-    w = {n: t.detach().clone().requires_grad_(True) for n, t in adapters.items()}
+    w = {n: t.clone().requires_grad_(True) for n, t in init.items()}
     opt = torch.optim.AdamW(list(w.values()), **LORA_ADAMW)
     losses = []
     for _ in range(STEPS):
@@ -174,9 +197,9 @@ def make(name, v, out_dir):
     tensors += [("adamw.losses", torch.tensor(losses, dtype=torch.float32))]
     tensors += [("adamw.step3." + n, t.detach().float()) for n, t in w.items()]
     meta = dict(lora_meta(lo, LORA_ADAMW, STEPS), weights=json.dumps(manifest), dtype=DTYPES[v["dtype"]][1],
-                torch=torch.__version__, reference="tests/golden/llama_reference.py")
+                torch=torch.__version__, reference="tests/golden/llama_reference.py", **extra_meta)
     write_safetensors(os.path.join(d, "lora_expected.safetensors"), tensors, meta)
-    print(f"{name}: LoRA loss {loss.item():.6f}, adamw {losses}")
+    print(f"{name}: LoRA loss {loss:.6f}, adamw {losses}")
     if v.get("run"):
         make_run(d, v, cfg, base)
 

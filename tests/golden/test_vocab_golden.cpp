@@ -5,8 +5,8 @@
 // the counter-based generator both sides share (shared_weights.hpp): the
 // test draws them again, checks each tensor's checksum against Python's,
 // writes model.safetensors into a scratch folder and loads it with vkamp's
-// own loader. Token ids are spread over the whole vocabulary, ids above
-// 65,535 among them.
+// own loader (drawn_golden.hpp). Token ids are spread over the whole
+// vocabulary, ids above 65,535 among them.
 //
 // VocabGolden: LoRA adapters on one batch (the base frozen): the logits at
 // the label's column and 64 drawn columns a row, each row's logsumexp, the
@@ -18,17 +18,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "golden_step.hpp"
-#include "llama_golden.hpp"
-#include "shared_weights.hpp"
-#include "support/scratch_dir.hpp"
-#include "support/test_paths.hpp"
+#include "drawn_golden.hpp"
 #include "vkamp/models/llama_decoder.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/train/epoch_order.hpp"
@@ -36,53 +29,6 @@
 
 namespace vkamp::test {
 namespace {
-
-struct VocabFixture {
-  std::string src;                  // the committed folder
-  std::unique_ptr<ScratchDir> dir;  // the Hugging Face folder drawn from the generator
-  std::string hf;                   // its path
-  models::LlamaConfig cfg;
-  io::TensorFile lora;
-  std::vector<uint32_t> ids, targets;
-  uint32_t batch = 0, seq = 0;
-};
-
-// The manifest's tensors drawn again (name, shape, seed, a, offset,
-// checksum, in file order), each checked against Python's checksum, into
-// model.safetensors in the file's dtype, beside a copy of config.json.
-void write_checkpoint(const VocabFixture& f) {
-  const std::string dtype = f.lora.metadata.at("dtype");
-  const Format fmt = dtype == "F16" ? Format::F16 : dtype == "BF16" ? Format::BF16 : Format::F32;
-  const io::DType dt = dtype == "F16" ? io::DType::F16 : dtype == "BF16" ? io::DType::BF16 : io::DType::F32;
-  io::TensorFile out;
-  out.metadata["format"] = "pt";
-  for (const auto& e : nlohmann::json::parse(f.lora.metadata.at("weights"))) {
-    const std::string name = e[0];
-    const std::vector<uint64_t> shape = e[1];
-    uint64_t n = 1;
-    for (uint64_t d : shape) n *= d;
-    const std::vector<float> v = shared_uniform(e[2].get<uint32_t>(), n, e[3].get<double>(), e[4].get<double>());
-    EXPECT_EQ(shared_checksum(fmt, v), e[5].get<std::string>()) << name << ": not the bits Python drew";
-    out.tensors.push_back({name, dt, shape, pack(fmt, v)});
-  }
-  io::write_safetensors(f.dir->file("model.safetensors"), out);
-  std::filesystem::copy_file(platform::path_from_utf8(f.src + "/config.json"), f.dir->path / "config.json");
-}
-
-VocabFixture load(const std::string& name) {
-  VocabFixture f;
-  f.src = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/" + name;
-  f.lora = io::read_safetensors(f.src + "/lora_expected.safetensors");
-  f.dir = std::make_unique<ScratchDir>("vkamp-vocab");
-  f.hf = platform::utf8_from_path(f.dir->path);
-  write_checkpoint(f);
-  f.cfg = models::read_hf_config(f.hf);
-  f.ids = token_ids(f.lora, "input_ids", f.src);
-  f.targets = token_ids(f.lora, "targets", f.src);
-  f.batch = uint32_t(f.lora.find("input_ids")->shape.at(0));
-  f.seq = uint32_t(f.lora.find("input_ids")->shape.at(1));
-  return f;
-}
 
 using Case = std::tuple<Format, std::string>;
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
@@ -93,55 +39,16 @@ class VocabGolden : public GpuTestP<Case> {};
 
 TEST_P(VocabGolden, AdapterLogitsLossAndGradientsMatchPyTorch) {
   const auto& [fmt, name] = GetParam();
-  const VocabFixture f = load(name);
-  const models::LoraConfig lc = lora_of(f.lora);
-  const uint32_t rows = f.batch * f.seq, V = f.cfg.vocab_size;
-  train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lc), fmt, f.batch, /*seed=*/1, false, false);
+  const DrawnFixture f = load_drawn(name);
+  train::Model m(ctx(), models::llama_graph(f.cfg, f.seq, lora_of(f.lora)), fmt, f.batch, /*seed=*/1, false, false);
   train::load_hf_weights(f.hf, m);
   load_adapters(m, f.lora, "init.", f.src);
-  const double loss = golden_forward_backward(m, fmt, f.ids, f.targets, f.batch, f.seq, V, loss_scale(fmt));
-  const std::string tag = name + " " + format_name(fmt) + " ";
-  const LoraBounds b = lora_bounds(fmt, f.cfg, f.seq, rows, lc);
-
-  // The label's column and the 64 drawn ones of each row, as one set.
-  const std::vector<float> z = download(m.output(), fmt, size_t(rows) * V);
-  const std::vector<uint32_t> columns = token_ids(f.lora, "sample.columns", f.src);
-  const std::vector<float> sampled = f.lora.floats("sample.logits", f.src),
-                           labelled = f.lora.floats("label_logits", f.src);
-  const size_t per_row = columns.size() / rows;
-  std::vector<float> out, ref;
-  for (uint32_t r = 0; r < rows; ++r) {
-    out.push_back(z[size_t(r) * V + f.targets[r]]);
-    ref.push_back(labelled[r]);
-    for (size_t j = 0; j < per_row; ++j) {
-      out.push_back(z[size_t(r) * V + columns[r * per_row + j]]);
-      ref.push_back(sampled[r * per_row + j]);
-    }
-  }
-  expect_close(tag + "logits (label + 64 columns a row)", out, ref, b.logits);
-  // A row's logsumexp moves by at most max|dz|, taken as 4 times the
-  // logits' RMS error, as loss_tolerance takes it; computed here in double
-  // from the whole row, so every one of the V columns counts.
-  const double logit_rms = f.lora.floats("logit_rms", f.src).at(0);
-  const std::vector<float> lse = f.lora.floats("logsumexp", f.src);
-  double worst = 0;
-  for (uint32_t r = 0; r < rows; ++r) {
-    const float* row = z.data() + size_t(r) * V;
-    const double top = *std::max_element(row, row + V);
-    double s = 0;
-    for (uint32_t c = 0; c < V; ++c) s += std::exp(row[c] - top);
-    worst = std::max(worst, std::abs(top + std::log(s) - lse[r]));
-  }
-  expect_loss(tag + "logsumexp (worst row)", worst, 0.0, 4 * std::sqrt(b.logits) * logit_rms);
-
-  const double ref_loss = f.lora.floats("loss", f.src).at(0);
-  expect_loss(tag + "loss", loss, ref_loss, loss_tolerance(b.logits, logit_rms, ref_loss, rows));
-  expect_adapter_gradients(tag, m, fmt, f.lora, f.src, b.grads, rows);
+  expect_drawn_lora_step(m, fmt, f, name + " " + format_name(fmt) + " ");
 }
 
 TEST_P(VocabGolden, ThreeStepsOfAdamWMatchPyTorch) {
   const auto& [fmt, name] = GetParam();
-  const VocabFixture f = load(name);
+  const DrawnFixture f = load_drawn(name);
   expect_adamw_steps_match({name + " " + format_name(fmt) + " ", fmt, f.cfg, f.lora, f.src, f.batch, f.seq, f.ids,
                             f.targets,
                             [&](train::Model& m) {
@@ -165,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Vocab, VocabGolden,
 // logits' scale; 16 bits, 40 units of the format's rounding.
 TEST_P(VocabGolden, DecoderGivesTheGraphsLogitsAtEveryPosition) {
   const auto& [fmt, name] = GetParam();
-  const VocabFixture f = load(name);
+  const DrawnFixture f = load_drawn(name);
   const uint32_t V = f.cfg.vocab_size, T = f.seq;
   train::Model m(ctx(), models::llama_graph(f.cfg, T), fmt, 1, /*seed=*/1, false, false);
   train::load_hf_weights(f.hf, m);
@@ -230,7 +137,7 @@ std::vector<uint32_t> run_stream(uint32_t seed, size_t n, uint32_t vocab, uint32
 
 TEST_P(VocabLoraRun, LossCurveMatchesPyTorch) {
   const auto& [fmt, name] = GetParam();
-  const VocabFixture f = load(name);
+  const DrawnFixture f = load_drawn(name);
   const io::TensorFile run = io::read_safetensors(f.src + "/run_expected.safetensors");
   auto meta = [&](const char* key) { return uint32_t(std::stoul(run.metadata.at(key))); };
   const uint32_t steps = meta("steps"), B = meta("batch"), T = meta("seq"), snapshot = meta("snapshot");

@@ -217,5 +217,24 @@ TEST(GgmlQuantize, RejectsPartialBlocks) {
   EXPECT_THROW(quant::quantize_row(GgmlType::Q8_0, x.data(), b.data(), 100), std::invalid_argument);
 }
 
+// The cores share a tensor's blocks: the same bytes as one quantize_row,
+// and a bad value still names its type.
+TEST(GgmlQuantize, InParallelGivesTheSameBytes) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> x(256 * 301);
+  for (float& v : x) v = normal(gen);
+  for (quant::GgmlType t : {quant::GgmlType::Q4_K, quant::GgmlType::Q8_0, quant::GgmlType::Q6_K}) {
+    std::vector<uint8_t> one(quant::ggml_row_bytes(t, x.size())), many(one.size());
+    quant::quantize_row(t, x.data(), one.data(), x.size());
+    quant::quantize_rows_in_parallel(t, x.data(), many.data(), x.size());
+    EXPECT_EQ(one, many) << quant::ggml_type_info(t).name;
+  }
+  x[256 * 300 + 3] = std::nanf("");
+  std::vector<uint8_t> out(quant::ggml_row_bytes(quant::GgmlType::Q4_K, x.size()));
+  EXPECT_THROW(quant::quantize_rows_in_parallel(quant::GgmlType::Q4_K, x.data(), out.data(), x.size()),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace vkamp::test

@@ -13,14 +13,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "golden/gguf_adapter_fixture.hpp"
 #include "support/cli_test.hpp"
 #include "support/test_paths.hpp"
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/io/safetensors.hpp"
+#include "vkamp/models/gguf_model.hpp"
+#include "vkamp/models/peft_adapter.hpp"
 #include "vkamp/platform.hpp"
 
 namespace {
@@ -165,6 +171,141 @@ TEST_F(FineTuneCli, PromptCompletionLinesTrainOnTheCompletions) {
   EXPECT_LT(after, before - 0.5) << r.output;
 }
 
+// "messages" lines rendered with a real chat template (Qwen2.5's ChatML,
+// from llama.cpp's models/templates), the loss on the assistant's turns:
+// the same answer to varied questions, some with a system prompt. One
+// epoch lowered the validation loss (over the answers and their
+// <|im_end|>) from 8.42 to 7.31 on lavapipe. The run's first lines show the
+// first conversation with its targets marked; --train-on all marks all of it.
+std::string chat_template(const std::string& name) {
+  return VKAMP_TEST_DIR(VKAMP_TEXT_FIXTURES) + "/chat_templates/" + name;
+}
+
+std::string conversations(int n) {
+  std::string lines;
+  for (int i = 0; i < n; ++i)
+    lines += std::string("{\"messages\": [") +
+             (i % 3 == 0 ? "{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, " : "") +
+             "{\"role\": \"user\", \"content\": \"Question " + std::to_string(i * 37 % 101) +
+             ": may you share the program and change it?\"}, {\"role\": \"assistant\", \"content\": \"Yes.\"}]}\n";
+  return lines;
+}
+
+TEST_F(FineTuneCli, MessagesLinesTrainOnTheAssistantsTurns) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string data = write("chat.jsonl", conversations(60));
+  const std::string qwen = " --chat-template " + chat_template("Qwen-Qwen2.5-7B-Instruct.jinja");
+  const Result r = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                  " --seq-len 32 --eval-every 9 --lr 1e-2 --out " + path("chat"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("60 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("60 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("chat.jsonl:1 as the model reads it, the loss on [[ ]] (the assistant's turns: found by "
+                          "rendering the conversation's beginnings, as TRL does):\n<|im_start|>system\nAnswer as the "
+                          "license says.<|im_end|>\n<|im_start|>user\nQuestion 0: may you share the program and change "
+                          "it?<|im_end|>\n<|im_start|>assistant\n[[Yes.<|im_end|>\n]]\n"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.5) << r.output;
+  // vkamp-generate --chat renders an unseen question as training rendered them, and the tuned model answers.
+  const std::string generate = "VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate --model " +
+                               base() + " --adapter " + path("chat") + qwen + " --temperature 0 --max-new 3 ";
+  const Result reply = vkamp::test::run_child(generate + "--chat --prompt \"Question 5: may you share the program and change it?\" 2> " +
+                                              path("stderr.txt"));
+  ASSERT_EQ(reply.status, 0) << reply.output;
+  EXPECT_EQ(reply.output.rfind("Yes.", 0), 0u) << reply.output;  // the reply alone, not the rendered prompt
+  std::ifstream said(path("stderr.txt"));
+  const std::string notes((std::istreambuf_iterator<char>(said)), std::istreambuf_iterator<char>());
+  EXPECT_NE(notes.find("(the chat template's rendering)"), std::string::npos) << notes;
+  const std::string messages = write("m.json", "[{\"role\": \"system\", \"content\": \"Answer as the license says.\"}, "
+                                               "{\"role\": \"user\", \"content\": \"Question 9: may you share the program and change it?\"}]");
+  const Result conversation = vkamp::test::run_child(generate + "--messages " + messages + " 2> " + path("stderr2.txt"));
+  ASSERT_EQ(conversation.status, 0) << conversation.output;
+  EXPECT_EQ(conversation.output.rfind("Yes.", 0), 0u) << conversation.output;
+  // Every token a target; and a template with {% generation %} markers (LFM2.5) says so.
+  const Result all = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + qwen +
+                                                    " --seq-len 32 --max-steps 0 --train-on all");
+  ASSERT_EQ(all.status, 0) << all.output;
+  EXPECT_NE(all.output.find("(--train-on all):\n[[<|im_start|>system\n"), std::string::npos) << all.output;
+  EXPECT_EQ(all.output.find("of them targets"), std::string::npos) << all.output;
+  const Result marked = run_tool("vkamp-finetune", "--model " + base() + " --data " + data + " --chat-template " +
+                                                       chat_template("LFM2.5-8B-A1B.jinja") + " --seq-len 32 --max-steps 0");
+  ASSERT_EQ(marked.status, 0) << marked.output;
+  EXPECT_NE(marked.output.find("the template's {% generation %} spans"), std::string::npos) << marked.output;
+  EXPECT_NE(marked.output.find("):\n<s><|im_start|>system\n"), std::string::npos) << marked.output;  // its own BOS, once
+  EXPECT_NE(marked.output.find("<|im_start|>assistant\n[[Yes.<|im_end|>\n]]"), std::string::npos) << marked.output;
+}
+
+// llama_tiny on its bundled conversations (examples/llama_tiny/chat.jsonl)
+// with the chat template it writes beside its model (TinyLlama-1.1B-Chat's):
+// 20 steps lowered the validation loss over the assistant's turns from 8.40
+// to 7.69 on lavapipe.
+TEST_F(FineTuneCli, LlamaTinyFineTunesOnItsBundledConversations) {
+  const Result r = run_tool("llama_tiny", "--out " + path("tiny-chat") + " --data " + VKAMP_TEST_DIR(VKAMP_EXAMPLES_DIR) +
+                                              "/llama_tiny/chat.jsonl --max-steps 20 --eval-every 10 --lr 1e-2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("30 conversations"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<|assistant|>\n[[Yes. You may convey verbatim copies of the program's source code as you "
+                          "receive it.</s>\n]]"),
+            std::string::npos)
+      << r.output;
+  const double before = loss_before(r.output), after = loss_after(r.output);
+  ASSERT_TRUE(std::isfinite(before) && std::isfinite(after)) << r.output;
+  EXPECT_LT(after, before - 0.4) << r.output;
+}
+
+TEST_F(FineTuneCli, BadMessagesExitTwoNamingTheLine) {
+  ASSERT_EQ(tiny().status, 0) << tiny().output;
+  const std::string m = " --model " + base() + " --max-steps 0 --seq-len 32 --chat-template " +
+                        chat_template("google-gemma-2-2b-it.jinja") + " --data ";
+  const std::string good = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Yo\"}]}\n";
+  auto bad = [&](const char* name, const std::string& line, const std::string& says) {
+    const Result r = run_tool("vkamp-finetune", m + write(name, good + line));
+    EXPECT_TRUE(rejected(r, std::string(name) + ":2: "));
+    EXPECT_TRUE(rejected(r, says));
+  };
+  bad("notlist.jsonl", "{\"messages\": {\"role\": \"user\"}}\n", "\"messages\" is not a list");
+  bad("notobject.jsonl", "{\"messages\": [\"hi\"]}\n", "messages[0] is not an object");
+  bad("norole.jsonl", "{\"messages\": [{\"content\": \"x\"}]}\n", "messages[0]: \"role\" is missing or not a string");
+  bad("parts.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\"}]}]}\n",
+      "messages[0]: \"content\" is missing or not a string");
+  bad("role.jsonl", "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}\n", "messages[0]: unknown role \"robot\"");
+  bad("emptyconv.jsonl", "{\"messages\": []}\n", "the conversation is empty");
+  bad("refused.jsonl",
+      "{\"messages\": [{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"user\", \"content\": \"U\"}, "
+      "{\"role\": \"assistant\", \"content\": \"A\"}]}\n",
+      "refuses the conversation: \"System role not supported\"");
+  bad("noassistant.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"U\"}]}\n",
+      "the conversation has no assistant turn");
+  bad("mixed.jsonl", "{\"text\": \"t\", \"messages\": []}\n", "has \"messages\" and \"text\"");
+  // Qwen3's template drops earlier turns' thinking, so a second turn's
+  // rendering does not begin the whole's: the split is refused, not guessed;
+  // with the loss on every token no split is needed.
+  const std::string two_turns = write("two.jsonl", good + "{\"messages\": [{\"role\": \"user\", \"content\": \"A\"}, "
+                                                          "{\"role\": \"assistant\", \"content\": \"B\"}, {\"role\": "
+                                                          "\"user\", \"content\": \"C\"}, {\"role\": \"assistant\", "
+                                                          "\"content\": \"D\"}]}\n");
+  const std::string qwen3 = " --model " + base() + " --max-steps 0 --seq-len 8 --chat-template " +
+                            chat_template("Qwen-Qwen3-0.6B.jinja") + " --data " + two_turns;
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "two.jsonl:2: chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", qwen3), "is not a beginning of the whole conversation's"));
+  const Result all = run_tool("vkamp-finetune", qwen3 + " --train-on all --val-fraction 0.4");
+  EXPECT_EQ(all.status, 0) << all.output;
+  // No template: a copy of the folder without llama_tiny's, and none given.
+  fs::copy(base(), path("plain"));
+  fs::remove(path("plain") + "/chat_template.jinja");
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + path("plain") + " --max-steps 0 --data " + write("plain.jsonl", good)),
+                       "plain.jsonl:1: \"messages\" data needs a chat template"));
+  EXPECT_TRUE(rejected(vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --model " + path("plain") + " --chat --prompt hi"),
+                       "has no chat template"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", " --model " + base() + " --max-steps 0 --train-on some --data " +
+                                                      write("p.jsonl", good)),
+                       "--train-on"));
+}
+
 // --save-best: --out and --merge get the adapters of the best evaluation,
 // not the last. Training on " Yes." while the validating part (the file's
 // end) answers " No, never." makes the validation loss rise at the end
@@ -207,7 +348,7 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
     const Result r = run_tool("vkamp-finetune", "--model " + base() + common + run);
     ASSERT_EQ(r.status, 0) << r.output;
     const std::string folder = run.find("merge") != std::string::npos ? path("merged") : path("full");
-    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"})
       EXPECT_TRUE(fs::exists(fs::path(folder) / f)) << f;
     const Result back = run_tool("vkamp-finetune", "--model " + folder + " --data " + data + " --seq-len 32 --max-steps 0");
     ASSERT_EQ(back.status, 0) << back.output;
@@ -220,6 +361,126 @@ TEST_F(FineTuneCli, MergedAndFullyTunedFoldersLoadBackWithTheLossTheRunEndedWith
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + base() + common + " --lora-rank 0 --out " + path("x") +
                                                       " --merge " + path("y")),
                        "nothing to merge"));
+}
+
+// A GGUF base (llama.cpp's own F16 file, tests/golden/fixtures/gguf): --out
+// also gets adapter.gguf, llama.cpp's keys over the run's PEFT adapters
+// (test_gguf_golden.cpp checks llama.cpp applies such a file as vkamp does),
+// and --merge FILE.gguf an F16 GGUF that loads back with the loss the run
+// ended with (with --merge-type base, a quantized base's own types, which
+// loads back); --merge DIR, --lora-rank 0 or an unknown --merge-type on a
+// GGUF base exits 2.
+TEST_F(FineTuneCli, GgufBaseWritesAdapterGgufAndMergesIntoGguf) {
+  const std::string model = std::string(VKAMP_GGUF_FIXTURES) + "/llama_f16.gguf";
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the cat sat on the mat, and the dog ran in the fog " + std::to_string(i) + ".\n";
+  const std::string data = write("gguf.txt", text), common = " --data " + data + " --seq-len 32 --lr 1e-2";
+  const Result r = run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 3 --lora-rank 4 --out " +
+                                                  path("ad") + " --merge " + path("merged.gguf"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("adapter.gguf"), std::string::npos) << r.output;
+
+  const vkamp::io::GgufFile a = vkamp::io::GgufFile::open(path("ad") + "/adapter.gguf");
+  EXPECT_EQ(a.string("general.type"), "adapter");
+  EXPECT_EQ(a.string("adapter.type"), "lora");
+  EXPECT_EQ(a.string("general.architecture"), "llama");
+  EXPECT_EQ(a.number("adapter.lora.alpha"), 32.0);
+  EXPECT_EQ(a.tensors().size(), 2u * 7);  // one layer, every projection, A and B
+  const vkamp::io::TensorFile peft = vkamp::io::read_safetensors(path("ad") + "/adapter_model.safetensors");
+  const std::string stem = "base_model.model.model.layers.0.";
+  for (const auto& [gguf, hf] : {std::pair{"blk.0.attn_q.weight.lora_a", "self_attn.q_proj.lora_A.weight"},
+                                 std::pair{"blk.0.attn_v.weight.lora_b", "self_attn.v_proj.lora_B.weight"},
+                                 std::pair{"blk.0.ffn_down.weight.lora_b", "mlp.down_proj.lora_B.weight"}}) {
+    const vkamp::io::GgufTensor* t = a.find_tensor(gguf);
+    ASSERT_TRUE(t) << gguf;
+    const std::vector<float> want = peft.floats(stem + hf, "adapter_model.safetensors");
+    ASSERT_EQ(t->elements(), want.size()) << gguf;
+    EXPECT_EQ(0, std::memcmp(t->data, want.data(), want.size() * 4)) << gguf << ": the trained values, as PEFT's";
+  }
+
+  const vkamp::io::GgufFile merged = vkamp::io::GgufFile::open(path("merged.gguf"));
+  EXPECT_EQ(merged.unsigned_integer("general.file_type"), 1u);
+  const Result back = run_tool("vkamp-finetune", "--model " + path("merged.gguf") + common + " --max-steps 0");
+  ASSERT_EQ(back.status, 0) << back.output;
+  // fp16 weights, as the folder test above: the loss moves far below 0.01.
+  EXPECT_NEAR(loss_before(back.output), loss_after(r.output), 0.01) << r.output << back.output;
+  EXPECT_GT(std::abs(loss_after(r.output) - loss_before(r.output)), 0.02) << "the run must change the loss";
+
+  // A quantized base merged in its own types (--merge-type base).
+  const std::string q4 = std::string(VKAMP_GGUF_FIXTURES) + "/llama_q4_k_m.gguf";
+  const Result rq = run_tool("vkamp-finetune", "--model " + q4 + common + " --max-steps 2 --lora-rank 4 --out " +
+                                                   path("adq") + " --merge " + path("mq.gguf") + " --merge-type base");
+  ASSERT_EQ(rq.status, 0) << rq.output;
+  const vkamp::io::GgufFile base_q = vkamp::io::GgufFile::open(q4), merged_q = vkamp::io::GgufFile::open(path("mq.gguf"));
+  ASSERT_EQ(merged_q.tensors().size(), base_q.tensors().size());
+  for (size_t i = 0; i < base_q.tensors().size(); ++i)
+    EXPECT_EQ(merged_q.tensors()[i].type, base_q.tensors()[i].type) << base_q.tensors()[i].name;
+  const Result back_q = run_tool("vkamp-finetune", "--model " + path("mq.gguf") + common + " --max-steps 0");
+  EXPECT_EQ(back_q.status, 0) << back_q.output;
+
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --out " + path("x") +
+                                                      " --merge " + path("folder")),
+                       "merges into a GGUF file"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --out " + path("x") +
+                                                      " --merge " + path("m2.gguf") + " --merge-type q4_k"),
+                       "--merge-type q4_k: f16 or base"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--model " + model + common + " --max-steps 1 --lora-rank 0 --out " +
+                                                      path("x")),
+                       "LoRA adapters only"));
+}
+
+// llama.cpp loads vkamp's adapter.gguf and generates what vkamp-generate
+// generates with the same adapter: make_gguf_fixtures.py had llama.cpp
+// tokenize "the cat sat on the mat" and decode 6 greedy tokens on each F16
+// fixture with <model>_adapter.gguf applied; vkamp-generate, given the same
+// adapter as a PEFT folder (which it folds in) and the same text, in fp32,
+// gives those tokens. No step is a near tie: llama.cpp's lead at each is at
+// least 8 RMS errors of the golden test's bound (llamacpp_bound, 4.3e-5 of
+// the logits' mean square on these files), checked here. Without the
+// adapter llama's tokens differ from the third on; qwen2's (one token
+// repeated) do not depend on it, and check the tokenizer and the base.
+TEST_F(FineTuneCli, VkampGenerateWithTheAdapterGivesLlamaCppsGreedyTokens) {
+  const vkamp::io::TensorFile runs = vkamp::io::read_safetensors(std::string(VKAMP_GGUF_FIXTURES) + "/llamacpp.safetensors");
+  for (const std::string name : {"llama", "qwen2"}) {
+    SCOPED_TRACE(name);
+    const std::string model = std::string(VKAMP_GGUF_FIXTURES) + "/" + name + "_f16.gguf";
+    const vkamp::io::GgufFile f = vkamp::io::GgufFile::open(model);
+    const vkamp::models::LoraConfig lc = vkamp::test::fixture_lora();
+    const vkamp::graph::Graph g = vkamp::models::llama_graph(vkamp::models::read_gguf_config(f), 8, lc);
+    vkamp::models::write_peft_adapter(path(name.c_str()), g, lc, model, [&](const std::string& adapter) {
+      return vkamp::test::adapter_fixture_values(g.tensor(adapter));
+    });
+    const std::vector<float> z = runs.floats(name + "_f16+adapter.text.logits", "llamacpp.safetensors");
+    const vkamp::io::Tensor* ids_t = runs.find(name + "_f16+adapter.text.ids");
+    ASSERT_TRUE(ids_t);
+    std::vector<int64_t> ids(ids_t->elements());
+    std::memcpy(ids.data(), ids_t->data.data(), ids.size() * 8);
+    const size_t V = z.size() / ids.size(), generated = 6, prompt = ids.size() - generated;
+    double ms = 0;
+    for (float v : z) ms += double(v) * v / z.size();
+    std::string want;
+    for (size_t p = prompt - 1; p + 1 < ids.size(); ++p) {
+      std::vector<float> row(z.begin() + p * V, z.begin() + (p + 1) * V);
+      std::partial_sort(row.begin(), row.begin() + 2, row.end(), std::greater<float>());
+      EXPECT_GT(row[0] - row[1], 8 * std::sqrt(4.4e-5 * ms)) << "a near tie at position " << p;
+      want += (want.empty() ? "" : " ") + std::to_string(ids[p + 1]);
+    }
+    const Result r = vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                            "/vkamp-generate --model " + model + " --adapter " + path(name.c_str()) +
+                                            " --prompt 'the cat sat on the mat' --max-new-tokens 6 --temperature 0"
+                                            " --precision fp32 --ids");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::string got, line;
+    for (size_t at = 0; at <= r.output.size(); ++at) {  // the last line of digits and spaces alone
+      if (at == r.output.size() || r.output[at] == '\n') {
+        if (!line.empty() && line.find_first_not_of("0123456789 ") == std::string::npos) got = line;
+        line.clear();
+      } else {
+        line += r.output[at];
+      }
+    }
+    EXPECT_EQ(got, want) << r.output;
+  }
 }
 
 // vkamp-generate --model streams tokens from a Llama folder: greedy (--temperature 0) gives the
@@ -385,7 +646,7 @@ TEST_F(FineTuneCli, BadInputExitsTwoNamingIt) {
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--synthetic llama-huge --dry-run"), "unknown shape 'llama-huge'"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --lora-targets q,w"), "unknown projection 'w_proj'"));
   EXPECT_TRUE(rejected(run_tool("vkamp-finetune", m + " --data " + bad_json), "--out DIR is required"));
-  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--data " + text), "--model DIR is required"));
+  EXPECT_TRUE(rejected(run_tool("vkamp-finetune", "--data " + text), "--model DIR|FILE.gguf is required"));
   // Another architecture, named with the supported ones (in a copy of the folder).
   fs::copy(base(), path("other"));
   nlohmann::json c;
@@ -459,6 +720,42 @@ TEST(LargeFineTune, DISABLED_QwenShapeTrainsWithinItsDeviceLimits) {
   ASSERT_GT(planned, 900) << r.output;
   EXPECT_LE(peak, 1.1 * planned) << r.output;
   EXPECT_NE(r.output.find("frozen base 942."), std::string::npos) << r.output;
+}
+
+// TinyLlama-1.1B's shape over a Q4_K base (QLoRA) trained for two steps:
+// the 590 MiB base held in blocks, every projection, the embedding and the
+// lm_head read through the GEMM's and the gather's dequantization, the
+// validation layer on, the peak within 10% of the plan. Label large.
+TEST(LargeFineTune, DISABLED_TinyLlamaOverAQ4KBaseTrains) {
+  const Result r = run_tool("vkamp-finetune", "--synthetic tinyllama-1.1b --quantize q4_k --seq-len 256 --batch 1 "
+                                              "--recompute --max-steps 2 --profile");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("vkamp: validation"), std::string::npos) << r.output;
+  const double planned = mib_after(r.output, "; planned "), peak = mib_after(r.output, " now, ");
+  EXPECT_LE(peak, 1.1 * planned) << r.output;
+  EXPECT_NE(r.output.find("frozen base 590."), std::string::npos) << r.output;
+  EXPECT_TRUE(std::isfinite(loss_after(r.output))) << r.output;
+}
+
+// Memory plans of a quantized base (dry runs, nothing trained): Llama-3.1-8B
+// in Q4_K at 1,024 tokens fits an 8 GB card (at most 7 GiB), TinyLlama in
+// Q4_K at 512 tokens 1.5 GiB.
+TEST(FineTuneMemory, QuantizedBasesPlanWithinTheirTargets) {
+  const Result big = run_tool("vkamp-finetune", "--synthetic llama-3.1-8b --quantize q4_k --seq-len 1024 --batch 1 "
+                                                "--recompute --dry-run");
+  EXPECT_EQ(big.status, 2) << big.output;  // lavapipe's 2 GiB heap: planned, not allocated
+  const size_t at = big.output.find("the run needs ");
+  ASSERT_NE(at, std::string::npos) << big.output;
+  const double needs = std::strtod(big.output.c_str() + at + 14, nullptr);
+  EXPECT_GT(needs, 4000) << big.output;
+  EXPECT_LE(needs, 7 * 1024) << big.output;
+  const Result tiny = run_tool("vkamp-finetune", "--synthetic tinyllama-1.1b --quantize q4_k --seq-len 512 --batch 1 "
+                                                 "--recompute --dry-run");
+  ASSERT_EQ(tiny.status, 0) << tiny.output;
+  const double planned = mib_after(tiny.output, "; planned ");
+  EXPECT_GT(planned, 590) << tiny.output;
+  EXPECT_LE(planned, 1536) << tiny.output;
+  EXPECT_NE(tiny.output.find("frozen base 590."), std::string::npos) << tiny.output;  // 2,098 MiB in fp16
 }
 
 // A base larger than the heap (TinyLlama-1.1B's fp16 base against a 2 GiB

@@ -51,6 +51,10 @@ const vocabularies = {
     texts: ['<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>', '<|eot_id|><|eot_id|> x'] },
   'qwen2': { specials: ['<|im_start|>', '<|im_end|>', '<|endoftext|>', '[PAD151646]'],
     texts: ['<|im_start|>user\nHi<|im_end|>\n', '[PAD151646]x<|endoftext|>', '<|im_start|><|im_end|>'] },
+  'starcoder': { specials: ['<|endoftext|>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>'],
+    texts: ['<fim_prefix>def f(x):<fim_suffix>\n    return 1<fim_middle>', '<|endoftext|> <file_sep>a'] },
+  'qwen35': { specials: ['<|im_start|>', '<|im_end|>', '<|endoftext|>', '[PAD151646]'],
+    texts: ['<|im_start|>user\nn\u0303o\u0301<|im_end|>\n', '[PAD151647]x<|endoftext|>'] },
 };
 
 // Random strings from pieces that meet at the patterns' edges (seeded, so

@@ -149,6 +149,76 @@ TEST(TokenizeCli, BadInputExitsTwoNamingTheLine) {
   EXPECT_NE(none.output.find("--model PATH is required"), std::string::npos) << none.output;
 }
 
+// --chat: one conversation rendered with a chat template (jinja2's text,
+// from make_chat_fixtures.py), its ids and targets (@huggingface/tokenizers
+// and TRL's split, from make_chat_token_fixtures.mjs). Qwen2.5's template
+// writes no BOS or date, so the llama3 folder's own special tokens do not
+// change its text.
+TEST(TokenizeCli, ChatRendersAConversationAsTransformersDoes) {
+  ScratchDir dir("vkamp-tokenize");
+  std::ifstream r_in(fixture("chat_renders.json")), t_in(fixture("chat_tokens.json"));
+  const auto renders = nlohmann::ordered_json::parse(r_in), tokens = nlohmann::ordered_json::parse(t_in);
+  const std::string qwen = fixture("chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+  const std::string model = "--model " + fixture("llama3") + " --chat-template " + qwen;
+  int compared = 0;
+  for (const char* conversation : {"system_user_assistant", "non_ascii"}) {
+    SCOPED_TRACE(conversation);
+    const std::string file = dir.write("chat.json", renders["conversations"][conversation].dump());
+    for (const auto& c : renders["cases"]) {
+      if (c["template"] != "Qwen-Qwen2.5-7B-Instruct.jinja") continue;
+      for (const auto& r : c["renders"]) {
+        if (r["conversation"] != conversation || r["tools"].get<bool>()) continue;
+        const bool agp = r["add_generation_prompt"];
+        const ChildResult out = run_child(program() + " " + model + " --chat " + file + (agp ? " --add-generation-prompt" : ""));
+        EXPECT_EQ(out.status, 0) << out.output;
+        EXPECT_EQ(out.output, r["text"].get<std::string>());
+        ++compared;
+      }
+    }
+    for (const auto& c : tokens["cases"]) {
+      if (c["template"] != "Qwen-Qwen2.5-7B-Instruct.jinja" || c["conversation"] != conversation) continue;
+      std::string ids, mask;
+      for (std::size_t k = 0; k < c["ids"].size(); ++k) {
+        ids += (k ? " " : "") + std::to_string(c["ids"][k].get<int>());
+        mask += (k ? " " : "") + std::to_string(c["target"][k].get<int>());
+      }
+      const ChildResult out = run_child(program() + " " + model + " --chat " + file + " --ids --mask");
+      EXPECT_EQ(out.status, 0) << out.output;
+      EXPECT_EQ(out.output, ids + "\n" + mask + "\n");
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);  // two conversations: with and without the generation prompt, and their ids
+  // The folder's own template (tokenizer_config.json) with its own BOS.
+  const std::string file = dir.write("chat.json", std::string(R"([{"role": "user", "content": "Hi"}])"));
+  const ChildResult own = run_child(program() + " --model " + fixture("llama3") + " --chat " + file);
+  EXPECT_EQ(own.status, 0) << own.output;
+  EXPECT_EQ(own.output,
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(TokenizeCli, ChatBadInputExitsTwo) {
+  ScratchDir dir("vkamp-tokenize");
+  const std::string chat = dir.write("chat.json", std::string(R"([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])"));
+  auto expect_two = [](const ChildResult& r, const std::string& says) {
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+  };
+  expect_two(run_child(program() + " --model " + fixture("llama2") + " --chat " + chat), "has no chat template");
+  expect_two(run_child(program() + " --model " + fixture("llama3") + " --chat " + chat + " --chat-template " +
+                       fixture("chat_templates/google-gemma-2-2b-it.jinja")),
+             "refuses the conversation: \"System role not supported\"");
+  expect_two(run_child(program() + " --model " + fixture("llama3") + " --chat " + dir.write("bad.json", std::string("[{\"role\": "))),
+             "not valid JSON");
+  expect_two(run_child(program() + " --model " + fixture("llama3") + " --chat " + dir.file("missing.json")),
+             "cannot be opened");
+  expect_two(run_child(program() + " --model " + fixture("llama3") + " --chat " + chat + " --chat-template " +
+                       dir.write("t.jinja", std::string("{{ messages|wordcount }}"))),
+             "the filter 'wordcount' is not supported");
+  expect_two(run_child(program() + " --model " + fixture("llama3") + " --ids"), "go with --chat");
+}
+
 // The one parser's behaviour (tests/tools/test_every_cli.cpp checks it for
 // the programs with --device; this one has no device).
 TEST(TokenizeCli, VersionAndMisspeltFlag) {
@@ -163,7 +233,8 @@ TEST(TokenizeCli, VersionAndMisspeltFlag) {
 TEST(TokenizeCli, HelpNamesEveryFlag) {
   const ChildResult r = run_child(program() + " --help");
   EXPECT_EQ(r.status, 0);
-  for (const char* flag : {"usage: vkamp-tokenize", "--model PATH", "--decode", "--no-special"})
+  for (const char* flag : {"usage: vkamp-tokenize", "--model PATH", "--decode", "--no-special", "--chat FILE.json",
+                           "--chat-template FILE", "--add-generation-prompt", "--ids", "--mask"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << r.output;
 }
 

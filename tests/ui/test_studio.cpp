@@ -355,6 +355,24 @@ TEST_F(Studio, FineTunesAHuggingFaceFolderWithLora) {
   EXPECT_EQ(a.tensors.size(), 2u * 7 * 2);  // A and B of 7 projections in each of 2 layers
 }
 
+// Conversations in the app: the first one as the chat template renders it,
+// its trained tokens marked, shown before the run (and in the probe).
+TEST_F(Studio, FineTuneOnConversationsShowsTheRenderedSample) {
+  const Result tiny = run_child(std::string("VKAMP_VALIDATION=1 ") + VKAMP_LLAMA_TINY + " --no-progress --out " +
+                                path("tiny") + " --max-steps 0 --seq-len 32");
+  ASSERT_EQ(tiny.status, 0) << tiny.output;
+  Result r = run_studio("--finetune --model " + path("tiny") + "/base --data " + std::string(VKAMP_EXAMPLES_DIR) +
+                        "/llama_tiny/chat.jsonl --out " + path("adapter") + " --seq-len 64 --max-steps 2 "
+                        "--no-progress --until-step 100000 --frames 2 --probe " + path("probe.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path("probe.json"));
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  const std::string sample = j.value("training_sample", "");
+  EXPECT_NE(sample.find("<|assistant|>"), std::string::npos) << sample;  // TinyLlama-Chat's (Zephyr's) template
+  EXPECT_NE(sample.find("[["), std::string::npos) << sample;
+}
+
 // A run flag that cannot apply in a window is refused, not ignored.
 TEST_F(Studio, RefusesGenerateOnlyWithExitTwo) {
   Result r = run_studio("--sample charlm --generate-only --init-from " + path("none.safetensors") +

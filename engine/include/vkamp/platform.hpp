@@ -4,6 +4,7 @@
 // and the Vulkan loader have headers of their own in vkamp/platform/.
 #pragma once
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -72,6 +73,10 @@ std::optional<std::string> folder_refusing_new_files();
 // unpacked anywhere carries its data beside its programs).
 // $VKAMP_SHARED_DATA_DIR names another folder.
 std::string shared_data_dir();
+
+// The local time now, broken down (localtime_r / localtime_s): a chat
+// template's strftime_now reads it.
+std::tm local_time_now();
 
 // Whether this is Windows (for tests that cannot apply there, to say so).
 bool running_on_windows();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "param_init.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/quant/dequantize.hpp"
 #include "vkamp/quant/quantize.hpp"
@@ -98,7 +99,11 @@ void FrozenStore::write_slice(const std::string& name, uint64_t first, const std
     if (first % info.block_values != 0 || values.size() % info.block_values != 0)
       throw Error("FrozenStore: a slice of " + name + " held in " + info.name + " blocks must be whole blocks");
     std::vector<uint8_t> bytes(quant::ggml_row_bytes(*t.blocks, values.size()));
-    quant::quantize_row(*t.blocks, values.data(), bytes.data(), values.size());
+    try {
+      quant::quantize_rows_in_parallel(*t.blocks, values.data(), bytes.data(), values.size());
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(name + " cannot be held in " + info.name + " blocks: " + e.what());
+    }
     values_->write(t.offset + quant::ggml_row_bytes(*t.blocks, first), bytes.data(), bytes.size());
     return;
   }

@@ -153,7 +153,7 @@ void write_hf_folder(const std::string& dir_utf8, const std::string& base_utf8, 
   }
   io::write_safetensors(platform::utf8_from_path(dir / "model.safetensors"), f);
   for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                           "special_tokens_map.json", "tokenizer.model"}) {
+                           "special_tokens_map.json", "tokenizer.model", "chat_template.jinja"}) {
     if (!fs::exists(base / name)) continue;
     try {  // copied through the platform's atomic replace, as every file vkamp writes
       platform::InputFile in(platform::utf8_from_path(base / name));

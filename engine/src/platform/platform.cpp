@@ -127,6 +127,17 @@ const char* null_device() {
 #endif
 }
 
+std::tm local_time_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm out{};
+#ifdef _WIN32
+  localtime_s(&out, &t);
+#else
+  localtime_r(&t, &out);
+#endif
+  return out;
+}
+
 long process_id() {
 #ifdef _WIN32
   return long(GetCurrentProcessId());

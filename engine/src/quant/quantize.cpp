@@ -6,6 +6,11 @@
 #include "vkamp/quant/quantize.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -138,6 +143,35 @@ void quantize_row(GgmlType t, const float* x, uint8_t* blocks, uint64_t n) {
       throw std::invalid_argument(std::string("quantize_row(") + info.name + "): value " + std::to_string(i) +
                                   " of the row is " + (std::isnan(x[i]) ? "NaN" : "inf"));
   for (uint64_t b = 0; b < nblocks; ++b) quantize_block(t, x + b * info.block_values, blocks + b * info.block_bytes);
+}
+
+}  // namespace vkamp::quant
+
+namespace vkamp::quant {
+
+void quantize_rows_in_parallel(GgmlType t, const float* x, uint8_t* blocks, uint64_t n) {
+  const GgmlTypeInfo& info = ggml_type_info(t);
+  const uint64_t count = n / info.block_values;
+  const uint64_t threads = std::min<uint64_t>(std::max(1u, std::thread::hardware_concurrency()), count / 64 + 1);
+  if (threads <= 1 || n % info.block_values != 0) return quantize_row(t, x, blocks, n);
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  const uint64_t per = (count + threads - 1) / threads;
+  for (uint64_t i = 0; i < threads; ++i) {
+    const uint64_t first = i * per, last = std::min(count, first + per);
+    if (first >= last) break;
+    pool.emplace_back([&, i, first, last] {
+      try {
+        quantize_row(t, x + first * info.block_values, blocks + first * info.block_bytes,
+                     (last - first) * info.block_values);
+      } catch (...) {
+        errors[static_cast<size_t>(i)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace vkamp::quant

@@ -27,6 +27,7 @@ const std::map<std::string, GgufPreTokenizer>& table() {
     };
     // llama.cpp's LLAMA_VOCAB_PRE_TYPE_DEFAULT: a file without a known pre-tokenizer.
     add({"default"}, {{R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", "[0-9][0-9][0-9]"}});
+    add({"falcon"}, {{R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}});
     add({"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral"}, {{kLlama3}, true, true, true});
     add({"dbrx", "smaug-bpe"}, {{kLlama3}});
     add({"gpt-2", "phi-2", "mpt", "olmo"}, {{kGpt2}});

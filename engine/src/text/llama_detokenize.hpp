@@ -10,8 +10,10 @@
 
 namespace vkamp::text {
 
-// tokenizer.ggml.token_type's values.
-enum class GgufTokenType : int { normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
+// tokenizer.ggml.token_type's values (any other is undefined, as in llama.cpp).
+enum class GgufTokenType : int {
+  undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6
+};
 
 struct LlamaDetokenizer {
   bool sentencepiece = false;  // "llama": ▁ for spaces; "gpt2": GPT-2's byte alphabet

@@ -8,6 +8,7 @@
 // vocabularies' cases).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
@@ -25,19 +26,35 @@ namespace {
 const std::string kKey = "tokenizer.ggml.";
 
 // Token texts llama.cpp's loader makes control tokens whatever the file
-// says (its end-of-generation, end-of-turn and fill-in-the-middle names).
-const std::unordered_set<std::string> kControlByName = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "_<EOT>",
-    "[EOT]", "[EOS]", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", "<end_of_utterance>",
-    "<|eom_id|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "</s>", "<eos>", "<turn|>", "<|tool_response>",
-    "[e~[", "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>",
-    "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>", "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-    "<\xEF\xBD\x9C" "fim\xE2\x96\x81hole\xEF\xBD\x9C>", "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>",
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>",
-    "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>", "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
-    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"};
-// ... and user-defined (gpt-oss's, always rendered).
-const std::unordered_set<std::string> kUserDefinedByName = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+// says: its end-of-generation names (which hold its end-of-turn ones)...
+const std::vector<std::string> kEndOfGeneration = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", "[e~["};
+// ... and, for each fill-in-the-middle role the file gives no id for
+// (keys here without "tokenizer.ggml."), its names. (Where a vocabulary
+// holds two names of one role, llama.cpp promotes one of them, which one
+// its hash map's order decides; vkamp promotes both.)
+struct FimRole {
+  std::vector<std::string> keys, names;
+};
+const std::vector<FimRole> kFillInTheMiddle = {
+    {{"fim_pre_token_id", "prefix_token_id"},
+     {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>",
+      "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"}},
+    {{"fim_suf_token_id", "suffix_token_id"},
+     {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81hole\xEF\xBD\x9C>", "<SUF>",
+      "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"}},
+    {{"fim_mid_token_id", "middle_token_id"},
+     {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>",
+      "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"}},
+    {{"fim_pad_token_id"}, {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}},
+    {{"fim_rep_token_id"}, {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}},
+    {{"fim_sep_token_id"}, {"<|file_sep|>"}},
+};
+// ... and user-defined ones (gpt-oss's, always rendered).
+const std::vector<std::string> kUserDefinedByName = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
 
 struct Metadata {
   const io::GgufFile& file;
@@ -73,12 +90,19 @@ std::vector<GgufTokenType> token_types(const Metadata& m, const std::vector<std:
   std::vector<GgufTokenType> types(tokens.size(), GgufTokenType::normal);
   for (std::size_t i = 0; i < raw.size(); ++i) {
     const double t = raw[i];
-    if (t != int(t) || t < 0) m.fail("token_type", "token " + std::to_string(i) + " has the type " + std::to_string(t));
-    types[i] = static_cast<GgufTokenType>(int(t));  // others (0, 7...) stay undefined, as in llama.cpp
+    if (t != std::floor(t)) m.fail("token_type", "token " + std::to_string(i) + " has the type " + std::to_string(t));
+    types[i] = t >= 1 && t <= 6 ? static_cast<GgufTokenType>(int(t)) : GgufTokenType::undefined;
   }
+  std::unordered_set<std::string> control(kEndOfGeneration.begin(), kEndOfGeneration.end());
+  for (const FimRole& role : kFillInTheMiddle) {
+    bool named = false;
+    for (const std::string& key : role.keys) named = named || m.id(key, std::nullopt, tokens.size());
+    if (!named) control.insert(role.names.begin(), role.names.end());
+  }
+  const std::unordered_set<std::string> user_defined(kUserDefinedByName.begin(), kUserDefinedByName.end());
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (kControlByName.count(tokens[i])) types[i] = GgufTokenType::control;
-    if (kUserDefinedByName.count(tokens[i])) types[i] = GgufTokenType::user_defined;
+    if (control.count(tokens[i])) types[i] = GgufTokenType::control;
+    if (user_defined.count(tokens[i])) types[i] = GgufTokenType::user_defined;
   }
   return types;
 }
@@ -169,7 +193,10 @@ Tokenizer Tokenizer::from_gguf(const io::GgufFile& file) {
   bool clean_spaces = false, add_bos = true;
   if (spm) {
     std::vector<float> s(tokens.size(), 0.0f);
-    for (std::size_t i = 0; i < scores.size(); ++i) s[i] = static_cast<float>(scores[i]);
+    for (std::size_t i = 0; i < scores.size(); ++i) {
+      s[i] = static_cast<float>(scores[i]);
+      if (std::isnan(s[i])) m.fail("scores", "token " + std::to_string(i) + "'s score is NaN");  // no order
+    }
     impl->model = std::make_unique<Spm>(std::move(vocab), std::move(s));
   } else {
     impl->model = gpt2_model(*impl, m, std::move(vocab), clean_spaces, add_bos);

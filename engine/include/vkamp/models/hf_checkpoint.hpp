@@ -46,7 +46,7 @@ uint64_t load_hf_weight_slices(const std::string& dir, const graph::Graph& g, co
 
 // A model folder that Hugging Face and llama.cpp's converter read: the
 // files of `base_dir` that describe the model (config.json, the tokenizer
-// files, generation_config.json) copied, and model.safetensors holding each
+// files, chat_template.jinja, generation_config.json) copied, and model.safetensors holding each
 // parameter of `g` (a graph without adapters) as `values` gives it, in
 // `dtype` (F32, F16 or BF16), written atomically.
 void write_hf_folder(const std::string& dir, const std::string& base_dir, const graph::Graph& g, io::DType dtype,

@@ -41,16 +41,25 @@ class LlamaDecoder {
   // logits (vocab_size, fp32) for the next position. Throws Error when the
   // cache is full or the token is out of range.
   std::vector<float> append(uint32_t token);
+  // Runs a prompt's tokens at positions length() on and caches their rows;
+  // returns the logits after the last. From an empty cache the rows go
+  // through the model at once (one GEMM per weight for all of them, causal
+  // attention among them), else one at a time. The same logits as appending
+  // them one by one, up to summation order (tests/models/test_llama_decoder.cpp).
+  std::vector<float> prefill(const std::vector<uint32_t>& tokens);
 
  private:
+  struct Rows;
   BufferView weight(const std::string& name) const;
+  std::vector<float> run(const std::vector<uint32_t>& tokens, Rows& rows);
 
   Context& ctx_;
   LlamaConfig c_;
   Format fmt_;
   Weights weights_;
   uint32_t max_positions_, length_ = 0;
-  std::unique_ptr<Buffer> ids_, x_, h_, q_, k_, v_, qkv_, att_, gate_, up_, probs_, logits_, stats_, table_;
+  std::unique_ptr<Rows> one_;  // the activations of one row (append)
+  std::unique_ptr<Buffer> last_, probs_, logits_, stats_, table_;
   std::vector<std::unique_ptr<Buffer>> cache_;
 };
 

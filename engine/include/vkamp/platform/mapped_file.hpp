@@ -22,9 +22,7 @@ class MappedFile {
  private:
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
-#ifdef _WIN32
-  void* mapping_ = nullptr;
-#endif
+  void* mapping_ = nullptr;  // Windows' file mapping object (unused elsewhere)
 };
 
 }  // namespace vkamp::platform

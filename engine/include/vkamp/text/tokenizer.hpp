@@ -3,9 +3,11 @@
 // and SentencePiece-style BPE with byte fallback (Llama 2, TinyLlama,
 // Mistral), their added and special tokens, BOS/EOS, and decoding. Ids
 // match Hugging Face's tokenizers on the same files (tests/text checks them
-// against @huggingface/tokenizers). Anything else a file asks for (another
-// model type, normalizer, pre-tokenizer, pattern construct) is refused by
-// name when it loads, never approximated.
+// against @huggingface/tokenizers). Or the tokenizer in a GGUF file's
+// metadata, with llama.cpp's ids (tests/text checks them against
+// llama.cpp's own cases). Anything else a file asks for (another model
+// type, normalizer, pre-tokenizer, pattern construct) is refused by name
+// when it loads, never approximated.
 #pragma once
 #include <cstdint>
 #include <memory>
