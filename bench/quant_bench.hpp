@@ -17,7 +17,7 @@ extern const char* const kQuantHelp;
 struct LinearShape {
   uint32_t tokens, in, out;
 };
-constexpr uint32_t kMaxLayerDim = 65536;
+constexpr uint32_t kMaxLayerDim = 65536;  // --layer's largest dimension: a vocabulary's lm_head fits
 
 // forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow).
 // Returns the process exit status.
