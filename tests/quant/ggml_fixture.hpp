@@ -15,6 +15,12 @@
 
 namespace vkamp::test {
 
+// Every type vkamp reads, in ggml's id order.
+constexpr quant::GgmlType kAllGgmlTypes[] = {
+    quant::GgmlType::F32,  quant::GgmlType::F16,  quant::GgmlType::BF16, quant::GgmlType::Q4_0,
+    quant::GgmlType::Q4_1, quant::GgmlType::Q5_0, quant::GgmlType::Q5_1, quant::GgmlType::Q8_0,
+    quant::GgmlType::Q4_K, quant::GgmlType::Q5_K, quant::GgmlType::Q6_K};
+
 struct GgmlTypeFixture {
   quant::GgmlType type;
   std::vector<std::vector<uint8_t>> blocks;   // ggml's quantization of each input row

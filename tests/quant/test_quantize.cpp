@@ -20,9 +20,6 @@ namespace {
 
 using quant::GgmlType;
 
-constexpr GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
-                                  GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<uint8_t> quantized(GgmlType t, const std::vector<float>& x) {
   std::vector<uint8_t> b(quant::ggml_row_bytes(t, x.size()));
@@ -152,7 +149,7 @@ std::vector<std::vector<float>> fresh_rows(size_t n) {
 
 TEST(GgmlQuantize, RoundTripWithinTheFormatsBound) {
   constexpr size_t n = 4096;
-  for (GgmlType t : kAllTypes) {
+  for (GgmlType t : kAllGgmlTypes) {
     SCOPED_TRACE(quant::ggml_type_info(t).name);
     const auto& info = quant::ggml_type_info(t);
     for (const std::vector<float>& x : fresh_rows(n)) {
@@ -176,7 +173,7 @@ TEST(GgmlQuantize, RoundTripWithinTheFormatsBound) {
 }
 
 TEST(GgmlQuantize, RefusesNonFiniteValues) {
-  for (GgmlType t : kAllTypes) {
+  for (GgmlType t : kAllGgmlTypes) {
     for (float bad : {kInf, -kInf, kNan}) {
       std::vector<float> x(256, 0.5f);
       x[37] = bad;

@@ -21,9 +21,6 @@ namespace {
 
 using quant::GgmlType;
 
-constexpr GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
-                                  GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 // Byte offsets of the fp16 scales in a block (ggml-common.h).
 std::vector<uint32_t> scale_offsets(GgmlType t) {
@@ -80,7 +77,7 @@ TEST_F(QuantValue, GgmlFixtureBitForBit) {
 
 TEST_F(QuantValue, RandomBlocksBitForBit) {
   std::uniform_int_distribution<int> byte(0, 255), mantissa(0, 1023), exponent(0, 30), sign(0, 1);
-  for (GgmlType t : kAllTypes) {
+  for (GgmlType t : kAllGgmlTypes) {
     const auto& info = quant::ggml_type_info(t);
     // An odd count of blocks: with 34-, 22- or 210-byte blocks the blocks
     // after the first start mid-word.

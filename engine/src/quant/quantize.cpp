@@ -40,6 +40,20 @@ namespace {
 
 constexpr int kQK = 32;
 
+// The codes of a 32-value block: low nibbles in qs (value j and j + 16 share
+// a byte), the fifth bits (Q5_0, Q5_1) in the returned word.
+template <class Code>
+uint32_t pack_codes(const float* x, uint8_t* qs, Code code) {
+  uint32_t qh = 0;
+  for (int j = 0; j < kQK / 2; ++j) {
+    const int q0 = code(x[j]), q1 = code(x[kQK / 2 + j]);
+    qs[j] = uint8_t((q0 & 0xF) | ((q1 & 0xF) << 4));
+    qh |= uint32_t((q0 >> 4) & 1) << j;
+    qh |= uint32_t((q1 >> 4) & 1) << (j + kQK / 2);
+  }
+  return qh;
+}
+
 // Q4_0 / Q5_0: d = -(the value of largest magnitude) / 2^(bits-1), the
 // codes x / d + 2^(bits-1) truncated from x / d + 2^(bits-1) + 0.5.
 template <int Bits>
@@ -59,13 +73,7 @@ void quantize_symmetric(GgmlType t, const float* x, uint8_t* b) {
     const float scaled = v * id;
     return std::min(2 * kHalf - 1, int(int8_t(scaled + (float(kHalf) + 0.5f))));
   };
-  uint32_t qh = 0;
-  for (int j = 0; j < kQK / 2; ++j) {
-    const int q0 = code(x[j]), q1 = code(x[kQK / 2 + j]);
-    qs[j] = uint8_t((q0 & 0xF) | ((q1 & 0xF) << 4));
-    qh |= uint32_t((q0 >> 4) & 1) << j;
-    qh |= uint32_t((q1 >> 4) & 1) << (j + kQK / 2);
-  }
+  const uint32_t qh = pack_codes(x, qs, code);
   if (Bits == 5) write_u32(b + 2, qh);
 }
 
@@ -87,13 +95,7 @@ void quantize_affine(GgmlType t, const float* x, uint8_t* b) {
     const float scaled = (v - min) * id;
     return Bits == 4 ? std::min(15, int(int8_t(scaled + 0.5f))) : int(uint8_t(scaled + 0.5f));
   };
-  uint32_t qh = 0;
-  for (int j = 0; j < kQK / 2; ++j) {
-    const int q0 = code(x[j]), q1 = code(x[kQK / 2 + j]);
-    qs[j] = uint8_t((q0 & 0xF) | ((q1 & 0xF) << 4));
-    qh |= uint32_t((q0 >> 4) & 1) << j;
-    qh |= uint32_t((q1 >> 4) & 1) << (j + kQK / 2);
-  }
+  const uint32_t qh = pack_codes(x, qs, code);
   if (Bits == 5) write_u32(b + 4, qh);
 }
 
