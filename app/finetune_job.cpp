@@ -51,7 +51,7 @@ FineTuneSource finetune_source(const FineTuneOptions& o) {
   if (!o.synthetic.empty()) return {*models::llama_preset(o.synthetic), o.synthetic};
   if (o.model_dir.empty())
     throw ConfigError("--model DIR|FILE.gguf is required (a Hugging Face model folder or a GGUF file), or --synthetic NAME");
-  if (models::is_gguf_path(o.model_dir)) {
+  if (io::is_gguf_path(o.model_dir)) {
     std::shared_ptr<const io::GgufFile> f;
     try {
       f = std::make_shared<const io::GgufFile>(io::GgufFile::open(o.model_dir));
@@ -107,14 +107,14 @@ void check_finetune_outputs(const RunOptions& cfg) {
     throw ConfigError("--out DIR is required: where the adapters are written");
   if (!o.merge_dir.empty() && o.lora_rank == 0)
     throw ConfigError("--merge DIR: with --lora-rank 0 there is nothing to merge (--out gets the whole model)");
-  if (!o.merge_dir.empty() && models::is_gguf_path(o.merge_dir) != models::is_gguf_path(o.model_dir))
+  if (!o.merge_dir.empty() && io::is_gguf_path(o.merge_dir) != io::is_gguf_path(o.model_dir))
     throw ConfigError("--merge " + o.merge_dir + ": a GGUF base (--model FILE.gguf) merges into a GGUF file (--merge "
                       "FILE.gguf), a model folder into a folder");
   if (o.merge_type != "f16" && o.merge_type != "base")
     throw ConfigError("--merge-type " + o.merge_type + ": f16 or base");
-  if (o.merge_type != "f16" && !models::is_gguf_path(o.merge_dir))
+  if (o.merge_type != "f16" && !io::is_gguf_path(o.merge_dir))
     throw ConfigError("--merge-type " + o.merge_type + " goes with --merge FILE.gguf");
-  if (trains && models::is_gguf_path(o.model_dir) && o.lora_rank == 0)
+  if (trains && io::is_gguf_path(o.model_dir) && o.lora_rank == 0)
     throw ConfigError("a GGUF base trains LoRA adapters only: --lora-rank 0 writes a Hugging Face folder, which needs "
                       "the base's config.json and tokenizer files");
   if (trains && o.model_dir.empty() && (!o.merge_dir.empty() || (o.lora_rank == 0 && !o.out_dir.empty())))

@@ -22,7 +22,7 @@ namespace {
 // config.json's torch_dtype, when it names bfloat16: fp16's range is too
 // small for some bf16-trained models' activations.
 Format default_precision(const std::string& dir) {
-  if (models::is_gguf_path(dir)) return Format::F16;
+  if (io::is_gguf_path(dir)) return Format::F16;
   std::ifstream in(platform::path_from_utf8(dir) / "config.json", std::ios::binary);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   return j.is_object() && j.value("torch_dtype", "") == "bfloat16" ? Format::BF16 : Format::F16;
@@ -66,7 +66,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   // decoder reads its weights in one format.
   std::optional<io::GgufFile> gguf;
   try {
-    if (models::is_gguf_path(g.model_dir)) gguf = io::GgufFile::open(g.model_dir);
+    if (io::is_gguf_path(g.model_dir)) gguf = io::GgufFile::open(g.model_dir);
   } catch (const io::FormatError& e) {
     throw ConfigError(e.what());
   }

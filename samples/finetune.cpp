@@ -29,11 +29,7 @@ std::string quant_text(const app::RunOptions& cfg, const train::Model& model) {
     else if (model.graph().tensor(t.name).dims.size() == 2) ++unquantized;
   }
   std::string s = format_name(cfg.precision);
-  char mib[32];
-  for (const auto& [type, bytes] : blocks) {
-    std::snprintf(mib, sizeof mib, "%.1f", double(bytes) / (1 << 20));
-    s += ", " + type + " blocks (" + mib + " MiB, kept quantized)";
-  }
+  for (const auto& [type, bytes] : blocks) s += ", " + type + " blocks (" + train::mib_text(bytes, 1) + " MiB, kept quantized)";
   if (!cfg.ft.quantize.empty() && unquantized)
     s += "; " + std::to_string(unquantized) + " matrices stay " + format_name(cfg.precision) + ": their rows are not whole " +
          cfg.ft.quantize + " blocks";

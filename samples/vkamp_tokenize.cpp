@@ -109,8 +109,7 @@ std::vector<int32_t> parse_ids(const std::string& line, const std::string& where
 
 // A path ending in .gguf is a GGUF file's tokenizer; anything else, a model folder.
 text::Tokenizer load(const std::string& path) {
-  const std::string ext = ".gguf";
-  if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+  if (io::is_gguf_path(path))
     return text::Tokenizer::from_gguf(io::GgufFile::open(path));
   return text::Tokenizer::load(path);
 }

@@ -15,7 +15,6 @@
 // output (F16, or the base's types) is checked against llama.cpp's run on
 // the very same bytes (fingerprinted).
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +57,20 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Whether the file of this fingerprint is the one make_gguf_fixtures.py had
+// llama.cpp run as `run` (its FNV-1a hash, recorded beside the run).
+::testing::AssertionResult llamacpp_ran(const std::string& run, uint64_t fingerprint) {
+  const io::TensorFile runs = io::read_safetensors(gguf_fixture("llamacpp.safetensors"));
+  const auto recorded = runs.metadata.find(run + ".fnv1a64");
+  if (recorded == runs.metadata.end())
+    return ::testing::AssertionFailure() << "make_gguf_fixtures.py recorded no run of " << run;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
+  if (recorded->second != hex)
+    return ::testing::AssertionFailure() << "vkamp's " << run << " file differs from the one llama.cpp ran";
+  return ::testing::AssertionSuccess();
+}
+
 // A LoRA model over the file's base with the adapter fixture's values; returns
 // the values by adapter name.
 std::map<std::string, std::vector<float>> load_fixture_adapters(train::Model& m) {
@@ -95,7 +108,7 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
 
   // The adapter llama.cpp read is the one vkamp writes now.
   const std::string fixture = gguf_fixture(name + "_adapter.gguf");
-  if (std::getenv("VKAMP_WRITE_GGUF_ADAPTER")) models::write_gguf_adapter(fixture, m.graph(), lc, cfg, values);
+  if (platform::get_env("VKAMP_WRITE_GGUF_ADAPTER")) models::write_gguf_adapter(fixture, m.graph(), lc, cfg, values);
   const std::string written = (std::filesystem::temp_directory_path() /
                                ("vkamp-adapter-" + std::to_string(platform::process_id()) + ".gguf")).string();
   models::write_gguf_adapter(written, m.graph(), lc, cfg, values);
@@ -183,8 +196,8 @@ TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
   const std::map<std::string, std::vector<float>> adapters = load_fixture_adapters(lora_model);
   const TempFile file("merged");
   models::write_merged_gguf(file.path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); });
-  if (const char* keep = std::getenv("VKAMP_WRITE_GGUF_MERGED"))
-    std::filesystem::copy_file(file.path, std::filesystem::path(keep) / (name + "_merged.gguf"),
+  if (const auto keep = platform::get_env("VKAMP_WRITE_GGUF_MERGED"))
+    std::filesystem::copy_file(file.path, platform::path_from_utf8(*keep) / (name + "_merged.gguf"),
                                std::filesystem::copy_options::overwrite_existing);
   const uint64_t fingerprint = fnv1a64(file_bytes(file.path));
   const io::GgufFile merged = io::GgufFile::open(file.path);
@@ -210,12 +223,7 @@ TEST_P(GgufMergeGolden, MergedF16FileGivesLlamaCppsAdapterLogits) {
 
   // llama.cpp ran this very file (its fingerprint is in the fixture): its
   // logits on it are vkamp's on it.
-  const io::TensorFile runs = io::read_safetensors(gguf_fixture("llamacpp.safetensors"));
-  const auto recorded = runs.metadata.find(name + "_merged.fnv1a64");
-  ASSERT_NE(recorded, runs.metadata.end()) << "make_gguf_fixtures.py recorded no run of the merged file";
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
-  EXPECT_EQ(recorded->second, hex) << "vkamp's merged file differs from the one llama.cpp ran";
+  ASSERT_TRUE(llamacpp_ran(name + "_merged", fingerprint));
   const LlamaCppRun on_merged = llamacpp_run(name + "_merged");
   const std::vector<float> zm = forward_logits(m, Format::F32, on_merged.ids, V);
   expect_close(name + " merged F16 against llama.cpp on that file", zm, on_merged.logits, bound);
@@ -264,8 +272,8 @@ TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoItsOwnTypes) {
   models::write_merged_gguf(
       file.path, f, lora_model.graph(), lc, [&](const std::string& a) { return adapters.at(a); },
       models::MergedTypes::Base);
-  if (const char* keep = std::getenv("VKAMP_WRITE_GGUF_MERGED"))
-    std::filesystem::copy_file(file.path, std::filesystem::path(keep) / (file_name + "_merged.gguf"),
+  if (const auto keep = platform::get_env("VKAMP_WRITE_GGUF_MERGED"))
+    std::filesystem::copy_file(file.path, platform::path_from_utf8(*keep) / (file_name + "_merged.gguf"),
                                std::filesystem::copy_options::overwrite_existing);
   const uint64_t fingerprint = fnv1a64(file_bytes(file.path));
   const io::GgufFile merged = io::GgufFile::open(file.path);
@@ -282,12 +290,7 @@ TEST_P(GgufMergeGolden, QuantizedBaseMergesIntoItsOwnTypes) {
     EXPECT_EQ(same, !(adapted || ffn)) << t.name << (same ? " is the base's though adapted" : " changed");
   }
 
-  const io::TensorFile runs = io::read_safetensors(gguf_fixture("llamacpp.safetensors"));
-  const auto recorded = runs.metadata.find(file_name + "_merged.fnv1a64");
-  ASSERT_NE(recorded, runs.metadata.end()) << "make_gguf_fixtures.py recorded no run of the merged file";
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
-  EXPECT_EQ(recorded->second, hex) << "vkamp's merged file differs from the one llama.cpp ran";
+  ASSERT_TRUE(llamacpp_ran(file_name + "_merged", fingerprint));
   const LlamaCppRun r = llamacpp_run(file_name + "_merged");
   train::Model m(ctx(), models::llama_graph(models::read_gguf_config(merged), T), Format::F32, 1, 1, false, false);
   train::load_gguf_weights(merged, m);

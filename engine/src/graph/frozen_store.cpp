@@ -10,6 +10,14 @@
 
 namespace vkamp::graph {
 
+namespace {
+
+// A view of blocks covers whole words: dequant.glsl reads words, and a
+// tensor of 210-byte Q6_K blocks may end mid-word.
+uint64_t view_bytes(bool blocks, uint64_t bytes) { return blocks ? (bytes + 3) / 4 * 4 : bytes; }
+
+}  // namespace
+
 std::vector<FrozenTensor> FrozenStore::layout(const Graph& g, Format fmt, const BlockLayout& blocks, uint64_t* end) {
   std::vector<FrozenTensor> out;
   *end = 0;
@@ -17,17 +25,15 @@ std::vector<FrozenTensor> FrozenStore::layout(const Graph& g, Format fmt, const 
     const Tensor& t = g.tensors()[i];
     const uint64_t n = elements(t);
     const uint64_t bytes = t.blocks ? quant::ggml_row_bytes(*t.blocks, n) : n * format_bytes(fmt);
-    // A view of blocks covers whole words: dequant.glsl reads words, and a
-    // tensor of 210-byte Q6_K blocks may end mid-word.
-    const uint64_t reserved = t.blocks ? (bytes + 3) / 4 * 4 : bytes;
-    out.push_back({t.name, blocks.append(*end, reserved, "the frozen tensor " + t.name), n, t.blocks, bytes});
+    out.push_back({t.name, blocks.append(*end, view_bytes(t.blocks.has_value(), bytes), "the frozen tensor " + t.name), n,
+                   t.blocks, bytes,
+                   t.dims.empty() ? n : t.dims.back()});
   }
   return out;
 }
 
 FrozenStore::FrozenStore(Context& ctx, const Graph& g, Format fmt, uint64_t seed)
     : fmt_(fmt), graph_index_(g.frozen_indices()) {
-  for (int i : graph_index_) dims_.push_back(g.tensors()[i].dims);
   const BlockLayout blocks = BlockLayout::of(ctx);
   uint64_t end = 0;
   tensors_ = layout(g, fmt, blocks, &end);
@@ -79,7 +85,7 @@ const FrozenTensor& FrozenStore::named(const std::string& name) const {
 }
 
 BufferView FrozenStore::view(const FrozenTensor& t) const {
-  return values_->view(t.offset, t.blocks ? (t.bytes + 3) / 4 * 4 : t.bytes);
+  return values_->view(t.offset, view_bytes(t.blocks.has_value(), t.bytes));
 }
 
 void FrozenStore::write(const std::string& name, const std::vector<float>& values) {
@@ -114,7 +120,7 @@ void FrozenStore::write_slice(const std::string& name, uint64_t first, const std
 void FrozenStore::write_blocks(const std::string& name, uint64_t first_row, const uint8_t* bytes, uint64_t n) {
   const FrozenTensor& t = named(name);
   if (!t.blocks) throw Error("FrozenStore: " + name + " is not held in blocks");
-  const uint64_t row_bytes = t.bytes / (t.size / graph_dims(name).back());
+  const uint64_t row_bytes = quant::ggml_row_bytes(*t.blocks, t.row);
   if (first_row * row_bytes > t.bytes || n > t.bytes - first_row * row_bytes)
     throw Error("FrozenStore: " + std::to_string(n) + " bytes from row " + std::to_string(first_row) + " of " + name +
                 ", which has " + std::to_string(t.bytes));
@@ -129,12 +135,6 @@ std::vector<float> FrozenStore::read(const std::string& name) const {
   std::vector<float> v(t.size);
   quant::dequantize_row(*t.blocks, bytes.data(), v.data(), t.size);
   return v;
-}
-
-const std::vector<uint32_t>& FrozenStore::graph_dims(const std::string& name) const {
-  for (size_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].name == name) return dims_[i];
-  throw Error("FrozenStore: no frozen parameter " + name);
 }
 
 }  // namespace vkamp::graph

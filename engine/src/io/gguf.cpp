@@ -1,5 +1,6 @@
 #include "vkamp/io/gguf.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -130,6 +131,13 @@ GgufValue read_value(Cursor& c, const std::string& key) {
 }
 
 }  // namespace
+
+bool is_gguf_path(const std::string& path) {
+  if (path.size() < 5) return false;
+  std::string ext = path.substr(path.size() - 5);
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".gguf";
+}
 
 uint64_t GgufTensor::elements() const {
   uint64_t n = 1;

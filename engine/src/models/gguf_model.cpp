@@ -1,7 +1,6 @@
 #include "vkamp/models/gguf_model.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "vkamp/config_error.hpp"
@@ -36,13 +35,6 @@ uint32_t key_count(const GgufFile& f, const std::string& key) {
 }
 
 }  // namespace
-
-bool is_gguf_path(const std::string& path) {
-  if (path.size() < 5) return false;
-  std::string ext = path.substr(path.size() - 5);
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".gguf";
-}
 
 std::optional<std::string> gguf_tensor_name(const std::string& hf) {
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";

@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,12 +53,6 @@ std::optional<std::string> config_template(const ordered& config, const std::str
 
 namespace {
 
-bool is_gguf(const std::string& path) {
-  std::string ext = path.size() >= 5 ? path.substr(path.size() - 5) : "";
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".gguf";
-}
-
 // A GGUF file's template (tokenizer.chat_template, as llama.cpp reads it)
 // and its BOS and EOS tokens' text for the template's bos_token/eos_token.
 std::optional<ModelChat> load_gguf_chat(const std::string& path, const std::string& template_file) {
@@ -97,7 +90,7 @@ std::optional<ModelChat> load_gguf_chat(const std::string& path, const std::stri
 }  // namespace
 
 std::optional<ModelChat> load_model_chat(const std::string& folder, const std::string& template_file) {
-  if (is_gguf(folder)) return load_gguf_chat(folder, template_file);
+  if (io::is_gguf_path(folder)) return load_gguf_chat(folder, template_file);
   const std::string slash = folder.empty() || folder.back() == '/' ? "" : "/";
   const std::string config_label = folder + slash + "tokenizer_config.json";
   ordered config = ordered::object();

@@ -27,6 +27,7 @@ struct FrozenTensor {
   uint64_t size = 0;    // elements
   std::optional<quant::GgmlType> blocks;  // held in ggml blocks (Tensor::blocks), else the store's format
   uint64_t bytes = 0;
+  uint64_t row = 0;  // elements a row holds (the fastest dimension)
 };
 
 class FrozenStore {
@@ -59,13 +60,11 @@ class FrozenStore {
 
  private:
   const FrozenTensor& named(const std::string& name) const;
-  const std::vector<uint32_t>& graph_dims(const std::string& name) const;
   void write_initial_blocks(const Tensor& t, std::mt19937_64& gen);
 
   Format fmt_;
   std::vector<FrozenTensor> tensors_;
   std::vector<int> graph_index_;
-  std::vector<std::vector<uint32_t>> dims_;  // each tensor's graph dims
   std::unique_ptr<DeviceBlocks> values_;
 };
 

@@ -55,6 +55,9 @@ struct GgufTensor {
   std::vector<uint64_t> shape() const;
 };
 
+// Whether `path` names a GGUF file: its extension is .gguf, in any case.
+bool is_gguf_path(const std::string& path);
+
 class GgufFile {
  public:
   // Maps and checks `path` (UTF-8). Throws FormatError.

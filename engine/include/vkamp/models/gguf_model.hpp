@@ -23,9 +23,6 @@ namespace vkamp::models {
 // The architectures read from GGUF.
 inline constexpr const char* kGgufArchitectures[] = {"llama", "qwen2"};
 
-// Whether `path` names a GGUF file (by its extension, any case).
-bool is_gguf_path(const std::string& path);
-
 LlamaConfig read_gguf_config(const io::GgufFile& f);
 
 // The GGUF name of a graph tensor ("model.layers.3.mlp.up_proj.weight" ->
