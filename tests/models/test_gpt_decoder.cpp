@@ -55,13 +55,20 @@ class GptDecoderTest : public GpuTestP<Format> {
 };
 
 TEST_P(GptDecoderTest, EachAppendGivesTheFullForwardsLogitsAtThatPosition) {
-  auto m = model();
+  // About one draw in 500 puts the final LayerNorm's gains near 0 and every
+  // logit below 0.5, where a wrong row would hide: such a model is drawn again.
+  std::unique_ptr<train::Model> m;
   const std::vector<uint32_t> ids = text();
-  train::Evaluator full(ctx(), *m, train::LossKind::SoftmaxXent, 1);
-  const std::vector<float> window = full.predict(std::vector<float>(ids.begin(), ids.end()), 1);
+  std::vector<float> window;
   const uint32_t V = kGpt.vocab_size;
   double scale = 0;
-  for (float z : window) scale = std::max(scale, double(std::abs(z)));
+  for (int draw = 0; draw < 8 && scale <= 0.5; ++draw) {
+    m = model();
+    train::Evaluator full(ctx(), *m, train::LossKind::SoftmaxXent, 1);
+    window = full.predict(std::vector<float>(ids.begin(), ids.end()), 1);
+    scale = 0;
+    for (float z : window) scale = std::max(scale, double(std::abs(z)));
+  }
   ASSERT_GT(scale, 0.5) << "the logits must be large enough for a wrong row to show";
 
   models::GptDecoder decoder(ctx(), kGpt, fmt(), m->working(), m->tensors());
