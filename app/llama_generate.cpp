@@ -28,6 +28,16 @@ Format default_precision(const std::string& dir) {
   return j.is_object() && j.value("torch_dtype", "") == "bfloat16" ? Format::BF16 : Format::F16;
 }
 
+// A GGUF file (mapped), or nothing for a folder; a bad file is a ConfigError.
+std::optional<io::GgufFile> open_if_gguf(const std::string& path) {
+  try {
+    if (io::is_gguf_path(path)) return io::GgufFile::open(path);
+  } catch (const io::FormatError& e) {
+    throw ConfigError(e.what());
+  }
+  return std::nullopt;
+}
+
 // W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
 void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, graph::FrozenStore& frozen) {
   const models::LoraConfig lora = models::read_peft_config(dir);
@@ -61,15 +71,29 @@ std::vector<int32_t> chat_prompt(const LlamaGeneration& g, const text::Tokenizer
 
 }  // namespace
 
+FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
+                              Format precision, uint64_t seed) {
+  const std::optional<io::GgufFile> gguf = open_if_gguf(model_path);
+  FrozenLlama out;
+  out.config = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(model_path);
+  models::LoraConfig frozen;
+  frozen.frozen_base = true;
+  out.model = std::make_unique<train::Model>(ctx, models::llama_graph(out.config, 1, frozen), precision, 1, seed,
+                                             false, false);
+  graph::FrozenStore& store = out.model->frozen();
+  const models::TensorSliceSink put = [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
+    store.write_slice(name, first, v);
+  };
+  if (gguf)
+    models::load_gguf_weight_slices(*gguf, out.model->graph(), put);
+  else
+    models::load_hf_weight_slices(model_path, out.model->graph(), put);
+  if (!adapter_dir.empty()) fold_adapter_folder(adapter_dir, out.config, store);
+  return out;
+}
+
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
-  // A GGUF file's blocks are dequantized into the run's format: the
-  // decoder reads its weights in one format.
-  std::optional<io::GgufFile> gguf;
-  try {
-    if (io::is_gguf_path(g.model_dir)) gguf = io::GgufFile::open(g.model_dir);
-  } catch (const io::FormatError& e) {
-    throw ConfigError(e.what());
-  }
+  const std::optional<io::GgufFile> gguf = open_if_gguf(g.model_dir);
   const models::LlamaConfig c = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(g.model_dir);
   const text::Tokenizer tok = gguf ? text::Tokenizer::from_gguf(*gguf) : text::Tokenizer::load(g.model_dir);
   models::check_tokenizer_fits(c, tok.vocab_size(), g.model_dir);
@@ -85,19 +109,8 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   Generated out;
   out.prompt_ids = prompt;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
-  // Every weight frozen: held once, in the run's format, for the decoder.
-  models::LoraConfig frozen;
-  frozen.frozen_base = true;
-  train::Model model(ctx, models::llama_graph(c, 1, frozen), out.precision, 1, g.seed, false, false);
-  const models::TensorSliceSink put = [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
-    model.frozen().write_slice(name, first, v);
-  };
-  if (gguf)
-    models::load_gguf_weight_slices(*gguf, model.graph(), put);
-  else
-    models::load_hf_weight_slices(g.model_dir, model.graph(), put);
-  if (!g.adapter_dir.empty()) fold_adapter_folder(g.adapter_dir, c, model.frozen());
-  const graph::FrozenStore& weights = model.frozen();
+  const FrozenLlama frozen = load_frozen_llama(ctx, g.model_dir, g.adapter_dir, out.precision, g.seed);
+  const graph::FrozenStore& weights = frozen.model->frozen();
   models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },
                                uint32_t(positions));
   // The prompt through the model in one batch (prefill), then token by token.

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "app/sampling.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/models/llama.hpp"
+#include "vkamp/train/model.hpp"
 
 namespace vkamp::app {
 
@@ -39,6 +42,17 @@ struct Generated {
   std::string text;
   Format precision = Format::F16;
 };
+
+// Every weight of a Hugging Face folder or GGUF file frozen in `precision`
+// (a GGUF file's blocks dequantized: the decoder reads one format), with a
+// PEFT adapter folder folded in (adapter_dir empty: none): what the KV-cache
+// decoder reads, through model->frozen().
+struct FrozenLlama {
+  models::LlamaConfig config;
+  std::unique_ptr<train::Model> model;
+};
+FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
+                              Format precision, uint64_t seed);
 
 // ConfigError (exit 2) for a folder, adapter or prompt that cannot be used:
 // a prompt and max_new_tokens past max_position_embeddings is one.

@@ -146,10 +146,12 @@ if [ -x "$build/bench/vkamp-bench" ]; then
 else
   echo "bundle: no $build/bench/vkamp-bench (VKAMP_BUILD_BENCH off?): gpu_vs_torch.sh will lack its GEMM part"
 fi
-# gguf-forward-bench and bench/gguf_vs_llamacpp.sh: the forward against
+# gguf-forward-bench, llama-prefill-bench and bench/gguf_vs_llamacpp.sh: the forward and the prompt against
 # llama.cpp's Vulkan backend (issue 53), which check-gpu.sh runs where the
 # bundle carries llama.cpp (VKAMP_BUNDLE_LLAMACPP=1, below).
-[ ! -x "$build/bench/gguf-forward-bench" ] || cp "$build/bench/gguf-forward-bench" "$B/bin/"
+for b in gguf-forward-bench llama-prefill-bench; do
+  [ ! -x "$build/bench/$b" ] || cp "$build/bench/$b" "$B/bin/"
+done
 mkdir -p "$B/bench" "$B/tests/golden"
 install -m 755 "$src/bench/gpu_vs_torch.sh" "$src/bench/gguf_vs_llamacpp.sh" "$B/bench/"
 cp "$src/bench/turns.sh" "$src"/bench/*.py "$B/bench/"

@@ -28,7 +28,8 @@
 #      (q8_0, q4_0, q4_k, q6_k) against fp16 at Llama's 2048-wide shapes
 #      (vkamp-bench quant); then the forward pass of the same Q8_0 and
 #      Q4_K_M GGUF model in vkamp and in llama.cpp's Vulkan backend
-#      (bench/gguf_vs_llamacpp.sh: hidden 2048, 8 layers, 512 tokens), where
+#      (bench/gguf_vs_llamacpp.sh: hidden 2048, 8 layers, 512 tokens), and
+#      vkamp-generate's prompt (--vkamp prefill) on the Q4_K_M file, where
 #      the bundle carries llama.cpp (scripts/bundle.sh with
 #      VKAMP_BUNDLE_LLAMACPP=1; without it the step says so and goes on);
 #   9. the rest of the suite, in whatever time is left (timeout).
@@ -159,6 +160,11 @@ timeout $((300 * slow)) "$B/bench/gguf_vs_llamacpp.sh" "${gguf[@]}" 2>&1 | tee "
 rc=${PIPESTATUS[0]}
 [ "$rc" = 3 ] && echo "check-gpu: skipped (scripts/bundle.sh with VKAMP_BUNDLE_LLAMACPP=1 packs llama.cpp)"
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "check-gpu: the comparison against llama.cpp failed ($rc)"; status=1; }
+if [ "$rc" = 0 ]; then  # vkamp-generate's prompt (prefill) on the Q4_K_M file, the same sizes
+  timeout $((120 * slow)) "$B/bench/gguf_vs_llamacpp.sh" --vkamp prefill --types q4_k_m "${gguf[@]}" 2>&1 |
+    tee "$out/prefill-vs-llamacpp.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: vkamp-generate's prompt against llama.cpp failed"; status=1; }
+fi
 
 rest=$(left)
 step "the rest of the suite (${rest} s left)"
