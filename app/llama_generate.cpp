@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "vkamp/config_error.hpp"
@@ -12,6 +13,7 @@
 #include "vkamp/models/peft_adapter.hpp"
 #include "vkamp/text/chat_tokens.hpp"
 #include "vkamp/text/tokenizer.hpp"
+#include "vkamp/train/hf_weights.hpp"
 #include "vkamp/train/model.hpp"
 #include "vkamp/platform.hpp"
 
@@ -36,6 +38,16 @@ std::optional<io::GgufFile> open_if_gguf(const std::string& path) {
     throw ConfigError(e.what());
   }
   return std::nullopt;
+}
+
+// The weights a PEFT adapter folder adapts (of "...q_proj.lora_A.weight",
+// "...q_proj.weight").
+std::set<std::string> adapted_weights(const std::string& dir, const models::LlamaConfig& c) {
+  std::set<std::string> out;
+  const graph::Graph g = models::llama_graph(c, 1, models::read_peft_config(dir));
+  for (const graph::Tensor& t : g.tensors())
+    if (const size_t at = t.name.find(".lora_A.weight"); at != std::string::npos) out.insert(t.name.substr(0, at) + ".weight");
+  return out;
 }
 
 // W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
@@ -78,17 +90,20 @@ FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const
   out.config = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(model_path);
   models::LoraConfig frozen;
   frozen.frozen_base = true;
-  out.model = std::make_unique<train::Model>(ctx, models::llama_graph(out.config, 1, frozen), precision, 1, seed,
-                                             false, false);
-  graph::FrozenStore& store = out.model->frozen();
-  const models::TensorSliceSink put = [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
-    store.write_slice(name, first, v);
-  };
+  graph::Graph g = models::llama_graph(out.config, 1, frozen);
+  // A GGUF file's quantized matrices stay in its blocks, as llama.cpp holds
+  // them, but those an adapter is folded into (in the run's format).
+  if (gguf) models::hold_gguf_blocks(g, *gguf, adapter_dir.empty() ? std::set<std::string>{}
+                                                                    : adapted_weights(adapter_dir, out.config));
+  out.model = std::make_unique<train::Model>(ctx, std::move(g), precision, 1, seed, false, false);
   if (gguf)
-    models::load_gguf_weight_slices(*gguf, out.model->graph(), put);
+    train::load_gguf_weights(*gguf, *out.model);
   else
-    models::load_hf_weight_slices(model_path, out.model->graph(), put);
-  if (!adapter_dir.empty()) fold_adapter_folder(adapter_dir, out.config, store);
+    models::load_hf_weight_slices(model_path, out.model->graph(),
+                                  [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
+                                    out.model->frozen().write_slice(name, first, v);
+                                  });
+  if (!adapter_dir.empty()) fold_adapter_folder(adapter_dir, out.config, out.model->frozen());
   return out;
 }
 
@@ -110,8 +125,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   out.prompt_ids = prompt;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
   const FrozenLlama frozen = load_frozen_llama(ctx, g.model_dir, g.adapter_dir, out.precision, g.seed);
-  const graph::FrozenStore& weights = frozen.model->frozen();
-  models::LlamaDecoder decoder(ctx, c, out.precision, [&](const std::string& name) { return weights.view(name); },
+  models::LlamaDecoder decoder(ctx, c, out.precision, models::LlamaDecoder::frozen_weights(frozen.model->frozen()),
                                uint32_t(positions));
   // The prompt through the model in one batch (prefill), then token by token.
   std::vector<float> logits = decoder.prefill(std::vector<uint32_t>(prompt.begin(), prompt.end()));

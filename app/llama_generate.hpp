@@ -43,10 +43,11 @@ struct Generated {
   Format precision = Format::F16;
 };
 
-// Every weight of a Hugging Face folder or GGUF file frozen in `precision`
-// (a GGUF file's blocks dequantized: the decoder reads one format), with a
-// PEFT adapter folder folded in (adapter_dir empty: none): what the KV-cache
-// decoder reads, through model->frozen().
+// Every weight of a Hugging Face folder or GGUF file frozen in `precision`,
+// a GGUF file's quantized matrices in its own blocks (as llama.cpp holds
+// them), with a PEFT adapter folder folded in (adapter_dir empty: none; the
+// matrices it adapts in `precision`): what the KV-cache decoder reads,
+// through LlamaDecoder::frozen_weights(model->frozen()).
 struct FrozenLlama {
   models::LlamaConfig config;
   std::unique_ptr<train::Model> model;

@@ -1,7 +1,7 @@
 // llama-prefill-bench MODEL TOKENS RUNS SEED: vkamp-generate's prompt
 // processing (models::LlamaDecoder::prefill) on a Llama-family GGUF file or
-// Hugging Face folder, loaded as vkamp-generate loads it (every weight in
-// fp16, a GGUF file's blocks dequantized). TOKENS random ids through the
+// Hugging Face folder, loaded as vkamp-generate loads it (fp16, a GGUF
+// file's quantized matrices in its blocks). TOKENS random ids through the
 // model at once from an empty cache, the logits of the last position read
 // back: what llama.cpp's prompt processing (llama-bench's pp) does, which
 // bench/gguf_vs_llamacpp.sh --vkamp prefill holds it against. One warm-up
@@ -33,9 +33,8 @@ int main(int argc, char** argv) {
     vkamp::Context ctx(vkamp::bench::bench_context_options(""));
     const vkamp::Format fmt = vkamp::Format::F16;
     const vkamp::app::FrozenLlama frozen = vkamp::app::load_frozen_llama(ctx, argv[1], "", fmt, 1);
-    const vkamp::graph::FrozenStore& weights = frozen.model->frozen();
     vkamp::models::LlamaDecoder decoder(ctx, frozen.config, fmt,
-                                        [&](const std::string& name) { return weights.view(name); }, tokens);
+                                        vkamp::models::LlamaDecoder::frozen_weights(frozen.model->frozen()), tokens);
     std::mt19937_64 gen(std::strtoull(argv[4], nullptr, 10));
     std::uniform_int_distribution<uint32_t> id(0, frozen.config.vocab_size - 1);
     std::vector<uint32_t> ids(tokens);

@@ -63,7 +63,7 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
     return std::vector<config::Setting<Options>>{
         weights,
         config::text<Options>("model", {g, "DIR|FILE.gguf", "a Llama-family Hugging Face folder (config.json, safetensors, "
-                                                           "tokenizer.json) or GGUF file (dequantized into the run's format)"},
+                                                           "tokenizer.json) or GGUF file (its quantized matrices read in their blocks)"},
                               VKAMP_FIELD(model), "none"),
         config::text<Options>("adapter", {g, "DIR", "--model: a PEFT LoRA adapter folder to fold in"},
                               VKAMP_FIELD(adapter), "none"),

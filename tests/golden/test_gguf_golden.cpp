@@ -21,8 +21,12 @@
 #include <iterator>
 #include <map>
 
+#include "app/llama_generate.hpp"
 #include "gguf_golden.hpp"
+#include "support/scratch_dir.hpp"
 #include "vkamp/models/gguf_merge.hpp"
+#include "vkamp/models/llama_decoder.hpp"
+#include "vkamp/models/peft_adapter.hpp"
 #include "vkamp/platform.hpp"
 
 namespace vkamp::test {
@@ -49,7 +53,45 @@ TEST_P(GgufGolden, LogitsAndGreedyTokensMatchLlamaCpp) {
   // The 8-bit bound's margin (about 2 logits here) leaves few greedy steps
   // of a quantized file clear enough to check, maybe none; F16's, most.
   const int clear = expect_same_greedy(name, z, r, V, bound);
-  if (!quantized) EXPECT_GE(clear, 3) << "the greedy check must not be vacuous";
+  if (!quantized) {
+    EXPECT_GE(clear, 3) << "the greedy check must not be vacuous";
+  }
+}
+
+// vkamp-generate's decoder on a file (app::load_frozen_llama: the
+// quantized matrices in the file's own blocks, a PEFT adapter folder folded
+// into those it adapts, held in the run's format): the ids appended one at
+// a time give llama.cpp's logits at every position within `bound`, and the
+// prompt as one prefill gives them after its last id (one row of 18: a
+// wrong row would add about 1/18 of the logits' mean square).
+void expect_decoder_gives(const app::FrozenLlama& frozen, const LlamaCppRun& r, double bound, const std::string& label) {
+  const uint32_t T = uint32_t(r.ids.size()), V = frozen.config.vocab_size;
+  models::LlamaDecoder decoder(ctx(), frozen.config, Format::F32, models::LlamaDecoder::frozen_weights(frozen.model->frozen()), T);
+  std::vector<float> z;
+  for (uint32_t id : r.ids) {
+    const std::vector<float> row = decoder.append(id);
+    z.insert(z.end(), row.begin(), row.end());
+  }
+  expect_close(label + " decoded, against llama.cpp", z, r.logits, bound);
+  expect_same_greedy(label + " decoded", z, r, V, bound);
+  decoder.reset();
+  const std::vector<float> last = decoder.prefill(std::vector<uint32_t>(r.ids.begin(), r.ids.begin() + r.prompt));
+  ASSERT_EQ(last.size(), V);
+  std::copy(last.begin(), last.end(), z.begin() + size_t(r.prompt - 1) * V);
+  expect_close(label + " prefilled, against llama.cpp", z, r.logits, bound);
+}
+
+TEST_P(GgufGolden, TheDecoderOverTheFilesBlocksGivesLlamaCppsLogits) {
+  const std::string name = GetParam();
+  const io::GgufFile f = io::GgufFile::open(gguf_fixture(name + ".gguf"));
+  const models::LlamaConfig cfg = models::read_gguf_config(f);
+  int quantized = 0, held = 0;
+  for (const io::GgufTensor& t : f.tensors()) quantized += quant::is_quantized(t.type);
+  const app::FrozenLlama frozen = app::load_frozen_llama(ctx(), gguf_fixture(name + ".gguf"), "", Format::F32, 1);
+  for (const graph::FrozenTensor& t : frozen.model->frozen().tensors()) held += t.blocks.has_value();
+  EXPECT_EQ(held, quantized) << "every quantized matrix stays in the file's blocks";
+  const LlamaCppRun r = llamacpp_run(name);
+  expect_decoder_gives(frozen, r, llamacpp_bound(cfg, uint32_t(r.ids.size()), quantized > 0), name);
 }
 
 std::vector<uint8_t> file_bytes(const std::string& path) {
@@ -161,6 +203,35 @@ TEST_P(GgufQloraGolden, BaseHeldInBlocksWithTheAdapterGivesLlamaCppsLogits) {
                                       adapted * (std::sqrt(double(cfg.intermediate_size)) + std::sqrt(double(lc.rank))));
   expect_close(name + " in blocks, with the adapter, against llama.cpp", z, r.logits, bound);
   expect_same_greedy(name + " in blocks, with the adapter", z, r, V, bound);  // few steps clear of the 8-bit bound
+}
+
+// vkamp-generate --adapter DIR on a quantized file: the fixture's adapter
+// as a PEFT folder, folded into the matrices it adapts (which leave their
+// blocks for the run's format), the rest read in their blocks; llama.cpp's
+// logits with the adapter, within the bound above.
+TEST_P(GgufQloraGolden, TheDecoderWithTheAdapterFoldedInGivesLlamaCppsLogits) {
+  const std::string name = GetParam();
+  const std::string file = gguf_fixture(name + ".gguf");
+  const models::LlamaConfig cfg = models::read_gguf_config(io::GgufFile::open(file));
+  const models::LoraConfig lc = fixture_lora();
+  const graph::Graph g = models::llama_graph(cfg, 8, lc);
+  const ScratchDir dir("vkamp-decoder-adapter");
+  const std::string adapter = dir.file("adapter");
+  models::write_peft_adapter(adapter, g, lc, file, [&](const std::string& t) { return adapter_fixture_values(g.tensor(t)); });
+  const LlamaCppRun r = llamacpp_run(name + "+adapter");
+  const double adapted = double(cfg.num_hidden_layers) * lc.targets.size();
+  const double bound = llamacpp_bound(cfg, uint32_t(r.ids.size()), true,
+                                      adapted * (std::sqrt(double(cfg.intermediate_size)) + std::sqrt(double(lc.rank))));
+  const app::FrozenLlama frozen = app::load_frozen_llama(ctx(), file, adapter, Format::F32, 1);
+  int in_blocks = 0, adapted_in_blocks = 0;
+  for (const graph::FrozenTensor& t : frozen.model->frozen().tensors()) {
+    in_blocks += t.blocks.has_value();
+    for (const std::string& target : lc.targets)
+      adapted_in_blocks += t.blocks && t.name.find("." + target + ".weight") != std::string::npos;
+  }
+  EXPECT_GT(in_blocks, 0) << "the matrices the adapter leaves alone stay in their blocks";
+  EXPECT_EQ(adapted_in_blocks, 0) << "an adapted matrix is held in the run's format, the adapter folded in";
+  expect_decoder_gives(frozen, r, bound, name + " with the adapter folded in");
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufQloraGolden,

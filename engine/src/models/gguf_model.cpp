@@ -108,9 +108,10 @@ LlamaConfig read_gguf_config(const GgufFile& f) {
   }
 }
 
-void hold_gguf_blocks(graph::Graph& g, const GgufFile& f) {
+void hold_gguf_blocks(graph::Graph& g, const GgufFile& f, const std::set<std::string>& except) {
   for (int i : g.frozen_indices()) {
     const graph::Tensor& t = g.tensors()[size_t(i)];
+    if (except.count(t.name)) continue;
     const std::optional<std::string> name = gguf_tensor_name(t.name);
     const GgufTensor* src = name ? f.find_tensor(*name) : nullptr;
     if (src != nullptr && t.dims.size() == 2 && quant::is_quantized(src->type)) g.hold_in_blocks(t.name, src->type);

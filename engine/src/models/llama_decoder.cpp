@@ -17,7 +17,15 @@ namespace vkamp::models {
 LlamaDecoder::Weights LlamaDecoder::flat_weights(const Buffer& flat, Format fmt,
                                                  const std::vector<graph::ParamTensor>& tensors) {
   return [&flat, fmt, tensors](const std::string& name) {
-    return graph::tensor_view(flat, format_bytes(fmt), tensors, name, "LlamaDecoder (not llama_graph's layout)");
+    return Weight{graph::tensor_view(flat, format_bytes(fmt), tensors, name, "LlamaDecoder (not llama_graph's layout)"),
+                  std::nullopt};
+  };
+}
+
+LlamaDecoder::Weights LlamaDecoder::frozen_weights(const graph::FrozenStore& store) {
+  return [&store](const std::string& name) {
+    const graph::FrozenTensor& t = store.named(name);
+    return Weight{store.view(t), t.blocks};
   };
 }
 
@@ -62,7 +70,7 @@ LlamaDecoder::LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, Weigh
 
 LlamaDecoder::~LlamaDecoder() = default;
 
-BufferView LlamaDecoder::weight(const std::string& name) const {
+LlamaDecoder::Weight LlamaDecoder::weight(const std::string& name) const {
   return weights_(name);
 }
 
@@ -93,16 +101,17 @@ std::vector<float> LlamaDecoder::run(const std::vector<uint32_t>& tokens, Rows& 
   r.ids->write(tokens);
   Sequence seq(ctx_);
   seq.begin();
-  ops::embedding_forward(seq, fmt_, *r.ids, weight("model.embed_tokens.weight"), std::nullopt, *r.x, n, n, C,
-                         c_.vocab_size);
+  const Weight table = weight("model.embed_tokens.weight");
+  ops::embedding_forward(seq, fmt_, *r.ids, table.view, std::nullopt, *r.x, n, n, C, c_.vocab_size, table.blocks);
   auto linear = [&](const std::string& name, BufferView in, BufferView out, uint32_t rows, uint32_t n_in,
                     uint32_t n_out, bool bias = false) {
     ops::GemmEpilogue e;
-    if (bias) e.bias = weight(name + ".bias");
-    ops::linear_forward(seq, fmt_, in, weight(name + ".weight"), out, rows, n_in, n_out, e);
+    if (bias) e.bias = weight(name + ".bias").view;
+    const Weight w = weight(name + ".weight");
+    ops::linear_forward(seq, fmt_, in, w.view, out, rows, n_in, n_out, e, w.blocks);
   };
   auto norm = [&](const std::string& name, BufferView in, BufferView out, BufferView stats, uint32_t rows) {
-    ops::rms_norm_forward(seq, fmt_, in, weight(name + ".weight"), out, stats, rows, C, float(c_.rms_norm_eps));
+    ops::rms_norm_forward(seq, fmt_, in, weight(name + ".weight").view, out, stats, rows, C, float(c_.rms_norm_eps));
   };
   // A prompt of n > 1 rows (prefill, from an empty cache) attends causally
   // over all of them; one row attends from the last position alone.

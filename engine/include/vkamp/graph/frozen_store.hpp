@@ -43,6 +43,8 @@ class FrozenStore {
   uint64_t count() const;  // real elements
   uint64_t bytes() const { return values_ ? values_->bytes() : 0; }
   const FrozenTensor& of(int graph_index) const;
+  // The tensor called `name`; vkamp::Error where there is none.
+  const FrozenTensor& named(const std::string& name) const;
   BufferView view(const FrozenTensor& t) const;
   BufferView view(const std::string& name) const { return view(named(name)); }
   // Tensor `name`'s values, rounded to the format; vkamp::Error for an
@@ -59,7 +61,6 @@ class FrozenStore {
   std::vector<float> read(const std::string& name) const;
 
  private:
-  const FrozenTensor& named(const std::string& name) const;
   void write_initial_blocks(const Tensor& t, std::mt19937_64& gen);
 
   Format fmt_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,9 @@ uint64_t load_gguf_weight_slices(const io::GgufFile& f, const graph::Graph& g, c
                                  const BlockSliceSink& put_blocks = {});
 
 // Holds each frozen matrix of `g` that the file stores quantized in the
-// file's own blocks (a QLoRA base as llama.cpp holds it).
-void hold_gguf_blocks(graph::Graph& g, const io::GgufFile& f);
+// file's own blocks (a QLoRA base as llama.cpp holds it), but those named
+// in `except` (matrices an adapter is folded into).
+void hold_gguf_blocks(graph::Graph& g, const io::GgufFile& f, const std::set<std::string>& except = {});
 // Holds each frozen matrix of `g` whose rows are whole blocks of `type` in
 // those blocks (--quantize); returns the names of those left in the run's
 // format because their rows are not.

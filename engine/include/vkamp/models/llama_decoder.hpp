@@ -10,12 +10,14 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/float_formats.hpp"
+#include "vkamp/graph/frozen_store.hpp"
 #include "vkamp/graph/param_layout.hpp"
 #include "vkamp/models/llama.hpp"
 
@@ -23,13 +25,23 @@ namespace vkamp::models {
 
 class LlamaDecoder {
  public:
-  // `weights`: each of llama_graph(c, ...)'s parameters by name, in format
-  // `fmt` (a frozen store's views, or flat_weights of a Model's working
-  // copy); read at every append, never written.
-  using Weights = std::function<BufferView(const std::string& name)>;
+  // A weight as the decoder reads it: in format `fmt`, or in ggml blocks
+  // (a GGUF file's quantized matrices, dequantized as the GEMM and the
+  // embedding gather load them).
+  struct Weight {
+    BufferView view;
+    std::optional<quant::GgmlType> blocks;
+  };
+  // `weights`: each of llama_graph(c, ...)'s parameters by name (a frozen
+  // store's tensors, or flat_weights of a Model's working copy); read at
+  // every append, never written.
+  using Weights = std::function<Weight(const std::string& name)>;
   LlamaDecoder(Context& ctx, const LlamaConfig& c, Format fmt, Weights weights, uint32_t max_positions);
   // The views of a flat buffer laid out as `tensors` (a Model's working() and tensors()).
   static Weights flat_weights(const Buffer& flat, Format fmt, const std::vector<graph::ParamTensor>& tensors);
+  // The tensors of a frozen store (a model whose every weight is frozen),
+  // those held in blocks read in their blocks.
+  static Weights frozen_weights(const graph::FrozenStore& store);
   ~LlamaDecoder();
   LlamaDecoder(const LlamaDecoder&) = delete;
   LlamaDecoder& operator=(const LlamaDecoder&) = delete;
@@ -50,7 +62,7 @@ class LlamaDecoder {
 
  private:
   struct Rows;
-  BufferView weight(const std::string& name) const;
+  Weight weight(const std::string& name) const;
   std::vector<float> run(const std::vector<uint32_t>& tokens, Rows& rows);
 
   Context& ctx_;
