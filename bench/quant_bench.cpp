@@ -19,6 +19,7 @@
 #include "vkamp/buffer.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/ops/gemm.hpp"
+#include "vkamp/kernel_paths.hpp"
 #include "vkamp/quant/quantize.hpp"
 #include "vkamp/sequence.hpp"
 
@@ -44,7 +45,14 @@ const char* const kQuantHelp =
     "machine's load shifts them alike. Times are GPU timestamps (the host clock\n"
     "where the device has none). time/16-bit: the case's median time over W in\n"
     "the run's format (below 1: the blocks are faster). MiB and bits/weight:\n"
-    "what W takes in device memory.\n";
+    "what W takes in device memory.\n"
+    "\n"
+    "--paths SPEC (repeatable): time every case on each kernel path, a context of\n"
+    "its own (as vkamp-bench gemm --paths), in turns with the others: the blocks'\n"
+    "speed choices are the GEMM's kernel-path variables, e.g. --paths default\n"
+    "--paths GEMM_TILED=1 --paths GEMM_BLOCK=8x8. time/16-bit is then over W in\n"
+    "the run's format on the first path, and each layer, form and W ends with\n"
+    "the fastest path.\n";
 
 namespace {
 
@@ -144,7 +152,8 @@ class TimedProduct {
 }  // namespace
 
 int run_quant(const std::string& device, int repeats, Format fmt, const std::vector<quant::GgmlType>& types,
-              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick) {
+              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick,
+              std::vector<std::string> paths) {
   if (layers.empty())
     layers = quick ? std::vector<LinearShape>{{128, 512, 512}, {128, 512, 1536}}
                    : std::vector<LinearShape>{{512, 2048, 2048}, {512, 2048, 5632}, {512, 5632, 2048}};
@@ -155,45 +164,76 @@ int run_quant(const std::string& device, int repeats, Format fmt, const std::vec
                      quant::ggml_type_info(t).name, quant::ggml_type_info(t).block_values);
         return 2;
       }
-  Context ctx(bench_context_options(device));
-  const DeviceInfo& info = ctx.info();
+  // A context per kernel path, all on the one device.
+  if (paths.empty()) paths = {"default"};
+  std::vector<std::unique_ptr<Context>> contexts;
+  for (const std::string& p : paths) {
+    ContextOptions opt = bench_context_options(device);
+    opt.paths = kernel_paths_from_settings(p);
+    contexts.push_back(std::make_unique<Context>(opt));
+  }
+  const bool by_path = paths.size() > 1;
+  const DeviceInfo& info = contexts[0]->info();
   std::printf("device   [%u] %s (%s)\n", info.index, info.name.c_str(), info.driver.c_str());
+  for (size_t p = 0; p < paths.size() && by_path; ++p) std::printf("path %zu   %s\n", p, paths[p].c_str());
   std::printf("format   %s activations, fp32 accumulation; W in %s or in blocks\n\n", format_name(fmt),
               format_name(fmt));
-  std::printf("%-22s %-8s %-6s %8s %6s %10s %9s %11s %5s\n", "layer (tokens x in x out)", "form", "W", "MiB",
-              "bits", "ms", "GFLOP/s", "time/16-bit", "runs");
-  std::mt19937 gen(20261206);
+  std::printf("%-22s %-8s %-6s %4s %8s %6s %10s %9s %11s %5s\n", "layer (tokens x in x out)", "form", "W", "path",
+              "MiB", "bits", "ms", "GFLOP/s", "time/16-bit", "runs");
   bool host_clock = false;
+  std::vector<std::optional<quant::GgmlType>> kinds{std::nullopt};
+  kinds.insert(kinds.end(), types.begin(), types.end());
   for (const LinearShape& l : layers) {
-    std::vector<std::optional<quant::GgmlType>> kinds{std::nullopt};
-    kinds.insert(kinds.end(), types.begin(), types.end());
-    std::vector<Weight> weights;
-    for (const auto& k : kinds) weights.push_back(make_weight(ctx, fmt, k, l, gen));
-    const Buffer x = random_buffer(ctx, fmt, size_t(l.tokens) * l.in, gen);
-    const Buffer dy = random_buffer(ctx, fmt, size_t(l.tokens) * l.out, gen);
-    const Buffer y(ctx, size_t(l.tokens) * l.out * format_bytes(fmt)), dx(ctx, size_t(l.tokens) * l.in * format_bytes(fmt));
+    // Each path's context holds its own copy of the same operands.
+    struct Operands {
+      std::vector<Weight> weights;  // by kind
+      std::unique_ptr<Buffer> x, dy, y, dx;
+    };
+    std::vector<Operands> ops_by_path;
+    for (auto& ctx : contexts) {
+      std::mt19937 gen(20261206);
+      Operands o;
+      for (const auto& k : kinds) o.weights.push_back(make_weight(*ctx, fmt, k, l, gen));
+      o.x = std::make_unique<Buffer>(random_buffer(*ctx, fmt, size_t(l.tokens) * l.in, gen));
+      o.dy = std::make_unique<Buffer>(random_buffer(*ctx, fmt, size_t(l.tokens) * l.out, gen));
+      o.y = std::make_unique<Buffer>(*ctx, size_t(l.tokens) * l.out * format_bytes(fmt));
+      o.dx = std::make_unique<Buffer>(*ctx, size_t(l.tokens) * l.in * format_bytes(fmt));
+      ops_by_path.push_back(std::move(o));
+    }
     char shape[40];
     std::snprintf(shape, sizeof shape, "%u x %u x %u", l.tokens, l.in, l.out);
     for (const std::string& form : forms) {
       const bool forward = form == "forward";
+      // timed[kind * paths + path]
       std::vector<std::unique_ptr<TimedProduct>> timed;
       double slowest = 0;
-      for (const Weight& w : weights) {
-        timed.push_back(std::make_unique<TimedProduct>(ctx, fmt, forward, l, w, forward ? x : dy, forward ? y : dx));
-        slowest = std::max(slowest, timed.back()->probe_ms());
-      }
+      for (size_t k = 0; k < kinds.size(); ++k)
+        for (size_t p = 0; p < contexts.size(); ++p) {
+          const Operands& o = ops_by_path[p];
+          timed.push_back(std::make_unique<TimedProduct>(*contexts[p], fmt, forward, l, o.weights[k],
+                                                         forward ? *o.x : *o.dy, forward ? *o.y : *o.dx));
+          slowest = std::max(slowest, timed.back()->probe_ms());
+        }
       const int runs = repeats ? repeats : slowest > kSlowMs ? 3 : 5;
       for (int i = 0; i < runs; ++i)
         for (auto& t : timed) t->timed_run();  // in turns
       const double base_ms = timed[0]->median_ms();
       const double flops = 2.0 * l.tokens * l.in * l.out;
-      for (size_t i = 0; i < timed.size(); ++i) {
-        const double ms = timed[i]->median_ms();
-        host_clock = host_clock || timed[i]->host_clock();
-        std::printf("%-22s %-8s %-6s %8.2f %6.2f %10.3f %9.2f %10.2fx %5d\n", i == 0 ? shape : "",
-                    i == 0 ? (forward ? "Y=XW^T" : "dX=dYW") : "", weight_name(fmt, weights[i]).c_str(),
-                    double(weights[i].bytes) / (1 << 20), 8.0 * double(weights[i].bytes) / (double(l.in) * l.out), ms,
-                    flops / (ms * 1e6), ms / base_ms, runs);
+      for (size_t k = 0; k < kinds.size(); ++k) {
+        const Weight& w = ops_by_path[0].weights[k];
+        size_t fastest = 0;
+        for (size_t p = 0; p < contexts.size(); ++p) {
+          const TimedProduct& t = *timed[k * contexts.size() + p];
+          const double ms = t.median_ms();
+          host_clock = host_clock || t.host_clock();
+          if (ms < timed[k * contexts.size() + fastest]->median_ms()) fastest = p;
+          const bool first = k == 0 && p == 0;
+          std::printf("%-22s %-8s %-6s %4zu %8.2f %6.2f %10.3f %9.2f %10.2fx %5d\n", first ? shape : "",
+                      first ? (forward ? "Y=XW^T" : "dX=dYW") : "", p == 0 ? weight_name(fmt, w).c_str() : "", p,
+                      double(w.bytes) / (1 << 20), 8.0 * double(w.bytes) / (double(l.in) * l.out), ms,
+                      flops / (ms * 1e6), ms / base_ms, runs);
+        }
+        if (by_path) std::printf("%-22s %-8s %-6s fastest: path %zu (%s)\n", "", "", "", fastest, paths[fastest].c_str());
       }
       std::fflush(stdout);
     }

@@ -19,9 +19,11 @@ struct LinearShape {
 };
 constexpr uint32_t kMaxLayerDim = 65536;  // --layer's largest dimension: a vocabulary's lm_head fits
 
-// forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow).
+// forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow);
+// paths: kernel-path settings, a context each (empty: the default).
 // Returns the process exit status.
 int run_quant(const std::string& device, int repeats, Format fmt, const std::vector<quant::GgmlType>& types,
-              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick);
+              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick,
+              std::vector<std::string> paths);
 
 }  // namespace vkamp::bench

@@ -170,7 +170,7 @@ std::vector<Row> bench_rows() {
   };
   tiles.show = [](const BenchOptions&) { return std::string("device"); };
   Row paths = vkamp::config::row<BenchOptions>(
-      "paths", {g, "SPEC", "gemm: a kernel path to time beside the others, each on a context of its own: "
+      "paths", {g, "SPEC", "gemm, quant: a kernel path to time beside the others, each on a context of its own: "
                            "NAME=value pairs, comma-separated, of the kernel-path variables (vkamp-info --knobs; "
                            "VKAMP_ optional), or default (repeatable; e.g. --paths default --paths GEMM_TILED=0)"});
   paths.parse = [](BenchOptions& o, const std::string& v, const std::string& l) {
@@ -242,7 +242,7 @@ const std::vector<Command>& commands() {
       {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
       {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
       {"attention", vkamp::bench::kAttentionHelp, {"device", "repeats", "formats", "size", "tiles"}},
-      {"quant", vkamp::bench::kQuantHelp, {"device", "repeats", "formats", "forms", "quick", "types", "layer"}},
+      {"quant", vkamp::bench::kQuantHelp, {"device", "repeats", "formats", "forms", "quick", "types", "layer", "paths"}},
   };
   return all;
 }
@@ -322,7 +322,7 @@ int main(int argc, char** argv) {
       for (GemmForm f : opt.forms)
         if (f != GemmForm::BackwardWeight) forms.push_back(form_flag(f));
       return vkamp::bench::run_quant(run.device, opt.repeats, opt.formats_given ? opt.formats[0] : vkamp::Format::F16,
-                                     opt.types, forms, opt.layers, opt.quick);
+                                     opt.types, forms, opt.layers, opt.quick, opt.paths);
     }
     if (command == "attention") {
       if (!opt.formats_given) opt.formats = {vkamp::Format::F16};
