@@ -124,6 +124,13 @@ void main() {
     uint sg_a0 = a0 + (TRANS_A != 0u ? sg_i0 : sg_i0 * p.lda), sg_a1 = a0 + (TRANS_A != 0u ? sg_i1 : sg_i1 * p.lda);
 #endif
     uint sa = TRANS_A != 0u ? p.lda : 1u, sb = TRANS_B != 0u ? 1u : p.ldb;
+#if defined(VKAMP_GEMM_QUANT)
+    // Along a row of W in a k-quant (B transposed: the forward), a column's
+    // scales change once every QGROUP values (rows are whole blocks, so
+    // bj[q] is a multiple of QGROUP): looked up at each group's start and
+    // at k_begin, not for every value.
+    vec2 bs[DN];
+#endif
     for (uint kk = k_begin; kk < k_end; ++kk) {
       float av[DM], bv[DN];
 #if defined(VKAMP_GEMM_SUBGROUP)
@@ -137,7 +144,16 @@ void main() {
       {
         for (uint r = 0u; r < DM; ++r) av[r] = A_AT(ai[r] + kk * sa);
       }
-      for (uint q = 0u; q < DN; ++q) bv[q] = B_AT(bj[q] + kk * sb);
+#if defined(VKAMP_GEMM_QUANT)
+      if (TRANS_B != 0u && QGROUP != 0u) {
+        if (kk == k_begin || kk % QGROUP == 0u)
+          for (uint q = 0u; q < DN; ++q) bs[q] = quant_scale(bj[q] + kk);
+        for (uint q = 0u; q < DN; ++q) bv[q] = quant_scaled(bj[q] + kk, bs[q]);
+      } else
+#endif
+      {
+        for (uint q = 0u; q < DN; ++q) bv[q] = B_AT(bj[q] + kk * sb);
+      }
       for (uint r = 0u; r < DM; ++r)
         if (in_k_range(row0 + ty + WY * r, kk))
           for (uint q = 0u; q < DN; ++q) acc[r][q] = fma(av[r], bv[q], acc[r][q]);

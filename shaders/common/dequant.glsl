@@ -89,8 +89,9 @@ float dq_q8_0(uint b, uint k) { return float(dq_int8(b + 2u + k)) * dq_fp16_at(b
 // in the low 6 bits of bytes j and j + 4; j >= 4 in the nibbles of byte
 // j + 4, top bits in the high 2 bits of bytes j - 4 and j), then codes: each
 // 64 values share 32 bytes, the first 32 in the low nibbles. ggml computes
-// (d * scale) * q - (dmin * min), each operation rounded.
-float dq_k_scaled(uint b, uint k, uint q) {
+// (d * scale) * q - (dmin * min), each operation rounded: dq_k_scale gives
+// (d * scale, dmin * min) of sub-block k / 32, dq_k_apply the rest.
+vec2 dq_k_scale(uint b, uint k) {
   uint j = k / 32u, s = b + 4u;
   uint sc, mn;
   if (j < 4u) {
@@ -102,7 +103,10 @@ float dq_k_scaled(uint b, uint k, uint q) {
   }
   precise float d1 = dq_fp16_at(b) * float(sc);
   precise float m1 = dq_fp16_at(b + 2u) * float(mn);
-  precise float r = d1 * float(q) - m1;
+  return vec2(d1, m1);
+}
+float dq_k_apply(vec2 dm, uint q) {
+  precise float r = dm.x * float(q) - dm.y;
   return r;
 }
 
@@ -111,26 +115,46 @@ uint dq_k_nibble(uint qs, uint k) {
   return ((k / 32u) & 1u) != 0u ? byte >> 4 : byte & 0xFu;
 }
 
-float dq_q4_k(uint b, uint k) { return dq_k_scaled(b, k, dq_k_nibble(b + 16u, k)); }
-
+uint dq_q4_k_code(uint b, uint k) { return dq_k_nibble(b + 16u, k); }
 // Q5_K: after the scales 32 bytes of fifth bits (bit k / 32 of byte k % 32).
-float dq_q5_k(uint b, uint k) {
+uint dq_q5_k_code(uint b, uint k) {
   uint high = (dq_byte(b + 16u + k % 32u) >> (k / 32u)) & 1u;
-  return dq_k_scaled(b, k, dq_k_nibble(b + 48u, k) + 16u * high);
+  return dq_k_nibble(b + 48u, k) + 16u * high;
 }
 
 // Q6_K: ql[128], qh[64], int8 scales[16], d at byte 208. Each 128 values
 // use 64 bytes of ql and 32 of qh; quarter p of them the low (p < 2) or high
-// nibbles of ql[l + 32 (p odd)] and bits 2p, 2p + 1 of qh[l]. ggml: (d * scale) * q.
-float dq_q6_k(uint b, uint k) {
+// nibbles of ql[l + 32 (p odd)] and bits 2p, 2p + 1 of qh[l]. ggml: (d * scale) * q,
+// the scale one per 16 values.
+int dq_q6_k_code(uint b, uint k) {
   uint c = k / 128u, p = (k % 128u) / 32u, l = k % 32u;
   uint low_byte = dq_byte(b + 64u * c + l + 32u * (p & 1u));
   uint low = p < 2u ? low_byte & 0xFu : low_byte >> 4;
   uint high = (dq_byte(b + 128u + 32u * c + l) >> (2u * p)) & 3u;
-  int q = int(low | (high << 4)) - 32;
+  return int(low | (high << 4)) - 32;
+}
+float dq_q6_k_scale(uint b, uint k) {
   precise float ds = dq_fp16_at(b + 208u) * float(dq_int8(b + 192u + k / 16u));
+  return ds;
+}
+float dq_q6_k_apply(float ds, int q) {
   precise float r = ds * float(q);
   return r;
+}
+
+// The k-quants' scales hold for QGROUP consecutive values (0: the type has
+// none to keep): a reader walking along a row looks them up once a group
+// (quant_scale) and applies them to each value (quant_scaled), with the
+// same bits as quant_value.
+const uint QGROUP = QTYPE == 12u || QTYPE == 13u ? 32u : QTYPE == 14u ? 16u : 0u;
+vec2 quant_scale(uint i) {
+  if (QTYPE == 14u) return vec2(dq_q6_k_scale((i / 256u) * 210u, i % 256u), 0.0);
+  return dq_k_scale((i / 256u) * (QTYPE == 12u ? 144u : 176u), i % 256u);
+}
+float quant_scaled(uint i, vec2 scale) {
+  if (QTYPE == 12u) return dq_k_apply(scale, dq_q4_k_code((i / 256u) * 144u, i % 256u));
+  if (QTYPE == 13u) return dq_k_apply(scale, dq_q5_k_code((i / 256u) * 176u, i % 256u));
+  return dq_q6_k_apply(scale.x, dq_q6_k_code((i / 256u) * 210u, i % 256u));
 }
 
 float quant_value(uint i) {
@@ -142,9 +166,7 @@ float quant_value(uint i) {
   if (QTYPE == 6u) return dq_q5_0((i / 32u) * 22u, i % 32u);
   if (QTYPE == 7u) return dq_q5_1((i / 32u) * 24u, i % 32u);
   if (QTYPE == 8u) return dq_q8_0((i / 32u) * 34u, i % 32u);
-  if (QTYPE == 12u) return dq_q4_k((i / 256u) * 144u, i % 256u);
-  if (QTYPE == 13u) return dq_q5_k((i / 256u) * 176u, i % 256u);
-  if (QTYPE == 14u) return dq_q6_k((i / 256u) * 210u, i % 256u);
+  if (QGROUP != 0u) return quant_scaled(i, quant_scale(i));
   return uintBitsToFloat(0x7FC00000u);  // a type vkamp does not read: NaN
 }
 

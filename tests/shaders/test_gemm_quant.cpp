@@ -141,6 +141,37 @@ TEST_F(GpuTest, GemmQuantWeightsPastOneBindingRunInRows) {
                        gemm_bound(fmt, out, cuts), smallest_normal(fmt)));
 }
 
+// The direct path's forward looks a k-quant's scales up once per group of
+// 16 or 32 values along a row; a split-k slice may start inside a group
+// (a decoding step: one row of x against a long W row), where it must look
+// them up at once.
+TEST_F(GpuTest, GemmQuantSlicesStartingInsideAScaleGroup) {
+  KernelPaths paths;
+  paths.gemm_tiled = false;
+  UsePaths use(paths);
+  // The smallest W whose plan slices k mid-group (the slices' count follows
+  // the workgroups C's columns take).
+  const uint32_t batch = 1;
+  uint32_t in = 0, out = 0;
+  for (uint32_t n = 64; n <= 4096 && in == 0; n += 64)
+    for (uint32_t blocks = 2; blocks <= 16 && in == 0; ++blocks) {
+      const ops::GemmPlan plan = ops::gemm_plan({.m = batch, .n = n, .k = 256 * blocks, .trans_b = true}, false);
+      if (plan.splits > 1 && plan.k_chunk % 16 != 0) in = 256 * blocks, out = n;
+    }
+  ASSERT_NE(in, 0u) << "no W of whole blocks is sliced mid-group: the case is not reached";
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+    for (Format fmt : {Format::F32, Format::F16}) {
+      const BlockWeight w = block_weight(t, out, in, 13 + uint32_t(t));
+      const Buffer bw = upload_blocks(w.blocks);
+      const auto x = random_values(size_t(batch) * in, -1, 1, fmt);
+      Buffer bx = guarded_input(fmt, x), by = guarded_output(fmt, size_t(batch) * out);
+      run_once([&](Sequence& seq) { ops::linear_forward(seq, fmt, bx, bw, by, batch, in, out, {}, t); });
+      EXPECT_TRUE(close_to(guarded_result(by, fmt, size_t(batch) * out), ref_forward(x, w.values, batch, in, out),
+                           gemm_bound(fmt, in), smallest_normal(fmt)))
+          << quant::ggml_type_info(t).name << " " << format_name(fmt) << ", W " << out << " x " << in;
+    }
+}
+
 TEST_F(GpuTest, GemmQuantRefusesRowsOfPartialBlocks) {
   const Buffer w(ctx(), 4096), x(ctx(), 4096), y(ctx(), 4096);
   EXPECT_THROW(run_once([&](Sequence& seq) {
