@@ -17,6 +17,7 @@
 
 #include "bench_util.hpp"
 #include "vkamp/buffer.hpp"
+#include "vkamp/config_error.hpp"
 #include "vkamp/context.hpp"
 #include "vkamp/ops/gemm.hpp"
 #include "vkamp/kernel_paths.hpp"
@@ -52,7 +53,13 @@ const char* const kQuantHelp =
     "speed choices are the GEMM's kernel-path variables, e.g. --paths default\n"
     "--paths GEMM_TILED=1 --paths GEMM_BLOCK=8x8. time/16-bit is then over W in\n"
     "the run's format on the first path, and each layer, form and W ends with\n"
-    "the fastest path.\n";
+    "the fastest path.\n"
+    "\n"
+    "--tune: instead, the GEMM tuner's sweep (as vkamp-bench gemm --tune): per\n"
+    "class of the layers' products (sizes, transposes and W's block type), time\n"
+    "every path of the blocks' GEMM (shared-memory tiles; direct loads at 16x8,\n"
+    "8x16, 8x8 and 4x4 outputs a thread), print them, and write the fastest to\n"
+    "the per-device cache that every later run on this device reads.\n";
 
 namespace {
 
@@ -79,14 +86,8 @@ Weight make_weight(Context& ctx, Format fmt, std::optional<quant::GgmlType> t, c
     w.bytes = n * format_bytes(fmt);
     return w;
   }
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = u(gen);
+  w.buffer = std::make_unique<Buffer>(random_blocks(ctx, *t, n, gen));
   w.bytes = quant::ggml_row_bytes(*t, n);
-  std::vector<uint8_t> blocks((w.bytes + 3) / 4 * 4, 0);  // the shader reads whole words
-  quant::quantize_row(*t, values.data(), blocks.data(), n);
-  w.buffer = std::make_unique<Buffer>(ctx, blocks.size());
-  w.buffer->write(blocks.data(), blocks.size());
   return w;
 }
 
@@ -151,19 +152,24 @@ class TimedProduct {
 
 }  // namespace
 
-int run_quant(const std::string& device, int repeats, Format fmt, const std::vector<quant::GgmlType>& types,
-              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick,
-              std::vector<std::string> paths) {
+std::vector<LinearShape> quant_layers(std::vector<LinearShape> layers, bool quick,
+                                      const std::vector<quant::GgmlType>& types) {
   if (layers.empty())
     layers = quick ? std::vector<LinearShape>{{128, 512, 512}, {128, 512, 1536}}
                    : std::vector<LinearShape>{{512, 2048, 2048}, {512, 2048, 5632}, {512, 5632, 2048}};
   for (const LinearShape& l : layers)
     for (quant::GgmlType t : types)
-      if (l.in % quant::ggml_type_info(t).block_values != 0) {
-        std::fprintf(stderr, "vkamp-bench quant: a row of %u values is not whole %s blocks of %u\n", l.in,
-                     quant::ggml_type_info(t).name, quant::ggml_type_info(t).block_values);
-        return 2;
-      }
+      if (l.in % quant::ggml_type_info(t).block_values != 0)
+        throw ConfigError("a row of " + std::to_string(l.in) + " values is not whole " +
+                          quant::ggml_type_info(t).name + " blocks of " +
+                          std::to_string(quant::ggml_type_info(t).block_values));
+  return layers;
+}
+
+int run_quant(const std::string& device, int repeats, Format fmt, const std::vector<quant::GgmlType>& types,
+              const std::vector<std::string>& forms, std::vector<LinearShape> layers, bool quick,
+              std::vector<std::string> paths) {
+  layers = quant_layers(std::move(layers), quick, types);
   // A context per kernel path, all on the one device.
   if (paths.empty()) paths = {"default"};
   std::vector<std::unique_ptr<Context>> contexts;

@@ -19,6 +19,11 @@ struct LinearShape {
 };
 constexpr uint32_t kMaxLayerDim = 65536;  // --layer's largest dimension: a vocabulary's lm_head fits
 
+// The layers a run times: `layers`, else the default ones (--quick: fewer,
+// smaller). ConfigError where a row (in) is not whole blocks of a type.
+std::vector<LinearShape> quant_layers(std::vector<LinearShape> layers, bool quick,
+                                      const std::vector<quant::GgmlType>& types);
+
 // forms: "forward" and/or "dx"; repeats 0: 5 (3 where a dispatch is slow);
 // paths: kernel-path settings, a context each (empty: the default).
 // Returns the process exit status.

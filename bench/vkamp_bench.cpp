@@ -218,11 +218,11 @@ std::vector<Row> bench_rows() {
       forms, shape, size, tiles, paths, types, layer,
       vkamp::config::toggle<BenchOptions>(
           "tune",
-          {g, "", "gemm: instead, the GEMM tuner's sweep (fp16): time every kernel the device fits per class of "
-                  "product of the --shapes and --forms, print the table and write the winners to the per-device "
-                  "cache ($XDG_CACHE_HOME or ~/.cache, vkamp/gemm-tune-*.txt)"},
+          {g, "", "gemm, quant: instead, the GEMM tuner's sweep (fp16): time every kernel the device fits per class "
+                  "of product of the --shapes (quant: --layer and --types) and --forms, print the table and write "
+                  "the winners to the per-device cache ($XDG_CACHE_HOME or ~/.cache, vkamp/gemm-tune-*.txt)"},
           VKAMP_FIELD(tune)),
-      vkamp::config::real<BenchOptions>("max_tune_s", {g, "S", "gemm --tune: at most S seconds of timing a class"},
+      vkamp::config::real<BenchOptions>("max_tune_s", {g, "S", "gemm, quant --tune: at most S seconds of timing a class"},
                                         VKAMP_FIELD(max_tune_s), vkamp::config::Range::above(0)),
   };
 }
@@ -242,7 +242,7 @@ const std::vector<Command>& commands() {
       {"reduce", vkamp::bench::kReduceHelp, {"device", "repeats", "formats", "batch"}},
       {"generate", vkamp::bench::kGenerateHelp, {"device", "repeats", "formats", "size"}},
       {"attention", vkamp::bench::kAttentionHelp, {"device", "repeats", "formats", "size", "tiles"}},
-      {"quant", vkamp::bench::kQuantHelp, {"device", "repeats", "formats", "forms", "quick", "types", "layer", "paths"}},
+      {"quant", vkamp::bench::kQuantHelp, {"device", "repeats", "formats", "forms", "quick", "types", "layer", "paths", "tune", "max_tune_s"}},
   };
   return all;
 }
@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
       throw ConfigError("vkamp-bench quant times the products that read W: --forms forward,dx (a frozen W has no dW)");
     if (command == "quant" && opt.quick && !opt.layers.empty()) throw ConfigError("--quick picks layers: leave it out with --layer");
     if (opt.quick && !opt.shapes.empty()) throw ConfigError("--quick picks shapes: leave it out with --shape");
-    if (opt.tune && (opt.peer || opt.quick || opt.formats_given || !opt.paths.empty()))
+    if (opt.tune && (opt.peer || (opt.quick && command != "quant") || opt.formats_given || !opt.paths.empty()))
       throw ConfigError("--tune times fp16 kernels: leave out --peer, --quick, --formats and --paths");
     if (command == "generate" && (opt.sizes.size() > 1 || (opt.sizes.size() == 1 && opt.sizes[0] != "tiny" &&
                                                            opt.sizes[0] != "medium")))
@@ -321,6 +321,9 @@ int main(int argc, char** argv) {
       std::vector<std::string> forms;
       for (GemmForm f : opt.forms)
         if (f != GemmForm::BackwardWeight) forms.push_back(form_flag(f));
+      if (opt.tune)
+        return vkamp::bench::run_quant_tune(run.device, vkamp::bench::quant_layers(opt.layers, opt.quick, opt.types),
+                                            opt.types, forms, opt.max_tune_s);
       return vkamp::bench::run_quant(run.device, opt.repeats, opt.formats_given ? opt.formats[0] : vkamp::Format::F16,
                                      opt.types, forms, opt.layers, opt.quick, opt.paths);
     }

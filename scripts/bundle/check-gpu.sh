@@ -24,10 +24,12 @@
 #      mma) at each tile size of a sweep (the defaults among them), fp16; then
 #      PyTorch's at the same shapes (bench/attention_peer.py: SDPA's math,
 #      flash and memory-efficient backends), unless --vkamp-only;
-#   8. issue 53: a frozen linear layer's forward and dX with W in ggml blocks
-#      (q8_0, q4_0, q4_k, q6_k) against fp16 at Llama's 2048-wide shapes, on
-#      the shared-memory tiles (the GPU default) and the direct path
-#      (vkamp-bench quant --paths); then the forward pass of the same Q8_0 and
+#   8. issue 53: the GEMM tuner's sweep of the blocks' paths (vkamp-bench
+#      quant --tune: shared-memory tiles and the direct path's blocks, per
+#      class and block type, winners to the cache), then a frozen linear
+#      layer's forward and dX with W in ggml blocks (q8_0, q4_0, q4_k, q6_k)
+#      on the tuned paths against fp16 at Llama's 2048-wide shapes
+#      (vkamp-bench quant); then the forward pass of the same Q8_0 and
 #      Q4_K_M GGUF model in vkamp and in llama.cpp's Vulkan backend
 #      (bench/gguf_vs_llamacpp.sh: hidden 2048, 8 layers, 512 tokens), and
 #      vkamp-generate's prompt (--vkamp prefill) on the Q4_K_M file, where
@@ -67,14 +69,14 @@ attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128
 gpt2_set=(--rounds 1 --workloads gpt2 --steps 20 --precisions fp16) gpt2_dry=(--size gpt2 --batch 8)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
-quant=(--paths default --paths GEMM_TILED=0) gguf=(--hidden 2048 --layers 8 --heads 32 --ffn 5632 --tokens 512 --runs 5 --rounds 2)
+quant=() gguf=(--hidden 2048 --layers 8 --heads 32 --ffn 5632 --tokens 512 --runs 5 --rounds 2)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick --torch-device cpu)
   gpt2_set=(--quick --torch-device cpu --workloads tiny) gpt2_dry=(--size tiny)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
   attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
-  quant=(--quick --paths default --paths GEMM_TILED=0) gguf=(--hidden 256 --layers 1 --heads 4 --ffn 768 --tokens 32 --runs 1 --rounds 1)
+  quant=(--quick) gguf=(--hidden 256 --layers 1 --heads 4 --ffn 768 --tokens 32 --runs 1 --rounds 1)
 fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
@@ -151,7 +153,10 @@ if [[ " ${bench_args[*]-} " != *" --vkamp-only "* ]]; then
   [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the PyTorch attention peer failed"; status=1; }
 fi
 
-step "issue 53: W in ggml blocks against fp16 (vkamp-bench quant ${quant[*]})"
+step "issue 53: the blocks' GEMM paths tuned (vkamp-bench quant --tune ${quant[*]})"
+timeout $((150 * slow)) "$B/bin/vkamp-bench" quant --tune --max-tune-s 4 "${quant[@]}" 2>&1 | tee "$out/quant-tune.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the quantized GEMM's sweep failed"; status=1; }
+step "issue 53: W in ggml blocks against fp16 on the tuned paths (vkamp-bench quant ${quant[*]})"
 timeout $((120 * slow)) "$B/bin/vkamp-bench" quant "${quant[@]}" 2>&1 | tee "$out/quant-gemm.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the quantized GEMM benchmark failed"; status=1; }
 step "issue 53: a Q8_0 and a Q4_K_M GGUF model's forward against llama.cpp's Vulkan backend (${gguf[*]})"

@@ -4,18 +4,21 @@
 // defaults, and on a device (the tensor-core tiling emulated, so any device
 // runs it): a cache file deciding the kernel, a bad one warned about once,
 // and a run tuned on first use giving the bits of its kernel run directly.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "support/gpu_test.hpp"
 #include "support/guarded.hpp"
 #include "support/numerics.hpp"
 #include "vkamp/knobs.hpp"
+#include "vkamp/measure.hpp"
 #include "vkamp/ops/gemm_tuner.hpp"
 #include "vkamp/sequence.hpp"
 #include "vkamp/platform.hpp"
@@ -72,6 +75,39 @@ TEST(GemmKernelName, RefusesWhatTheFamilyDoesNotHave) {
     EXPECT_FALSE(GemmKernel::parse(bad)) << '"' << bad << '"';
 }
 
+TEST(GemmKernelName, TheShaderGemmsPaths) {
+  for (const char* name : {"shader", "shader-tiled", "shader-direct", "shader-direct-16x8", "shader-direct-1x16"}) {
+    const auto k = GemmKernel::parse(name);
+    ASSERT_TRUE(k) << name;
+    EXPECT_FALSE(k->mma);
+    EXPECT_EQ(k->name(), name);
+  }
+  EXPECT_EQ(GemmKernel::parse("shader-tiled")->tiled, true);
+  EXPECT_EQ(GemmKernel::parse("shader-direct-16x8")->block, (std::pair{16u, 8u}));
+  for (const char* bad : {"shader-", "shader-direct-", "shader-direct-0x8", "shader-direct-17x8", "shader-direct-08x8",
+                          "shader-direct-8x8x", "shader-direct-8", "shader-tiled-8x8", "shader-direct-8x8 "})
+    EXPECT_FALSE(GemmKernel::parse(bad)) << '"' << bad << '"';
+}
+
+// The paths a B in blocks may take: never a tensor-core kernel, each named
+// once, the device type's own path first (a short budget times it).
+TEST(GemmQuantCandidates, EveryPathOnceTheDeviceTypesFirst) {
+  DeviceInfo cpu = limits(32768, 1024), gpu = limits(49152, 1024);
+  cpu.type = VK_PHYSICAL_DEVICE_TYPE_CPU;
+  gpu.type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  for (const DeviceInfo& d : {cpu, gpu}) {
+    const auto all = ops::gemm_quant_candidates(d);
+    ASSERT_EQ(all.size(), 5u);
+    for (size_t i = 0; i < all.size(); ++i) {
+      EXPECT_FALSE(all[i].mma);
+      EXPECT_EQ(GemmKernel::parse(all[i].name()), all[i]) << all[i].name();
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(all[i].name(), all[j].name());
+    }
+  }
+  EXPECT_EQ(ops::gemm_quant_candidates(cpu)[0].name(), "shader-direct-16x8");
+  EXPECT_EQ(ops::gemm_quant_candidates(gpu)[0].name(), "shader-tiled");
+}
+
 TEST(GemmClass, BucketsTransposesAndBatches) {
   EXPECT_EQ(ops::gemm_class({.m = 16384, .n = 384, .k = 1536, .trans_b = true}), "nt:X.M.L");
   EXPECT_EQ(ops::gemm_class({.m = 384, .n = 1536, .k = 16384, .trans_a = true}), "tn:M.L.X");
@@ -92,6 +128,25 @@ TEST(GemmClass, BucketsTransposesAndBatches) {
   EXPECT_TRUE(ops::gemm_class_matches("*:X.*.*", "nt:X.M.L"));
   EXPECT_FALSE(ops::gemm_class_matches("*:S.*.*", "nt:X.M.L"));
   EXPECT_FALSE(ops::gemm_class_matches("nn:*.*.*", "nt:X.M.L"));
+}
+
+// A B in ggml blocks is a class of its own per block type: the compiled-in
+// rows, written for fp16 B, never match it.
+TEST(GemmClass, ABInBlocksNamesItsType) {
+  using quant::GgmlType;
+  EXPECT_EQ(ops::gemm_class({.m = 32, .n = 5632, .k = 2048, .trans_b = true, .b_blocks = GgmlType::Q4_K}),
+            "nt:S.X.L:q4_k");
+  EXPECT_EQ(ops::gemm_class({.m = 32, .n = 2048, .k = 5632, .b_blocks = GgmlType::Q8_0}), "nn:S.L.X:q8_0");
+  for (const char* cls : {"nt:S.X.L:q4_k", "nn:M.L.X:q6_k", "nt:X.M.M:q5_1"}) {
+    ASSERT_TRUE(ops::gemm_class_valid(cls)) << cls;
+    const ops::Gemm g = ops::gemm_class_example(cls);
+    EXPECT_TRUE(g.b_blocks) << cls;
+    EXPECT_EQ(ops::gemm_class(g), cls);
+    EXPECT_FALSE(ops::gemm_class_matches("*:S.*.*", cls));
+  }
+  for (const char* bad : {"nt:S.X.L:", "nt:S.X.L:f16", "nt:S.X.L:Q4_K", "nt:S.X.L:q4_k:q4_k", "nt:S.X.L:iq2_xs",
+                          "nt:S.X.L.q4_k", "nt:S.X:q4_k"})
+    EXPECT_FALSE(ops::gemm_class_valid(bad)) << bad;
 }
 
 // No GPU has timed the family yet: with no tuning on the device, every
@@ -130,6 +185,8 @@ ops::GemmTuneTable sample_table() {
   ops::GemmTuneTable t;
   t["nt:X.M.L"] = {*GemmKernel::parse("shader"), *GemmKernel::parse("mma-w8-f2x4-k32-sb"), 1.5, 2.25};
   t["tn:M.L.X"] = {*GemmKernel::parse("mma-w4-f1x2-k64-db"), *GemmKernel::parse("mma-w4-f1x2-k64-db"), 0.125, 0.125};
+  t["nt:S.X.L:q4_k"] = {*GemmKernel::parse("shader-direct-8x16"), GemmKernel{}, 375.5, 0};
+  t["nn:S.L.X:q8_0"] = {*GemmKernel::parse("shader-tiled"), GemmKernel{}, 12, 0};
   return t;
 }
 
@@ -160,6 +217,10 @@ TEST(GemmTuneFile, CorruptFilesAreRefused) {
       "nt:X.M.L shader nan mma-w8-f2x4-k32-sb 2\n",        // not a time
       "nt:X.M.L shader 1 mma-w8-f2x4-k64-db 2\n",          // does not fit the device
       "nt:X.M.L shader 1 mma-w8-f2x4-k32-sb 2\nnt:X.M.L shader 1 mma-w8-f2x4-k32-sb 2\n",  // twice
+      "nt:X.M.L shader 1.5 - 0\n",                                // no best mma for fp16 B
+      "nt:S.X.L:q4_k mma-w8-f2x4-k32-sb 1 - 0\n",              // blocks on a tensor-core kernel
+      "nt:S.X.L:q4_k shader 1 mma-w8-f2x4-k32-sb 2\n",         // a best mma for blocks
+      "nt:S.X.L:q4_k shader-direct-17x8 1 - 0\n",              // not a path
   };
   std::string why;
   for (const char* row : rows) {
@@ -223,6 +284,21 @@ class GemmTunerOnDevice : public GpuTest {
   std::vector<float> run_gemm(Context& c, const ops::Gemm& g, const std::vector<float>& a, const std::vector<float>& b,
                               const GemmKernel* direct = nullptr) {
     Buffer ba = upload(c, Format::F16, a), bb = upload(c, Format::F16, b);
+    Buffer bc = poisoned(c, Format::F16, size_t(g.m) * g.n);
+    Sequence seq(c);
+    seq.begin();
+    if (direct) ops::gemm_with(seq, Format::F16, g, *direct, ba, bb, bc);
+    else ops::gemm(seq, Format::F16, g, ba, bb, bc);
+    seq.end();
+    seq.run();
+    return download(bc, Format::F16, size_t(g.m) * g.n);
+  }
+
+  // g with B in blocks of random values (the same bytes in every context).
+  std::vector<float> run_blocks(Context& c, const ops::Gemm& g, const GemmKernel* direct = nullptr) {
+    std::mt19937 gen(29);
+    Buffer ba = random_buffer(c, Format::F16, size_t(g.m) * g.k, gen);
+    Buffer bb = random_blocks(c, *g.b_blocks, size_t(g.k) * g.n, gen);
     Buffer bc = poisoned(c, Format::F16, size_t(g.m) * g.n);
     Sequence seq(c);
     seq.begin();
@@ -304,6 +380,65 @@ TEST_F(GemmTunerOnDevice, ATunedRunGivesTheBitsOfItsKernelRunDirectly) {
   const GemmKernel k = *GemmKernel::parse(kernel);
   const auto direct = run_gemm(*c, g, a, b, &k);
   ASSERT_EQ(tuned.size(), direct.size());
+  EXPECT_EQ(0, std::memcmp(tuned.data(), direct.data(), tuned.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(cached.data(), direct.data(), cached.size() * sizeof(float)));
+  EXPECT_FALSE(std::isnan(direct[0])) << "the kernel wrote C";
+}
+
+// A B in blocks: the cache names its path per class and block type, the
+// run gives that path's bits; VKAMP_GEMM_TILED overrides the cache.
+TEST_F(GemmTunerOnDevice, TheCacheFileDecidesABlocksPath) {
+  const ops::Gemm g{.m = 40, .n = 48, .k = 512, .trans_b = true, .b_blocks = quant::GgmlType::Q4_K};
+  const GemmKernel pick = *GemmKernel::parse("shader-direct-4x4");
+  ops::GemmTuneTable table;
+  table[ops::gemm_class(g)] = {pick, GemmKernel{}, 1, 0};
+  write_cache(ops::format_tune_file(ops::gemm_tune_key(ctx().info()), table));
+  auto c = emulated_context();
+  const auto got = run_blocks(*c, g);
+  ASSERT_EQ(ops::gemm_tuner(*c).used().size(), 1u);
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].cls, "nt:S.S.M:q4_k");
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].kernel, "shader-direct-4x4");
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].source, "cache");
+  const auto direct = run_blocks(*c, g, &pick);
+  EXPECT_EQ(0, std::memcmp(got.data(), direct.data(), got.size() * sizeof(float)));
+  EXPECT_EQ(ops::gemm_tuner(*c).choose(Format::F16, {.m = 40, .n = 48, .k = 512, .trans_b = true,
+                                                     .b_blocks = quant::GgmlType::Q8_0}).name(),
+            "shader")
+      << "another block type is another class: not in the cache, the device type's path";
+
+  ContextOptions opt;
+  opt.validation = ctx().validation();
+  opt.paths.gemm_tiled = true;
+  Context tiled(opt);
+  EXPECT_EQ(ops::gemm_tuner(tiled).choose(Format::F16, g).name(), "shader");
+  EXPECT_EQ(ops::gemm_tuner(tiled).used()[0].source, "VKAMP_GEMM_TILED/_BLOCK");
+}
+
+// VKAMP_GEMM_TUNE=on times a blocks class's paths on first use and saves
+// the winner; a later run reads it, and both give its path's bits.
+TEST_F(GemmTunerOnDevice, ATunedBlocksClassGivesTheBitsOfItsPathRunDirectly) {
+  const ops::Gemm g{.m = 24, .n = 512, .k = 40, .b_blocks = quant::GgmlType::Q6_K};
+  std::vector<float> tuned;
+  std::string kernel;
+  {
+    auto c = emulated_context(GemmTuneMode::on);
+    tuned = run_blocks(*c, g);
+    const auto used = ops::gemm_tuner(*c).used();
+    ASSERT_EQ(used.size(), 1u);
+    EXPECT_EQ(used[0].source, "tuned");
+    kernel = used[0].kernel;
+  }
+  const auto k = GemmKernel::parse(kernel);
+  ASSERT_TRUE(k) << kernel;
+  EXPECT_NE(std::find(ops::gemm_quant_candidates(ctx().info()).begin(),
+                      ops::gemm_quant_candidates(ctx().info()).end(), *k),
+            ops::gemm_quant_candidates(ctx().info()).end())
+      << kernel << " is not one of the blocks' paths";
+  auto c = emulated_context();
+  const auto cached = run_blocks(*c, g);
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].source, "cache");
+  EXPECT_EQ(ops::gemm_tuner(*c).used()[0].kernel, kernel);
+  const auto direct = run_blocks(*c, g, &*k);
   EXPECT_EQ(0, std::memcmp(tuned.data(), direct.data(), tuned.size() * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(cached.data(), direct.data(), cached.size() * sizeof(float)));
   EXPECT_FALSE(std::isnan(direct[0])) << "the kernel wrote C";

@@ -18,6 +18,7 @@
 #include "shaders/gemm_reference.hpp"
 #include "vkamp/error.hpp"
 #include "vkamp/ops/gemm.hpp"
+#include "vkamp/ops/gemm_kernel.hpp"
 #include "vkamp/quant/dequantize.hpp"
 #include "vkamp/quant/quantize.hpp"
 
@@ -170,6 +171,36 @@ TEST_F(GpuTest, GemmQuantSlicesStartingInsideAScaleGroup) {
                            gemm_bound(fmt, in), smallest_normal(fmt)))
           << quant::ggml_type_info(t).name << " " << format_name(fmt) << ", W " << out << " x " << in;
     }
+}
+
+// Every path the GEMM tuner may pick for a B in blocks (tiles, and direct
+// loads at each block of outputs a thread) computes the same products:
+// forward and input gradient against the reference, with partial tiles.
+TEST_F(GpuTest, GemmQuantOnEveryTunerCandidate) {
+  const uint32_t batch = 37, in = 512, out = 45;
+  const Format fmt = Format::F16;
+  const auto candidates = ops::gemm_quant_candidates(ctx().info());
+  ASSERT_GE(candidates.size(), 5u);
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    const BlockWeight w = block_weight(t, out, in, 17 + uint32_t(t));
+    const Buffer bw = upload_blocks(w.blocks);
+    const auto x = random_values(size_t(batch) * in, -1, 1, fmt), dy = random_values(size_t(batch) * out, -1, 1, fmt);
+    const auto want_y = ref_forward(x, w.values, batch, in, out), want_dx = ref_backward_input(dy, w.values, batch, in, out);
+    for (const ops::GemmKernel& k : candidates) {
+      Buffer bx = guarded_input(fmt, x), by = guarded_output(fmt, size_t(batch) * out);
+      Buffer bdy = guarded_input(fmt, dy), bdx = guarded_output(fmt, size_t(batch) * in);
+      run_once([&](Sequence& seq) {
+        ops::gemm_with(seq, fmt, {.m = batch, .n = out, .k = in, .trans_b = true, .b_blocks = t}, k, bx, bw, by);
+        ops::gemm_with(seq, fmt, {.m = batch, .n = in, .k = out, .b_blocks = t}, k, bdy, bw, bdx);
+      });
+      EXPECT_TRUE(close_to(guarded_result(by, fmt, size_t(batch) * out), want_y, gemm_bound(fmt, in),
+                           smallest_normal(fmt)))
+          << quant::ggml_type_info(t).name << " forward on " << k.name();
+      EXPECT_TRUE(close_to(guarded_result(bdx, fmt, size_t(batch) * in), want_dx, gemm_bound(fmt, out),
+                           smallest_normal(fmt)))
+          << quant::ggml_type_info(t).name << " input gradient on " << k.name();
+    }
+  }
 }
 
 TEST_F(GpuTest, GemmQuantRefusesRowsOfPartialBlocks) {

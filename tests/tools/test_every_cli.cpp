@@ -146,7 +146,11 @@ TEST(EveryCli, BenchQuantChecksItsFlags) {
   ChildResult r = run_child(bench + " quant --help");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "--types LIST") && has(r.output, "--layer LIST")) << r.output;
+  EXPECT_TRUE(has(r.output, "--tune") && has(r.output, "--max-tune-s S")) << r.output;
   EXPECT_FALSE(has(r.output, "--peer")) << r.output;
+  r = run_child(bench + " quant --tune --paths GEMM_TILED=1");  // the sweep times every path itself
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, "--tune times fp16 kernels")) << r.output;
   r = run_child(bench + " gemm --types q8_0");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "--types is an option of vkamp-bench quant")) << r.output;

@@ -151,10 +151,7 @@ bool gemm_texel_loads(const Context& ctx) {
 
 void gemm(Sequence& seq, Format fmt, const Gemm& g, BufferView a, BufferView b, BufferView c,
           const GemmEpilogue& epilogue) {
-  // A B in blocks runs on gemm.comp's ".quant" build, which the tuner does
-  // not time yet: the plain kernel's plan.
-  const GemmKernel kernel = g.b_blocks ? GemmKernel{} : gemm_tuner(seq.context()).choose(fmt, g);
-  gemm_with(seq, fmt, g, kernel, a, b, c, epilogue);
+  gemm_with(seq, fmt, g, gemm_tuner(seq.context()).choose(fmt, g), a, b, c, epilogue);
 }
 
 void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kernel, BufferView a, BufferView b,
@@ -200,12 +197,14 @@ void gemm_with(Sequence& seq, Format fmt, const Gemm& g, const GemmKernel& kerne
       throw Error("gemm: the tensor-core kernel " + kernel.name() + " runs fp16 products with VKAMP_COOPMAT on");
     return detail::gemm_mma(seq, fmt, g, kernel.shape, lanes, push, a, b, c, epilogue);
   }
-  // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp).
+  // Shared-memory tiles on GPUs, direct loads on CPU drivers (gemm.comp),
+  // unless the kernel (a tuning) or the paths say otherwise.
   const KernelPaths& paths = seq.context().paths();
-  const bool tiled = paths.gemm_tiled.value_or(seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU);
+  const bool tiled =
+      kernel.tiled.value_or(paths.gemm_tiled.value_or(seq.context().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU));
   // A split product runs its epilogue in the reduction (gemm_reduce.comp),
   // so fusing keeps the split's parallelism.
-  const GemmPlan plan = gemm_plan(g, tiled, paths.gemm_block);
+  const GemmPlan plan = gemm_plan(g, tiled, kernel.block ? kernel.block : paths.gemm_block);
   const bool split = plan.splits > 1;
   const auto& info = seq.context().info();
   // The direct path reads the operands through texel views (CPU drivers)

@@ -1,5 +1,6 @@
 // The GEMM tuner's data: the cache file's format and the compiled-in
 // defaults (gemm_defaults.txt, embedded at build time as gemm_defaults.inc).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,11 @@ std::string key_line(const GemmTuneKey& k) {
          " vkamp=" + k.vkamp;
 }
 
+// A class of products whose B is in ggml blocks ("nt:S.L.L:q4_k"): no
+// tensor-core kernel reads blocks, so its row's best-mma is "-".
+bool reads_blocks(const std::string& cls) { return std::count(cls.begin(), cls.end(), ':') == 2; }
+constexpr const char* kNoMma = "-";
+
 bool parse_ms(const std::string& text, double& ms) {
   char* end = nullptr;
   ms = std::strtod(text.c_str(), &end);
@@ -55,10 +61,11 @@ std::string gemm_tune_path(const DeviceInfo& info) {
 std::string format_tune_file(const GemmTuneKey& key, const GemmTuneTable& table) {
   std::ostringstream out;
   out << kHeader << "\n" << key_line(key) << "\n";
-  out << "# class winner ms best-mma ms (vkamp-bench gemm --tune; ms per product as timed)\n";
+  out << "# class winner ms best-mma ms (vkamp-bench gemm --tune, vkamp-bench quant --tune; ms per product as "
+         "timed; best-mma - where B is in ggml blocks)\n";
   for (const auto& [cls, c] : table)
-    out << cls << " " << c.winner.name() << " " << c.winner_ms << " " << c.best_mma.name() << " " << c.best_mma_ms
-        << "\n";
+    out << cls << " " << c.winner.name() << " " << c.winner_ms << " "
+        << (reads_blocks(cls) ? std::string(kNoMma) : c.best_mma.name()) << " " << c.best_mma_ms << "\n";
   return out.str();
 }
 
@@ -84,11 +91,14 @@ std::optional<GemmTuneTable> parse_tune_file(const std::string& text, const Gemm
     std::istringstream row(line);
     std::string cls, winner, wms, best, bms, extra;
     row >> cls >> winner >> wms >> best >> bms;
-    const auto w = GemmKernel::parse(winner), b = GemmKernel::parse(best);
+    const auto w = GemmKernel::parse(winner);
+    const bool blocks = gemm_class_valid(cls) && reads_blocks(cls);
+    const auto b = blocks ? (best == kNoMma ? std::optional(GemmKernel{}) : std::nullopt) : GemmKernel::parse(best);
     GemmChoice c;
-    const bool ok = !bms.empty() && !(row >> extra) && gemm_class_valid(cls) && w && b && b->mma &&
-                    gemm_candidate_fits(*w, info, lanes) && gemm_candidate_fits(*b, info, lanes) &&
-                    parse_ms(wms, c.winner_ms) && parse_ms(bms, c.best_mma_ms) && !table.count(cls);
+    const bool ok = !bms.empty() && !(row >> extra) && gemm_class_valid(cls) && w && b && b->mma != blocks &&
+                    !(blocks && w->mma) && gemm_candidate_fits(*w, info, lanes) &&
+                    gemm_candidate_fits(*b, info, lanes) && parse_ms(wms, c.winner_ms) && parse_ms(bms, c.best_mma_ms) &&
+                    !table.count(cls);
     if (!ok) {
       why = "corrupt: line " + std::to_string(no) + " (\"" + line + "\") is not \"class winner ms best-mma ms\"";
       return std::nullopt;

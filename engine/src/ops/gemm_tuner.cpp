@@ -26,8 +26,10 @@ constexpr double kFirstUseBudgetS = 3.0;
 // Dispatches per timed run, and timed runs per candidate.
 constexpr uint32_t kRepeats = 8;
 constexpr int kRuns = 3;
-// Where a class's kernel came from when KernelPaths::gemm_kernel forced it.
+// Where a class's kernel came from when KernelPaths::gemm_kernel forced it,
+// and a B in blocks' path when gemm_tiled or gemm_block did.
 constexpr const char* kForcedSource = "VKAMP_GEMM_KERNEL";
+constexpr const char* kPathsSource = "VKAMP_GEMM_TILED/_BLOCK";
 
 }  // namespace
 
@@ -36,9 +38,11 @@ std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gem
   const auto start = std::chrono::steady_clock::now();
   // The product's shape alone: one dense product, the batch folded into m.
   Gemm t{.m = std::max(g.m * std::max(g.batch, 1u), 1u), .n = std::max(g.n, 1u), .k = std::max(g.k, 1u),
-         .trans_a = g.trans_a, .trans_b = g.trans_b, .k_range = g.k_range};
+         .trans_a = g.trans_a, .trans_b = g.trans_b, .k_range = g.k_range, .b_blocks = g.b_blocks};
   std::mt19937 gen(12345);
-  Buffer a = random_buffer(ctx, fmt, size_t(t.m) * t.k, gen), b = random_buffer(ctx, fmt, size_t(t.k) * t.n, gen);
+  Buffer a = random_buffer(ctx, fmt, size_t(t.m) * t.k, gen);
+  Buffer b = g.b_blocks ? random_blocks(ctx, *g.b_blocks, size_t(t.k) * t.n, gen)
+                        : random_buffer(ctx, fmt, size_t(t.k) * t.n, gen);
   Buffer c(ctx, std::max<size_t>(size_t(t.m) * t.n * format_bytes(fmt), 16));
   std::vector<GemmTiming> out;
   for (const GemmKernel& k : candidates) {
@@ -67,14 +71,14 @@ std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gem
   return out;
 }
 
-GemmChoice choice_from(const std::vector<GemmTiming>& timings) {
+GemmChoice choice_from(const std::vector<GemmTiming>& timings, bool b_blocks) {
   GemmChoice c;
   bool any = false, any_mma = false;
   for (const GemmTiming& t : timings) {
     if (!any || t.ms < c.winner_ms) c.winner = t.kernel, c.winner_ms = t.ms, any = true;
     if (t.kernel.mma && (!any_mma || t.ms < c.best_mma_ms)) c.best_mma = t.kernel, c.best_mma_ms = t.ms, any_mma = true;
   }
-  if (!any_mma) c.best_mma = gemm_default_choice(0, "*").best_mma;
+  if (!any_mma && !b_blocks) c.best_mma = gemm_default_choice(0, "*").best_mma;
   return c;
 }
 
@@ -107,40 +111,62 @@ GemmKernel GemmTuner::pick(const GemmChoice& c) const {
 }
 
 GemmKernel GemmTuner::choose(Format fmt, const Gemm& g) {
-  if (!gemm_takes_mma(ctx_, fmt, g)) return {};
+  if (!g.b_blocks && !gemm_takes_mma(ctx_, fmt, g)) return {};
   const std::string cls = gemm_class(g);
-  if (const auto& forced = ctx_.paths().gemm_kernel) {
-    const auto k = GemmKernel::parse(*forced);
-    if (!k) throw Error("the GEMM kernel (VKAMP_GEMM_KERNEL) is shader or mma-wW-fMxN-kK-db|sb, not \"" + *forced + "\"");
-    used_.try_emplace(cls, Use{cls, k->name(), kForcedSource});
-    return *k;
+  const KernelPaths& paths = ctx_.paths();
+  // No tensor-core kernel reads blocks: a forced mma kernel leaves them on
+  // the shader GEMM's paths, which VKAMP_GEMM_TILED and _BLOCK force too.
+  std::optional<GemmKernel> forced;
+  if (paths.gemm_kernel) {
+    forced = GemmKernel::parse(*paths.gemm_kernel);
+    if (!forced)
+      throw Error("the GEMM kernel (VKAMP_GEMM_KERNEL) is shader, shader-tiled, shader-direct[-RxC] or "
+                  "mma-wW-fMxN-kK-db|sb, not \"" + *paths.gemm_kernel + "\"");
+    if (g.b_blocks && forced->mma) forced.reset();
+  }
+  if (forced) {
+    used_.try_emplace(cls, Use{cls, forced->name(), kForcedSource});
+    return *forced;
+  }
+  if (g.b_blocks && (paths.gemm_tiled || paths.gemm_block)) {
+    used_.try_emplace(cls, Use{cls, GemmKernel{}.name(), kPathsSource});
+    return {};
   }
   if (const auto it = used_.find(cls); it != used_.end() && it->second.source != kForcedSource)
     return *GemmKernel::parse(it->second.kernel);
   std::string source = "cache";
   auto it = table_.find(cls);
   if (it == table_.end() && mode_ == GemmTuneMode::on) {
-    // Tuned now, defaults first so that a short budget still times them.
-    const GemmChoice d = gemm_default_choice(ctx_.info().vendor_id, cls);
-    std::vector<GemmKernel> order{d.winner, d.best_mma};
-    for (const GemmKernel& k : gemm_candidates(ctx_.info(), lanes()))
-      if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
-    if (!ctx_.gemm_mma_auto()) std::erase_if(order, [](const GemmKernel& k) { return !k.mma; });
-    std::erase_if(order, [&](const GemmKernel& k) { return !gemm_candidate_fits(k, ctx_.info(), lanes()); });
-    it = table_.emplace(cls, choice_from(time_gemm_candidates(ctx_, fmt, g, order, kFirstUseBudgetS))).first;
+    it = table_.emplace(cls, choice_from(time_gemm_candidates(ctx_, fmt, g, first_use_order(cls, g), kFirstUseBudgetS),
+                                         g.b_blocks.has_value()))
+             .first;
     source = "tuned";
     std::string why;
     if (!save(why)) std::fprintf(stderr, "vkamp: the GEMM tuning cache was not saved: %s\n", why.c_str());
   }
   GemmKernel k;
   if (it != table_.end()) {
-    k = pick(it->second);
-  } else {
+    k = g.b_blocks ? it->second.winner : pick(it->second);
+  } else if (!g.b_blocks) {
     k = pick(gemm_default_choice(ctx_.info().vendor_id, cls));
     source = "default";
+  } else {
+    source = "default";  // the shader GEMM on the device type's path
   }
   used_[cls] = {cls, k.name(), source};
   return k;
+}
+
+std::vector<GemmKernel> GemmTuner::first_use_order(const std::string& cls, const Gemm& g) const {
+  if (g.b_blocks) return gemm_quant_candidates(ctx_.info());
+  // The defaults first, so that a short budget still times them.
+  const GemmChoice d = gemm_default_choice(ctx_.info().vendor_id, cls);
+  std::vector<GemmKernel> order{d.winner, d.best_mma};
+  for (const GemmKernel& k : gemm_candidates(ctx_.info(), lanes()))
+    if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+  if (!ctx_.gemm_mma_auto()) std::erase_if(order, [](const GemmKernel& k) { return !k.mma; });
+  std::erase_if(order, [&](const GemmKernel& k) { return !gemm_candidate_fits(k, ctx_.info(), lanes()); });
+  return order;
 }
 
 std::vector<GemmTuner::Use> GemmTuner::used() const {

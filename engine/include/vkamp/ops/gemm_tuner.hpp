@@ -1,8 +1,10 @@
 // The GEMM autotuner: which kernel (the shader GEMM or a tensor-core shape,
-// ops/gemm_kernel.hpp) runs each class of fp16 product on this device.
+// ops/gemm_kernel.hpp) runs each class of fp16 product on this device, and
+// which path of the shader GEMM a product with B in ggml blocks takes.
 //
 // A choice comes from, in order: the per-device cache file that
-// `vkamp-bench gemm --tune` (or VKAMP_GEMM_TUNE=on) writes under the user's
+// `vkamp-bench gemm --tune`, `vkamp-bench quant --tune` (or
+// VKAMP_GEMM_TUNE=on) writes under the user's
 // cache directory, keyed by vendor, device, driver version and vkamp
 // version; a tuning run on first use (VKAMP_GEMM_TUNE=on only, bounded in
 // time); the compiled-in defaults (engine/src/ops/gemm_defaults.txt). A
@@ -25,7 +27,7 @@ namespace vkamp::ops {
 
 struct GemmChoice {
   GemmKernel winner;    // fastest of all candidates, the shader GEMM included
-  GemmKernel best_mma;  // fastest tensor-core shape (what VKAMP_COOPMAT=1 and =emulate run)
+  GemmKernel best_mma;  // fastest tensor-core shape (what VKAMP_COOPMAT=1 and =emulate run); the shader for blocks
   double winner_ms = 0, best_mma_ms = 0;  // as timed; 0: not timed (defaults)
   bool operator==(const GemmChoice&) const = default;
 };
@@ -57,17 +59,21 @@ struct GemmTiming {
 // batch folded into m) until budget_s seconds have passed (at least one).
 std::vector<GemmTiming> time_gemm_candidates(Context& ctx, Format fmt, const Gemm& g,
                                              const std::vector<GemmKernel>& candidates, double budget_s);
-// The fastest overall and the fastest mma of timings (ties: the earlier).
-GemmChoice choice_from(const std::vector<GemmTiming>& timings);
+// The fastest overall and the fastest mma of timings (ties: the earlier);
+// with `b_blocks` (a B in ggml blocks, which no mma kernel reads) no best mma.
+GemmChoice choice_from(const std::vector<GemmTiming>& timings, bool b_blocks = false);
 
 class GemmTuner : public ContextExtension {
  public:
   explicit GemmTuner(Context& ctx);
   // The kernel gemm() runs for g (the shader GEMM where gemm_takes_mma is
-  // false). KernelPaths::gemm_kernel, where set, wins (for tests and benchmarks).
+  // false). KernelPaths::gemm_kernel, where set, wins (for tests and
+  // benchmarks). A B in ggml blocks runs the shader GEMM on the path the
+  // cache names for its class (gemm_quant_candidates), else the device
+  // type's, unless KernelPaths::gemm_tiled or gemm_block force one.
   GemmKernel choose(Format fmt, const Gemm& g);
   struct Use {
-    std::string cls, kernel, source;  // source: cache, tuned, default, VKAMP_GEMM_KERNEL
+    std::string cls, kernel, source;  // source: cache, tuned, default, VKAMP_GEMM_KERNEL, VKAMP_GEMM_TILED/_BLOCK
   };
   // Every class chosen so far, in class order.
   std::vector<Use> used() const;
@@ -75,7 +81,7 @@ class GemmTuner : public ContextExtension {
   const std::string& warning() const { return warning_; }
   const std::string& path() const { return path_; }
   const GemmTuneTable& table() const { return table_; }
-  // A tuned class (vkamp-bench gemm --tune), kept and saved with the rest.
+  // A tuned class (vkamp-bench gemm --tune, quant --tune), kept and saved with the rest.
   void set(const std::string& cls, const GemmChoice& choice) { table_[cls] = choice; }
   // Writes the table to the cache file (atomically); false and why if not.
   bool save(std::string& why) const;
@@ -84,6 +90,8 @@ class GemmTuner : public ContextExtension {
 
  private:
   GemmKernel pick(const GemmChoice& c) const;
+  // What a class missing from the cache times on first use (VKAMP_GEMM_TUNE=on).
+  std::vector<GemmKernel> first_use_order(const std::string& cls, const Gemm& g) const;
 
   Context& ctx_;
   GemmTuneMode mode_;
