@@ -40,21 +40,26 @@ std::optional<io::GgufFile> open_if_gguf(const std::string& path) {
   return std::nullopt;
 }
 
-// The weights a PEFT adapter folder adapts (of "...q_proj.lora_A.weight",
+// A PEFT adapter folder's LoRA settings and the graph they make of the model.
+struct AdapterFolder {
+  std::string dir;
+  models::LoraConfig lora;
+  graph::Graph graph;
+};
+
+// The weights an adapter adapts (of "...q_proj.lora_A.weight",
 // "...q_proj.weight").
-std::set<std::string> adapted_weights(const std::string& dir, const models::LlamaConfig& c) {
+std::set<std::string> adapted_weights(const AdapterFolder& adapter) {
   std::set<std::string> out;
-  const graph::Graph g = models::llama_graph(c, 1, models::read_peft_config(dir));
-  for (const graph::Tensor& t : g.tensors())
+  for (const graph::Tensor& t : adapter.graph.tensors())
     if (const size_t at = t.name.find(".lora_A.weight"); at != std::string::npos) out.insert(t.name.substr(0, at) + ".weight");
   return out;
 }
 
 // W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
-void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, graph::FrozenStore& frozen) {
-  const models::LoraConfig lora = models::read_peft_config(dir);
+void fold_adapter_folder(const AdapterFolder& adapter, graph::FrozenStore& frozen) {
   std::map<std::string, std::vector<float>> adapters;
-  models::load_peft_adapter(dir, models::llama_graph(c, 1, lora),
+  models::load_peft_adapter(adapter.dir, adapter.graph,
                             [&](const std::string& name, std::vector<float>&& v) { adapters[name] = std::move(v); });
   for (const auto& [name, a] : adapters) {
     const size_t at = name.find(".lora_A.weight");
@@ -62,7 +67,7 @@ void fold_adapter_folder(const std::string& dir, const models::LlamaConfig& c, g
     const std::string weight = name.substr(0, at) + ".weight";
     const std::vector<float>& b = adapters.at(name.substr(0, at) + ".lora_B.weight");
     std::vector<float> w = frozen.read(weight);
-    models::fold_adapter(w, a, b, lora);
+    models::fold_adapter(w, a, b, adapter.lora);
     frozen.write(weight, w);
   }
 }
@@ -81,20 +86,24 @@ std::vector<int32_t> chat_prompt(const LlamaGeneration& g, const text::Tokenizer
   return tok.encode(text, /*add_special=*/false);
 }
 
-}  // namespace
-
-FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
-                              Format precision, uint64_t seed) {
-  const std::optional<io::GgufFile> gguf = open_if_gguf(model_path);
+// load_frozen_llama on a model already open: `gguf` where it is a GGUF
+// file, and its configuration.
+FrozenLlama load_frozen(Context& ctx, const std::string& model_path, const std::optional<io::GgufFile>& gguf,
+                        const models::LlamaConfig& config, const std::string& adapter_dir, Format precision,
+                        uint64_t seed) {
   FrozenLlama out;
-  out.config = gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(model_path);
+  out.config = config;
+  std::optional<AdapterFolder> adapter;
+  if (!adapter_dir.empty()) {
+    const models::LoraConfig lora = models::read_peft_config(adapter_dir);
+    adapter = AdapterFolder{adapter_dir, lora, models::llama_graph(config, 1, lora)};
+  }
   models::LoraConfig frozen;
   frozen.frozen_base = true;
   graph::Graph g = models::llama_graph(out.config, 1, frozen);
   // A GGUF file's quantized matrices stay in its blocks, as llama.cpp holds
   // them, but those an adapter is folded into (in the run's format).
-  if (gguf) models::hold_gguf_blocks(g, *gguf, adapter_dir.empty() ? std::set<std::string>{}
-                                                                    : adapted_weights(adapter_dir, out.config));
+  if (gguf) models::hold_gguf_blocks(g, *gguf, adapter ? adapted_weights(*adapter) : std::set<std::string>{});
   out.model = std::make_unique<train::Model>(ctx, std::move(g), precision, 1, seed, false, false);
   if (gguf)
     train::load_gguf_weights(*gguf, *out.model);
@@ -103,8 +112,17 @@ FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const
                                   [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
                                     out.model->frozen().write_slice(name, first, v);
                                   });
-  if (!adapter_dir.empty()) fold_adapter_folder(adapter_dir, out.config, out.model->frozen());
+  if (adapter) fold_adapter_folder(*adapter, out.model->frozen());
   return out;
+}
+
+}  // namespace
+
+FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
+                              Format precision, uint64_t seed) {
+  const std::optional<io::GgufFile> gguf = open_if_gguf(model_path);
+  return load_frozen(ctx, model_path, gguf, gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(model_path),
+                     adapter_dir, precision, seed);
 }
 
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {
@@ -124,7 +142,7 @@ Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::func
   Generated out;
   out.prompt_ids = prompt;
   out.precision = g.precision.value_or(default_precision(g.model_dir));
-  const FrozenLlama frozen = load_frozen_llama(ctx, g.model_dir, g.adapter_dir, out.precision, g.seed);
+  const FrozenLlama frozen = load_frozen(ctx, g.model_dir, gguf, c, g.adapter_dir, out.precision, g.seed);
   models::LlamaDecoder decoder(ctx, c, out.precision, models::LlamaDecoder::frozen_weights(frozen.model->frozen()),
                                uint32_t(positions));
   // The prompt through the model in one batch (prefill), then token by token.

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
        "by default); --lora-rank 0 trains every weight. Prints the validation loss before and after and\n"
        "writes adapter_model.safetensors and adapter_config.json into --out, which PEFT's\n"
        "PeftModel.from_pretrained reads. --max-steps 0 only evaluates. --synthetic NAME (qwen2.5-0.5b,\n"
-       "tinyllama-1.1b, llama-3.2-1b, llama-3.1-8b, llama-tiny) builds that shape with random weights, so\n"
+       "qwen2.5-1.5b, tinyllama-1.1b, llama-3.2-1b, llama-3.1-8b, llama-tiny) builds that shape with random weights, so\n"
        "--dry-run plans memory without a download. A run whose plan passes the device's memory budget\n"
        "exits 2 before allocating anything, with the plan and the settings that would fit.",
        vkamp::app::Rows::FineTune},

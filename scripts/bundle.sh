@@ -153,7 +153,7 @@ for b in gguf-forward-bench llama-prefill-bench; do
   [ ! -x "$build/bench/$b" ] || cp "$build/bench/$b" "$B/bin/"
 done
 mkdir -p "$B/bench" "$B/tests/golden"
-install -m 755 "$src/bench/gpu_vs_torch.sh" "$src/bench/gguf_vs_llamacpp.sh" "$B/bench/"
+install -m 755 "$src/bench/gpu_vs_torch.sh" "$src/bench/gguf_vs_llamacpp.sh" "$src/bench/qlora_rate.sh" "$B/bench/"
 cp "$src/bench/turns.sh" "$src"/bench/*.py "$B/bench/"
 cp "$src/tests/golden/gpt_reference.py" "$src/tests/golden/safetensors_writer.py" "$B/tests/golden/"
 fortunes=/usr/share/games/fortunes

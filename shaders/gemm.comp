@@ -99,6 +99,18 @@ void main() {
   if (K_RANGE == 1u) k_end = min(k_end, row0 + DM * WY);
   if (K_RANGE == 2u) k_begin = max(k_begin, row0);
 
+#if defined(VKAMP_GEMM_QUANT)
+  // Down a column of W in a k-quant (B not transposed: the input gradient),
+  // every value is in another row and so another scale group. A thread then
+  // takes DN consecutive columns, which share a group (rows are whole blocks
+  // and DN divides QGROUP), and looks the scales up once for all of them.
+  bool b_grouped = TRANS_B == 0u && QGROUP != 0u && TILED == 0u && QGROUP % DN == 0u;
+#else
+  bool b_grouped = false;
+#endif
+  // Output column q of this thread: col0 + tx c_lane + q c_step.
+  uint c_lane = b_grouped ? DN : 1u, c_step = b_grouped ? 1u : WX;
+
   float acc[DM][DN];
   for (uint r = 0u; r < DM; ++r)
     for (uint q = 0u; q < DN; ++q) acc[r][q] = 0.0;
@@ -115,7 +127,7 @@ void main() {
       ai[r] = a0 + (TRANS_A != 0u ? i : i * p.lda);
     }
     for (uint q = 0u; q < DN; ++q) {
-      uint j = min(col0 + tx + WX * q, p.n - 1u);
+      uint j = min(col0 + tx * c_lane + q * c_step, p.n - 1u);
       bj[q] = b0 + (TRANS_B != 0u ? j * p.ldb : j);
     }
 #if defined(VKAMP_GEMM_SUBGROUP)
@@ -149,6 +161,10 @@ void main() {
         if (kk == k_begin || kk % QGROUP == 0u)
           for (uint q = 0u; q < DN; ++q) bs[q] = quant_scale(bj[q] + kk);
         for (uint q = 0u; q < DN; ++q) bv[q] = quant_scaled(bj[q] + kk, bs[q]);
+      } else if (b_grouped) {
+        // Columns past C's edge read its last one: still one group.
+        vec2 scale = quant_scale(bj[0] + kk * sb);
+        for (uint q = 0u; q < DN; ++q) bv[q] = quant_scaled(bj[q] + kk * sb, scale);
       } else
 #endif
       {
@@ -188,7 +204,7 @@ void main() {
     uint i = row0 + ty + WY * r;
     if (i >= p.m) continue;
     for (uint q = 0u; q < DN; ++q) {
-      uint j = col0 + tx + WX * q;
+      uint j = col0 + tx * c_lane + q * c_step;
       if (j >= p.n) continue;
       store_c(i, j, acc[r][q]);
     }

@@ -35,6 +35,9 @@
 #      vkamp-generate's prompt (--vkamp prefill) on the Q4_K_M file, where
 #      the bundle carries llama.cpp (scripts/bundle.sh with
 #      VKAMP_BUNDLE_LLAMACPP=1; without it the step says so and goes on);
+#      then QLoRA's training throughput (bench/qlora_rate.sh: qwen2.5-1.5b
+#      in Q8_0 and Q4_K, LoRA r 16, 128 tokens, 20 steps), the line to hold
+#      against qvac-fabric's published Vulkan rates;
 #   9. the rest of the suite, in whatever time is left (timeout).
 #
 #   check-gpu.sh [--vkamp-only] [--quick] [--budget S] [--tune-shapes LIST] [gpu_vs_torch.sh options]
@@ -69,14 +72,14 @@ attn=(--size medium,gpt2 --tiles device,16x32,32x32,48x32,64x16,64x64,128x16,128
 gpt2_set=(--rounds 1 --workloads gpt2 --steps 20 --precisions fp16) gpt2_dry=(--size gpt2 --batch 8)
 bench_set=(--rounds 1 --workloads gemm,medium,small,lenet5,mlp --shapes 1024x1024x1024,4096x4096x4096,8192x8192x8192
            --forms forward,dx,dw --steps 150 --epochs 1)
-quant=() gguf=(--hidden 2048 --layers 8 --heads 32 --ffn 5632 --tokens 512 --runs 5 --rounds 2)
+quant=() qlora=() gguf=(--hidden 2048 --layers 8 --heads 32 --ffn 5632 --tokens 512 --runs 5 --rounds 2)
 if [ "$quick" = 1 ]; then
   [ -n "$tune_shapes" ] || tune_shapes=64x64x64,200x136x72
   bench_set=(--quick --torch-device cpu)
   gpt2_set=(--quick --torch-device cpu --workloads tiny) gpt2_dry=(--size tiny)
   gpt=(--size tiny) gpt_steps=5 gemm_shape=128x128x128 slow=3
   attn=(--size tiny --tiles device,32x16 --repeats 2) peer_quick=(--device cpu --dtype fp32)
-  quant=(--quick) gguf=(--hidden 256 --layers 1 --heads 4 --ffn 768 --tokens 32 --runs 1 --rounds 1)
+  quant=(--quick) qlora=(--shape llama-tiny --seq-len 32 --steps 3) gguf=(--hidden 256 --layers 1 --heads 4 --ffn 768 --tokens 32 --runs 1 --rounds 1)
 fi
 out="${CHECK_GPU_DIR:-$PWD/check-gpu-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out" || exit 2
@@ -171,6 +174,10 @@ if [ "$rc" = 0 ]; then  # vkamp-generate's prompt (prefill) on the Q4_K_M file, 
     tee "$out/prefill-vs-llamacpp.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: vkamp-generate's prompt against llama.cpp failed"; status=1; }
 fi
+
+step "issue 53: QLoRA training throughput (bench/qlora_rate.sh ${qlora[*]})"
+timeout $((240 * slow)) "$B/bench/qlora_rate.sh" "${qlora[@]}" 2>&1 | tee "$out/qlora-rate.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "check-gpu: the QLoRA throughput run failed"; status=1; }
 
 rest=$(left)
 step "the rest of the suite (${rest} s left)"

@@ -147,14 +147,16 @@ float dq_q6_k_apply(float ds, int q) {
 // (quant_scale) and applies them to each value (quant_scaled), with the
 // same bits as quant_value.
 const uint QGROUP = QTYPE == 12u || QTYPE == 13u ? 32u : QTYPE == 14u ? 16u : 0u;
+// A k-quant's super-block of 256 values: its bytes (Q4_K 144, Q5_K 176, Q6_K 210).
+const uint QK_BYTES = QTYPE == 12u ? 144u : QTYPE == 13u ? 176u : 210u;
 vec2 quant_scale(uint i) {
-  if (QTYPE == 14u) return vec2(dq_q6_k_scale((i / 256u) * 210u, i % 256u), 0.0);
-  return dq_k_scale((i / 256u) * (QTYPE == 12u ? 144u : 176u), i % 256u);
+  if (QTYPE == 14u) return vec2(dq_q6_k_scale((i / 256u) * QK_BYTES, i % 256u), 0.0);
+  return dq_k_scale((i / 256u) * QK_BYTES, i % 256u);
 }
 float quant_scaled(uint i, vec2 scale) {
-  if (QTYPE == 12u) return dq_k_apply(scale, dq_q4_k_code((i / 256u) * 144u, i % 256u));
-  if (QTYPE == 13u) return dq_k_apply(scale, dq_q5_k_code((i / 256u) * 176u, i % 256u));
-  return dq_q6_k_apply(scale.x, dq_q6_k_code((i / 256u) * 210u, i % 256u));
+  if (QTYPE == 12u) return dq_k_apply(scale, dq_q4_k_code((i / 256u) * QK_BYTES, i % 256u));
+  if (QTYPE == 13u) return dq_k_apply(scale, dq_q5_k_code((i / 256u) * QK_BYTES, i % 256u));
+  return dq_q6_k_apply(scale.x, dq_q6_k_code((i / 256u) * QK_BYTES, i % 256u));
 }
 
 float quant_value(uint i) {

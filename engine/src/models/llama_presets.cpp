@@ -54,6 +54,19 @@ LlamaConfig qwen25_05b() {
   return c;
 }
 
+LlamaConfig qwen25_15b() {
+  // Qwen/Qwen2.5-1.5B's config.json: the size of the models qvac-fabric's
+  // published Vulkan LoRA rates use (Qwen3-1.7B), in an architecture vkamp reads.
+  LlamaConfig c = qwen25_05b();
+  c.hidden_size = 1536;
+  c.intermediate_size = 8960;
+  c.num_hidden_layers = 28;
+  c.num_attention_heads = 12;
+  c.num_key_value_heads = 2;
+  c.max_position_embeddings = 131072;
+  return c;
+}
+
 // Llama 3's rope_scaling (type llama3), as meta-llama's 3.1 and 3.2 configs give it.
 ops::Rope llama3_rope() {
   ops::Rope r;
@@ -99,8 +112,8 @@ LlamaConfig llama31_8b() {
 }
 
 const Preset kPresets[] = {{"tinyllama-1.1b", tinyllama()}, {"qwen2.5-0.5b", qwen25_05b()},
-                           {"llama-3.2-1b", llama32_1b()},   {"llama-3.1-8b", llama31_8b()},
-                           {"llama-tiny", llama_tiny()}};
+                           {"qwen2.5-1.5b", qwen25_15b()},  {"llama-3.2-1b", llama32_1b()},
+                           {"llama-3.1-8b", llama31_8b()},  {"llama-tiny", llama_tiny()}};
 
 }  // namespace
 

@@ -9,7 +9,7 @@
 
 namespace vkamp::models {
 
-// Real shapes from their config.json: "qwen2.5-0.5b", "tinyllama-1.1b",
+// Real shapes from their config.json: "qwen2.5-0.5b", "qwen2.5-1.5b", "tinyllama-1.1b",
 // "llama-3.2-1b", "llama-3.1-8b"; and "llama-tiny" (a few layers of 64
 // channels, for CPU drivers); nullopt for another name.
 std::optional<LlamaConfig> llama_preset(const std::string& name);
