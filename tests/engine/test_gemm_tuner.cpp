@@ -283,30 +283,23 @@ class GemmTunerOnDevice : public GpuTest {
   // g on `c`'s own choice (ops::gemm), C as stored.
   std::vector<float> run_gemm(Context& c, const ops::Gemm& g, const std::vector<float>& a, const std::vector<float>& b,
                               const GemmKernel* direct = nullptr) {
-    Buffer ba = upload(c, Format::F16, a), bb = upload(c, Format::F16, b);
-    Buffer bc = poisoned(c, Format::F16, size_t(g.m) * g.n);
-    Sequence seq(c);
-    seq.begin();
-    if (direct) ops::gemm_with(seq, Format::F16, g, *direct, ba, bb, bc);
-    else ops::gemm(seq, Format::F16, g, ba, bb, bc);
-    seq.end();
-    seq.run();
-    return download(bc, Format::F16, size_t(g.m) * g.n);
+    return run_on(c, g, upload(c, Format::F16, a), upload(c, Format::F16, b), direct);
   }
-
   // g with B in blocks of random values (the same bytes in every context).
   std::vector<float> run_blocks(Context& c, const ops::Gemm& g, const GemmKernel* direct = nullptr) {
     std::mt19937 gen(29);
-    Buffer ba = random_buffer(c, Format::F16, size_t(g.m) * g.k, gen);
-    Buffer bb = random_blocks(c, *g.b_blocks, size_t(g.k) * g.n, gen);
-    Buffer bc = poisoned(c, Format::F16, size_t(g.m) * g.n);
+    Buffer a = random_buffer(c, Format::F16, size_t(g.m) * g.k, gen);
+    return run_on(c, g, std::move(a), random_blocks(c, *g.b_blocks, size_t(g.k) * g.n, gen), direct);
+  }
+  std::vector<float> run_on(Context& c, const ops::Gemm& g, Buffer a, Buffer b, const GemmKernel* direct) {
+    Buffer out = poisoned(c, Format::F16, size_t(g.m) * g.n);
     Sequence seq(c);
     seq.begin();
-    if (direct) ops::gemm_with(seq, Format::F16, g, *direct, ba, bb, bc);
-    else ops::gemm(seq, Format::F16, g, ba, bb, bc);
+    if (direct) ops::gemm_with(seq, Format::F16, g, *direct, a, b, out);
+    else ops::gemm(seq, Format::F16, g, a, b, out);
     seq.end();
     seq.run();
-    return download(bc, Format::F16, size_t(g.m) * g.n);
+    return download(out, Format::F16, size_t(g.m) * g.n);
   }
 
   std::filesystem::path dir_;
