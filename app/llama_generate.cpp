@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vkamp/config_error.hpp"
+#include "vkamp/models/gguf_adapter.hpp"
 #include "vkamp/models/gguf_model.hpp"
 #include "vkamp/models/hf_checkpoint.hpp"
 #include "vkamp/models/llama_decoder.hpp"
@@ -40,36 +41,30 @@ std::optional<io::GgufFile> open_if_gguf(const std::string& path) {
   return std::nullopt;
 }
 
-// A PEFT adapter folder's LoRA settings and the graph they make of the model.
-struct AdapterFolder {
-  std::string dir;
-  models::LoraConfig lora;
-  graph::Graph graph;
-};
+// An adapter's factors per weight it adapts (Hugging Face's names), from a
+// PEFT folder or a GGUF LoRA file as llama.cpp loads it.
+using AdapterFactors = models::GgufLoraAdapter;
 
-// The weights an adapter adapts (of "...q_proj.lora_A.weight",
-// "...q_proj.weight").
-std::set<std::string> adapted_weights(const AdapterFolder& adapter) {
-  std::set<std::string> out;
-  for (const graph::Tensor& t : adapter.graph.tensors())
-    if (const size_t at = t.name.find(".lora_A.weight"); at != std::string::npos) out.insert(t.name.substr(0, at) + ".weight");
-  return out;
-}
-
-// W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
-void fold_adapter_folder(const AdapterFolder& adapter, graph::FrozenStore& frozen) {
-  std::map<std::string, std::vector<float>> adapters;
-  models::load_peft_adapter(adapter.dir, adapter.graph,
-                            [&](const std::string& name, std::vector<float>&& v) { adapters[name] = std::move(v); });
-  for (const auto& [name, a] : adapters) {
+AdapterFactors read_adapter(const std::string& path, const models::LlamaConfig& c, const graph::Graph& base) {
+  AdapterFactors out;
+  if (io::is_gguf_path(path)) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> shapes;
+    for (const graph::Tensor& t : base.tensors())
+      if (t.dims.size() == 2) shapes[t.name] = {t.dims[0], t.dims[1]};
+    const std::optional<io::GgufFile> f = open_if_gguf(path);
+    return models::read_gguf_adapter(*f, c, shapes);
+  }
+  const models::LoraConfig lora = models::read_peft_config(path);
+  std::map<std::string, std::vector<float>> values;
+  models::load_peft_adapter(path, models::llama_graph(c, 1, lora),
+                            [&](const std::string& name, std::vector<float>&& v) { values[name] = std::move(v); });
+  for (auto& [name, a] : values) {
     const size_t at = name.find(".lora_A.weight");
     if (at == std::string::npos) continue;
-    const std::string weight = name.substr(0, at) + ".weight";
-    const std::vector<float>& b = adapters.at(name.substr(0, at) + ".lora_B.weight");
-    std::vector<float> w = frozen.read(weight);
-    models::fold_adapter(w, a, b, adapter.lora);
-    frozen.write(weight, w);
+    const std::string stem = name.substr(0, at);
+    out[stem + ".weight"] = {lora, std::move(a), std::move(values.at(stem + ".lora_B.weight"))};
   }
+  return out;
 }
 
 // The chat prompt's ids: rendered with the generation prompt, encoded
@@ -89,21 +84,19 @@ std::vector<int32_t> chat_prompt(const LlamaGeneration& g, const text::Tokenizer
 // load_frozen_llama on a model already open: `gguf` where it is a GGUF
 // file, and its configuration.
 FrozenLlama load_frozen(Context& ctx, const std::string& model_path, const std::optional<io::GgufFile>& gguf,
-                        const models::LlamaConfig& config, const std::string& adapter_dir, Format precision,
+                        const models::LlamaConfig& config, const std::string& adapter_path, Format precision,
                         uint64_t seed) {
   FrozenLlama out;
   out.config = config;
-  std::optional<AdapterFolder> adapter;
-  if (!adapter_dir.empty()) {
-    const models::LoraConfig lora = models::read_peft_config(adapter_dir);
-    adapter = AdapterFolder{adapter_dir, lora, models::llama_graph(config, 1, lora)};
-  }
   models::LoraConfig frozen;
   frozen.frozen_base = true;
   graph::Graph g = models::llama_graph(out.config, 1, frozen);
+  const AdapterFactors adapter = adapter_path.empty() ? AdapterFactors{} : read_adapter(adapter_path, config, g);
+  std::set<std::string> adapted;
+  for (const auto& [weight, factors] : adapter) adapted.insert(weight);
   // A GGUF file's quantized matrices stay in its blocks, as llama.cpp holds
   // them, but those an adapter is folded into (in the run's format).
-  if (gguf) models::hold_gguf_blocks(g, *gguf, adapter ? adapted_weights(*adapter) : std::set<std::string>{});
+  if (gguf) models::hold_gguf_blocks(g, *gguf, adapted);
   out.model = std::make_unique<train::Model>(ctx, std::move(g), precision, 1, seed, false, false);
   if (gguf)
     train::load_gguf_weights(*gguf, *out.model);
@@ -112,17 +105,22 @@ FrozenLlama load_frozen(Context& ctx, const std::string& model_path, const std::
                                   [&](const std::string& name, uint64_t first, std::vector<float>&& v) {
                                     out.model->frozen().write_slice(name, first, v);
                                   });
-  if (adapter) fold_adapter_folder(*adapter, out.model->frozen());
+  // W += alpha/r B A for each adapted projection, on the host, tensor by tensor.
+  for (const auto& [weight, f] : adapter) {
+    std::vector<float> w = out.model->frozen().read(weight);
+    models::fold_adapter(w, f.a, f.b, f.lora);
+    out.model->frozen().write(weight, w);
+  }
   return out;
 }
 
 }  // namespace
 
-FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
+FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_path,
                               Format precision, uint64_t seed) {
   const std::optional<io::GgufFile> gguf = open_if_gguf(model_path);
   return load_frozen(ctx, model_path, gguf, gguf ? models::read_gguf_config(*gguf) : models::read_hf_config(model_path),
-                     adapter_dir, precision, seed);
+                     adapter_path, precision, seed);
 }
 
 Generated generate_llama(Context& ctx, const LlamaGeneration& g, const std::function<void(const std::string&)>& emit) {

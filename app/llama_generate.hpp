@@ -21,7 +21,7 @@
 namespace vkamp::app {
 
 struct LlamaGeneration {
-  std::string model_dir, adapter_dir;  // adapter: empty = none
+  std::string model_dir, adapter_dir;  // adapter: a PEFT folder or GGUF LoRA file; empty = none
   std::optional<Format> precision;     // unset: bf16 for a bfloat16 checkpoint, else fp16
   std::string prompt;
   // Chat: the prompt as a user turn (chat), or a conversation (messages_json,
@@ -45,14 +45,15 @@ struct Generated {
 
 // Every weight of a Hugging Face folder or GGUF file frozen in `precision`,
 // a GGUF file's quantized matrices in its own blocks (as llama.cpp holds
-// them), with a PEFT adapter folder folded in (adapter_dir empty: none; the
+// them), with a LoRA adapter folded in: a PEFT folder, or a GGUF adapter
+// file as llama.cpp's --lora loads it (adapter_path empty: none; the
 // matrices it adapts in `precision`): what the KV-cache decoder reads,
 // through LlamaDecoder::frozen_weights(model->frozen()).
 struct FrozenLlama {
   models::LlamaConfig config;
   std::unique_ptr<train::Model> model;
 };
-FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_dir,
+FrozenLlama load_frozen_llama(Context& ctx, const std::string& model_path, const std::string& adapter_path,
                               Format precision, uint64_t seed);
 
 // ConfigError (exit 2) for a folder, adapter or prompt that cannot be used:

@@ -3,7 +3,7 @@
 // size, vocabulary and precision come from the file's metadata; the
 // sampling flags are charlm's (the same rows, so the same checks). Or,
 // with --model, from a Llama-family Hugging Face folder and its tokenizer,
-// with --adapter's PEFT LoRA folded in (app/llama_generate.hpp). The text
+// with --adapter's LoRA (PEFT folder or GGUF file) folded in (app/llama_generate.hpp). The text
 // streams to stdout as it is sampled.
 // Exit status: 0, 1 (a runtime failure), 2 (bad flags or files).
 #include <cstdio>
@@ -32,7 +32,8 @@ const char* kAbout =
     "trained in are read from the file. The prompt and its continuation go to stdout as they are\n"
     "sampled. The same file, flags and seed give the same text as charlm's sample at the end of the\n"
     "run that saved it. Or from a Llama-family Hugging Face folder (--model DIR, its tokenizer.json),\n"
-    "with a PEFT LoRA adapter folded in (--adapter DIR, as vkamp-finetune writes it), through a KV\n"
+    "with a LoRA adapter folded in (--adapter DIR, a PEFT folder as vkamp-finetune writes it, or\n"
+    "FILE.gguf, an adapter as llama.cpp's --lora reads it), through a KV\n"
     "cache; --max-new counts tokens there, --temperature 0 is greedy, and --ids also prints the new\n"
     "tokens' ids. --chat takes the prompt as a user turn, --messages FILE.json a conversation: rendered\n"
     "with the model's chat template (or --chat-template FILE) and its generation prompt, the reply\n"
@@ -65,7 +66,7 @@ std::vector<app::Flag> flags_for(Options& o, const Options& defaults) {
         config::text<Options>("model", {g, "DIR|FILE.gguf", "a Llama-family Hugging Face folder (config.json, safetensors, "
                                                            "tokenizer.json) or GGUF file (its quantized matrices read in their blocks)"},
                               VKAMP_FIELD(model), "none"),
-        config::text<Options>("adapter", {g, "DIR", "--model: a PEFT LoRA adapter folder to fold in"},
+        config::text<Options>("adapter", {g, "DIR|FILE.gguf", "--model: a LoRA adapter to fold in: a PEFT folder, or a GGUF adapter file"},
                               VKAMP_FIELD(adapter), "none"),
         config::toggle<Options>("ids", {g, "", "--model: also print the new tokens' ids on one line"}, VKAMP_FIELD(ids)),
         config::toggle<Options>("chat", {g, "", "--model: the prompt is a user turn, rendered with the chat template"},
@@ -134,7 +135,7 @@ int run_llama(const Options& o, Context& ctx) {
 }
 
 int run(const Options& o) {
-  if (!o.adapter.empty() && o.model.empty()) throw ConfigError("--adapter DIR goes with --model DIR");
+  if (!o.adapter.empty() && o.model.empty()) throw ConfigError("--adapter goes with --model DIR|FILE.gguf");
   if ((o.chat || !o.messages.empty() || !o.chat_template.empty()) && o.model.empty())
     throw ConfigError("--chat, --messages and --chat-template go with --model DIR");
   if (o.chat && !o.messages.empty()) throw ConfigError("--chat (the prompt as a user turn) or --messages FILE.json, not both");
@@ -187,7 +188,7 @@ int main(int argc, char** argv) {
   const Options defaults = o;
   const std::vector<app::Flag> flags = flags_for(o, defaults);
   const app::Program program{"vkamp-generate",
-                             "--weights FILE.safetensors | --model DIR [--adapter DIR] [--prompt TEXT] [--chat | --messages FILE.json] [--max-new N] [flags]",
+                             "--weights FILE.safetensors | --model DIR [--adapter DIR|FILE.gguf] [--prompt TEXT] [--chat | --messages FILE.json] [--max-new N] [flags]",
                              kAbout, false, ""};
   if (int status = app::parse_or_exit(program, argc, argv, flags); status >= 0) return status;
   return app::tool_main("vkamp-generate", [&] { return run(o); });

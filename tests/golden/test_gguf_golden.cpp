@@ -173,6 +173,32 @@ TEST_P(GgufAdapterGolden, LlamaCppAppliesVkampsAdapterAsVkampDoes) {
                         to_double(std::vector<float>(r.logits.begin(), r.logits.begin() + r.prompt * V)), bound));
 }
 
+// vkamp-generate --adapter FILE.gguf: the adapter file llama.cpp loaded
+// above, read back and folded in (llama q and k rows un-permuted), gives
+// llama.cpp's logits with it; and the same folded weights, bit for bit, as
+// the same adapter from a PEFT folder.
+TEST_P(GgufAdapterGolden, TheDecoderReadsTheAdapterFileLlamaCppRead) {
+  const std::string name = GetParam();
+  const std::string base = gguf_fixture(name + "_f16.gguf");
+  const models::LlamaConfig cfg = models::read_gguf_config(io::GgufFile::open(base));
+  const models::LoraConfig lc = fixture_lora();
+  const LlamaCppRun r = llamacpp_run(name + "_f16+adapter");
+  const app::FrozenLlama frozen = app::load_frozen_llama(ctx(), base, gguf_fixture(name + "_adapter.gguf"), Format::F32, 1);
+  const double adapted = double(cfg.num_hidden_layers) * lc.targets.size();
+  const double bound = llamacpp_bound(cfg, uint32_t(r.ids.size()), false,
+                                      adapted * (std::sqrt(double(cfg.intermediate_size)) + std::sqrt(double(lc.rank))));
+  expect_decoder_gives(frozen, r, bound, name + " with its adapter.gguf");
+
+  const graph::Graph g = models::llama_graph(cfg, 8, lc);
+  const ScratchDir dir("vkamp-adapter-file");
+  const std::string peft = dir.file("adapter");
+  models::write_peft_adapter(peft, g, lc, base, [&](const std::string& t) { return adapter_fixture_values(g.tensor(t)); });
+  const app::FrozenLlama from_peft = app::load_frozen_llama(ctx(), base, peft, Format::F32, 1);
+  for (const char* w : {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight",
+                        "model.layers.0.mlp.down_proj.weight"})
+    EXPECT_EQ(frozen.model->frozen().read(w), from_peft.model->frozen().read(w)) << w;
+}
+
 INSTANTIATE_TEST_SUITE_P(LlamaCppFile, GgufAdapterGolden, ::testing::Values("llama", "qwen2"));
 
 // QLoRA as vkamp-finetune runs it on a quantized GGUF base: the frozen

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "support/rejected_with.hpp"
 #include "support/test_paths.hpp"
@@ -142,6 +143,57 @@ TEST_F(GgufAdapter, NeverLeavesAPartialFile) {
   EXPECT_EQ(files, 1u) << "no temporary file is left";
   EXPECT_TRUE(test::rejected_with<ConfigError>([&] { write(llama_graph(cfg_, 8), cfg_); }, "adapter.gguf",
                                                "no LoRA adapters"));
+}
+
+// The base's 2-D weights (Hugging Face name -> {out, in}), as the reader
+// checks an adapter against them.
+std::map<std::string, std::pair<uint64_t, uint64_t>> weights_of(const LlamaConfig& c) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+  LoraConfig frozen;
+  frozen.frozen_base = true;
+  const graph::Graph g = llama_graph(c, 1, frozen);
+  for (const graph::Tensor& t : g.tensors())
+    if (t.dims.size() == 2) out[t.name] = {t.dims[0], t.dims[1]};
+  return out;
+}
+
+// Read back, every pair is PEFT's A and B again (B's q and k rows back in
+// Hugging Face's order), with the file's rank and alpha.
+TEST_F(GgufAdapter, ReadsBackWhatItWrote) {
+  const graph::Graph g = llama_graph(cfg_, 8, lora_);
+  write(g, cfg_);
+  const GgufLoraAdapter a = read_gguf_adapter(io::GgufFile::open(path()), cfg_, weights_of(cfg_));
+  EXPECT_EQ(a.size(), size_t(cfg_.num_hidden_layers) * lora_.targets.size());
+  for (const auto& [weight, p] : a) {
+    const std::string stem = weight.substr(0, weight.size() - 7);  // less ".weight"
+    EXPECT_EQ(p.lora.rank, 2u);
+    EXPECT_EQ(p.lora.alpha, 5);
+    EXPECT_EQ(p.a, values_of(g, stem + ".lora_A.weight")) << weight;
+    EXPECT_EQ(p.b, values_of(g, stem + ".lora_B.weight")) << weight;
+  }
+}
+
+// An adapter for another base is refused as llama.cpp refuses it, naming
+// the file and the key or tensor: another architecture, other shapes, a
+// model file instead of an adapter, a weight the model lacks.
+TEST_F(GgufAdapter, RefusesAnAdapterForAnotherBase) {
+  write(llama_graph(cfg_, 8, lora_), cfg_);
+  const io::GgufFile f = io::GgufFile::open(path());
+  const LlamaConfig qwen = read_hf_config(VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/qwen2_bias");
+  EXPECT_TRUE(test::rejected_with<ConfigError>([&] { read_gguf_adapter(f, qwen, weights_of(qwen)); }, path(),
+                                               "general.architecture is llama, but the model is qwen2"));
+  LlamaConfig wider = cfg_;
+  wider.intermediate_size += 8;
+  EXPECT_TRUE(test::rejected_with<ConfigError>([&] { read_gguf_adapter(f, wider, weights_of(wider)); }, path(),
+                                               "do not fit model.layers.0.mlp.down_proj.weight"));
+  LlamaConfig shallower = cfg_;
+  shallower.num_hidden_layers = 1;
+  EXPECT_TRUE(test::rejected_with<ConfigError>([&] { read_gguf_adapter(f, shallower, weights_of(shallower)); }, path(),
+                                               "which the model does not have"));
+  const std::string model = VKAMP_TEST_DIR(VKAMP_GOLDEN_DIR) + "/gguf/llama_f16.gguf";
+  EXPECT_TRUE(test::rejected_with<ConfigError>(
+      [&] { read_gguf_adapter(io::GgufFile::open(model), cfg_, weights_of(cfg_)); }, model,
+      "general.type is \"model\", not \"adapter\""));
 }
 
 }  // namespace

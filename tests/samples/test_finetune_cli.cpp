@@ -465,22 +465,31 @@ TEST_F(FineTuneCli, VkampGenerateWithTheAdapterGivesLlamaCppsGreedyTokens) {
       EXPECT_GT(row[0] - row[1], 8 * std::sqrt(4.4e-5 * ms)) << "a near tie at position " << p;
       want += (want.empty() ? "" : " ") + std::to_string(ids[p + 1]);
     }
-    const Result r = vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
-                                            "/vkamp-generate --model " + model + " --adapter " + path(name.c_str()) +
-                                            " --prompt 'the cat sat on the mat' --max-new-tokens 6 --temperature 0"
-                                            " --precision fp32 --ids");
-    ASSERT_EQ(r.status, 0) << r.output;
-    std::string got, line;
-    for (size_t at = 0; at <= r.output.size(); ++at) {  // the last line of digits and spaces alone
-      if (at == r.output.size() || r.output[at] == '\n') {
-        if (!line.empty() && line.find_first_not_of("0123456789 ") == std::string::npos) got = line;
-        line.clear();
-      } else {
-        line += r.output[at];
+    // The adapter as a PEFT folder, and as the GGUF file llama.cpp loaded.
+    for (const std::string adapter : {path(name.c_str()), std::string(VKAMP_GGUF_FIXTURES) + "/" + name + "_adapter.gguf"}) {
+      const Result r = vkamp::test::run_child("VKAMP_VALIDATION=1 " + VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) +
+                                              "/vkamp-generate --model " + model + " --adapter " + adapter +
+                                              " --prompt 'the cat sat on the mat' --max-new-tokens 6 --temperature 0"
+                                              " --precision fp32 --ids");
+      ASSERT_EQ(r.status, 0) << r.output;
+      std::string got, line;
+      for (size_t at = 0; at <= r.output.size(); ++at) {  // the last line of digits and spaces alone
+        if (at == r.output.size() || r.output[at] == '\n') {
+          if (!line.empty() && line.find_first_not_of("0123456789 ") == std::string::npos) got = line;
+          line.clear();
+        } else {
+          line += r.output[at];
+        }
       }
+      EXPECT_EQ(got, want) << adapter << "\n" << r.output;
     }
-    EXPECT_EQ(got, want) << r.output;
   }
+  // An adapter file made for the other base is refused, naming it.
+  const std::string llama = std::string(VKAMP_GGUF_FIXTURES) + "/llama_f16.gguf";
+  const std::string qwen_adapter = std::string(VKAMP_GGUF_FIXTURES) + "/qwen2_adapter.gguf";
+  EXPECT_TRUE(rejected(vkamp::test::run_child(VKAMP_TEST_DIR(VKAMP_SAMPLES_DIR) + "/vkamp-generate --model " + llama +
+                                              " --adapter " + qwen_adapter + " --prompt hi --max-new-tokens 2"),
+                       qwen_adapter + ": general.architecture is qwen2, but the model is llama"));
 }
 
 // vkamp-generate --model streams tokens from a Llama folder: greedy (--temperature 0) gives the
@@ -523,7 +532,7 @@ TEST_F(FineTuneCli, GenerateFromTheFolderWithItsAdapterAsFromTheMergedFolder) {
   EXPECT_EQ(ids_of(folded), ids_of(merged)) << folded.output << merged.output;
   EXPECT_NE(plain.output.find("This License"), std::string::npos) << "the prompt is printed first";
   EXPECT_TRUE(rejected(generate("--model " + base() + " --max-new-tokens 600"), "past max_position_embeddings 512"));
-  EXPECT_TRUE(rejected(generate("--adapter " + path("ad") + " --weights x"), "--adapter DIR goes with --model DIR"));
+  EXPECT_TRUE(rejected(generate("--adapter " + path("ad") + " --weights x"), "--adapter goes with --model DIR|FILE.gguf"));
   EXPECT_TRUE(rejected(generate("--model " + base() + " --weights x"), "one of them"));
   EXPECT_TRUE(rejected(generate("--model " + base() + " --adapter " + path("nowhere")), "adapter_config.json"));
 }

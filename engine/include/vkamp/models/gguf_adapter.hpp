@@ -10,10 +10,12 @@
 // (alpha / r) B (A x) to each projection, as PEFT does.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "vkamp/graph/graph.hpp"
+#include "vkamp/io/gguf.hpp"
 #include "vkamp/models/llama.hpp"
 
 namespace vkamp::models {
@@ -38,5 +40,24 @@ std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32
 // graph without adapters or an adapter on a module GGUF has no name for.
 void write_gguf_adapter(const std::string& path, const graph::Graph& g, const LoraConfig& lora, const LlamaConfig& base,
                         const std::function<std::vector<float>(const std::string& name)>& values);
+
+// A LoRA adapter read from such a file (vkamp's, or convert_lora_to_gguf.py's,
+// in F32, F16 or BF16), per adapted weight of the base under Hugging Face's
+// name ("model.layers.0.self_attn.q_proj.weight"): A {r, in} and B {out, r}
+// with B's rows in Hugging Face's order, and the LoRA settings that fold it
+// (fold_adapter) as llama.cpp applies it: alpha / r, or 1 where the file's
+// alpha is 0 (llama.cpp's rule).
+struct GgufLoraPair {
+  LoraConfig lora;  // rank and alpha
+  std::vector<float> a, b;
+};
+using GgufLoraAdapter = std::map<std::string, GgufLoraPair>;
+// Checks the file as llama.cpp's llama_adapter_lora_init does, each failure
+// a ConfigError naming the file and the key or tensor: general.type
+// "adapter" and adapter.type "lora"; general.architecture the base's; every
+// tensor a ".lora_a"/".lora_b" pair of a weight in `base_weights` (Hugging
+// Face name -> {out, in}) with A {in, r} and B {r, out} in GGUF's dims.
+GgufLoraAdapter read_gguf_adapter(const io::GgufFile& f, const LlamaConfig& base,
+                                  const std::map<std::string, std::pair<uint64_t, uint64_t>>& base_weights);
 
 }  // namespace vkamp::models
