@@ -173,12 +173,13 @@ int report_dry_run(const char* name, train::Trainer& trainer) {
 }
 
 void print_summary(const config::TrainConfig& cfg, const train::TrainSummary& s) {
-  // A tenth below 100 samples/s: CPU drivers' rates are single digits, and
-  // the benchmarks in turns compare them (bench/turns.sh).
+  // A tenth below 100 samples/s, a thousandth below 1: CPU drivers' rates
+  // are single digits or less (a 1B model's step takes minutes), and the
+  // benchmarks in turns compare them (bench/turns.sh, bench/qlora_rate.sh).
   std::printf("  %-34s steps %u (applied %u, skipped %u, overflows %u), final scale %g, last loss %.4g, "
               "%.*f samples/s\n",
               describe_run(cfg).c_str(), s.steps, s.applied, s.skipped, s.overflows, s.final_scale,
-              s.last_loss, s.samples_per_second < 100 ? 1 : 0, s.samples_per_second);
+              s.last_loss, s.samples_per_second < 1 ? 3 : s.samples_per_second < 100 ? 1 : 0, s.samples_per_second);
 }
 
 namespace {
