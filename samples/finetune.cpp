@@ -23,16 +23,27 @@ namespace {
 // which matrices --quantize could not hold: rows of partial blocks).
 std::string quant_text(const app::RunOptions& cfg, const train::Model& model) {
   std::map<std::string, uint64_t> blocks;
+  std::map<std::string, uint32_t> fallbacks;  // --quantize: matrices in another type, by type
+  const std::optional<quant::GgmlType> asked = app::finetune_quantize_type(cfg.ft);
+  const std::string asked_name = asked ? quant::ggml_type_info(*asked).name : "";
   uint32_t unquantized = 0;
   for (const graph::FrozenTensor& t : model.frozen().tensors()) {
-    if (t.blocks) blocks[quant::ggml_type_info(*t.blocks).name] += t.bytes;
-    else if (model.graph().tensor(t.name).dims.size() == 2) ++unquantized;
+    if (t.blocks) {
+      const std::string type = quant::ggml_type_info(*t.blocks).name;
+      blocks[type] += t.bytes;
+      if (asked && *t.blocks != *asked) ++fallbacks[type];
+    } else if (model.graph().tensor(t.name).dims.size() == 2) {
+      ++unquantized;
+    }
   }
   std::string s = format_name(cfg.precision);
   for (const auto& [type, bytes] : blocks) s += ", " + type + " blocks (" + train::mib_text(bytes, 1) + " MiB, kept quantized)";
-  if (!cfg.ft.quantize.empty() && unquantized)
+  for (const auto& [type, n] : fallbacks)
+    s += "; " + std::to_string(n) + " matrices in " + type + ": their rows are not whole " + asked_name +
+         " blocks (llama.cpp's quantizer falls back the same way)";
+  if (asked && unquantized)
     s += "; " + std::to_string(unquantized) + " matrices stay " + format_name(cfg.precision) + ": their rows are not whole " +
-         cfg.ft.quantize + " blocks";
+         asked_name + " blocks";
   return s;
 }
 

@@ -118,14 +118,25 @@ void hold_gguf_blocks(graph::Graph& g, const GgufFile& f, const std::set<std::st
   }
 }
 
+std::optional<quant::GgmlType> quantize_type_for_rows(quant::GgmlType type, uint64_t row) {
+  using quant::GgmlType;
+  auto fits = [&](GgmlType t) { return row % quant::ggml_type_info(t).block_values == 0; };
+  if (fits(type)) return type;
+  const GgmlType fallback = type == GgmlType::Q4_K   ? GgmlType::Q5_0
+                            : type == GgmlType::Q5_K ? GgmlType::Q5_1
+                            : type == GgmlType::Q6_K ? GgmlType::Q8_0
+                                                     : type;
+  if (fallback != type && fits(fallback)) return fallback;
+  return std::nullopt;
+}
+
 std::vector<std::string> hold_frozen_in_blocks(graph::Graph& g, quant::GgmlType type) {
   std::vector<std::string> left;
-  const uint32_t block = quant::ggml_type_info(type).block_values;
   for (int i : g.frozen_indices()) {
     const graph::Tensor& t = g.tensors()[size_t(i)];
     if (t.dims.size() != 2) continue;
-    if (t.dims[1] % block == 0)
-      g.hold_in_blocks(t.name, type);
+    if (const std::optional<quant::GgmlType> held = quantize_type_for_rows(type, t.dims[1]))
+      g.hold_in_blocks(t.name, *held);
     else
       left.push_back(t.name);
   }

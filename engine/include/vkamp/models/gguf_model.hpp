@@ -54,9 +54,15 @@ uint64_t load_gguf_weight_slices(const io::GgufFile& f, const graph::Graph& g, c
 // file's own blocks (a QLoRA base as llama.cpp holds it), but those named
 // in `except` (matrices an adapter is folded into).
 void hold_gguf_blocks(graph::Graph& g, const io::GgufFile& f, const std::set<std::string>& except = {});
-// Holds each frozen matrix of `g` whose rows are whole blocks of `type` in
-// those blocks (--quantize); returns the names of those left in the run's
-// format because their rows are not.
+// The type llama.cpp's quantizer writes for rows of `row` values asked to
+// be `type` (llama-quant.cpp's tensor_type_fallback): `type` where the rows
+// are whole blocks of it, else q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0
+// (32-value blocks); nullopt where those do not fit either (llama.cpp then
+// writes F16).
+std::optional<quant::GgmlType> quantize_type_for_rows(quant::GgmlType type, uint64_t row);
+// Holds each frozen matrix of `g` in blocks of quantize_type_for_rows(type,
+// its row) (--quantize); returns the names of those left in the run's
+// format because no type fits their rows.
 std::vector<std::string> hold_frozen_in_blocks(graph::Graph& g, quant::GgmlType type);
 
 }  // namespace vkamp::models
