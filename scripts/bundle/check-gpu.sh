@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A GPU's check from a test bundle, in one command that fits a 15-minute
-# loan (about 8 minutes on an H100 before step 8, which adds an estimated 3
-# minutes, not yet measured), in this order:
+# loan (about 8 minutes on an H100 before step 8, which adds an estimated 4
+# to 5 minutes, not yet measured: the QLoRA rate's host quantization of a
+# 1.5B base is most of its part), in this order:
 #   1. the device table (vkamp-info, which names the GEMM kernel per class);
 #   2. the GEMM tuning sweep (vkamp-bench gemm --tune), printing its table and
 #      writing the winners to the per-device cache every later step reads;
