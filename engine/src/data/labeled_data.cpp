@@ -17,10 +17,6 @@ namespace vkamp::data {
 namespace {
 
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 NpyArray idx_as_array(data::IdxArray idx) {
   NpyArray a;
   a.dtype = NpyType::U8;
@@ -62,14 +58,14 @@ LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt
 LabeledData read_labeled(const std::string& path, const LoadOptions& opt) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ends_with(lower, ".csv") || ends_with(lower, ".csv.gz")) return read_csv(path, opt);
-  if (ends_with(lower, ".npy")) {
+  if (lower.ends_with(".csv") || lower.ends_with(".csv.gz")) return read_csv(path, opt);
+  if (lower.ends_with(".npy")) {
     const NpyArray x = read_npy(path);
     LabeledData out = labeled_from_arrays(x, nullptr, path, "", opt);
     note_float64(path, {{"", &x}}, out);
     return out;
   }
-  if (ends_with(lower, ".npz")) {
+  if (lower.ends_with(".npz")) {
     const std::vector<uint8_t> bytes = read_file_bytes(path);
     const auto arrays = opt.label_optional ? parse_npz(bytes.data(), bytes.size(), path, {opt.x_key}, {opt.y_key})
                                            : parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
@@ -81,7 +77,7 @@ LabeledData read_labeled(const std::string& path, const LoadOptions& opt) {
     return out;
   }
   if (path.find("images-idx3") != std::string::npos) return load_idx_pair(path, opt);
-  if (ends_with(lower, ".txt"))
+  if (lower.ends_with(".txt"))
     throw DataError(path + ": a .txt file is a token source for text models, not labeled data");
   throw DataError(path + ": unknown kind of data file; expected .csv, .csv.gz, .npy, .npz or an IDX images file "
                   "(...-images-idx3-ubyte[.gz])");
