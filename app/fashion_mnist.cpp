@@ -15,8 +15,12 @@ using data::IdxArray;
 using data::read_idx;
 
 namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::string pick_file(const std::string& dir, const std::string& base) {
-  const std::string prefix = dir.empty() ? std::string() : (dir.ends_with("/") ? dir : dir + "/");
+  const std::string prefix = dir.empty() ? std::string() : (ends_with(dir, "/") ? dir : dir + "/");
   const std::string gz = prefix + base + ".gz";
   const std::string plain = prefix + base;
   std::error_code ec;

@@ -6,27 +6,21 @@
 #include "vkamp/quant/quantize.hpp"
 
 namespace vkamp {
-namespace {
 
-// n values uniform in [-1, 1).
-std::vector<float> uniform_values(size_t n, std::mt19937& gen) {
+Buffer random_buffer(Context& ctx, Format fmt, size_t n, std::mt19937& gen) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> v(n);
   for (float& x : v) x = dist(gen);
-  return v;
-}
-
-}  // namespace
-
-Buffer random_buffer(Context& ctx, Format fmt, size_t n, std::mt19937& gen) {
-  auto bytes = pack(fmt, uniform_values(n, gen));
+  auto bytes = pack(fmt, v);
   Buffer b(ctx, std::max<size_t>(bytes.size(), 16));
   b.write(bytes.data(), bytes.size());
   return b;
 }
 
 Buffer random_blocks(Context& ctx, quant::GgmlType t, size_t n, std::mt19937& gen) {
-  const std::vector<float> v = uniform_values(n, gen);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
   std::vector<uint8_t> blocks((quant::ggml_row_bytes(t, n) + 3) / 4 * 4, 0);
   quant::quantize_rows_in_parallel(t, v.data(), blocks.data(), n);
   Buffer b(ctx, std::max<size_t>(blocks.size(), 16));

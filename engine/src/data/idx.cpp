@@ -21,6 +21,10 @@
 namespace vkamp::data {
 namespace {
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // gzerror's text for a gzdopen'd stream starts "<fd:N>: "; the file name is
 // in our message already.
 std::string gz_message(const char* msg) {
@@ -53,8 +57,8 @@ class ByteSource {
       throw DataError("cannot open " + path + ": " + e.reason());
     }
     if (file_->is_directory()) throw DataError("cannot read " + path + ": is a directory");
-    if (!path.ends_with(".gz")) file_left_ = file_->regular_size();
-    if (path.ends_with(".gz")) {
+    if (!ends_with(path, ".gz")) file_left_ = file_->regular_size();
+    if (ends_with(path, ".gz")) {
       gz_ = gzdopen(file_->release_descriptor(), "rb");  // takes the descriptor over
       file_.reset();
       if (!gz_) throw DataError("cannot open " + path + " as gzip");

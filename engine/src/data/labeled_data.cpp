@@ -17,6 +17,10 @@ namespace vkamp::data {
 namespace {
 
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 NpyArray idx_as_array(data::IdxArray idx) {
   NpyArray a;
   a.dtype = NpyType::U8;
@@ -58,14 +62,14 @@ LabeledData load_idx_pair(const std::string& images_path, const LoadOptions& opt
 LabeledData read_labeled(const std::string& path, const LoadOptions& opt) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.ends_with(".csv") || lower.ends_with(".csv.gz")) return read_csv(path, opt);
-  if (lower.ends_with(".npy")) {
+  if (ends_with(lower, ".csv") || ends_with(lower, ".csv.gz")) return read_csv(path, opt);
+  if (ends_with(lower, ".npy")) {
     const NpyArray x = read_npy(path);
     LabeledData out = labeled_from_arrays(x, nullptr, path, "", opt);
     note_float64(path, {{"", &x}}, out);
     return out;
   }
-  if (lower.ends_with(".npz")) {
+  if (ends_with(lower, ".npz")) {
     const std::vector<uint8_t> bytes = read_file_bytes(path);
     const auto arrays = opt.label_optional ? parse_npz(bytes.data(), bytes.size(), path, {opt.x_key}, {opt.y_key})
                                            : parse_npz(bytes.data(), bytes.size(), path, {opt.x_key, opt.y_key});
@@ -77,7 +81,7 @@ LabeledData read_labeled(const std::string& path, const LoadOptions& opt) {
     return out;
   }
   if (path.find("images-idx3") != std::string::npos) return load_idx_pair(path, opt);
-  if (lower.ends_with(".txt"))
+  if (ends_with(lower, ".txt"))
     throw DataError(path + ": a .txt file is a token source for text models, not labeled data");
   throw DataError(path + ": unknown kind of data file; expected .csv, .csv.gz, .npy, .npz or an IDX images file "
                   "(...-images-idx3-ubyte[.gz])");

@@ -19,15 +19,6 @@ std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32
   return out;
 }
 
-std::vector<float> hf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads) {
-  if (heads == 0) return b;
-  const std::vector<uint32_t> from = gguf_rotary_rows(rows, heads);
-  const size_t width = b.size() / rows;
-  std::vector<float> out(b.size());
-  for (uint32_t r = 0; r < rows; ++r) std::memcpy(&out[r * width], &b[from[r] * width], width * sizeof(float));
-  return out;
-}
-
 uint32_t gguf_rotary_heads(const std::string& name, const LlamaConfig& base) {
   if (gguf_architecture(base) != "llama") return 0;
   if (name.find(".q_proj.") != std::string::npos) return base.num_attention_heads;

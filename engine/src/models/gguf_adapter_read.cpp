@@ -1,6 +1,7 @@
 // Reading a GGUF LoRA adapter back (models/gguf_adapter.hpp): the checks of
 // llama.cpp's llama_adapter_lora_init, then A and B in Hugging Face's
 // layout.
+#include <algorithm>
 #include <string>
 
 #include "vkamp/config_error.hpp"
@@ -10,6 +11,10 @@
 
 namespace vkamp::models {
 namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
 
 std::vector<float> tensor_values(const io::GgufFile& f, const io::GgufTensor& t) {
   using quant::GgmlType;
@@ -41,8 +46,8 @@ GgufLoraAdapter read_gguf_adapter(const io::GgufFile& f, const LlamaConfig& base
     if (const auto g = gguf_tensor_name(name)) by_gguf[*g] = name;
   GgufLoraAdapter out;
   for (const io::GgufTensor& t : f.tensors()) {
-    const bool is_a = t.name.ends_with(".lora_a");
-    if (!is_a && !t.name.ends_with(".lora_b"))
+    const bool is_a = ends_with(t.name, ".lora_a");
+    if (!is_a && !ends_with(t.name, ".lora_b"))
       throw ConfigError(f.path() + ": tensor " + t.name + " is neither a .lora_a nor a .lora_b");
     const std::string stem = t.name.substr(0, t.name.size() - 7);
     const auto weight = by_gguf.find(stem);
@@ -68,8 +73,18 @@ GgufLoraAdapter read_gguf_adapter(const io::GgufFile& f, const LlamaConfig& base
     p.lora.rank = uint32_t(t.dims[1]);
     p.lora.alpha = alpha == 0 ? double(p.lora.rank) : alpha;  // llama.cpp: no alpha, scale 1
     p.a = tensor_values(f, t);
-    // A `llama` file's q and k rows are permuted, B's with them.
-    p.b = hf_adapter_rows(tensor_values(f, *tb), uint32_t(rows), gguf_rotary_heads(weight->second, base));
+    const std::vector<float> b = tensor_values(f, *tb);
+    // A `llama` file's q and k rows are permuted, B's with them: back to
+    // Hugging Face's order.
+    const uint32_t heads = gguf_rotary_heads(weight->second, base);
+    if (heads == 0) {
+      p.b = b;
+    } else {
+      const std::vector<uint32_t> from = gguf_rotary_rows(uint32_t(rows), heads);
+      p.b.resize(b.size());
+      for (uint64_t r = 0; r < rows; ++r)
+        std::copy_n(b.begin() + from[r] * p.lora.rank, p.lora.rank, p.b.begin() + r * p.lora.rank);
+    }
     out[weight->second] = std::move(p);
   }
   if (out.empty()) throw ConfigError(f.path() + ": the adapter has no tensors");

@@ -1,5 +1,6 @@
 // The GEMM tuner's data: the cache file's format and the compiled-in
 // defaults (gemm_defaults.txt, embedded at build time as gemm_defaults.inc).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,9 +35,7 @@ std::string key_line(const GemmTuneKey& k) {
 
 // A class of products whose B is in ggml blocks ("nt:S.L.L:q4_k"): no
 // tensor-core kernel reads blocks, so its row's best-mma is "-".
-bool reads_blocks(const std::string& cls) {
-  return gemm_class_valid(cls) && gemm_class_example(cls).b_blocks.has_value();
-}
+bool reads_blocks(const std::string& cls) { return std::count(cls.begin(), cls.end(), ':') == 2; }
 constexpr const char* kNoMma = "-";
 
 bool parse_ms(const std::string& text, double& ms) {
@@ -93,7 +92,7 @@ std::optional<GemmTuneTable> parse_tune_file(const std::string& text, const Gemm
     std::string cls, winner, wms, best, bms, extra;
     row >> cls >> winner >> wms >> best >> bms;
     const auto w = GemmKernel::parse(winner);
-    const bool blocks = reads_blocks(cls);
+    const bool blocks = gemm_class_valid(cls) && reads_blocks(cls);
     const auto b = blocks ? (best == kNoMma ? std::optional(GemmKernel{}) : std::nullopt) : GemmKernel::parse(best);
     GemmChoice c;
     const bool ok = !bms.empty() && !(row >> extra) && gemm_class_valid(cls) && w && b && b->mma != blocks &&

@@ -34,8 +34,6 @@ uint32_t gguf_rotary_heads(const std::string& name, const LlamaConfig& base);
 // rows the file permutes in `heads` heads (gguf_rotary_rows); unchanged
 // for heads 0.
 std::vector<float> gguf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads);
-// The inverse: a file's B rows back in Hugging Face's order.
-std::vector<float> hf_adapter_rows(std::vector<float> b, uint32_t rows, uint32_t heads);
 
 // Writes `path` atomically (never a partial file). `values(name)` gives each
 // adapter's fp32 values (the masters), in PEFT's layout. ConfigError for a
